@@ -1,0 +1,21 @@
+"""The rules: pure Python, no torch. ``reference`` is the oracle move generator."""
+
+from .options import BACKGAMMON, PLAKOTO, RULES_VERSION, TAPA, VARIANTS, RuleOptions, RulesError, variant_rules
+from .position import (
+    BAR_POINT,
+    OFF_POINT,
+    SIDES,
+    GameResult,
+    Position,
+    PositionError,
+    other,
+    start_position,
+    validate_position,
+)
+from .reference import Move, Step, check_dice, finished_result, legal_moves, next_turn
+
+__all__ = [
+    "BACKGAMMON", "PLAKOTO", "TAPA", "VARIANTS", "RULES_VERSION", "RuleOptions", "RulesError", "variant_rules",
+    "BAR_POINT", "OFF_POINT", "SIDES", "GameResult", "Position", "PositionError", "other", "start_position",
+    "validate_position", "Move", "Step", "check_dice", "finished_result", "legal_moves", "next_turn",
+]

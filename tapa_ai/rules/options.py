@@ -1,0 +1,191 @@
+"""Rule options and the three named variants (RULES.md sections 5 and 6).
+
+A rule set is a frozen :class:`RuleOptions`; the variants ``tapa``, ``plakoto``
+and ``backgammon`` are presets of it. A custom rule set starts from a preset::
+
+    rules = variant_rules("tapa").replace(mother_points=2, cube=False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+#: Bumped whenever a rule change alters legal moves or results; stored in checkpoints.
+RULES_VERSION = 1
+
+CONTACTS = ("pin", "hit")
+OPENINGS = ("use-opening-dice", "reroll")
+NEXT_GAME_OPENERS = ("opening-roll", "winner")
+
+CHECKERS_PER_SIDE = 15
+
+
+class RulesError(ValueError):
+    """A rule set, position, dice or move that the rules do not allow."""
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    """One rule set of the family. Every field is a named option of RULES.md."""
+
+    name: str
+    """Variant name written into positions (``tapa``, ``plakoto``, ``backgammon`` or a custom name)."""
+    start: tuple[tuple[int, int], ...]
+    """Start position of each side, as (point from its own view, checkers) pairs."""
+    contact: str
+    """``pin``: landing on a lone opposing checker pins it; ``hit``: it goes to the bar."""
+    mother_points: int
+    """Points of a mother win (3 in tapa, 2 in plakoto); 0 turns the mother rules off."""
+    backgammons: bool
+    """Whether a win can count as a backgammon (3 points)."""
+    cube: bool
+    """Whether the doubling cube is used."""
+    crawford: bool
+    """Whether the Crawford rule applies in matches (needs the cube)."""
+    opening: str
+    """``use-opening-dice``: the opener plays the two opening dice; ``reroll``: it rolls both afresh."""
+    next_game_opener: str
+    """``opening-roll`` for every game, or ``winner``: the winner of the previous game opens the next."""
+
+    def __post_init__(self) -> None:
+        if self.contact not in CONTACTS:
+            raise RulesError(f"rule option contact={self.contact!r}: must be one of {CONTACTS}")
+        if self.opening not in OPENINGS:
+            raise RulesError(f"rule option opening={self.opening!r}: must be one of {OPENINGS}")
+        if self.next_game_opener not in NEXT_GAME_OPENERS:
+            raise RulesError(
+                f"rule option next_game_opener={self.next_game_opener!r}: must be one of {NEXT_GAME_OPENERS}"
+            )
+        if not isinstance(self.mother_points, int) or self.mother_points < 0:
+            raise RulesError(f"rule option mother_points={self.mother_points!r}: must be an integer >= 0")
+        if self.contact == "hit" and self.mother_points:
+            raise RulesError("rule option mother_points: the mother rules need contact='pin'")
+        if self.crawford and not self.cube:
+            raise RulesError("rule option crawford=True needs cube=True")
+        total = 0
+        seen = set()
+        for entry in self.start:
+            if len(entry) != 2:
+                raise RulesError(f"rule option start: entry {entry!r} must be a (point, checkers) pair")
+            point, count = entry
+            if not (isinstance(point, int) and 1 <= point <= 24) or point in seen:
+                raise RulesError(f"rule option start: point {point!r} must be a distinct integer 1..24")
+            if not (isinstance(count, int) and count > 0):
+                raise RulesError(f"rule option start: count {count!r} on point {point} must be a positive integer")
+            seen.add(point)
+            total += count
+        if total != CHECKERS_PER_SIDE:
+            raise RulesError(f"rule option start: places {total} checkers, must place {CHECKERS_PER_SIDE}")
+        if self.contact == "hit":
+            # Both sides start with the same layout; a point p of X is 25 - p of O.
+            for point, _ in self.start:
+                if 25 - point in seen:
+                    raise RulesError(f"rule option start: point {point} overlaps the other side's point {25 - point}")
+
+    @property
+    def pins(self) -> bool:
+        """True for the pinning games (tapa, plakoto)."""
+        return self.contact == "pin"
+
+    @property
+    def has_draws(self) -> bool:
+        """Draws exist only through the mother rules (both mothers pinned)."""
+        return self.pins and self.mother_points > 0
+
+    def replace(self, **changes: Any) -> "RuleOptions":
+        """A copy with some options changed; unknown option names are rejected."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise RulesError(f"unknown rule option(s) {unknown}; known: {sorted(known)}")
+        if "start" in changes:
+            changes["start"] = _normalise_start(changes["start"])
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["start"] = {str(point): count for point, count in self.start}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RuleOptions":
+        """Rule options from a dict: a full set, or ``{"variant": name, ...overrides}``."""
+        if not isinstance(data, dict):
+            raise RulesError(f"rule options must be a JSON object, got {type(data).__name__}")
+        data = dict(data)
+        base_name = data.pop("variant", None)
+        if base_name is not None:
+            base = variant_rules(base_name)
+            return base.replace(**data)
+        known = {f.name for f in fields(cls)}
+        missing = sorted(known - set(data))
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RulesError(f"unknown rule option(s) {unknown}; known: {sorted(known)}")
+        if missing:
+            raise RulesError(f"rule options missing {missing} (or give 'variant' to start from a preset)")
+        data["start"] = _normalise_start(data["start"])
+        return cls(**data)
+
+
+def _normalise_start(start: Any) -> tuple[tuple[int, int], ...]:
+    if isinstance(start, dict):
+        items = list(start.items())
+    else:
+        items = list(start)
+    result = []
+    for entry in items:
+        try:
+            point, count = entry
+            result.append((int(point), int(count)))
+        except (TypeError, ValueError):
+            raise RulesError(f"rule option start: bad entry {entry!r}, want (point, checkers)") from None
+    return tuple(sorted(result, reverse=True))
+
+
+TAPA = RuleOptions(
+    name="tapa",
+    start=((24, 5), (23, 5), (22, 5)),
+    contact="pin",
+    mother_points=3,
+    backgammons=True,
+    cube=True,
+    crawford=True,
+    opening="use-opening-dice",
+    next_game_opener="opening-roll",
+)
+
+PLAKOTO = RuleOptions(
+    name="plakoto",
+    start=((24, 15),),
+    contact="pin",
+    mother_points=2,
+    backgammons=False,
+    cube=False,
+    crawford=False,
+    opening="reroll",
+    next_game_opener="winner",
+)
+
+BACKGAMMON = RuleOptions(
+    name="backgammon",
+    start=((24, 2), (13, 5), (8, 3), (6, 5)),
+    contact="hit",
+    mother_points=0,
+    backgammons=True,
+    cube=True,
+    crawford=True,
+    opening="use-opening-dice",
+    next_game_opener="opening-roll",
+)
+
+VARIANTS: dict[str, RuleOptions] = {rules.name: rules for rules in (TAPA, PLAKOTO, BACKGAMMON)}
+
+
+def variant_rules(name: str) -> RuleOptions:
+    """The preset rule options of a named variant."""
+    try:
+        return VARIANTS[name]
+    except (KeyError, TypeError):
+        raise RulesError(f"unknown variant {name!r}; known variants: {sorted(VARIANTS)}") from None

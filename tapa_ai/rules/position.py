@@ -1,0 +1,187 @@
+"""The position type of the reference rules (RULES.md sections 1, 3.1 and 7).
+
+A :class:`Position` stores the **absolute board** of RULES.md section 1: 24
+stacks numbered from X's view, each written bottom to top (``""``, ``"XXX"``,
+``"OX"`` = an O pinned by one X). Rules are stated from the view of the side
+to move; :meth:`Position.stack` turns a side's own point number into the
+absolute stack, so rule code reads like the rules text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterator, Optional
+
+from .options import CHECKERS_PER_SIDE, RuleOptions, RulesError, variant_rules
+
+SIDES = ("X", "O")
+BAR_POINT = 25
+"""A side's bar, as a point number in its own view (checkers enter from 25)."""
+OFF_POINT = 0
+"""Borne off, as a point number in a side's own view."""
+
+RESULT_KINDS = ("single", "gammon", "backgammon", "mother", "draw")
+
+
+class PositionError(RulesError):
+    """A malformed or impossible position."""
+
+
+def other(side: str) -> str:
+    """The opponent of ``side``."""
+    return "O" if side == "X" else "X"
+
+
+def absolute_index(side: str, point: int) -> int:
+    """Index into the absolute board of ``side``'s point ``point`` (1..24)."""
+    return point - 1 if side == "X" else 24 - point
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """How a game ended. ``points`` are before any cube."""
+
+    winner: Optional[str]
+    """``"X"``, ``"O"`` or ``None`` for a draw."""
+    kind: str
+    """One of ``single``, ``gammon``, ``backgammon``, ``mother``, ``draw``."""
+    points: int
+    """Points won, before the cube (0 for a draw)."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in RESULT_KINDS:
+            raise PositionError(f"result kind {self.kind!r}: must be one of {RESULT_KINDS}")
+        if (self.kind == "draw") != (self.winner is None):
+            raise PositionError("result: a draw has winner null, every other kind a winner")
+        if self.winner is not None and self.winner not in SIDES:
+            raise PositionError(f"result winner {self.winner!r}: must be 'X', 'O' or null")
+
+
+@dataclass(frozen=True)
+class Position:
+    """A position: board, borne-off and bar counts, side to move, result if over.
+
+    Immutable and hashable; two positions are equal when they are the same
+    position, which is how moves are deduplicated.
+    """
+
+    rules: RuleOptions
+    points: tuple[str, ...]
+    """24 stacks, ``points[0]`` = X's 1-point, each written bottom to top."""
+    off: tuple[int, int]
+    """Checkers borne off, (X, O)."""
+    bar: tuple[int, int]
+    """Checkers on the bar, (X, O); always (0, 0) in the pinning games."""
+    turn: str
+    """Side to move (in an afterstate: the side that just moved)."""
+    result: Optional[GameResult] = None
+    """Set when the game has ended."""
+
+    # -- views from one side -------------------------------------------------
+    def stack(self, side: str, point: int) -> str:
+        """The stack on ``side``'s point ``point`` (1..24, its own numbering)."""
+        return self.points[absolute_index(side, point)]
+
+    def off_count(self, side: str) -> int:
+        return self.off[SIDES.index(side)]
+
+    def bar_count(self, side: str) -> int:
+        return self.bar[SIDES.index(side)]
+
+    def checkers_on_point(self, side: str, point: int) -> int:
+        """How many of ``side``'s checkers, pinned or free, stand on its point ``point``."""
+        return self.stack(side, point).count(side)
+
+    def checkers_on_board(self, side: str) -> int:
+        return sum(stack.count(side) for stack in self.points)
+
+    def occupied_points(self, side: str) -> Iterator[int]:
+        """``side``'s points (own numbering) holding any of its checkers, highest first."""
+        for point in range(24, 0, -1):
+            if side in self.stack(side, point):
+                yield point
+
+    def pip_count(self, side: str) -> int:
+        """Pips ``side`` still has to travel (bar counts 25)."""
+        total = BAR_POINT * self.bar_count(side)
+        for point in range(1, 25):
+            total += point * self.checkers_on_point(side, point)
+        return total
+
+    # -- building ------------------------------------------------------------
+    def with_changes(self, **changes) -> "Position":
+        return replace(self, **changes)
+
+    @property
+    def variant(self) -> str:
+        return self.rules.name
+
+
+def empty_board() -> list[str]:
+    return [""] * 24
+
+
+def start_position(rules: RuleOptions | str, turn: str = "X") -> Position:
+    """The start position of a rule set, with ``turn`` to move."""
+    if isinstance(rules, str):
+        rules = variant_rules(rules)
+    if turn not in SIDES:
+        raise PositionError(f"turn {turn!r}: must be 'X' or 'O'")
+    board = empty_board()
+    for side in SIDES:
+        for point, count in rules.start:
+            board[absolute_index(side, point)] += side * count
+    return Position(rules, tuple(board), (0, 0), (0, 0), turn)
+
+
+def check_stack(stack: str, pins: bool) -> Optional[str]:
+    """Why ``stack`` is not a legal stack, or None when it is (RULES.md 3.1)."""
+    if not isinstance(stack, str):
+        return f"must be a string, got {type(stack).__name__}"
+    if any(ch not in SIDES for ch in stack):
+        return "may contain only the letters 'X' and 'O'"
+    if len(set(stack)) <= 1:
+        return None
+    if not pins:
+        return "mixes X and O, but this variant has no pins"
+    bottom, rest = stack[0], stack[1:]
+    if rest != other(bottom) * len(rest):
+        return "is not a legal stack: a pin is one checker at the bottom under checkers of the other side only"
+    return None
+
+
+def validate_position(position: Position) -> None:
+    """Raise :class:`PositionError` naming what is wrong, if the position is impossible."""
+    rules = position.rules
+    if position.turn not in SIDES:
+        raise PositionError(f"turn {position.turn!r}: must be 'X' or 'O'")
+    if len(position.points) != 24:
+        raise PositionError(f"points: must list 24 stacks, got {len(position.points)}")
+    for index, stack in enumerate(position.points):
+        problem = check_stack(stack, rules.pins)
+        if problem:
+            raise PositionError(f"points[{index}] = {stack!r} {problem}")
+    for name, counts in (("off", position.off), ("bar", position.bar)):
+        if len(counts) != 2 or any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in counts):
+            raise PositionError(f"{name}: must be two non-negative integers, got {counts!r}")
+    if rules.pins and any(position.bar):
+        raise PositionError(f"bar: {rules.name} has no bar, but bar = {dict(zip(SIDES, position.bar))}")
+    for side in SIDES:
+        total = position.checkers_on_board(side) + position.off_count(side) + position.bar_count(side)
+        if total != CHECKERS_PER_SIDE:
+            raise PositionError(
+                f"side {side} has {total} checkers (board {position.checkers_on_board(side)}, "
+                f"off {position.off_count(side)}, bar {position.bar_count(side)}); must have {CHECKERS_PER_SIDE}"
+            )
+    if rules.pins:
+        # A side never lands on its own 24-point (checkers only move forward), so
+        # it can never pin a checker there.
+        for side in SIDES:
+            stack = position.stack(side, 24)
+            if len(stack) >= 2 and stack[0] != side and stack[-1] == side:
+                raise PositionError(
+                    f"points[{absolute_index(side, 24)}] = {stack!r}: {side} pins on its own 24-point, "
+                    f"where no {side} checker can ever land"
+                )
+    if position.off == (CHECKERS_PER_SIDE, CHECKERS_PER_SIDE):
+        raise PositionError("off: both sides cannot have borne off all their checkers")

@@ -1,0 +1,304 @@
+"""Reference generator of legal whole-turn moves, written to read like RULES.md.
+
+This is the oracle of the project: plain, slow and exact. Faster generators
+are tested against it. Every function here speaks from the view of the side
+to move, ``P``, with points numbered 1..24 in ``P``'s own view, 25 for the bar
+and 0 for borne off.
+
+The turn is searched step by step (one die per step) in every order of the
+dice, which gives intermediate landings, pins made and released on the way,
+hits and bar entry for free. Then the whole-turn rules filter the sequences:
+maximum use of the dice, the higher die, and the Decision that a step which
+ends the game ends the turn and counts as using every die.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from .options import CHECKERS_PER_SIDE, RulesError
+from .position import (
+    BAR_POINT,
+    OFF_POINT,
+    SIDES,
+    GameResult,
+    Position,
+    PositionError,
+    absolute_index,
+    other,
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One checker moved by one die, in the mover's numbering (25 = bar, 0 = off)."""
+
+    from_point: int
+    to_point: int
+    die: int
+
+
+@dataclass(frozen=True)
+class Move:
+    """A legal whole-turn move: the steps in the order played and the position they reach.
+
+    ``position`` is the afterstate: ``turn`` is still the side that moved, and
+    ``result`` is set if the move ended the game. A passed turn has no steps.
+    """
+
+    steps: tuple[Step, ...]
+    position: Position
+
+
+def check_dice(dice: Iterable[int]) -> tuple[int, int]:
+    """Two dice 1..6, or a :class:`RulesError` saying what is wrong."""
+    try:
+        values = tuple(dice)
+    except TypeError:
+        raise RulesError(f"dice must be two integers 1..6, got {dice!r}") from None
+    if len(values) != 2 or any(
+        isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 6 for d in values
+    ):
+        raise RulesError(f"dice must be two integers 1..6, got {list(values)!r}")
+    return values  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------
+# Landing (3.2, 4)
+# --------------------------------------------------------------------------
+
+def is_closed(position: Position, side: str, point: int) -> bool:
+    """A point of ``side`` (own numbering) on which it may not land.
+
+    Closed: two or more opposing checkers, or (pin games) an opposing checker
+    on top pinning one of ``side``'s.
+    """
+    stack = position.stack(side, point)
+    opponent = other(side)
+    if stack.count(opponent) >= 2:
+        return True
+    return position.rules.pins and len(stack) >= 2 and stack[-1] == opponent
+
+
+def has_free_checker(position: Position, side: str, point: int) -> bool:
+    """``side`` has a checker it may move on this point: its own checker on top.
+
+    A pinned checker (at the bottom, under an opposing one) cannot move.
+    """
+    stack = position.stack(side, point)
+    return bool(stack) and stack[-1] == side
+
+
+# --------------------------------------------------------------------------
+# Bearing off (3.3, 4)
+# --------------------------------------------------------------------------
+
+def all_checkers_home(position: Position, side: str) -> bool:
+    """All 15 of ``side``'s checkers are on its points 1-6 (pinned ones count) or off."""
+    if position.bar_count(side):
+        return False
+    return all(side not in position.stack(side, point) for point in range(7, 25))
+
+
+def may_bear_off(position: Position, side: str, point: int, die: int) -> bool:
+    """May ``side`` bear off the free checker on ``point`` with ``die``?
+
+    Exact: die == point. A larger die: only from the highest point holding any
+    of ``side``'s checkers, pinned ones included.
+    """
+    if not all_checkers_home(position, side):
+        return False
+    if die == point:
+        return True
+    if die < point:
+        return False
+    return all(side not in position.stack(side, higher) for higher in range(point + 1, 7))
+
+
+# --------------------------------------------------------------------------
+# Single steps
+# --------------------------------------------------------------------------
+
+def single_steps(position: Position, side: str, die: int) -> list[tuple[int, int]]:
+    """Every legal single step ``(from, to)`` of ``side`` with one die, highest first."""
+    steps: list[tuple[int, int]] = []
+    if position.bar_count(side):
+        # Backgammon: every checker on the bar enters before anything else moves.
+        entry = BAR_POINT - die
+        if not is_closed(position, side, entry):
+            steps.append((BAR_POINT, entry))
+        return steps
+    for point in range(24, 0, -1):
+        if not has_free_checker(position, side, point):
+            continue
+        target = point - die
+        if target >= 1:
+            if not is_closed(position, side, target):
+                steps.append((point, target))
+        elif may_bear_off(position, side, point, die):
+            steps.append((point, OFF_POINT))
+    return steps
+
+
+def play_step(position: Position, side: str, from_point: int, to_point: int) -> Position:
+    """The position after ``side`` moves one checker; pins, hits and releases happen here."""
+    board = list(position.points)
+    off = list(position.off)
+    bar = list(position.bar)
+    me = SIDES.index(side)
+    opponent = other(side)
+    if from_point == BAR_POINT:
+        bar[me] -= 1
+    else:
+        index = absolute_index(side, from_point)
+        # Taking the top checker away releases a checker it pinned.
+        board[index] = board[index][:-1]
+    if to_point == OFF_POINT:
+        off[me] += 1
+    else:
+        index = absolute_index(side, to_point)
+        stack = board[index]
+        if stack == opponent and not position.rules.pins:
+            # Backgammon: a blot is hit and goes to the bar.
+            bar[SIDES.index(opponent)] += 1
+            stack = ""
+        # Pin games: landing on a lone opposing checker pins it (it stays below).
+        board[index] = stack + side
+    return Position(position.rules, tuple(board), (off[0], off[1]), (bar[0], bar[1]), position.turn)
+
+
+# --------------------------------------------------------------------------
+# Game end (3.4, 3.5, 4)
+# --------------------------------------------------------------------------
+
+def mother_is_pinned(position: Position, side: str) -> bool:
+    """``side``'s mother (its lone checker on its own 24-point) is pinned by an opposing checker."""
+    stack = position.stack(side, 24)
+    return len(stack) >= 2 and stack[0] == side and stack[-1] == other(side)
+
+
+def normal_win(position: Position, winner: str) -> GameResult:
+    """Single, gammon or backgammon for the side that bore off its last checker (3.5, 4)."""
+    loser = other(winner)
+    if position.off_count(loser) > 0:
+        return GameResult(winner, "single", 1)
+    loser_in_winner_home = position.bar_count(loser) > 0 or any(
+        loser in position.stack(winner, point) for point in range(1, 7)
+    )
+    if position.rules.backgammons and loser_in_winner_home:
+        return GameResult(winner, "backgammon", 3)
+    return GameResult(winner, "gammon", 2)
+
+
+def result_after_step(position: Position, mover: str) -> Optional[GameResult]:
+    """The game result, if the step just played by ``mover`` ended the game.
+
+    Checked after every single step: both mothers pinned is a draw (checked
+    first); the opponent's mother pinned while ``mover`` has no checker on its
+    own 24-point is a mother win; the last checker borne off is a normal win.
+    """
+    rules = position.rules
+    if rules.pins and rules.mother_points:
+        opponent = other(mover)
+        if mother_is_pinned(position, mover) and mother_is_pinned(position, opponent):
+            return GameResult(None, "draw", 0)
+        if mother_is_pinned(position, opponent) and position.checkers_on_point(mover, 24) == 0:
+            return GameResult(mover, "mother", rules.mother_points)
+    if position.off_count(mover) == CHECKERS_PER_SIDE:
+        return normal_win(position, mover)
+    return None
+
+
+def finished_result(position: Position) -> Optional[GameResult]:
+    """The result of a position that is already over, looked at from both sides.
+
+    Used to refuse to play on from a finished game that arrives without its
+    ``result`` (for example a hand-written JSON position).
+    """
+    if position.result is not None:
+        return position.result
+    for side in (position.turn, other(position.turn)):
+        result = result_after_step(position, side)
+        if result is not None:
+            return result
+    return None
+
+
+# --------------------------------------------------------------------------
+# Whole turns (2)
+# --------------------------------------------------------------------------
+
+def _dice_orders(dice: tuple[int, int]) -> list[tuple[int, ...]]:
+    high, low = max(dice), min(dice)
+    if high == low:
+        return [(high,) * 4]
+    return [(high, low), (low, high)]
+
+
+def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tuple[Step, ...]):
+    """Every maximal sequence of steps playing ``dice`` in order, with its end and whether it ended the game.
+
+    Yields ``(steps, position, ended)``. A sequence stops when the dice run out,
+    when no step is possible, or when a step ends the game.
+    """
+    if not dice:
+        yield played, position, False
+        return
+    die = dice[0]
+    steps = single_steps(position, side, die)
+    if not steps:
+        yield played, position, False
+        return
+    for from_point, to_point in steps:
+        after = play_step(position, side, from_point, to_point)
+        sequence = played + (Step(from_point, to_point, die),)
+        result = result_after_step(after, side)
+        if result is not None:
+            yield sequence, after.with_changes(result=result), True
+        else:
+            yield from _sequences(after, side, dice[1:], sequence)
+
+
+def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
+    """All legal whole-turn moves of the side to move, one per distinct resulting position.
+
+    A passed turn is a single move with no steps. Raises :class:`RulesError`
+    for bad dice and for a game that is already over.
+    """
+    dice = check_dice(dice)
+    if finished_result(position) is not None:
+        raise PositionError("the game is already over")
+    side = position.turn
+    number_of_dice = 4 if dice[0] == dice[1] else 2
+
+    candidates = []  # (dice used, steps, position)
+    for order in _dice_orders(dice):
+        for steps, after, ended in _sequences(position, side, order, ()):
+            # Decision (RULES.md 2): a game-ending step counts as using all the dice.
+            used = number_of_dice if ended else len(steps)
+            candidates.append((used, steps, after))
+
+    most = max(used for used, _, _ in candidates)
+    if most == 0:
+        return [Move((), position)]
+    kept = [(steps, after) for used, steps, after in candidates if used == most]
+    if number_of_dice == 2 and most == 1:
+        # Only one die can be played: the higher one when it can be.
+        higher = max(dice)
+        with_higher = [(steps, after) for steps, after in kept if steps[0].die == higher]
+        if with_higher:
+            kept = with_higher
+
+    moves: dict[Position, Move] = {}
+    for steps, after in kept:
+        if after not in moves:
+            moves[after] = Move(steps, after)
+    return list(moves.values())
+
+
+def next_turn(position: Position) -> Position:
+    """The position with the other side to move (after an afterstate of a game still going)."""
+    if position.result is not None:
+        raise PositionError("the game is already over")
+    return position.with_changes(turn=other(position.turn))
