@@ -49,6 +49,11 @@ class RuleOptions:
     """``opening-roll`` for every game, or ``winner``: the winner of the previous game opens the next."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise RulesError(f"rule option name={self.name!r}: must be a non-empty string")
+        for flag in ("backgammons", "cube", "crawford"):
+            if not isinstance(getattr(self, flag), bool):
+                raise RulesError(f"rule option {flag}={getattr(self, flag)!r}: must be true or false")
         if self.contact not in CONTACTS:
             raise RulesError(f"rule option contact={self.contact!r}: must be one of {CONTACTS}")
         if self.opening not in OPENINGS:
@@ -57,7 +62,7 @@ class RuleOptions:
             raise RulesError(
                 f"rule option next_game_opener={self.next_game_opener!r}: must be one of {NEXT_GAME_OPENERS}"
             )
-        if not isinstance(self.mother_points, int) or self.mother_points < 0:
+        if isinstance(self.mother_points, bool) or not isinstance(self.mother_points, int) or self.mother_points < 0:
             raise RulesError(f"rule option mother_points={self.mother_points!r}: must be an integer >= 0")
         if self.contact == "hit" and self.mother_points:
             raise RulesError("rule option mother_points: the mother rules need contact='pin'")

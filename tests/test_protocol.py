@@ -1,0 +1,155 @@
+"""The engine protocol: commands, id echo, errors as JSON, and fuzzing."""
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tapa_ai.engine.protocol import Engine, serve
+from tapa_ai.notation import board, position_to_json
+from tapa_ai.rules import start_position
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return Engine("reference")
+
+
+def ask(engine, request):
+    line = request if isinstance(request, (str, bytes)) else json.dumps(request)
+    return json.loads(engine.handle_line(line))
+
+
+def test_start_returns_the_start_position(engine):
+    response = ask(engine, {"cmd": "start", "variant": "plakoto", "id": 7})
+    assert response["id"] == 7
+    assert response["position"]["points"][23] == "X" * 15 and response["position"]["points"][0] == "O" * 15
+
+
+def test_legal_moves_lists_one_entry_per_resulting_position(engine):
+    position = position_to_json(start_position("plakoto"))
+    response = ask(engine, {"cmd": "legal_moves", "position": position, "dice": [6, 5]})
+    assert sorted(m["move"] for m in response["moves"]) == ["24/18 18/13", "24/18 24/19"]
+    for entry in response["moves"]:
+        assert entry["position"]["turn"] == "X" and "result" not in entry["position"]
+
+
+def test_passed_turn_is_one_entry_with_empty_move(engine):
+    position = position_to_json(board("tapa", "20:X 17:OO 15:OO"))
+    response = ask(engine, {"cmd": "legal_moves", "position": position, "dice": [5, 3]})
+    assert response["moves"] == [{"move": "", "position": position}]
+
+
+def test_game_ending_move_carries_the_result(engine):
+    position = position_to_json(board("tapa", "3:X 20:XX 1:O 13:OOOO"))
+    response = ask(engine, {"cmd": "apply", "position": position, "dice": [2, 1], "move": "3/1"})
+    assert response["position"]["result"] == {"winner": "X", "points": 3, "kind": "mother"}
+
+
+def test_apply_returns_the_resulting_position(engine):
+    position = position_to_json(start_position("backgammon"))
+    response = ask(engine, {"cmd": "apply", "position": position, "dice": [6, 5], "move": "24/13"})
+    assert response["move"] == "24/18 18/13"
+    assert response["position"]["points"][12] == "XXXXXX" and response["position"]["turn"] == "X"
+
+
+@pytest.mark.parametrize("request_,fragment", [
+    ("this is not json", "not valid JSON"),
+    (b"\xff\xfe", "not UTF-8"),
+    ("[1, 2]", "JSON object"),
+    ({"cmd": "fly"}, "unknown cmd"),
+    ({"cmd": "start", "variant": "chess"}, "unknown variant"),
+    ({"cmd": "legal_moves", "dice": [1, 2]}, "missing 'position'"),
+    ({"cmd": "legal_moves", "position": {"variant": "tapa"}, "dice": [1, 2]}, "missing key"),
+    ({"cmd": "legal_moves", "position": "START", "dice": [7, 2]}, "dice"),
+    ({"cmd": "legal_moves", "position": "START", "dice": [0, 2]}, "dice"),
+    ({"cmd": "legal_moves", "position": "START", "dice": [1.5, 2]}, "dice"),
+    ({"cmd": "legal_moves", "position": "START", "dice": [1, 2, 3]}, "dice"),
+    ({"cmd": "legal_moves", "position": "START", "dice": "12"}, "dice"),
+    ({"cmd": "legal_moves", "position": "START", "dice": [1, 2], "generator": "magic"}, "unknown generator"),
+    ({"cmd": "apply", "position": "START", "dice": [1, 2], "move": "24/20"}, "legal moves"),
+    ({"cmd": "apply", "position": "START", "dice": [1, 2], "move": "24-20"}, "24-20"),
+    ({"cmd": "apply", "position": "START", "dice": [1, 2]}, "missing 'move'"),
+    ({"cmd": "legal_moves", "position": "OVER", "dice": [1, 2]}, "already over"),
+    ({"cmd": "legal_moves", "position": "IMPOSSIBLE", "dice": [1, 2]}, "checkers"),
+])
+def test_bad_requests_get_an_error_and_the_engine_keeps_serving(engine, request_, fragment):
+    if isinstance(request_, dict) and isinstance(request_.get("position"), str):
+        request_ = dict(request_, position={
+            "START": position_to_json(start_position("tapa")),
+            "OVER": {**position_to_json(board("tapa", "1:X 13:OO")), "off": {"X": 15, "O": 13}, "points": ["", *[""] * 11, "OO", *[""] * 11]},
+            "IMPOSSIBLE": {**position_to_json(start_position("tapa")), "off": {"X": 3, "O": 0}},
+        }[request_["position"]])
+    response = ask(engine, request_)
+    assert set(response) <= {"error", "id"} and fragment in response["error"], response
+    assert "moves" in ask(engine, {"cmd": "legal_moves", "position": position_to_json(start_position("tapa")),
+                                    "dice": [3, 1]})
+
+
+def test_errors_echo_the_request_id(engine):
+    assert ask(engine, {"cmd": "nope", "id": "abc"}) == {"id": "abc", "error": "unknown cmd 'nope'; commands: "
+                                                        "['start', 'legal_moves', 'apply']"}
+
+
+def test_serve_answers_one_line_per_request_and_skips_blank_lines():
+    requests = b'{"cmd": "start", "variant": "tapa", "id": 1}\n\n garbage \n{"cmd": "start", "id": 2}\n'
+    out = io.StringIO()
+    assert serve(io.BytesIO(requests), out, generator="reference") == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line.get("id") for line in lines] == [1, None, 2]
+    assert "error" in lines[1]
+
+
+def test_engine_command_runs_as_a_process():
+    requests = "\n".join([
+        json.dumps({"cmd": "start", "variant": "backgammon", "id": 1}),
+        "{oops",
+        json.dumps({"cmd": "legal_moves", "position": position_to_json(start_position("backgammon")),
+                    "dice": [3, 1], "id": 2, "generator": "reference"}),
+    ]) + "\n"
+    done = subprocess.run([sys.executable, "-m", "tapa_ai.cli", "engine", "--generator", "reference"],
+                          input=requests, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[0]["id"] == 1 and "error" in lines[1] and len(lines[2]["moves"]) == 16
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 30) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=200))
+def test_fuzz_random_bytes_never_crash(data):
+    response = json.loads(Engine("reference").handle_line(data))
+    assert isinstance(response, dict)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(command=st.sampled_from(["start", "legal_moves", "apply", "x"]), position=json_values, dice=json_values,
+       move=json_values, variant=json_values)
+def test_fuzz_random_json_requests_get_json_answers(command, position, dice, move, variant):
+    request = {"cmd": command, "position": position, "dice": dice, "move": move, "variant": variant}
+    response = json.loads(Engine("reference").handle_line(json.dumps(request)))
+    assert isinstance(response, dict)
+    assert "internal error" not in response.get("error", ""), response
+
+
+@settings(max_examples=200, deadline=None)
+@given(points=st.lists(st.sampled_from(["", "X", "O", "XX", "OO", "XO", "OX", "XOO", "OXX", "XXX" * 2, "O" * 7]),
+                       min_size=24, max_size=24),
+       off_x=st.integers(0, 15), off_o=st.integers(0, 15), dice=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+       variant=st.sampled_from(["tapa", "plakoto", "backgammon"]))
+def test_fuzz_random_positions_get_moves_or_a_clear_error(points, off_x, off_o, dice, variant):
+    request = {"cmd": "legal_moves", "dice": list(dice), "position": {
+        "variant": variant, "points": points, "off": {"X": off_x, "O": off_o}, "turn": "X"}}
+    response = json.loads(Engine("reference").handle_line(json.dumps(request)))
+    assert ("moves" in response) != ("error" in response)
+    assert "internal error" not in response.get("error", ""), response
