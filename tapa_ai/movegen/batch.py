@@ -1,0 +1,202 @@
+"""A batch of positions as a struct of small integer arrays, seen from the side to move.
+
+The fast generator works on :class:`PositionBatch`, never on
+:class:`~tapa_ai.rules.position.Position` objects. Every array is indexed by
+position first; the board is **mover-relative**: column ``i`` is the mover's
+own point ``i + 1`` (RULES.md section 1), so the mover always moves towards
+column 0 and bears off below it, whatever its colour.
+
+A point holds one of the stacks of RULES.md 3.1, stored in two int8 numbers:
+
+- ``board[b, i]``: the checkers on top, signed: ``+n`` = ``n`` of the mover's,
+  ``-n`` = ``n`` of the opponent's, 0 = empty.
+- ``pinned[b, i]``: the checker pinned under them: ``+1`` = one of the
+  mover's (so ``board < 0``), ``-1`` = one of the opponent's (so ``board > 0``),
+  0 = none. Always 0 in backgammon.
+
+So ``"OX"`` with X to move is ``board = +1, pinned = -1``; with O to move it is
+``board = -1, pinned = +1``. Conversions to and from ``Position`` and JSON are
+exact and cheap (a cached table per stack string), but the hot paths
+(self-play, search) should stay in batch form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ..notation.json_position import position_from_json, position_to_json
+from ..rules.options import RuleOptions
+from ..rules.position import SIDES, Position
+
+X, O = 0, 1
+"""Side codes of ``turn``: the absolute colour of the side to move."""
+
+
+@dataclass
+class PositionBatch:
+    """``B`` positions from the view of their side to move (see module docstring).
+
+    ``rules`` is a small table of rule sets; ``rules_id`` picks one per
+    position, so one batch may mix variants.
+    """
+
+    board: np.ndarray
+    """(B, 24) int8: signed count of the checkers on top of each of the mover's points 1..24."""
+    pinned: np.ndarray
+    """(B, 24) int8: +1 a mover's checker pinned there, -1 an opponent's, 0 none."""
+    off: np.ndarray
+    """(B, 2) int8: checkers borne off, (mover, opponent)."""
+    bar: np.ndarray
+    """(B, 2) int8: checkers on the bar, (mover, opponent); zero in the pinning games."""
+    turn: np.ndarray
+    """(B,) int8: colour of the mover, 0 = X, 1 = O (only needed to go back to absolute positions)."""
+    rules_id: np.ndarray
+    """(B,) int8: index into ``rules``."""
+    rules: tuple[RuleOptions, ...]
+    """The rule sets the batch uses."""
+
+    def __len__(self) -> int:
+        return int(self.board.shape[0])
+
+    # -- rule flags per position, as arrays for the kernels ----------------------------
+    def rule_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per rule set: pins (R,) bool, mother_points (R,) int8, backgammons (R,) bool."""
+        pins = np.array([r.pins for r in self.rules], dtype=np.bool_)
+        mother = np.array([r.mother_points for r in self.rules], dtype=np.int8)
+        backgammons = np.array([r.backgammons for r in self.rules], dtype=np.bool_)
+        return pins, mother, backgammons
+
+    # -- slicing and joining -----------------------------------------------------------
+    def take(self, index: Any) -> "PositionBatch":
+        """The positions at ``index`` (an int array, a slice or a bool mask), same rules table."""
+        return PositionBatch(
+            self.board[index], self.pinned[index], self.off[index], self.bar[index],
+            self.turn[index], self.rules_id[index], self.rules,
+        )
+
+    def flipped(self) -> "PositionBatch":
+        """The same positions seen from the other side, which is then to move.
+
+        This turns an afterstate (seen from the side that just moved) into the
+        next position to play, when its game is not over.
+        """
+        return PositionBatch(
+            np.ascontiguousarray(-self.board[:, ::-1]),
+            np.ascontiguousarray(-self.pinned[:, ::-1]),
+            np.ascontiguousarray(self.off[:, ::-1]),
+            np.ascontiguousarray(self.bar[:, ::-1]),
+            (1 - self.turn).astype(np.int8),
+            self.rules_id.copy(),
+            self.rules,
+        )
+
+    def checker_counts(self) -> np.ndarray:
+        """(B, 2) int: checkers of (mover, opponent) on board, bar and off; 15 each in any legal position."""
+        board = self.board.astype(np.int16)
+        pinned = self.pinned.astype(np.int16)
+        mover = np.clip(board, 0, None).sum(1) + (pinned == 1).sum(1) + self.off[:, 0] + self.bar[:, 0]
+        opponent = np.clip(-board, 0, None).sum(1) + (pinned == -1).sum(1) + self.off[:, 1] + self.bar[:, 1]
+        return np.stack([mover, opponent], axis=1)
+
+    # -- conversions -------------------------------------------------------------------
+    @classmethod
+    def from_positions(cls, positions: Sequence[Position]) -> "PositionBatch":
+        """A batch of the given positions, each seen from its ``turn``.
+
+        Results (``Position.result``) are not stored: a batch holds games in progress.
+        """
+        size = len(positions)
+        board = np.zeros((size, 24), dtype=np.int8)
+        pinned = np.zeros((size, 24), dtype=np.int8)
+        off = np.zeros((size, 2), dtype=np.int8)
+        bar = np.zeros((size, 2), dtype=np.int8)
+        turn = np.zeros(size, dtype=np.int8)
+        rules_id = np.zeros(size, dtype=np.int8)
+        rules: list[RuleOptions] = []
+        rule_index: dict[RuleOptions, int] = {}
+        for row, position in enumerate(positions):
+            mover = position.turn
+            side = SIDES.index(mover)
+            turn[row] = side
+            if position.rules not in rule_index:
+                rule_index[position.rules] = len(rules)
+                rules.append(position.rules)
+            rules_id[row] = rule_index[position.rules]
+            codes = _STACK_CODES[side]
+            points = position.points if side == X else position.points[::-1]
+            for column, stack in enumerate(points):
+                if stack:
+                    code = codes.get(stack)
+                    if code is None:
+                        code = codes[stack] = _stack_code(stack, mover)
+                    board[row, column], pinned[row, column] = code
+            if side == X:
+                off[row] = position.off
+                bar[row] = position.bar
+            else:
+                off[row] = position.off[::-1]
+                bar[row] = position.bar[::-1]
+        return cls(board, pinned, off, bar, turn, rules_id, tuple(rules))
+
+    def to_positions(self) -> list[Position]:
+        """The positions as reference ``Position`` objects (``result`` unset)."""
+        return [self.position(row) for row in range(len(self))]
+
+    def position(self, row: int, result=None) -> Position:
+        """One position as a reference ``Position``, with ``turn`` the mover and the given result."""
+        side = int(self.turn[row])
+        mover, opponent = SIDES[side], SIDES[1 - side]
+        stacks = []
+        for top, pin in zip(self.board[row].tolist(), self.pinned[row].tolist()):
+            stack = mover if pin == 1 else opponent if pin == -1 else ""
+            stack += mover * top if top > 0 else opponent * -top
+            stacks.append(stack)
+        off = tuple(int(v) for v in self.off[row])
+        bar = tuple(int(v) for v in self.bar[row])
+        if side == O:
+            stacks.reverse()
+            off, bar = off[::-1], bar[::-1]
+        return Position(self.rules[int(self.rules_id[row])], tuple(stacks), off, bar, mover, result)
+
+    @classmethod
+    def from_json(cls, objects: Iterable[Any]) -> "PositionBatch":
+        """A batch from JSON position objects (or strings), validated like every JSON position."""
+        return cls.from_positions([position_from_json(data) for data in objects])
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [position_to_json(position) for position in self.to_positions()]
+
+
+def concatenate(batches: Sequence[PositionBatch]) -> PositionBatch:
+    """One batch of all the positions of ``batches``, in order (rules tables merged)."""
+    rules: list[RuleOptions] = []
+    ids = []
+    for batch in batches:
+        mapping = []
+        for rule_set in batch.rules:
+            if rule_set not in rules:
+                rules.append(rule_set)
+            mapping.append(rules.index(rule_set))
+        ids.append(np.asarray(mapping, dtype=np.int8)[batch.rules_id] if len(batch) else batch.rules_id)
+    return PositionBatch(
+        np.concatenate([b.board for b in batches]), np.concatenate([b.pinned for b in batches]),
+        np.concatenate([b.off for b in batches]), np.concatenate([b.bar for b in batches]),
+        np.concatenate([b.turn for b in batches]), np.concatenate(ids).astype(np.int8), tuple(rules),
+    )
+
+
+def _stack_code(stack: str, mover: str) -> tuple[int, int]:
+    """(board, pinned) of one legal stack string, seen from ``mover``."""
+    top_side = stack[-1]
+    top_count = len(stack) if len(set(stack)) == 1 else len(stack) - 1
+    top = top_count if top_side == mover else -top_count
+    if len(set(stack)) == 1:
+        return top, 0
+    return top, (1 if stack[0] == mover else -1)
+
+
+# Stack strings repeat endlessly; decoding each once per mover colour keeps conversion cheap.
+_STACK_CODES: tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]] = ({}, {})

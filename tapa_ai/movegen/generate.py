@@ -1,0 +1,176 @@
+"""``generate(batch, dice)``: every legal whole-turn afterstate of every position of a batch.
+
+The work is split over threads (the numba kernel releases the GIL), one
+contiguous slice of the batch per thread, and the slices' outputs are joined
+in order. Move text and ``Position`` objects are made only on request.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from ..notation.move_text import format_steps
+from ..rules.options import RulesError
+from ..rules.position import SIDES, GameResult, Position, PositionError
+from ..rules.reference import Move, Step, check_dice
+from . import kernel
+from .batch import PositionBatch
+
+#: Below this many positions a batch runs on the calling thread (thread hand-off costs more).
+MIN_POSITIONS_PER_THREAD = 64
+
+
+@dataclass
+class Afterstates:
+    """The legal afterstates of a batch of ``B`` positions: ``N`` rows, grouped by source position.
+
+    Rows of position ``b`` are ``offsets[b]:offsets[b + 1]``, in the order the
+    search found them. A passed turn is one row with no steps. Each row is
+    seen from the side that moved (``positions.turn`` is that side);
+    ``positions.flipped()`` gives the next positions to play.
+    """
+
+    positions: PositionBatch
+    """N afterstates, board seen from the side that moved."""
+    source: np.ndarray
+    """(N,) int32: index of the source position in the input batch."""
+    offsets: np.ndarray
+    """(B + 1,) int64: ragged offsets; ``offsets[b + 1] - offsets[b]`` afterstates for position ``b``."""
+    game_over: np.ndarray
+    """(N,) bool: the move ended the game."""
+    winner: np.ndarray
+    """(N,) int8: 0 = X, 1 = O, -1 = nobody (game not over, or a draw)."""
+    result_kind: np.ndarray
+    """(N,) int8: a ``kernel.RESULT_*`` code (0 none, 1 single, 2 gammon, 3 backgammon, 4 mother, 5 draw)."""
+    result_points: np.ndarray
+    """(N,) int8: points won, before the cube (0 when not over or a draw)."""
+    steps: np.ndarray
+    """(N, 4, 3) int8: the steps played, (from, to, die) in the mover's numbering, 25 = bar, 0 = off."""
+    n_steps: np.ndarray
+    """(N,) int8: how many rows of ``steps`` are used (0 = pass)."""
+
+    def __len__(self) -> int:
+        return int(self.source.shape[0])
+
+    def result(self, row: int) -> Optional[GameResult]:
+        """The game result reached by afterstate ``row``, or None."""
+        code = int(self.result_kind[row])
+        if code == kernel.RESULT_NONE:
+            return None
+        winner = None if code == kernel.RESULT_DRAW else SIDES[int(self.winner[row])]
+        return GameResult(winner, kernel.RESULT_KINDS[code], int(self.result_points[row]))
+
+    def position(self, row: int) -> Position:
+        """Afterstate ``row`` as the reference generator writes it (``turn`` = mover, result set)."""
+        return self.positions.position(row, self.result(row))
+
+    def step_list(self, row: int) -> tuple[Step, ...]:
+        return tuple(Step(int(f), int(t), int(d)) for f, t, d in self.steps[row, : int(self.n_steps[row])].tolist())
+
+    def move(self, row: int) -> Move:
+        return Move(self.step_list(row), self.position(row))
+
+    def move_text(self, row: int) -> str:
+        """Move text of afterstate ``row`` (RULES.md 7), e.g. ``"24/21 23/22"``."""
+        return format_steps(self.step_list(row))
+
+    def moves_of(self, index: int) -> list[Move]:
+        """The reference-style moves of source position ``index``."""
+        return [self.move(row) for row in range(int(self.offsets[index]), int(self.offsets[index + 1]))]
+
+
+_executor: Optional[ThreadPoolExecutor] = None
+
+
+def default_threads() -> int:
+    """Threads used by :func:`generate` when not told: ``TAPA_MOVEGEN_THREADS`` or the CPU count."""
+    return max(1, int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None or _executor._max_workers < threads:  # noqa: SLF001 - resize only when needed
+        _executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="movegen")
+    return _executor
+
+
+def _dice_array(dice, size: int) -> np.ndarray:
+    array = np.asarray(dice, dtype=np.int64)
+    if array.shape == (2,):
+        array = np.broadcast_to(array, (size, 2))
+    if array.shape != (size, 2):
+        raise RulesError(f"dice: want shape (2,) or ({size}, 2), got {array.shape}")
+    return np.ascontiguousarray(array, dtype=np.int8)
+
+
+def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> Afterstates:
+    """All legal whole-turn afterstates of every position of ``batch``, deduplicated per position.
+
+    ``dice`` is one roll (2,) for all positions or one per position (B, 2),
+    values 1..6. Raises :class:`PositionError` if a position's game is already
+    over and :class:`RulesError` for bad dice, like the reference generator.
+    """
+    size = len(batch)
+    dice_array = _dice_array(dice, size)
+    pins, mother, backgammons = batch.rule_tables()
+    arrays = (
+        np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
+        np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
+        np.ascontiguousarray(batch.rules_id, dtype=np.int8), pins, mother, backgammons, dice_array,
+    )
+    threads = default_threads() if threads is None else max(1, threads)
+    parts = min(threads, max(1, size // MIN_POSITIONS_PER_THREAD))
+    if parts <= 1:
+        outputs = [kernel.generate_range(*arrays, 0, size)]
+    else:
+        bounds = np.linspace(0, size, parts + 1).astype(np.int64)
+        futures = [
+            _pool(parts).submit(kernel.generate_range, *arrays, int(lo), int(hi))
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        ]
+        outputs = [future.result() for future in futures]
+    if len(outputs) == 1:
+        joined = outputs[0]
+    else:
+        joined = tuple(np.concatenate([out[field] for out in outputs]) for field in range(len(outputs[0])))
+    counts, status, board, pinned, off, bar, result_kind, points, steps, n_steps = joined
+
+    bad = np.flatnonzero(status)
+    if bad.size:
+        first = int(bad[0])
+        if status[first] == kernel.STATUS_BAD_DICE:
+            raise RulesError(f"dice must be two integers 1..6, got {dice_array[first].tolist()} for position {first}")
+        raise PositionError(f"the game is already over (position {first} of the batch)")
+
+    offsets = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    source = np.repeat(np.arange(size, dtype=np.int32), counts)
+    turn = batch.turn[source]
+    game_over = result_kind != kernel.RESULT_NONE
+    winner = np.where(game_over & (result_kind != kernel.RESULT_DRAW), turn, -1).astype(np.int8)
+    positions = PositionBatch(board, pinned, off, bar, turn, batch.rules_id[source], batch.rules)
+    return Afterstates(positions, source, offsets, game_over, winner, result_kind, points, steps, n_steps)
+
+
+def legal_moves_fast(position: Position, dice: Sequence[int]) -> list[Move]:
+    """Drop-in for :func:`tapa_ai.rules.reference.legal_moves`, computed by the fast generator.
+
+    Same moves (one per distinct resulting position, same ``Position``
+    afterstates and results); the steps shown for a position may be another
+    legal order of the same move.
+    """
+    dice = check_dice(dice)
+    if position.result is not None:
+        raise PositionError("the game is already over")
+    batch = PositionBatch.from_positions([position])
+    afterstates = generate(batch, dice, threads=1)
+    moves = afterstates.moves_of(0)
+    if len(moves) == 1 and not moves[0].steps:
+        # A pass keeps the very position object, as the reference does.
+        return [Move((), position)]
+    return moves
