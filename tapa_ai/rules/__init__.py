@@ -13,9 +13,31 @@ from .position import (
     validate_position,
 )
 from .reference import Move, Step, check_dice, finished_result, legal_moves, next_turn
+from .flow import (
+    CUBE_VALUES,
+    MAX_CUBE,
+    PHASES,
+    ChooseMove,
+    CubePolicy,
+    DiceSource,
+    Event,
+    FlowError,
+    GameRecord,
+    GameState,
+    MatchState,
+    NeverDouble,
+    ScriptedDice,
+    SnapshotError,
+    play_game,
+    play_match,
+    roll_die,
+)
 
 __all__ = [
     "BACKGAMMON", "PLAKOTO", "TAPA", "VARIANTS", "RULES_VERSION", "RuleOptions", "RulesError", "variant_rules",
     "BAR_POINT", "OFF_POINT", "SIDES", "GameResult", "Position", "PositionError", "other", "start_position",
     "validate_position", "Move", "Step", "check_dice", "finished_result", "legal_moves", "next_turn",
+    "CUBE_VALUES", "MAX_CUBE", "PHASES", "ChooseMove", "CubePolicy", "DiceSource", "Event", "FlowError",
+    "GameRecord", "GameState", "MatchState", "NeverDouble", "ScriptedDice", "SnapshotError", "play_game",
+    "play_match", "roll_die",
 ]
