@@ -5,26 +5,35 @@ One call of :func:`generate_range` handles positions ``start..stop-1`` of a
 thread; ``nogil=True`` lets :mod:`tapa_ai.movegen.generate` run slices on
 several threads at once.
 
-Per position the turn is searched depth first, one die per step, exactly as
-the reference generator does, with the board of every depth kept in a small
-stack (``levels``) so nothing is allocated per step. What makes it fast:
+Per position the turn is searched depth first, one die per step, like the
+reference generator, on one board that is changed in place and changed back
+(make/unmake). What makes it fast (docs/movegen.md has the measurements):
 
-- **Closed points are fixed for the whole turn.** A point is closed to the
-  mover when it holds two or more opposing checkers or pins one of the
-  mover's; the mover's own steps never change either, so closedness is one
-  array per position.
+- **Bit masks for step generation.** Closed points never change during a
+  turn (a point is closed to the mover when it holds two or more opposing
+  checkers or pins one of the mover's, and the mover's own steps change
+  neither), so they are one 24-bit mask per position; the points with a
+  movable checker are a mask kept up to date by every step. The legal
+  sources of a die are then a few shifts and ands.
+- **An exact packed key.** Each point's stack is 7 bits (top count + 16,
+  plus 32 x (pin + 1)); three int64 words hold the 24 points, the bars and
+  the mover's off count. The key *is* the position, is updated by adding
+  deltas per step, and two afterstates are equal exactly when their three
+  words are: deduplication is an open-addressing table over keys, with no
+  board comparison and no collision risk.
 - **Doubles in canonical order.** Four equal dice can be played in any
   order of their source points, so the search only plays sources that do
   not increase, as GNU Backgammon does. One thing breaks that argument: a
   mother win or draw ends the turn in the middle (RULES.md 2, Decision), and
-  then *which* steps came before the ending one matters. That can only
-  happen when the opponent has exactly one checker on the mover's 1-point;
-  for those positions the search plays every order and prunes states already
-  expanded at the same depth instead (exact, via a table of seen states).
-- **Afterstates deduplicated in an open-addressing table** keyed by an
-  incrementally updated 64-bit hash, with a full board comparison on every
-  hash match, so a collision can never merge two positions. The table is
-  cleared only where it was used.
+  then which steps came before the ending one matters. That can only happen
+  when the opponent has exactly one checker on the mover's 1-point; for
+  those positions the search plays every order and skips states already
+  expanded at the same depth (a second key table).
+- **Fewer duplicate sequences for two different dice.** The low-die-first
+  order skips a high second step that was already legal at the start and
+  did not end the game there: the high-first order reaches the same
+  position (the low step stays legal after it: closed points are fixed,
+  the high step only moves forward and cannot free a bear-off from above).
 - **Whole-turn rules as bookkeeping on the leaves.** Each distinct afterstate
   remembers the most dice any sequence reaching it used and whether a
   one-die sequence reaching it played the higher die; the maximum-use and
@@ -58,177 +67,103 @@ TABLE_SIZE = 65536  # power of two, > 2 * MAX_LEAVES so probing stays short
 START_MASK = 255
 
 BAR = 25
-# counts columns of a level: mover's off, mover's bar, opponent's bar, mover's checkers not home (7..24 or bar)
-C_OFF, C_BAR, C_OPP_BAR, C_NOT_HOME = 0, 1, 2, 3
+BAR_BIT = 24  # bit of the bar in a source mask (bit s - 1 = point s)
+POINTS_MASK = (1 << 24) - 1
+NOT_HOME_MASK = POINTS_MASK ^ 0x3F
 
-_random = np.random.default_rng(0x7A9A)
-# Additive hash: sum of count * key over every feature; updated in O(1) per step.
-Z_TOP = _random.integers(-(2**62), 2**62, size=24, dtype=np.int64)
-Z_PIN = _random.integers(-(2**62), 2**62, size=24, dtype=np.int64)
-Z_OFF = np.int64(_random.integers(-(2**62), 2**62))
-Z_BAR = np.int64(_random.integers(-(2**62), 2**62))
-Z_OPP_BAR = np.int64(_random.integers(-(2**62), 2**62))
-Z_DEPTH = _random.integers(-(2**62), 2**62, size=5, dtype=np.int64)
-HASH_MULTIPLIER = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64
+# Packed key: point i is 7 bits at WORD[i], SHIFT[i]; word 2 also holds the counts.
+KEY_WORD = np.array([i // 9 for i in range(24)], dtype=np.int64)
+KEY_SHIFT = np.array([7 * (i % 9) for i in range(24)], dtype=np.int64)
+OWN_BAR_SHIFT = 42
+OPP_BAR_SHIFT = 47
+OWN_OFF_SHIFT = 52
+HASH_M0 = np.int64(-7046029254386353131)  # odd 64-bit mixing constants
+HASH_M1 = np.int64(-4658895280553007687)
+HASH_M2 = np.int64(-3372029247567499371)
 
-
-@njit(cache=True, nogil=True)
-def _slot(h, mask):
-    return ((h * HASH_MULTIPLIER) >> 40) & mask
-
-
-@njit(cache=True, nogil=True)
-def _level_hash(tops, pins, counts, k):
-    h = np.int64(0)
-    for i in range(24):
-        h += tops[k, i] * Z_TOP[i] + pins[k, i] * Z_PIN[i]
-    h += counts[k, C_OFF] * Z_OFF + counts[k, C_BAR] * Z_BAR + counts[k, C_OPP_BAR] * Z_OPP_BAR
-    return h
+# Index of the highest set bit of a 6-bit mask (for bearing off with a larger die).
+HIGHEST_BIT_6 = np.array([-1] + [int(m).bit_length() - 1 for m in range(1, 64)], dtype=np.int64)
+# Index of an isolated bit of a 32-bit word, by de Bruijn multiplication.
+_DE_BRUIJN = 0x077CB531
+DE_BRUIJN_INDEX = np.zeros(32, dtype=np.int64)
+for _bit in range(32):
+    DE_BRUIJN_INDEX[(((1 << _bit) * _DE_BRUIJN) & 0xFFFFFFFF) >> 27] = _bit
 
 
-@njit(cache=True, nogil=True)
-def _next_source(tops, pins, counts, closed, k, cursor, die):
-    """Highest source point <= cursor (25 = bar) with a legal step of ``die`` at depth ``k``; 0 if none."""
-    if counts[k, C_BAR] > 0:
+@njit(cache=True, nogil=True, inline="always")
+def _bit_index(isolated_bit):
+    return DE_BRUIJN_INDEX[((isolated_bit * _DE_BRUIJN) & 0xFFFFFFFF) >> 27]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(w0, w1, w2, mask):
+    return (((w0 * HASH_M0) ^ (w1 * HASH_M1) ^ (w2 * HASH_M2)) >> 40) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _legal_sources(movable, own_any, closed, own_bar, die):
+    """Mask of the source points (bit s - 1, bar = bit 24) from which ``die`` can be played."""
+    if own_bar > 0:
         # Every checker on the bar enters before anything else moves.
-        if cursor >= BAR and not closed[24 - die]:
-            return BAR
-        return 0
-    s = min(cursor, 24)
-    while s >= 1:
-        if tops[k, s - 1] > 0:
-            target = s - die
-            if target >= 1:
-                if not closed[target - 1]:
-                    return s
-            elif counts[k, C_NOT_HOME] == 0:
-                if target == 0:
-                    return s
-                # A larger die bears off only from the highest point holding any own checker.
-                highest = True
-                for index in range(s, 6):
-                    if tops[k, index] > 0 or pins[k, index] == 1:
-                        highest = False
-                        break
-                if highest:
-                    return s
-        s -= 1
-    return 0
+        if (closed >> (24 - die)) & 1:
+            return 0
+        return 1 << BAR_BIT
+    sources = movable & ~(closed << die) & ~((1 << die) - 1) & POINTS_MASK
+    if own_any & NOT_HOME_MASK == 0:
+        # All home: bear off exactly from point ``die``, or with a larger die from
+        # the highest point holding any own checker (pinned ones count).
+        sources |= movable & (1 << (die - 1))
+        if own_any >> (die - 1) == 0:
+            highest = HIGHEST_BIT_6[own_any & 0x3F]
+            if highest >= 0 and (movable >> highest) & 1:
+                sources |= 1 << highest
+    return sources
 
 
-@njit(cache=True, nogil=True)
-def _apply_step(tops, pins, counts, hashes, k, source, die, pin_game):
-    """Depth ``k + 1`` := depth ``k`` after one step; returns the target point (0 = off)."""
-    for i in range(24):
-        tops[k + 1, i] = tops[k, i]
-        pins[k + 1, i] = pins[k, i]
-    for c in range(4):
-        counts[k + 1, c] = counts[k, c]
-    h = hashes[k]
-    target = source - die
-    if source == BAR:
-        counts[k + 1, C_BAR] -= 1
-        h -= Z_BAR
-    else:
-        i = source - 1
-        tops[k + 1, i] -= 1
-        h -= Z_TOP[i]
-        if tops[k + 1, i] == 0 and pins[k + 1, i] == -1:
-            # The last checker leaving releases the opponent's checker it pinned.
-            tops[k + 1, i] = -1
-            pins[k + 1, i] = 0
-            h += Z_PIN[i] - Z_TOP[i]
-        if source >= 7 and target <= 6:
-            counts[k + 1, C_NOT_HOME] -= 1
-    if target <= 0:
-        target = 0
-        counts[k + 1, C_OFF] += 1
-        h += Z_OFF
-    else:
-        j = target - 1
-        if tops[k + 1, j] == -1 and pins[k + 1, j] == 0:
-            tops[k + 1, j] = 1
-            h += 2 * Z_TOP[j]
-            if pin_game:
-                pins[k + 1, j] = -1
-                h -= Z_PIN[j]
-            else:
-                counts[k + 1, C_OPP_BAR] += 1
-                h += Z_OPP_BAR
-        else:
-            tops[k + 1, j] += 1
-            h += Z_TOP[j]
-    hashes[k + 1] = h
-    return target
-
-
-@njit(cache=True, nogil=True)
-def _result_at(tops, pins, counts, k, mother_rules, mover_mother_pinned, opponent_off, backgammons):
-    """Result code of depth ``k`` for the mover, checked after every step (RULES.md 3.4, 3.5, 4)."""
-    if mother_rules and pins[k, 0] == -1:
+@njit(cache=True, nogil=True, inline="always")
+def _result_now(tops, pins, own_off, opp_bar, mother_rules, mover_mother_pinned, opponent_off, backgammons):
+    """Result code of the current board for the mover, checked after every step (RULES.md 3.4, 3.5, 4)."""
+    if mother_rules and pins[0] == -1:
         # The opponent's mother (its lone checker on the mover's 1-point) is pinned: draw first.
         if mover_mother_pinned:
             return RESULT_DRAW
-        if tops[k, 23] <= 0 and pins[k, 23] != 1:
+        if tops[23] <= 0 and pins[23] != 1:
             return RESULT_MOTHER
-    if counts[k, C_OFF] == 15:
+    if own_off == 15:
         if opponent_off > 0:
             return RESULT_SINGLE
         if backgammons:
-            if counts[k, C_OPP_BAR] > 0:
+            if opp_bar > 0:
                 return RESULT_BACKGAMMON
             for i in range(6):
-                if tops[k, i] < 0 or pins[k, i] == -1:
+                if tops[i] < 0 or pins[i] == -1:
                     return RESULT_BACKGAMMON
         return RESULT_GAMMON
     return RESULT_NONE
 
 
-@njit(cache=True, nogil=True)
-def _find(table, mask, store_hash, store_board, store_pinned, store_counts, h, tops, pins, counts, k, depth):
-    """Index of the stored state equal to depth ``k`` (same ``depth``), else ``-(empty slot + 1)``."""
-    slot = _slot(h, mask)
+@njit(cache=True, nogil=True, inline="always")
+def _find(table, mask, store_keys, store_depth, w0, w1, w2, depth):
+    """Index of the stored key (w0, w1, w2) at ``depth``, else ``-(empty slot + 1)``."""
+    slot = _slot(w0, w1, w2, mask)
     while True:
         entry = table[slot]
         if entry == 0:
             return -(slot + 1)
         j = entry - 1
-        if store_hash[j] == h and store_counts[j, 3] == depth:
-            same = (
-                store_counts[j, 0] == counts[k, C_OFF]
-                and store_counts[j, 1] == counts[k, C_BAR]
-                and store_counts[j, 2] == counts[k, C_OPP_BAR]
-            )
-            if same:
-                for i in range(24):
-                    if store_board[j, i] != tops[k, i] or store_pinned[j, i] != pins[k, i]:
-                        same = False
-                        break
-            if same:
-                return j
+        if store_keys[j, 0] == w0 and store_keys[j, 1] == w1 and store_keys[j, 2] == w2 and store_depth[j] == depth:
+            return j
         slot = (slot + 1) & mask
 
 
 @njit(cache=True, nogil=True)
-def _store(store_hash, store_board, store_pinned, store_counts, j, h, tops, pins, counts, k, depth):
-    store_hash[j] = h
-    for i in range(24):
-        store_board[j, i] = tops[k, i]
-        store_pinned[j, i] = pins[k, i]
-    store_counts[j, 0] = counts[k, C_OFF]
-    store_counts[j, 1] = counts[k, C_BAR]
-    store_counts[j, 2] = counts[k, C_OPP_BAR]
-    store_counts[j, 3] = depth
-
-
-@njit(cache=True, nogil=True)
-def _grow_table(table, mask, store_hash, stored):
-    """Double the used part of ``table`` and reinsert the ``stored`` entries; returns the new mask."""
+def _grow_table(table, mask, store_keys, stored):
+    """Double the used part of ``table`` and reinsert the ``stored`` keys; returns the new mask."""
     for s in range(mask + 1):
         table[s] = 0
     mask = mask * 2 + 1
     for j in range(stored):
-        slot = _slot(store_hash[j], mask)
+        slot = _slot(store_keys[j, 0], store_keys[j, 1], store_keys[j, 2], mask)
         while table[slot] != 0:
             slot = (slot + 1) & mask
         table[slot] = j + 1
@@ -257,17 +192,56 @@ def _grow3(array, size):
 
 
 @njit(cache=True, nogil=True)
-def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, rule_backgammons, dice, start, stop):
+def make_outputs(capacity):
+    """Output rows of one thread, reused from call to call (fresh pages cost more than the copy out)."""
+    return (
+        np.empty((capacity, 24), dtype=np.int8), np.empty((capacity, 24), dtype=np.int8),
+        np.empty((capacity, 2), dtype=np.int8), np.empty((capacity, 2), dtype=np.int8),
+        np.empty(capacity, dtype=np.int8), np.empty(capacity, dtype=np.int8),
+        np.empty((capacity, 4, 3), dtype=np.int8), np.empty(capacity, dtype=np.int8),
+    )
+
+
+@njit(cache=True, nogil=True)
+def make_scratch():
+    """Working memory of one thread: the leaf and seen-state stores and their hash tables (tables zeroed)."""
+    # Distinct afterstates of the current position (the leaves of the search).
+    leaf_keys = np.empty((MAX_LEAVES, 3), dtype=np.int64)
+    leaf_depth = np.zeros(MAX_LEAVES, dtype=np.int8)  # always 0: leaves share one table
+    leaf_used = np.empty(MAX_LEAVES, dtype=np.int8)
+    leaf_high = np.empty(MAX_LEAVES, dtype=np.bool_)
+    leaf_result = np.empty(MAX_LEAVES, dtype=np.int8)
+    leaf_steps = np.empty((MAX_LEAVES, 4, 3), dtype=np.int8)
+    leaf_nsteps = np.empty(MAX_LEAVES, dtype=np.int8)
+    leaf_table = np.zeros(TABLE_SIZE, dtype=np.int32)
+    # States already expanded, for the all-orders search of doubles.
+    seen_keys = np.empty((MAX_LEAVES, 3), dtype=np.int64)
+    seen_depth = np.empty(MAX_LEAVES, dtype=np.int8)
+    seen_table = np.zeros(TABLE_SIZE, dtype=np.int32)
+
+    return (leaf_keys, leaf_depth, leaf_used, leaf_high, leaf_result, leaf_steps, leaf_nsteps, leaf_table,
+            seen_keys, seen_depth, seen_table)
+
+
+@njit(cache=True, nogil=True)
+def generate_range(
+    board, pinned, off, bar, rules_id, rule_pins, rule_mother, rule_backgammons, dice, start, stop, scratch, outputs
+):
     """All legal whole-turn afterstates of positions ``start..stop-1``.
 
     Inputs are the arrays of a ``PositionBatch`` (``board``/``pinned`` (B, 24)
     int8, ``off``/``bar`` (B, 2) int8, ``rules_id`` (B,) int8), the rule
-    tables (R,) and ``dice`` (B, 2) int8. Returns, for the ``n = stop - start``
-    positions and the ``N`` afterstates found, in source order:
+    tables (R,) and ``dice`` (B, 2) int8; ``scratch`` is one thread's
+    :func:`make_scratch` (reused across calls, never shared between threads
+    running at once); ``outputs`` is one thread's :func:`make_outputs`, filled
+    from row 0 and replaced by larger arrays when full. Returns, for the
+    ``n = stop - start`` positions and the ``N`` afterstates found, in source order:
 
     - ``counts`` (n,) int32: afterstates per position (1 for a pass);
     - ``status`` (n,) int8: ``STATUS_OK``, ``STATUS_GAME_OVER`` or ``STATUS_BAD_DICE`` (then 0 afterstates);
-    - ``out_board``, ``out_pinned`` (N, 24) int8, ``out_off``, ``out_bar`` (N, 2) int8: the
+    - ``N``;
+    - ``outputs``, the tuple of output arrays (maybe grown), whose first ``N`` rows are:
+      ``out_board``, ``out_pinned`` (N, 24) int8, ``out_off``, ``out_bar`` (N, 2) int8: the
       afterstates, still seen from the side that moved;
     - ``out_result`` (N,) int8: a ``RESULT_*`` code; ``out_points`` (N,) int8: points before the cube;
     - ``out_steps`` (N, 4, 3) int8: (from, to, die) per step, own numbering, 25 = bar, 0 = off;
@@ -276,45 +250,28 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
     n_positions = stop - start
     position_counts = np.zeros(n_positions, dtype=np.int32)
     status = np.zeros(n_positions, dtype=np.int8)
-    capacity = max(64, n_positions * 24)
-    out_board = np.empty((capacity, 24), dtype=np.int8)
-    out_pinned = np.empty((capacity, 24), dtype=np.int8)
-    out_off = np.empty((capacity, 2), dtype=np.int8)
-    out_bar = np.empty((capacity, 2), dtype=np.int8)
-    out_result = np.empty(capacity, dtype=np.int8)
-    out_points = np.empty(capacity, dtype=np.int8)
-    out_steps = np.zeros((capacity, 4, 3), dtype=np.int8)
-    out_nsteps = np.empty(capacity, dtype=np.int8)
+    (out_board, out_pinned, out_off, out_bar, out_result, out_points, out_steps, out_nsteps) = outputs
+    capacity = out_board.shape[0]
     n_out = 0
 
-    # The board at every depth of the search: depth 0 is the position itself.
-    tops = np.zeros((5, 24), dtype=np.int8)
-    pins = np.zeros((5, 24), dtype=np.int8)
-    counts = np.zeros((5, 4), dtype=np.int8)
-    hashes = np.zeros(5, dtype=np.int64)
-    cursor = np.zeros(5, dtype=np.int8)
-    found = np.zeros(5, dtype=np.bool_)
+    # The board, changed in place by each step and restored on the way back.
+    tops = np.zeros(24, dtype=np.int8)
+    pins = np.zeros(24, dtype=np.int8)
+    # Per depth 0..4 of the search: packed key, movable mask, counts, candidates left.
+    keys = np.zeros((5, 3), dtype=np.int64)
+    movable = np.zeros(5, dtype=np.int64)
+    own_bar = np.zeros(5, dtype=np.int64)
+    opp_bar = np.zeros(5, dtype=np.int64)
+    own_off = np.zeros(5, dtype=np.int64)
+    candidates = np.zeros(5, dtype=np.int64)
+    # Per step 0..3: (from, to, die) and what to undo.
     steps = np.zeros((4, 3), dtype=np.int8)
-    order = np.zeros(4, dtype=np.int8)
-    closed = np.zeros(24, dtype=np.bool_)
+    released = np.zeros(4, dtype=np.bool_)
+    captured = np.zeros(4, dtype=np.bool_)
+    order = np.zeros(4, dtype=np.int64)
 
-    # Distinct afterstates of the current position (the leaves of the search).
-    leaf_hash = np.zeros(MAX_LEAVES, dtype=np.int64)
-    leaf_board = np.zeros((MAX_LEAVES, 24), dtype=np.int8)
-    leaf_pinned = np.zeros((MAX_LEAVES, 24), dtype=np.int8)
-    leaf_counts = np.zeros((MAX_LEAVES, 4), dtype=np.int8)
-    leaf_used = np.zeros(MAX_LEAVES, dtype=np.int8)
-    leaf_high = np.zeros(MAX_LEAVES, dtype=np.bool_)
-    leaf_result = np.zeros(MAX_LEAVES, dtype=np.int8)
-    leaf_steps = np.zeros((MAX_LEAVES, 4, 3), dtype=np.int8)
-    leaf_nsteps = np.zeros(MAX_LEAVES, dtype=np.int8)
-    leaf_table = np.zeros(TABLE_SIZE, dtype=np.int32)
-    # States already expanded, for the all-orders search of doubles.
-    seen_hash = np.zeros(MAX_LEAVES, dtype=np.int64)
-    seen_board = np.zeros((MAX_LEAVES, 24), dtype=np.int8)
-    seen_pinned = np.zeros((MAX_LEAVES, 24), dtype=np.int8)
-    seen_counts = np.zeros((MAX_LEAVES, 4), dtype=np.int8)
-    seen_table = np.zeros(TABLE_SIZE, dtype=np.int32)
+    (leaf_keys, leaf_depth, leaf_used, leaf_high, leaf_result, leaf_steps, leaf_nsteps, leaf_table,
+     seen_keys, seen_depth, seen_table) = scratch
 
     for b in range(start, stop):
         row = b - start
@@ -329,25 +286,44 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
         backgammons = rule_backgammons[rule]
         opponent_off = off[b, 1]
 
-        not_home = bar[b, 0]
+        closed = 0
+        own_pinned = 0
+        movable0 = 0
+        w0 = np.int64(0)
+        w1 = np.int64(0)
+        w2 = np.int64(0)
         for i in range(24):
-            tops[0, i] = board[b, i]
-            pins[0, i] = pinned[b, i]
-            closed[i] = board[b, i] <= -2 or pinned[b, i] == 1
-            if i >= 6:
-                if board[b, i] > 0:
-                    not_home += board[b, i]
-                if pinned[b, i] == 1:
-                    not_home += 1
-        counts[0, C_OFF] = off[b, 0]
-        counts[0, C_BAR] = bar[b, 0]
-        counts[0, C_OPP_BAR] = bar[b, 1]
-        counts[0, C_NOT_HOME] = not_home
-        hashes[0] = _level_hash(tops, pins, counts, 0)
+            top = board[b, i]
+            pin = pinned[b, i]
+            tops[i] = top
+            pins[i] = pin
+            if top <= -2 or pin == 1:
+                closed |= 1 << i
+            if pin == 1:
+                own_pinned |= 1 << i
+            if top > 0:
+                movable0 |= 1 << i
+            code = np.int64(top + 16 + 32 * (pin + 1)) << KEY_SHIFT[i]
+            if i < 9:
+                w0 += code
+            elif i < 18:
+                w1 += code
+            else:
+                w2 += code
+        w2 += (np.int64(bar[b, 0]) << OWN_BAR_SHIFT) + (np.int64(bar[b, 1]) << OPP_BAR_SHIFT)
+        w2 += np.int64(off[b, 0]) << OWN_OFF_SHIFT
+        keys[0, 0] = w0
+        keys[0, 1] = w1
+        keys[0, 2] = w2
+        movable[0] = movable0
+        own_bar[0] = bar[b, 0]
+        opp_bar[0] = bar[b, 1]
+        own_off[0] = off[b, 0]
 
         # A finished game has no moves (the reference refuses it, from either side's view).
         mover_mother_pinned = mother_rules and pinned[b, 23] == 1
-        over = _result_at(tops, pins, counts, 0, mother_rules, mover_mother_pinned, opponent_off, False) != 0
+        over = _result_now(tops, pins, off[b, 0], bar[b, 1], mother_rules, mover_mother_pinned, opponent_off,
+                           False) != RESULT_NONE
         if off[b, 1] == 15:
             over = True
         if mother_rules and mover_mother_pinned and board[b, 0] >= 0 and pinned[b, 0] != -1:
@@ -369,6 +345,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
         leaf_mask = START_MASK
         n_seen = 0
         seen_mask = START_MASK
+        high_first_ok = 0  # high-die sources legal at the start that do not end the game
         for pass_number in range(1 if double else 2):
             if double:
                 for s in range(4):
@@ -379,76 +356,244 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
             else:
                 order[0] = low
                 order[1] = high
-            first_high = pass_number == 0
-            k = 0
-            cursor[0] = BAR
-            found[0] = False
+            first_high = pass_number == 0 or double
+            candidates[0] = _legal_sources(movable[0], movable[0] | own_pinned, closed, own_bar[0], order[0])
+            # With no step at all in either order, the pass is added after the search.
+            k = 0 if candidates[0] != 0 else -1
             while k >= 0:
-                die = order[k]
-                source = _next_source(tops, pins, counts, closed, k, cursor[k], die)
-                result = RESULT_NONE
-                depth = k
-                if source == 0:
-                    if found[k]:
-                        k -= 1
-                        continue
-                    # No step at all from here: the sequence ends with k dice used.
-                    used = k
+                if candidates[k] == 0:
+                    # Level exhausted: undo the step that led here.
                     k -= 1
-                else:
-                    found[k] = True
-                    cursor[k] = source - 1
-                    target = _apply_step(tops, pins, counts, hashes, k, source, die, pin_game)
-                    steps[k, 0] = source
-                    steps[k, 1] = target
-                    steps[k, 2] = die
-                    depth = k + 1
-                    result = _result_at(
-                        tops, pins, counts, depth, mother_rules, mover_mother_pinned, opponent_off, backgammons
-                    )
-                    if result == RESULT_NONE and depth < n_dice:
-                        if all_orders:
-                            h = hashes[depth] ^ Z_DEPTH[depth]
-                            j = _find(seen_table, seen_mask, seen_hash, seen_board, seen_pinned, seen_counts,
-                                      h, tops, pins, counts, depth, depth)
-                            if j >= 0:
-                                continue  # expanded already from another order of the same steps
-                            seen_table[-j - 1] = n_seen + 1
-                            _store(seen_hash, seen_board, seen_pinned, seen_counts, n_seen, h, tops, pins, counts,
-                                   depth, depth)
-                            n_seen += 1
-                            if 2 * n_seen > seen_mask:
-                                seen_mask = _grow_table(seen_table, seen_mask, seen_hash, n_seen)
-                        k = depth
-                        cursor[k] = source if canonical else BAR
-                        found[k] = False
-                        continue
-                    # Dice used up, or the game ended (which counts as using every die).
+                    if k >= 0:
+                        source = steps[k, 0]
+                        target = steps[k, 1]
+                        if target > 0:
+                            j = target - 1
+                            if captured[k]:
+                                tops[j] = -1
+                                pins[j] = 0
+                            else:
+                                tops[j] -= 1
+                        if source != BAR:
+                            i = source - 1
+                            if released[k]:
+                                tops[i] = 1
+                                pins[i] = -1
+                            else:
+                                tops[i] += 1
+                    continue
+                lowest = candidates[k] & -candidates[k]
+                candidates[k] ^= lowest
+                bit = _bit_index(lowest)
+                source = bit + 1
+                die = order[k]
+                target = source - die
+
+                depth = k + 1
+                steps[k, 0] = source
+                steps[k, 1] = target if target > 0 else 0
+                steps[k, 2] = die
+                # The last die of the turn, on a step that cannot end the game: the leaf's key
+                # follows from the board without changing it (most leaves are reached this way).
+                last_quiet = depth == n_dice and target > 0 and not (mother_rules and (target == 1 or source == 24))
+                was_released = False
+                was_captured = False
+                if last_quiet:
+                    w0 = keys[k, 0]
+                    w1 = keys[k, 1]
+                    w2 = keys[k, 2]
+                    if source == BAR:
+                        w2 -= np.int64(1) << OWN_BAR_SHIFT
+                    else:
+                        delta = np.int64(30) if tops[bit] == 1 and pins[bit] == -1 else np.int64(-1)
+                        if KEY_WORD[bit] == 0:
+                            w0 += delta << KEY_SHIFT[bit]
+                        elif KEY_WORD[bit] == 1:
+                            w1 += delta << KEY_SHIFT[bit]
+                        else:
+                            w2 += delta << KEY_SHIFT[bit]
+                    j = target - 1
+                    delta = np.int64(1)
+                    if tops[j] == -1 and pins[j] == 0:
+                        if pin_game:
+                            delta = np.int64(2 - 32)
+                        else:
+                            w2 += np.int64(1) << OPP_BAR_SHIFT
+                            delta = np.int64(2)
+                    if KEY_WORD[j] == 0:
+                        w0 += delta << KEY_SHIFT[j]
+                    elif KEY_WORD[j] == 1:
+                        w1 += delta << KEY_SHIFT[j]
+                    else:
+                        w2 += delta << KEY_SHIFT[j]
+                    result = RESULT_NONE
                     used = n_dice
-                # A leaf: the board at ``depth`` after ``depth`` steps.
-                h = hashes[depth]
-                j = _find(leaf_table, leaf_mask, leaf_hash, leaf_board, leaf_pinned, leaf_counts,
-                          h, tops, pins, counts, depth, 0)
-                if j < 0:
-                    leaf_table[-j - 1] = n_leaves + 1
-                    j = n_leaves
-                    _store(leaf_hash, leaf_board, leaf_pinned, leaf_counts, j, h, tops, pins, counts, depth, 0)
-                    n_leaves += 1
-                    if 2 * n_leaves > leaf_mask:
-                        leaf_mask = _grow_table(leaf_table, leaf_mask, leaf_hash, n_leaves)
-                    leaf_used[j] = -1
-                    leaf_high[j] = False
-                    leaf_result[j] = result
-                is_high = first_high or double
-                # Keep, per afterstate, a sequence that survives the whole-turn filters below.
-                if used > leaf_used[j] or (used == leaf_used[j] and is_high and not leaf_high[j]):
-                    leaf_used[j] = used
-                    leaf_high[j] = is_high
-                    leaf_nsteps[j] = depth
-                    for s in range(depth):
-                        leaf_steps[j, s, 0] = steps[s, 0]
-                        leaf_steps[j, s, 1] = steps[s, 1]
-                        leaf_steps[j, s, 2] = steps[s, 2]
+                    record = True
+                else:
+                    # -- make the step: depth k -> k + 1 ----------------------------------------
+                    w0 = keys[k, 0]
+                    w1 = keys[k, 1]
+                    w2 = keys[k, 2]
+                    moves = movable[k]
+                    bar_now = own_bar[k]
+                    opp_bar_now = opp_bar[k]
+                    off_now = own_off[k]
+                    was_released = False
+                    was_captured = False
+                    if source == BAR:
+                        bar_now -= 1
+                        w2 -= np.int64(1) << OWN_BAR_SHIFT
+                    else:
+                        i = bit
+                        delta = np.int64(-1)
+                        if tops[i] == 1:
+                            moves &= ~lowest
+                            if pins[i] == -1:
+                                # The last checker leaving releases the opponent's checker it pinned.
+                                tops[i] = -1
+                                pins[i] = 0
+                                was_released = True
+                                delta = np.int64(30)  # top 1 -> -1 (-2), pin -1 -> 0 (+32)
+                            else:
+                                tops[i] = 0
+                        else:
+                            tops[i] -= 1
+                        if KEY_WORD[i] == 0:
+                            w0 += delta << KEY_SHIFT[i]
+                        elif KEY_WORD[i] == 1:
+                            w1 += delta << KEY_SHIFT[i]
+                        else:
+                            w2 += delta << KEY_SHIFT[i]
+                    if target <= 0:
+                        target = 0
+                        off_now += 1
+                        w2 += np.int64(1) << OWN_OFF_SHIFT
+                    else:
+                        j = target - 1
+                        delta = np.int64(1)
+                        if tops[j] == -1 and pins[j] == 0:
+                            was_captured = True
+                            tops[j] = 1
+                            if pin_game:
+                                pins[j] = -1
+                                delta = np.int64(2 - 32)
+                            else:
+                                opp_bar_now += 1
+                                w2 += np.int64(1) << OPP_BAR_SHIFT
+                                delta = np.int64(2)
+                        else:
+                            tops[j] += 1
+                        moves |= np.int64(1) << j
+                        if KEY_WORD[j] == 0:
+                            w0 += delta << KEY_SHIFT[j]
+                        elif KEY_WORD[j] == 1:
+                            w1 += delta << KEY_SHIFT[j]
+                        else:
+                            w2 += delta << KEY_SHIFT[j]
+                    keys[depth, 0] = w0
+                    keys[depth, 1] = w1
+                    keys[depth, 2] = w2
+                    movable[depth] = moves
+                    own_bar[depth] = bar_now
+                    opp_bar[depth] = opp_bar_now
+                    own_off[depth] = off_now
+                    steps[k, 1] = target
+                    released[k] = was_released
+                    captured[k] = was_captured
+
+                    result = RESULT_NONE
+                    # Only bearing off, landing on the 1-point or leaving the 24-point can end the game.
+                    if target == 0 or (mother_rules and (target == 1 or source == 24)):
+                        result = _result_now(tops, pins, off_now, opp_bar_now, mother_rules, mover_mother_pinned,
+                                             opponent_off, backgammons)
+                    record = False
+                    if result != RESULT_NONE:
+                        used = n_dice  # a game-ending step counts as using every die
+                        record = True
+                    elif depth == n_dice:
+                        used = n_dice
+                        record = True
+                    else:
+                        if k == 0 and pass_number == 0 and not double:
+                            high_first_ok |= lowest
+                        legal = _legal_sources(moves, moves | own_pinned, closed, bar_now, order[depth])
+                        nxt = legal
+                        if canonical:
+                            nxt &= (lowest << 1) - 1  # sources not above this one
+                        elif pass_number == 1:
+                            nxt &= ~high_first_ok  # the high-first order already reached these
+                        if legal == 0:
+                            used = depth  # no further step at all
+                            record = True
+                        elif nxt != 0:
+                            if all_orders:
+                                found = _find(seen_table, seen_mask, seen_keys, seen_depth, w0, w1, w2, depth)
+                                if found < 0:
+                                    seen_table[-found - 1] = n_seen + 1
+                                    seen_keys[n_seen, 0] = w0
+                                    seen_keys[n_seen, 1] = w1
+                                    seen_keys[n_seen, 2] = w2
+                                    seen_depth[n_seen] = depth
+                                    n_seen += 1
+                                    if 2 * n_seen > seen_mask:
+                                        seen_mask = _grow_table(seen_table, seen_mask, seen_keys, n_seen)
+                                    k = depth
+                                    candidates[k] = nxt
+                                    continue
+                            else:
+                                k = depth
+                                candidates[k] = nxt
+                                continue
+                if record:
+                    found = _find(leaf_table, leaf_mask, leaf_keys, leaf_depth, w0, w1, w2, 0)
+                    if found < 0:
+                        leaf_table[-found - 1] = n_leaves + 1
+                        found = n_leaves
+                        leaf_keys[found, 0] = w0
+                        leaf_keys[found, 1] = w1
+                        leaf_keys[found, 2] = w2
+                        leaf_used[found] = -1
+                        leaf_high[found] = False
+                        leaf_result[found] = result
+                        n_leaves += 1
+                        if 2 * n_leaves > leaf_mask:
+                            leaf_mask = _grow_table(leaf_table, leaf_mask, leaf_keys, n_leaves)
+                    # Keep, per afterstate, a sequence that survives the whole-turn filters below.
+                    if used > leaf_used[found] or (used == leaf_used[found] and first_high and not leaf_high[found]):
+                        leaf_used[found] = used
+                        leaf_high[found] = first_high
+                        leaf_nsteps[found] = depth
+                        for s in range(depth):
+                            leaf_steps[found, s, 0] = steps[s, 0]
+                            leaf_steps[found, s, 1] = steps[s, 1]
+                            leaf_steps[found, s, 2] = steps[s, 2]
+                # -- unmake the step ----------------------------------------------------------
+                if last_quiet:
+                    continue
+                if target > 0:
+                    j = target - 1
+                    if was_captured:
+                        tops[j] = -1
+                        pins[j] = 0
+                    else:
+                        tops[j] -= 1
+                if source != BAR:
+                    i = bit
+                    if was_released:
+                        tops[i] = 1
+                        pins[i] = -1
+                    else:
+                        tops[i] += 1
+        if n_leaves == 0:
+            # Neither die can be played: the turn is passed.
+            leaf_keys[0, 0] = keys[0, 0]
+            leaf_keys[0, 1] = keys[0, 1]
+            leaf_keys[0, 2] = keys[0, 2]
+            leaf_used[0] = 0
+            leaf_high[0] = True
+            leaf_result[0] = RESULT_NONE
+            leaf_nsteps[0] = 0
+            n_leaves = 1
 
         # Whole-turn rules: most dice used; with one die of two, the higher one when possible.
         most = 0
@@ -466,7 +611,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
             if leaf_used[j] == most and (leaf_high[j] or not need_high):
                 kept += 1
         if n_out + kept > capacity:
-            capacity = max(2 * capacity, n_out + kept)
+            capacity = max(capacity + capacity // 2, n_out + kept)
             out_board = _grow2(out_board, capacity)
             out_pinned = _grow2(out_pinned, capacity)
             out_off = _grow2(out_off, capacity)
@@ -477,13 +622,18 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
             out_nsteps = _grow1(out_nsteps, capacity)
         for j in range(n_leaves):
             if leaf_used[j] == most and (leaf_high[j] or not need_high):
-                for i in range(24):
-                    out_board[n_out, i] = leaf_board[j, i]
-                    out_pinned[n_out, i] = leaf_pinned[j, i]
-                out_off[n_out, 0] = leaf_counts[j, 0]
+                for word in range(3):
+                    packed = leaf_keys[j, word]
+                    for i in range(9 * word, min(9 * word + 9, 24)):
+                        code = packed & 127
+                        packed >>= 7
+                        out_board[n_out, i] = (code & 31) - 16
+                        out_pinned[n_out, i] = (code >> 5) - 1
+                w2 = leaf_keys[j, 2]
+                out_off[n_out, 0] = (w2 >> OWN_OFF_SHIFT) & 31
                 out_off[n_out, 1] = opponent_off
-                out_bar[n_out, 0] = leaf_counts[j, 1]
-                out_bar[n_out, 1] = leaf_counts[j, 2]
+                out_bar[n_out, 0] = (w2 >> OWN_BAR_SHIFT) & 31
+                out_bar[n_out, 1] = (w2 >> OPP_BAR_SHIFT) & 31
                 code = leaf_result[j]
                 out_result[n_out] = code
                 if code == RESULT_MOTHER:
@@ -507,5 +657,5 @@ def generate_range(board, pinned, off, bar, rules_id, rule_pins, rule_mother, ru
             for s in range(seen_mask + 1):
                 seen_table[s] = 0
 
-    return (position_counts, status, out_board[:n_out], out_pinned[:n_out], out_off[:n_out], out_bar[:n_out],
-            out_result[:n_out], out_points[:n_out], out_steps[:n_out], out_nsteps[:n_out])
+    return (position_counts, status, n_out,
+            (out_board, out_pinned, out_off, out_bar, out_result, out_points, out_steps, out_nsteps))

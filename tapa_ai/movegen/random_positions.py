@@ -83,8 +83,8 @@ def playout_positions(
             alive = chosen[~after.game_over[chosen]]
             batch = after.positions.take(alive).flipped()
     everything = concatenate(collected)
-    pick = rng.choice(len(everything), size=count, replace=False)
-    return everything.take(np.sort(pick))
+    # A random sample in random order: openings, middle games and races mixed in any slice.
+    return everything.take(rng.choice(len(everything), size=count, replace=False))
 
 
 def _place(stacks: list[str], side: str, point: int, pins: bool) -> bool:
