@@ -61,6 +61,8 @@ def playout_positions(
     if style not in STYLES:
         raise ValueError(f"style {style!r}: must be one of {STYLES}")
     rules = _rules(rules)
+    if count <= 0:
+        return PositionBatch.from_positions([])
     collected: list[PositionBatch] = []
     total = 0
     while total < count:
@@ -168,9 +170,11 @@ def endgame_positions(rules: RuleOptions | str, count: int, rng: np.random.Gener
 def mixed_positions(rules: RuleOptions | str, count: int, rng: np.random.Generator) -> PositionBatch:
     """``count`` positions: a third each from uniform playouts, contact playouts and end-game boards."""
     third = count // 3
+    # About 40 positions per game are drawn from each game played, so small requests stay cheap.
+    games = int(np.clip(third // 40, 4, 512))
     parts = [
-        playout_positions(rules, third, rng, "uniform"),
-        playout_positions(rules, third, rng, "contact"),
+        playout_positions(rules, third, rng, "uniform", games=games),
+        playout_positions(rules, third, rng, "contact", games=games),
         endgame_positions(rules, count - 2 * third, rng),
     ]
     return concatenate(parts)

@@ -1,0 +1,88 @@
+"""Differential check of the fast generator against the reference: the same afterstates, exactly.
+
+Used by ``tests/test_movegen_differential.py`` and ``scripts/check_movegen.py``.
+For each position and roll the *set* of afterstates (``Position`` objects,
+results included) of :func:`tapa_ai.movegen.generate` must equal the
+reference's, with no duplicates; optionally the move text the fast generator
+gives for each afterstate must replay, step by legal step, to that afterstate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ..notation.json_position import position_to_json
+from ..notation.move_text import parse_move_text
+from ..rules.position import Position
+from ..rules.reference import legal_moves, play_step, result_after_step, single_steps
+from .batch import PositionBatch
+from .generate import Afterstates, generate
+
+
+def replay_text(position: Position, text: str) -> Optional[Position]:
+    """The position reached by playing ``text`` (one ``from/to`` per die) step by step, or None.
+
+    Each step must be a legal single step (reference ``single_steps``) with one
+    of the dice still unused; returns None at the first one that is not.
+    """
+    side = position.turn
+    for segment in parse_move_text(text):
+        legal = {(start, end) for die in range(1, 7) for start, end in single_steps(position, side, die)}
+        if (segment.start, segment.end) not in legal:
+            return None
+        position = play_step(position, side, segment.start, segment.end)
+        result = result_after_step(position, side)
+        if result is not None:
+            return position.with_changes(result=result)
+    return position
+
+
+def _dice_text_ok(afterstates: Afterstates, row: int, dice: tuple[int, int]) -> bool:
+    """The recorded steps use the rolled dice: each die once (four times for doubles), at most."""
+    used = [int(d) for d in afterstates.steps[row, : int(afterstates.n_steps[row]), 2]]
+    available = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    for die in used:
+        if die not in available:
+            return False
+        available.remove(die)
+    return True
+
+
+def compare_with_reference(
+    batch: PositionBatch, dice: np.ndarray, replay: bool = True, afterstates: Optional[Afterstates] = None
+) -> tuple[int, list[dict[str, Any]]]:
+    """Check every position of ``batch`` with its roll ``dice`` (B, 2); returns (afterstates seen, mismatches).
+
+    A mismatch is a JSON-ready dict: the position, the dice, what only the
+    reference found, what only the fast generator found, duplicates, and move
+    texts that do not replay.
+    """
+    if afterstates is None:
+        afterstates = generate(batch, dice)
+    mismatches = []
+    for index in range(len(batch)):
+        position = batch.position(index)
+        roll = (int(dice[index][0]), int(dice[index][1]))
+        reference = {move.position for move in legal_moves(position, roll)}
+        rows = range(int(afterstates.offsets[index]), int(afterstates.offsets[index + 1]))
+        fast = [afterstates.position(row) for row in rows]
+        fast_set = set(fast)
+        problem: dict[str, Any] = {}
+        if fast_set != reference:
+            problem["only_reference"] = [position_to_json(p) for p in reference - fast_set]
+            problem["only_fast"] = [position_to_json(p) for p in fast_set - reference]
+        if len(fast) != len(fast_set):
+            problem["duplicates"] = len(fast) - len(fast_set)
+        if replay:
+            bad_text = []
+            for row, after in zip(rows, fast):
+                text = afterstates.move_text(row)
+                if not _dice_text_ok(afterstates, row, roll) or replay_text(position, text) != after:
+                    bad_text.append(text)
+            if bad_text:
+                problem["text_does_not_replay"] = bad_text
+        if problem:
+            mismatches.append({"position": position_to_json(position), "dice": list(roll), **problem})
+    return len(afterstates), mismatches
