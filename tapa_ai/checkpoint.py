@@ -1,0 +1,580 @@
+"""Self-describing training checkpoints, written atomically and loaded safely.
+
+A checkpoint is one ``torch.save`` file holding a single dict of plain data:
+tensors, dicts, lists, tuples, str, int, float, bool and None. It therefore
+loads with ``torch.load(path, weights_only=True)``, which refuses to build any
+other object, so a checkpoint file cannot run code. The dict (format version 1):
+
+=====================  =======================================================
+key                    value
+=====================  =======================================================
+``format``             ``"tapa-ai-checkpoint"``
+``format_version``     ``1`` (:data:`FORMAT_VERSION`)
+``tapa_ai_version``    ``tapa_ai.__version__`` of the writer
+``model_config``       the model architecture, a dict (``layers``, ``hidden``, ...)
+``encoding``           ``{"name": str, "version": int}`` of the input encoding
+``rules_version``      :data:`tapa_ai.rules.options.RULES_VERSION` of the writer
+``rule_options``       ``RuleOptions.to_dict()`` of the trained rule set
+``config``             the whole training config as nested dicts
+``counters``           ``{"games": int, "steps": int, "decisions": int}``
+``model_state``        the model ``state_dict`` (name -> tensor)
+``optimizer_state``    the optimizer ``state_dict``, or None
+``rng``                ``{"torch": ByteTensor | None, "numpy": dict | None, "python": list | None}``
+``extra``              free dict of plain data (best evaluation score, ...)
+=====================  =======================================================
+
+The numpy state is ``bit_generator.state`` with each array written as
+``{"__ndarray__": list, "dtype": str}``; the Python state is
+``[version, list of ints, gauss_next]``.
+
+Random generators are passed in, never taken from global state, except that
+``torch_generator=None`` means torch's global generator (which initialises
+weights unless told otherwise)::
+
+    save_checkpoint(path, model_state=model.state_dict(), model_config=model_config,
+                    encoding=("tapa-td", 1), rule_options=rules, config=config,
+                    games=games, optimizer_state=optimizer.state_dict(),
+                    numpy_generator=rng, python_random=py_random)
+    checkpoint = load_checkpoint(path, expect_encoding=("tapa-td", 1), expect_rules_version=RULES_VERSION)
+    checkpoint.restore_rng(numpy_generator=rng, python_random=py_random)
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import re
+import shutil
+import tempfile
+import zipfile
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, NoReturn
+
+import numpy as np
+import torch
+
+from . import __version__
+from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
+from .rules.options import RULES_VERSION, RuleOptions, RulesError
+
+FORMAT_NAME = "tapa-ai-checkpoint"
+#: Bumped whenever the layout of the checkpoint dict changes.
+FORMAT_VERSION = 1
+
+REQUIRED_KEYS = (
+    "format", "format_version", "tapa_ai_version", "model_config", "encoding", "rules_version",
+    "rule_options", "config", "counters", "model_state", "optimizer_state", "rng", "extra",
+)
+
+_TEMP_PREFIX = ".tapa-ai-checkpoint-"
+_TEMP_SUFFIX = ".tmp"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable, unsafe, or does not fit what the caller expects."""
+
+
+@dataclass
+class Checkpoint:
+    """The contents of one checkpoint file, as read back by :func:`load_checkpoint`."""
+
+    model_state: dict[str, torch.Tensor]
+    """The model ``state_dict``."""
+    model_config: dict[str, Any]
+    """The model architecture as given to :func:`save_checkpoint`."""
+    encoding: tuple[str, int]
+    """Name and version of the input encoding the model was trained on."""
+    rules_version: int
+    """``RULES_VERSION`` of the program that wrote the checkpoint."""
+    rule_options: dict[str, Any]
+    """``RuleOptions.to_dict()`` of the trained rule set."""
+    config: dict[str, Any]
+    """The whole training config as nested dicts (see :meth:`train_config`)."""
+    games: int
+    """Self-play games played when the checkpoint was written."""
+    steps: int
+    """Optimizer steps taken."""
+    decisions: int
+    """Moves chosen in self-play."""
+    optimizer_state: dict[str, Any] | None
+    """The optimizer ``state_dict``, or None."""
+    torch_rng_state: torch.Tensor | None
+    """State of the torch generator (``Generator.get_state()``), or None."""
+    numpy_rng_state: dict[str, Any] | None
+    """``bit_generator.state`` of the numpy Generator, or None."""
+    python_rng_state: tuple | None
+    """``random.Random.getstate()`` of the Python generator, or None."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Free plain data stored by the trainer."""
+    format_version: int = FORMAT_VERSION
+    """Layout version of the file."""
+    tapa_ai_version: str = __version__
+    """``tapa_ai.__version__`` of the writer."""
+    path: Path | None = None
+    """The file it was read from."""
+
+    def rules(self) -> RuleOptions:
+        """The trained rule set."""
+        try:
+            return RuleOptions.from_dict(self.rule_options)
+        except RulesError as error:
+            raise CheckpointError(f"{self.path}: bad rule options: {error}") from None
+
+    def train_config(self) -> TrainConfig:
+        """The training config, checked like a config file."""
+        try:
+            return config_from_dict(self.config, source=f"config stored in {self.path}")
+        except ConfigError as error:
+            raise CheckpointError(str(error)) from None
+
+    def restore_rng(self, *, torch_generator: torch.Generator | None = None,
+                    numpy_generator: np.random.Generator | None = None,
+                    python_random: random.Random | None = None) -> None:
+        """Put the saved states back into these generators (``torch_generator=None``: torch's global one).
+
+        A generator whose state was not saved is left alone; numpy and Python
+        generators are only touched when passed.
+        """
+        if self.torch_rng_state is not None:
+            if torch_generator is None:
+                torch.set_rng_state(self.torch_rng_state)
+            else:
+                torch_generator.set_state(self.torch_rng_state)
+        if numpy_generator is not None and self.numpy_rng_state is not None:
+            try:
+                numpy_generator.bit_generator.state = self.numpy_rng_state
+            except (ValueError, TypeError, KeyError) as error:
+                raise CheckpointError(f"{self.path}: cannot restore the numpy generator: {error}") from None
+        if python_random is not None and self.python_rng_state is not None:
+            python_random.setstate(self.python_rng_state)
+
+
+def save_checkpoint(path: str | Path, **fields: Any) -> Path:
+    """Write a checkpoint atomically: a reader sees the old file or the complete new one, never a part.
+
+    ``fields`` are the keyword arguments of :func:`make_payload`. Raises
+    :class:`CheckpointError` before writing anything if a value is not plain data.
+    """
+    return write_payload(path, make_payload(**fields))
+
+
+def make_payload(
+    *,
+    model_state: Mapping[str, torch.Tensor],
+    model_config: Mapping[str, Any],
+    encoding: tuple[str, int],
+    rule_options: RuleOptions | Mapping[str, Any],
+    config: TrainConfig | Mapping[str, Any],
+    games: int,
+    steps: int = 0,
+    decisions: int = 0,
+    optimizer_state: Mapping[str, Any] | None = None,
+    torch_generator: torch.Generator | None = None,
+    save_torch_rng: bool = True,
+    numpy_generator: np.random.Generator | None = None,
+    python_random: random.Random | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The checkpoint dict that :func:`save_checkpoint` writes (see the module docstring).
+
+    ``model_config`` and ``extra`` must be plain data; ``rule_options`` and
+    ``config`` may be the objects or their dicts. ``torch_generator=None``
+    stores torch's global generator (unless ``save_torch_rng=False``); numpy
+    and Python generator states are stored only when passed.
+    """
+    encoding_name, encoding_version = _check_encoding(encoding, "encoding")
+    for name, value in (("games", games), ("steps", steps), ("decisions", decisions)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CheckpointError(f"checkpoint counter {name}={value!r}: must be an integer >= 0")
+    if isinstance(rule_options, RuleOptions):
+        rule_options = rule_options.to_dict()
+    if isinstance(config, TrainConfig):
+        config = config_to_dict(config)
+    torch_state = None
+    if save_torch_rng:
+        torch_state = (torch.get_rng_state() if torch_generator is None else torch_generator.get_state()).clone()
+    numpy_state = None if numpy_generator is None else _numpy_state_to_plain(numpy_generator.bit_generator.state)
+    python_state = None if python_random is None else _python_state_to_plain(python_random.getstate())
+    payload = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "tapa_ai_version": __version__,
+        "model_config": dict(model_config),
+        "encoding": {"name": encoding_name, "version": encoding_version},
+        "rules_version": RULES_VERSION,
+        "rule_options": dict(rule_options),
+        "config": dict(config),
+        "counters": {"games": games, "steps": steps, "decisions": decisions},
+        "model_state": dict(model_state),
+        "optimizer_state": None if optimizer_state is None else dict(optimizer_state),
+        "rng": {"torch": torch_state, "numpy": numpy_state, "python": python_state},
+        "extra": dict(extra or {}),
+    }
+    _check_plain(payload, "checkpoint")
+    return payload
+
+
+def write_payload(path: str | Path, payload: Mapping[str, Any]) -> Path:
+    """``torch.save`` into a temporary file beside ``path``, fsync it, then rename it over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(handle: Any) -> None:
+        torch.save(dict(payload), handle)
+
+    _atomic_write(path, write)
+    return path
+
+
+def load_checkpoint(
+    path: str | Path,
+    *,
+    expect_encoding: tuple[str, int] | None = None,
+    expect_rules_version: int | None = None,
+    map_location: str | torch.device = "cpu",
+) -> Checkpoint:
+    """Read and check a checkpoint with ``torch.load(weights_only=True)``.
+
+    Raises :class:`CheckpointError` when the file is missing, is not a
+    checkpoint (corrupt, truncated, or holding anything but plain data), has
+    another format version or lacks keys, or when its encoding or rules
+    version differs from the expected one.
+    """
+    path = Path(path)
+    data = _read(path, map_location)
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise CheckpointError(f"{path} is not a tapa-ai checkpoint (no format marker {FORMAT_NAME!r})")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint format version {version!r}; this tapa_ai "
+            f"({__version__}) reads format version {FORMAT_VERSION}"
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in data]
+    if missing:
+        raise CheckpointError(f"{path} is damaged: missing key(s) {', '.join(missing)}")
+    _check_types(path, data)
+    encoding = (data["encoding"]["name"], data["encoding"]["version"])
+    if expect_encoding is not None:
+        wanted = _check_encoding(expect_encoding, "expect_encoding")
+        if encoding != wanted:
+            raise CheckpointError(
+                f"{path} was trained on encoding {encoding[0]!r} version {encoding[1]}, "
+                f"but this program uses {wanted[0]!r} version {wanted[1]}; retrain or use a matching tapa_ai"
+            )
+    if expect_rules_version is not None and data["rules_version"] != expect_rules_version:
+        raise CheckpointError(
+            f"{path} was trained under rules version {data['rules_version']}, "
+            f"but this program has rules version {expect_rules_version}; retrain or use a matching tapa_ai"
+        )
+    rng = data["rng"]
+    counters = data["counters"]
+    return Checkpoint(
+        model_state=data["model_state"],
+        model_config=data["model_config"],
+        encoding=encoding,
+        rules_version=data["rules_version"],
+        rule_options=data["rule_options"],
+        config=data["config"],
+        games=counters["games"],
+        steps=counters["steps"],
+        decisions=counters["decisions"],
+        optimizer_state=data["optimizer_state"],
+        torch_rng_state=rng.get("torch"),
+        numpy_rng_state=None if rng.get("numpy") is None else _numpy_state_from_plain(rng["numpy"]),
+        python_rng_state=None if rng.get("python") is None else _python_state_from_plain(path, rng["python"]),
+        extra=data["extra"],
+        format_version=version,
+        tapa_ai_version=data["tapa_ai_version"],
+        path=path,
+    )
+
+
+def _read(path: Path, map_location: str | torch.device) -> Any:
+    if not path.exists():
+        raise CheckpointError(f"no checkpoint at {path}: the file does not exist")
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}: not a regular file")
+    # save_checkpoint always writes torch's zip format; refusing anything else up front also
+    # keeps torch.load off its legacy raw-pickle path.
+    if not zipfile.is_zipfile(path):
+        raise CheckpointError(
+            f"{path} is not a tapa-ai checkpoint: not a torch zip archive (corrupt, truncated, or another kind of file)"
+        )
+    # torch.load does not verify the archive's CRCs, so damaged tensor bytes would load silently.
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError, zlib.error) as error:
+        raise CheckpointError(f"{path} is not a tapa-ai checkpoint or is damaged (corrupt or truncated): {error}") \
+            from None
+    if damaged is not None:
+        raise CheckpointError(f"{path} is damaged: archive member {damaged} fails its checksum")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:
+        # weights_only refuses every global that is not a tensor or plain data; such a
+        # file was not written by save_checkpoint and may try to run code.
+        raise CheckpointError(
+            f"{path} is not a safe tapa-ai checkpoint: it holds objects other than tensors and plain "
+            f"data, so loading was refused ({_unpickler_reason(error)})"
+        ) from None
+    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile, KeyError, IndexError,
+            TypeError, AttributeError, UnicodeDecodeError, MemoryError) as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise CheckpointError(f"{path} is not a tapa-ai checkpoint or is damaged (corrupt or truncated): {detail}") \
+            from None
+
+
+def _unpickler_reason(error: Exception) -> str:
+    """The one useful sentence of torch's long weights_only error ("Unsupported global: GLOBAL io.open ...")."""
+    text = str(error)
+    match = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n|$)", text)
+    reason = match.group(1).strip() if match else text.strip().splitlines()[0] if text.strip() else ""
+    reason = reason.split(" Please use")[0]
+    return reason or type(error).__name__
+
+
+def _check_types(path: Path, data: dict[str, Any]) -> None:
+    """Shapes of the top-level entries, so that later code can index them without surprises."""
+    def fail(key: str, want: str) -> NoReturn:
+        raise CheckpointError(f"{path} is damaged: {key} should be {want}, got {type(_get(data, key)).__name__}")
+
+    for key in ("model_config", "rule_options", "config", "model_state", "extra", "counters", "encoding", "rng"):
+        if not isinstance(data[key], dict):
+            fail(key, "a dict")
+    if data["optimizer_state"] is not None and not isinstance(data["optimizer_state"], dict):
+        fail("optimizer_state", "a dict or None")
+    for key in ("games", "steps", "decisions"):
+        value = data["counters"].get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail(f"counters.{key}", "an integer")
+    if not isinstance(data["encoding"].get("name"), str):
+        fail("encoding.name", "a string")
+    if not isinstance(data["encoding"].get("version"), int):
+        fail("encoding.version", "an integer")
+    if not isinstance(data["rules_version"], int):
+        fail("rules_version", "an integer")
+    if not all(isinstance(value, torch.Tensor) for value in data["model_state"].values()):
+        fail("model_state", "a dict of tensors")
+
+
+def _get(data: dict[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+# ---------------------------------------------------------------------------
+# Plain-data conversion
+
+
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_plain(value: Any, where: str) -> None:
+    """Raise unless ``value`` is made only of what ``torch.load(weights_only=True)`` accepts."""
+    if isinstance(value, _PLAIN_SCALARS) or isinstance(value, (torch.Tensor, torch.Size, torch.dtype, torch.device)):
+        if isinstance(value, torch.Tensor) and type(value) not in (torch.Tensor, torch.nn.Parameter):
+            raise CheckpointError(f"{where}: tensor subclass {type(value).__name__} cannot be stored safely")
+        return
+    if type(value) in (list, tuple):
+        for index, item in enumerate(value):
+            _check_plain(item, f"{where}[{index}]")
+        return
+    if type(value) in (dict, OrderedDict):
+        for key, item in value.items():
+            if not isinstance(key, _PLAIN_SCALARS):
+                raise CheckpointError(f"{where}: key {key!r} of type {type(key).__name__} cannot be stored safely")
+            _check_plain(item, f"{where}[{key!r}]")
+        return
+    raise CheckpointError(
+        f"{where}: a {type(value).__module__}.{type(value).__qualname__} cannot be stored safely; "
+        "a checkpoint holds only tensors, dicts, lists, str, int, float, bool and None"
+    )
+
+
+def _numpy_state_to_plain(value: Any) -> Any:
+    """``bit_generator.state`` with arrays and numpy scalars turned into lists and Python numbers."""
+    if isinstance(value, dict):
+        return {key: _numpy_state_to_plain(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": value.tolist(), "dtype": str(value.dtype)}
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _numpy_state_from_plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"__ndarray__", "dtype"}:
+            return np.array(value["__ndarray__"], dtype=value["dtype"])
+        return {key: _numpy_state_from_plain(item) for key, item in value.items()}
+    return value
+
+
+def _python_state_to_plain(state: tuple) -> list:
+    version, internal, gauss_next = state
+    return [version, list(internal), gauss_next]
+
+
+def _python_state_from_plain(path: Path, plain: Any) -> tuple:
+    try:
+        version, internal, gauss_next = plain
+        return (version, tuple(internal), gauss_next)
+    except (TypeError, ValueError):
+        raise CheckpointError(f"{path} is damaged: bad Python random state") from None
+
+
+def _check_encoding(encoding: Any, what: str) -> tuple[str, int]:
+    try:
+        name, version = encoding
+    except (TypeError, ValueError):
+        raise CheckpointError(f"{what}={encoding!r}: want a (name, version) pair") from None
+    if not isinstance(name, str) or not name or isinstance(version, bool) or not isinstance(version, int):
+        raise CheckpointError(f"{what}={encoding!r}: want a (name: str, version: int) pair")
+    return name, version
+
+
+# ---------------------------------------------------------------------------
+# Atomic files
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    """Call ``write(handle)`` on a temporary file in ``path``'s directory, then rename it to ``path``."""
+    # Same directory, so os.replace is a rename within one file system (atomic on POSIX and Windows).
+    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX + path.name + ".",
+                                             suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        try:
+            os.unlink(temp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_directory(path.parent)
+
+
+def _atomic_copy(source: Path, target: Path) -> None:
+    def write(handle: Any) -> None:
+        with open(source, "rb") as original:
+            shutil.copyfileobj(original, handle, length=1 << 20)
+
+    _atomic_write(target, write)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX); not possible on Windows, where it is skipped."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+# ---------------------------------------------------------------------------
+# A directory of checkpoints
+
+
+_STEP_PATTERN = re.compile(r"^step_(\d+)\.pt$")
+
+
+class CheckpointManager:
+    """The checkpoints of one run: ``step_<games>.pt`` (the last ``keep_last``), ``latest.pt`` and ``best.pt``.
+
+    ``latest.pt`` is written first and the numbered file copied from it, so
+    ``latest.pt`` is never older than the newest numbered file, even after a
+    kill between the two writes.
+    """
+
+    LATEST = "latest.pt"
+    BEST = "best.pt"
+
+    def __init__(self, directory: str | Path, keep_last: int) -> None:
+        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
+            raise CheckpointError(f"keep_last={keep_last!r}: must be an integer >= 1")
+        self.directory = Path(directory)
+        self.keep_last = keep_last
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_temporaries()
+
+    def step_path(self, games: int) -> Path:
+        return self.directory / f"step_{games}.pt"
+
+    @property
+    def latest_path(self) -> Path:
+        return self.directory / self.LATEST
+
+    @property
+    def best_path(self) -> Path:
+        return self.directory / self.BEST
+
+    def save(self, *, best: bool = False, **payload: Any) -> Path:
+        """Write ``step_<games>.pt`` and ``latest.pt`` (and ``best.pt`` if ``best``), then prune.
+
+        Takes the keyword arguments of :func:`save_checkpoint`; returns the numbered file.
+        """
+        data = make_payload(**payload)
+        write_payload(self.latest_path, data)
+        step_path = self.step_path(data["counters"]["games"])
+        _atomic_copy(self.latest_path, step_path)
+        if best:
+            _atomic_copy(self.latest_path, self.best_path)
+        self.prune()
+        return step_path
+
+    def save_best(self, **payload: Any) -> Path:
+        """Write ``best.pt`` alone (for a best model found between checkpoints)."""
+        return save_checkpoint(self.best_path, **payload)
+
+    def mark_best(self, path: str | Path) -> Path:
+        """Copy an existing checkpoint of this run to ``best.pt``."""
+        _atomic_copy(Path(path), self.best_path)
+        return self.best_path
+
+    def steps(self) -> list[tuple[int, Path]]:
+        """The numbered checkpoints as (games, path), oldest first."""
+        found = []
+        for entry in self.directory.iterdir():
+            match = _STEP_PATTERN.match(entry.name)
+            if match and entry.is_file():
+                found.append((int(match.group(1)), entry))
+        return sorted(found)
+
+    def prune(self) -> list[Path]:
+        """Delete all but the newest ``keep_last`` numbered checkpoints; returns the deleted paths."""
+        removed = [path for _, path in self.steps()[:-self.keep_last]]
+        for path in removed:
+            path.unlink(missing_ok=True)
+        return removed
+
+    def latest(self) -> Path | None:
+        """The checkpoint to resume from: ``latest.pt``, else the newest numbered one, else None."""
+        if self.latest_path.is_file():
+            return self.latest_path
+        steps = self.steps()
+        return steps[-1][1] if steps else None
+
+    def load_latest(self, **expect: Any) -> Checkpoint | None:
+        """Load :meth:`latest` (with :func:`load_checkpoint`'s ``expect_*`` checks), or None if there is none."""
+        path = self.latest()
+        return None if path is None else load_checkpoint(path, **expect)
+
+    def _remove_stale_temporaries(self) -> None:
+        # Left behind only when a writer was killed mid-write; one run writes one directory.
+        for entry in self.directory.glob(_TEMP_PREFIX + "*" + _TEMP_SUFFIX):
+            entry.unlink(missing_ok=True)

@@ -1,0 +1,451 @@
+"""Typed training configuration, loaded from TOML files in ``configs/``.
+
+A :class:`TrainConfig` is a tree of small dataclasses, one per TOML section,
+with a one-line docstring under every field (those docstrings also become the
+comments of :func:`config_to_toml`). Files may leave out any key (the default
+is used) but may not add one: an unknown key or a value of the wrong type is a
+:class:`ConfigError` naming the file, the section and the key::
+
+    config = load_config("configs/quick.toml", overrides=["model.hidden=128"])
+    text = config_to_toml(config)          # loads back to an equal config
+
+Overrides are ``section.key=value`` with ``value`` read as a TOML literal
+(``0.5``, ``true``, ``["random", "pipcount"]``); strings may go unquoted
+(``run.variant=plakoto``) and string lists may drop the quotes
+(``eval.opponents=[random,pipcount]``).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import functools
+import inspect
+import math
+import textwrap
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+Variant = Literal["tapa", "plakoto", "backgammon"]
+Activation = Literal["relu", "tanh", "sigmoid", "gelu", "silu"]
+LearningMethod = Literal["lambda-return", "online-traces"]
+Optimizer = Literal["adam", "sgd"]
+
+
+class ConfigError(ValueError):
+    """A configuration file, dict or override that does not fit :class:`TrainConfig`."""
+
+
+def _bounded(default: Any, *, minimum: float | None = None, maximum: float | None = None,
+             above: float | None = None) -> Any:
+    """A dataclass field with inclusive ``minimum``/``maximum`` or an exclusive lower bound ``above``."""
+    bounds = {key: value for key, value in (("minimum", minimum), ("maximum", maximum), ("above", above))
+              if value is not None}
+    return field(default=default, metadata=bounds)
+
+
+@dataclass
+class RunConfig:
+    """What is trained, for how long, and where it runs."""
+
+    name: str = "default"
+    """Experiment name; the run directory is ``<variant>__<name>__<seed>__<time>``."""
+    seed: int = _bounded(1, minimum=0)
+    """Seed of every random generator of the run (self-play dice, exploration, initial weights)."""
+    variant: Variant = "tapa"
+    """Rule set to train on: ``tapa``, ``plakoto`` or ``backgammon``."""
+    total_games: int = _bounded(100_000, minimum=1)
+    """Self-play games to train for, counted over the whole run including resumed parts."""
+    torch_threads: int = _bounded(2, minimum=1)
+    """Threads torch may use (``torch.set_num_threads``)."""
+    device: str = "cpu"
+    """Torch device for the network (``cpu``, ``cuda``, ``cuda:1``, ...)."""
+
+
+@dataclass
+class ModelConfig:
+    """The evaluator network: an MLP from the encoded position to the result distribution."""
+
+    layers: int = _bounded(2, minimum=1)
+    """Hidden layers of the MLP."""
+    hidden: int = _bounded(128, minimum=1)
+    """Units in each hidden layer."""
+    activation: Activation = "relu"
+    """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
+
+
+@dataclass
+class SelfPlayConfig:
+    """How self-play games are generated."""
+
+    parallel_games: int = _bounded(128, minimum=1)
+    """Games played side by side; every ply evaluates all their afterstates in one forward pass."""
+    epsilon_start: float = _bounded(0.1, minimum=0.0, maximum=1.0)
+    """Chance of a uniformly random legal move instead of the greedy one, at the start of training."""
+    epsilon_end: float = _bounded(0.0, minimum=0.0, maximum=1.0)
+    """Chance of a random move once ``epsilon_decay_games`` games have been played."""
+    epsilon_decay_games: int = _bounded(20_000, minimum=0)
+    """Games over which exploration falls linearly from ``epsilon_start`` to ``epsilon_end`` (0: at once)."""
+    max_turns: int = _bounded(1_000, minimum=1)
+    """Turns after which an unfinished game is abandoned (not used for learning)."""
+
+    def epsilon(self, games_played: int) -> float:
+        """Exploration rate after ``games_played`` games (linear decay, then constant)."""
+        if self.epsilon_decay_games <= 0 or games_played >= self.epsilon_decay_games:
+            return self.epsilon_end
+        fraction = max(games_played, 0) / self.epsilon_decay_games
+        return self.epsilon_start + fraction * (self.epsilon_end - self.epsilon_start)
+
+
+@dataclass
+class LearningConfig:
+    """TD(lambda) learning from the self-play games."""
+
+    method: LearningMethod = "lambda-return"
+    """``lambda-return``: batched forward-view targets per finished game; ``online-traces``: traces each ply."""
+    lambda_: float = _bounded(0.7, minimum=0.0, maximum=1.0)
+    """TD(lambda) decay: 0 bootstraps from the next position only, 1 learns from the final result only."""
+    learning_rate: float = _bounded(1e-3, above=0.0)
+    """Optimizer step size."""
+    optimizer: Optimizer = "adam"
+    """``adam`` or ``sgd``."""
+    batch_size: int = _bounded(512, minimum=1)
+    """Positions per gradient step (lambda-return method)."""
+    weight_decay: float = _bounded(0.0, minimum=0.0)
+    """L2 weight decay of the optimizer (0: none)."""
+    grad_clip: float = _bounded(1.0, minimum=0.0)
+    """Largest gradient norm per step; larger gradients are scaled down (0: no clipping)."""
+
+
+@dataclass
+class EvalConfig:
+    """Periodic evaluation against fixed opponents."""
+
+    every_games: int = _bounded(5_000, minimum=1)
+    """Self-play games between evaluations."""
+    games: int = _bounded(400, minimum=1)
+    """Games against each opponent per evaluation (each deal played from both sides)."""
+    opponents: list[str] = field(default_factory=lambda: ["random", "pipcount"])
+    """Bots to evaluate against, by name."""
+
+
+@dataclass
+class CheckpointConfig:
+    """When and where checkpoints are written."""
+
+    every_games: int = _bounded(1_000, minimum=1)
+    """Self-play games between checkpoints; an interrupted run loses at most these."""
+    keep_last: int = _bounded(3, minimum=1)
+    """Numbered checkpoints kept; older ones are deleted (``best.pt`` and ``latest.pt`` always stay)."""
+    directory: str = "runs"
+    """Directory holding one subdirectory per run (logs and checkpoints)."""
+
+
+@dataclass
+class LoggingConfig:
+    """Progress output and TensorBoard logs."""
+
+    tensorboard: bool = True
+    """Write TensorBoard event files into the run directory."""
+    log_every_games: int = _bounded(100, minimum=1)
+    """Self-play games between logged training scalars."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run needs; with the seed it reproduces the run."""
+
+    run: RunConfig = field(default_factory=RunConfig)
+    """What is trained, for how long, and where it runs."""
+    model: ModelConfig = field(default_factory=ModelConfig)
+    """The evaluator network."""
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    """How self-play games are generated."""
+    learning: LearningConfig = field(default_factory=LearningConfig)
+    """TD(lambda) learning."""
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """Periodic evaluation against fixed opponents."""
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    """When and where checkpoints are written."""
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
+    """Progress output and TensorBoard logs."""
+
+
+# ---------------------------------------------------------------------------
+# Loading
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
+    """Read a TOML config file, then apply ``section.key=value`` overrides."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"config file {path} cannot be read: {error}") from None
+    return loads_config(text, source=str(path), overrides=overrides)
+
+
+def loads_config(text: str, source: str = "<string>", overrides: Sequence[str] = ()) -> TrainConfig:
+    """A config from TOML text; ``source`` names it in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{source}: not valid TOML: {error}") from None
+    config = config_from_dict(data, source=source)
+    return apply_overrides(config, overrides)
+
+
+def config_from_dict(data: dict[str, Any], source: str = "<dict>") -> TrainConfig:
+    """A config from nested dicts (as in TOML or a checkpoint); missing keys keep their defaults."""
+    return _build(TrainConfig, data, section="", source=source)
+
+
+def config_to_dict(config: TrainConfig) -> dict[str, Any]:
+    """Nested plain dicts of str, int, float, bool and lists (fit for TOML, JSON and checkpoints)."""
+    return dataclasses.asdict(config)
+
+
+def apply_overrides(config: TrainConfig, overrides: Sequence[str]) -> TrainConfig:
+    """A copy of ``config`` with each ``section.key=value`` override applied in order."""
+    if isinstance(overrides, str):
+        raise ConfigError("overrides must be a list of 'section.key=value' strings, not one string")
+    data = config_to_dict(config)
+    for override in overrides:
+        section, key, value = _parse_override(override)
+        data[section][key] = value
+    return config_from_dict(data, source="overrides")
+
+
+def _parse_override(override: str) -> tuple[str, str, Any]:
+    where = f"override {override!r}"
+    if not isinstance(override, str) or "=" not in override:
+        raise ConfigError(f"{where}: want 'section.key=value', e.g. 'model.hidden=128'")
+    dotted, raw = (part.strip() for part in override.split("=", 1))
+    parts = dotted.split(".")
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"{where}: want 'section.key=value' with one dot in the name, e.g. 'model.hidden=128'")
+    section, key = parts
+    section_types = _field_types(TrainConfig)
+    if section not in section_types:
+        raise ConfigError(f"{where}: unknown section [{section}]{_suggest(section, section_types)}")
+    key_types = _field_types(section_types[section])
+    if key not in key_types:
+        raise ConfigError(f"{where}: unknown key {key!r} in section [{section}]{_suggest(key, key_types)}")
+    if raw == "":
+        raise ConfigError(f"{where}: no value after '='")
+    value = _parse_override_value(raw, key_types[key])
+    metadata = {item.name: item.metadata for item in dataclasses.fields(section_types[section])}[key]
+    return section, key, _check_value(value, key_types[key], metadata, dotted, where)
+
+
+def _parse_override_value(raw: str, expected: Any) -> Any:
+    try:
+        value = tomllib.loads(f"value = {raw}")["value"]
+    except tomllib.TOMLDecodeError:
+        value = None
+        parsed = False
+    else:
+        parsed = True
+    if _is_string_type(expected) and not (parsed and isinstance(value, str)):
+        # Unquoted text for a string field: 'run.name=2024' means the name "2024".
+        return raw
+    if typing.get_origin(expected) is list and not parsed and raw.startswith("[") and raw.endswith("]"):
+        # Shells eat quotes: '[random,pipcount]' means ["random", "pipcount"].
+        inner = raw[1:-1].strip()
+        return [item.strip().strip("\"'") for item in inner.split(",")] if inner else []
+    if not parsed:
+        return raw  # reported by the type check with the expected type
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Type checking
+
+
+def _build(cls: type, data: Any, section: str, source: str) -> Any:
+    where = f"{source}: section [{section}]" if section else source
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where} must be a table, got {_describe(data)}")
+    types = _field_types(cls)
+    unknown = [key for key in data if key not in types]
+    if unknown:
+        key = unknown[0]
+        if section:
+            message = f"{source}: unknown key {key!r} in section [{section}]"
+        else:
+            message = f"{source}: unknown section [{key}]"
+        raise ConfigError(message + _suggest(key, types))
+    values = {}
+    for item in dataclasses.fields(cls):
+        if item.name not in data:
+            continue
+        expected = types[item.name]
+        name = f"{section}.{item.name}" if section else item.name
+        if dataclasses.is_dataclass(expected):
+            values[item.name] = _build(expected, data[item.name], name, source)
+        else:
+            values[item.name] = _check_value(data[item.name], expected, item.metadata, name, source)
+    return cls(**values)
+
+
+def _check_value(value: Any, expected: Any, bounds: Any, name: str, source: str) -> Any:
+    def fail(why: str) -> typing.NoReturn:
+        raise ConfigError(f"{source}: {name} = {_show(value)}: {why}")
+
+    origin = typing.get_origin(expected)
+    if origin is Literal:
+        choices = typing.get_args(expected)
+        if value not in choices or not isinstance(value, str):
+            fail(f"must be one of {', '.join(repr(choice) for choice in choices)}")
+        return value
+    if origin is list:
+        (item_type,) = typing.get_args(expected)
+        if not isinstance(value, list) or not all(isinstance(item, item_type) for item in value):
+            fail(f"expected a list of {_type_name(item_type)}, got {_describe(value)}")
+        return list(value)
+    if expected is bool:
+        if not isinstance(value, bool):
+            fail(f"expected true or false, got {_describe(value)}")
+        return value
+    if expected is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail(f"expected an integer, got {_describe(value)}")
+    elif expected is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail(f"expected a number, got {_describe(value)}")
+        value = float(value)
+        if not math.isfinite(value):
+            fail("expected a finite number")
+    elif expected is str:
+        if not isinstance(value, str):
+            fail(f"expected a string, got {_describe(value)}")
+        if not value:
+            fail("must not be empty")
+        return value
+    else:  # pragma: no cover - a field type this module does not handle yet
+        raise TypeError(f"config field {name} has unsupported type {expected!r}")
+    if "minimum" in bounds and value < bounds["minimum"]:
+        fail(f"must be at least {bounds['minimum']}")
+    if "maximum" in bounds and value > bounds["maximum"]:
+        fail(f"must be at most {bounds['maximum']}")
+    if "above" in bounds and value <= bounds["above"]:
+        fail(f"must be greater than {bounds['above']}")
+    return value
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {item.name: hints[item.name] for item in dataclasses.fields(cls)}
+
+
+def _is_string_type(expected: Any) -> bool:
+    return expected is str or typing.get_origin(expected) is Literal
+
+
+def _type_name(expected: Any) -> str:
+    return {bool: "booleans", int: "integers", float: "numbers", str: "strings"}.get(expected, repr(expected))
+
+
+def _describe(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _show(value: Any) -> str:
+    """``value`` as it would be written in TOML (``true``, ``"text"``), or its repr."""
+    try:
+        return _toml_value(value)
+    except TypeError:
+        return repr(value)
+
+
+def _suggest(name: str, known: dict[str, Any]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{hint} Known: {', '.join(known)}."
+
+
+# ---------------------------------------------------------------------------
+# Writing
+
+
+def config_to_toml(config: TrainConfig) -> str:
+    """TOML text for ``config``, each key commented with its docstring; :func:`loads_config` reads it back equal."""
+    lines: list[str] = []
+    for section in dataclasses.fields(TrainConfig):
+        section_value = getattr(config, section.name)
+        if lines:
+            lines.append("")
+        section_doc = field_docs(TrainConfig).get(section.name)
+        if section_doc:
+            lines.append(f"# {section_doc}")
+        lines.append(f"[{section.name}]")
+        docs = field_docs(type(section_value))
+        for item in dataclasses.fields(section_value):
+            doc = docs.get(item.name)
+            if doc:
+                lines.extend(f"# {line}" for line in textwrap.wrap(doc, 100))
+            lines.append(f"{item.name} = {_toml_value(getattr(section_value, item.name))}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def _toml_string(text: str) -> str:
+    escapes = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+    out = []
+    for char in text:
+        if char in escapes:
+            out.append(escapes[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+@functools.cache
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field of a config dataclass, joined into one line."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):  # no source (frozen application): no comments
+        return {}
+    body = ast.parse(source).body[0].body
+    docs = {}
+    for statement, following in zip(body, body[1:]):
+        if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)):
+            docs[statement.target.id] = " ".join(following.value.value.split())
+    return docs
+
+
+def run_name(config: TrainConfig, when: datetime | None = None) -> str:
+    """The run directory name ``<variant>__<name>__<seed>__<YYYYmmdd-HHMMSS>``."""
+    stamp = (when or datetime.now()).strftime("%Y%m%d-%H%M%S")
+    return f"{config.run.variant}__{config.run.name}__{config.run.seed}__{stamp}"
