@@ -69,14 +69,40 @@ class RunConfig:
 
 @dataclass
 class ModelConfig:
-    """The evaluator network: an MLP from the encoded position to the result distribution."""
+    """The evaluator network: an MLP from the encoded position to the result distribution.
 
-    layers: int = _bounded(2, minimum=1)
-    """Hidden layers of the MLP."""
+    The one model configuration of the project: ``tapa_ai.model.EvaluatorNet``
+    takes it, checkpoints store it (``to_dict``).
+    """
+
+    layers: int = _bounded(1, minimum=0)
+    """Hidden layers of the MLP (0 = a linear softmax model on the features)."""
     hidden: int = _bounded(128, minimum=1)
     """Units in each hidden layer."""
     activation: Activation = "relu"
     """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 0:
+            raise ConfigError(f"model.layers={self.layers!r}: must be an integer >= 0")
+        if isinstance(self.hidden, bool) or not isinstance(self.hidden, int) or self.hidden < 1:
+            raise ConfigError(f"model.hidden={self.hidden!r}: must be an integer >= 1")
+        if self.activation not in typing.get_args(Activation):
+            raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "ModelConfig":
+        """A model config from a dict; unknown keys are refused with their names."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"model config must be a dict, got {type(data).__name__}")
+        known = {item.name for item in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown model option(s) {unknown}; known: {sorted(known)}")
+        return cls(**data)
 
 
 @dataclass

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .config import ModelConfig
 from .encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES
 from .movegen import kernel as _movegen_kernel
 from .rules.options import RuleOptions, variant_rules
@@ -200,38 +201,6 @@ def swap_sides(probabilities: Array) -> Array:
 
 
 # -- the network ----------------------------------------------------------------------------------
-@dataclass
-class ModelConfig:
-    """Shape of the evaluator MLP."""
-
-    layers: int = 1
-    """Hidden layers (0 = a linear softmax model on the features)."""
-    hidden: int = 128
-    """Units in each hidden layer."""
-    activation: str = "relu"
-    """Activation after each hidden layer: relu, tanh, sigmoid, gelu or silu."""
-
-    def __post_init__(self) -> None:
-        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 0:
-            raise ValueError(f"model.layers={self.layers!r}: must be an integer >= 0")
-        if isinstance(self.hidden, bool) or not isinstance(self.hidden, int) or self.hidden < 1:
-            raise ValueError(f"model.hidden={self.hidden!r}: must be an integer >= 1")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"model.activation={self.activation!r}: must be one of {sorted(ACTIVATIONS)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "ModelConfig":
-        """A config from a dict; unknown keys are refused with their names."""
-        known = {field.name for field in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown model option(s) {unknown}; known: {sorted(known)}")
-        return cls(**data)
-
-
 class EvaluatorNet(nn.Module):
     """MLP: (B, NUM_FEATURES) encoded positions -> (B, K) outcome-class logits for the side to move.
 

@@ -1,0 +1,65 @@
+"""Fixed reference opponents that choose among afterstates: ``random`` and ``pipcount``.
+
+Both work on :class:`~tapa_ai.movegen.generate.Afterstates` in batch form:
+for every source position they return the index of the chosen afterstate row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..movegen.batch import PositionBatch
+from ..movegen.generate import Afterstates
+
+_POINT_NUMBERS = np.arange(1, 25, dtype=np.int32)
+
+
+def segment_argmax(scores: np.ndarray, offsets: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Row of the highest score in each segment ``offsets[b]:offsets[b+1]`` (ties broken at random).
+
+    scores: (N,) float; offsets: (B + 1,) int, every segment non-empty. Returns (B,) int64 rows.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if rng is not None:
+        # Scale-aware jitter far below any real difference between equities.
+        scores = scores + rng.random(scores.shape[0]) * 1e-9
+    starts = offsets[:-1]
+    counts = np.diff(offsets)
+    best = np.maximum.reduceat(scores, starts)
+    hits = np.flatnonzero(scores == np.repeat(best, counts))
+    segment_of_hit = np.searchsorted(offsets, hits, side="right") - 1
+    _, first = np.unique(segment_of_hit, return_index=True)
+    return hits[first]
+
+
+def choose_random(afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random afterstate per position: (B,) rows."""
+    starts = afterstates.offsets[:-1]
+    counts = np.diff(afterstates.offsets)
+    return starts + (rng.random(starts.shape[0]) * counts).astype(np.int64)
+
+
+def pip_counts(batch: PositionBatch) -> np.ndarray:
+    """(B, 2) pips still to travel for (mover, opponent); the bar counts 25, pinned checkers count."""
+    board = batch.board.astype(np.int32)
+    pinned = batch.pinned.astype(np.int32)
+    mover = np.clip(board, 0, None) + (pinned == 1)
+    opponent = np.clip(-board, 0, None) + (pinned == -1)
+    mover_pips = mover @ _POINT_NUMBERS + 25 * batch.bar[:, 0].astype(np.int32)
+    # The mover's point p is the opponent's point 25 - p.
+    opponent_pips = opponent @ (25 - _POINT_NUMBERS) + 25 * batch.bar[:, 1].astype(np.int32)
+    return np.stack([mover_pips, opponent_pips], axis=1)
+
+
+def pipcount_scores(afterstates: Afterstates) -> np.ndarray:
+    """(N,) the pip lead of the side that moved; a won game scores above any race."""
+    pips = pip_counts(afterstates.positions)
+    scores = (pips[:, 1] - pips[:, 0]).astype(np.float64)
+    won = afterstates.game_over & (afterstates.winner == afterstates.positions.turn)
+    scores[won] = 1000.0 + afterstates.result_points[won]
+    return scores
+
+
+def choose_pipcount(afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+    """The afterstate with the best pip lead per position (wins first; ties at random): (B,) rows."""
+    return segment_argmax(pipcount_scores(afterstates), afterstates.offsets, rng)
