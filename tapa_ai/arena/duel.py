@@ -1,0 +1,149 @@
+"""Paired-dice duels between two policies, all games of a batch played side by side.
+
+Games come in pairs with the same dice, one with A moving first, one with B
+moving first, so luck cancels out between the two (duplicate play). Points
+per game for A come with a 95% confidence interval computed over the pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..bots.basic import choose_pipcount, choose_random, segment_argmax
+from ..model import EvaluatorNet, outcome_points
+from ..movegen import PositionBatch, generate
+from ..movegen import kernel as movegen_kernel
+from ..rules.options import RuleOptions
+from ..rules.position import start_position
+
+Policy = Callable[[object, np.random.Generator], np.ndarray]
+"""(afterstates, rng) -> (B,) chosen afterstate rows, one per source position."""
+
+
+def random_policy(afterstates, rng):
+    return choose_random(afterstates, rng)
+
+
+def pipcount_policy(afterstates, rng):
+    return choose_pipcount(afterstates, rng)
+
+
+def net_policy(net: EvaluatorNet) -> Policy:
+    """Greedy 0-ply policy of a network: the afterstate with the best equity for the mover."""
+    from ..training.policy import afterstate_distributions
+
+    points = outcome_points(net.rules)
+
+    def choose(afterstates, rng):
+        return segment_argmax(afterstate_distributions(net, afterstates) @ points, afterstates.offsets, rng)
+
+    return choose
+
+
+@dataclass
+class DuelResult:
+    """What A scored against B."""
+
+    games: int
+    ppg: float
+    """A's mean points per game."""
+    ppg_ci95: tuple[float, float]
+    win_rate: float
+    """A's wins / games (draws are not wins)."""
+    win_rate_ci95: tuple[float, float]
+    kinds: Counter = field(default_factory=Counter)
+    """How the games ended (single, gammon, backgammon, mother, draw)."""
+    unfinished: int = 0
+
+    def summary(self) -> dict:
+        return {"games": self.games, "ppg": self.ppg, "ppg_ci95": list(self.ppg_ci95), "win_rate": self.win_rate,
+                "win_rate_ci95": list(self.win_rate_ci95), "kinds": dict(self.kinds), "unfinished": self.unfinished}
+
+
+def _mean_ci(per_pair: np.ndarray) -> tuple[float, tuple[float, float]]:
+    mean = float(per_pair.mean())
+    if per_pair.size < 2:
+        return mean, (-math.inf, math.inf)
+    half = 1.96 * float(per_pair.std(ddof=1)) / math.sqrt(per_pair.size)
+    return mean, (mean - half, mean + half)
+
+
+def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed: int,
+         max_turns: int = 2000) -> DuelResult:
+    """Play ``2 * pairs`` games of A against B with paired dice; returns A's results.
+
+    Game ``2i`` has A moving first, game ``2i + 1`` has B moving first, and
+    both see the same dice at every turn. Everything is drawn from ``seed``.
+    """
+    rng = np.random.default_rng(seed)
+    games = 2 * pairs
+    # Dice of every pair and turn, drawn once: both games of a pair read the same row.
+    dice_table = rng.integers(1, 7, size=(pairs, max_turns, 2)).astype(np.int8)
+    if rules.opening == "use-opening-dice":
+        first = dice_table[:, 0]
+        while True:
+            doubles = first[:, 0] == first[:, 1]
+            if not doubles.any():
+                break
+            first[doubles] = rng.integers(1, 7, size=(int(doubles.sum()), 2))
+    template = PositionBatch.from_positions([start_position(rules, "X")])
+    batch = template.take(np.zeros(games, dtype=np.int64))
+    pair = np.arange(games) // 2
+    a_moves = (np.arange(games) % 2 == 0)  # whose turn it is, per running game
+    points_for_a = np.zeros(games)
+    a_won = np.zeros(games, dtype=bool)
+    kinds: Counter = Counter()
+    running = np.arange(games)
+    turn = 0
+    while running.size and turn < max_turns:
+        dice = dice_table[pair[running], turn]
+        afterstates = generate(batch, dice)
+        chosen = np.empty(running.size, dtype=np.int64)
+        mask_a = a_moves[running]
+        for mask, policy in ((mask_a, policy_a), (~mask_a, policy_b)):
+            index = np.flatnonzero(mask)
+            if index.size:
+                part = _subset(afterstates, index)
+                # Rows of the subset -> rows of the whole batch.
+                chosen[index] = afterstates.offsets[index] + (policy(part, rng) - part.offsets[:-1])
+        over = afterstates.game_over[chosen]
+        for local in np.flatnonzero(over).tolist():
+            row = chosen[local]
+            game = running[local]
+            kind = movegen_kernel.RESULT_KINDS[int(afterstates.result_kind[row])]
+            kinds[kind] += 1
+            if kind != "draw":
+                points = int(afterstates.result_points[row])
+                mover_is_a = bool(a_moves[game])
+                points_for_a[game] = points if mover_is_a else -points
+                a_won[game] = mover_is_a
+        keep = np.flatnonzero(~over)
+        batch = afterstates.positions.take(chosen[keep]).flipped()
+        running = running[keep]
+        a_moves[running] = ~a_moves[running]
+        turn += 1
+    per_pair_points = points_for_a.reshape(pairs, 2).mean(axis=1)
+    per_pair_wins = a_won.reshape(pairs, 2).mean(axis=1).astype(np.float64)
+    ppg, ppg_ci = _mean_ci(per_pair_points)
+    win_rate, win_ci = _mean_ci(per_pair_wins)
+    return DuelResult(games, ppg, ppg_ci, win_rate, win_ci, kinds, int(running.size))
+
+
+def _subset(afterstates, index: np.ndarray):
+    """The afterstates of some source positions only, as their own Afterstates (offsets rebased)."""
+    from ..movegen.generate import Afterstates
+
+    starts = afterstates.offsets[index]
+    counts = afterstates.offsets[index + 1] - starts
+    rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return Afterstates(
+        afterstates.positions.take(rows), np.repeat(np.arange(index.size, dtype=np.int32), counts), offsets,
+        afterstates.game_over[rows], afterstates.winner[rows], afterstates.result_kind[rows],
+        afterstates.result_points[rows], afterstates.steps[rows], afterstates.n_steps[rows],
+    )

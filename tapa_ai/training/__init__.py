@@ -1,0 +1,1 @@
+"""Self-play and TD(lambda) learning of the evaluator (issue 4)."""

@@ -1,0 +1,30 @@
+"""Choosing afterstates with a network: the 0-ply greedy policy shared by self-play and evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..encoding import encode
+from ..model import EvaluatorNet, outcome_classes, swap_sides
+from ..movegen.generate import Afterstates
+
+
+def afterstate_distributions(net: EvaluatorNet, afterstates: Afterstates) -> np.ndarray:
+    """(N, K) outcome probabilities of every afterstate, from the view of the side that moved.
+
+    A finished game is its exact outcome (one-hot); any other afterstate is
+    the net's evaluation of the position with the opponent to roll, read from
+    the mover's side.
+    """
+    features = encode(afterstates.positions.flipped())
+    with torch.inference_mode():
+        logits = net(torch.from_numpy(features).to(net.points.device))
+        opponent_view = torch.softmax(logits, dim=-1).cpu().numpy()
+    distributions = swap_sides(opponent_view)
+    over = np.flatnonzero(afterstates.game_over)
+    if over.size:
+        classes = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
+        distributions[over] = 0.0
+        distributions[over, classes] = 1.0
+    return distributions

@@ -1,0 +1,201 @@
+"""Vectorized self-play: many games side by side, one move-generation call and one forward pass per ply.
+
+Each ply, for all ``G`` running games at once: roll dice, generate every
+legal afterstate (:func:`tapa_ai.movegen.generate`), evaluate them all in one
+batch (:func:`afterstate_distributions`), and pick the best by equity (with
+epsilon-random exploration). A game's trajectory keeps, per turn, the
+position before the roll (compact int8 arrays, encoded only when learned
+from) and the evaluation of the chosen afterstate from the mover's view;
+finished games turn it into TD(lambda) targets (:func:`lambda_returns`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..bots.basic import choose_random, segment_argmax
+from ..model import EvaluatorNet, outcome_points, swap_sides
+from ..movegen import PositionBatch, generate
+from ..movegen import kernel as movegen_kernel
+from ..rules.options import RuleOptions
+from ..rules.position import start_position
+from .policy import afterstate_distributions
+
+STATE_WIDTH = 52
+"""Columns of a compact state row: board (24), pinned (24), off (2), bar (2), all int8, mover's view."""
+
+
+def pack_states(batch: PositionBatch) -> np.ndarray:
+    """(B, 52) int8 compact rows of a batch (mover's view)."""
+    return np.concatenate([batch.board, batch.pinned, batch.off, batch.bar], axis=1).astype(np.int8)
+
+
+def unpack_states(rows: np.ndarray, rules: RuleOptions) -> PositionBatch:
+    """A batch (all X to move, one rule set) from compact rows; enough for encoding."""
+    rows = np.asarray(rows, dtype=np.int8)
+    size = rows.shape[0]
+    return PositionBatch(
+        np.ascontiguousarray(rows[:, 0:24]), np.ascontiguousarray(rows[:, 24:48]),
+        np.ascontiguousarray(rows[:, 48:50]), np.ascontiguousarray(rows[:, 50:52]),
+        np.zeros(size, dtype=np.int8), np.zeros(size, dtype=np.int8), (rules,),
+    )
+
+
+def lambda_returns(next_values: np.ndarray, lambda_: float) -> np.ndarray:
+    """(T, K) TD(lambda) targets of one finished game, each from the view of the side to move at that turn.
+
+    ``next_values[t]`` is the value of the position after turn ``t`` from the
+    view of turn ``t``'s mover: the net's evaluation of the chosen afterstate,
+    and for the last turn the exact outcome. Backwards:
+    ``G[T-1] = next_values[T-1]`` and
+    ``G[t] = (1 - lambda) * next_values[t] + lambda * swap(G[t+1])``
+    (``swap`` reads the next mover's target from this mover's side).
+    """
+    targets = np.empty_like(next_values)
+    targets[-1] = next_values[-1]
+    for turn in range(len(next_values) - 2, -1, -1):
+        targets[turn] = (1.0 - lambda_) * next_values[turn] + lambda_ * swap_sides(targets[turn + 1])
+    return targets
+
+
+@dataclass
+class FinishedGame:
+    """One self-play game, ready to learn from."""
+
+    states: np.ndarray
+    """(T, 52) int8 compact positions before each turn's roll, mover's view."""
+    next_values: np.ndarray
+    """(T, K) float32 value of the position after each turn, from that turn's mover."""
+    kind: str
+    """How it ended: single, gammon, backgammon, mother, draw."""
+    turns: int
+
+
+@dataclass
+class SelfPlayStats:
+    games: int = 0
+    decisions: int = 0
+    abandoned: int = 0
+    turns_of_finished: int = 0
+    kinds: Counter = field(default_factory=Counter)
+
+
+class SelfPlay:
+    """``games`` parallel self-play games of one rule set, driven by one network.
+
+    State (the running games and their trajectories so far) can be saved with
+    :meth:`state_dict` and restored with :meth:`load_state_dict`, so a resumed
+    run continues exactly where it stopped.
+    """
+
+    def __init__(self, rules: RuleOptions, net: EvaluatorNet, games: int, rng: np.random.Generator,
+                 max_turns: int = 1000) -> None:
+        self.rules = rules
+        self.net = net
+        self.size = games
+        self.rng = rng
+        self.max_turns = max_turns
+        self.points = outcome_points(rules)
+        self._start = PositionBatch.from_positions([start_position(rules, "X")])
+        self.batch = self._start.take(np.zeros(games, dtype=np.int64))
+        self.batch.turn[:] = rng.integers(0, 2, games)
+        self.turns = np.zeros(games, dtype=np.int64)
+        self.states: list[list[np.ndarray]] = [[] for _ in range(games)]
+        self.values: list[list[np.ndarray]] = [[] for _ in range(games)]
+        self.stats = SelfPlayStats()
+
+    # ------------------------------------------------------------------
+    def _roll(self) -> np.ndarray:
+        dice = self.rng.integers(1, 7, size=(self.size, 2))
+        if self.rules.opening == "use-opening-dice":
+            # A game's first turn plays the opening roll: two different dice.
+            first = np.flatnonzero(self.turns == 0)
+            while first.size:
+                doubles = first[dice[first, 0] == dice[first, 1]]
+                dice[doubles] = self.rng.integers(1, 7, size=(doubles.size, 2))
+                first = doubles
+        return dice
+
+    def _reset(self, games: np.ndarray) -> None:
+        for game in games.tolist():
+            self.states[game] = []
+            self.values[game] = []
+        self.turns[games] = 0
+        fresh = self._start.take(np.zeros(games.size, dtype=np.int64))
+        for name in ("board", "pinned", "off", "bar"):
+            getattr(self.batch, name)[games] = getattr(fresh, name)
+        self.batch.turn[games] = self.rng.integers(0, 2, games.size)
+
+    def play_ply(self, epsilon: float) -> list[FinishedGame]:
+        """Every running game plays one turn; returns the games that finished in it."""
+        dice = self._roll()
+        before = pack_states(self.batch)
+        afterstates = generate(self.batch, dice)
+        distributions = afterstate_distributions(self.net, afterstates)
+        equities = distributions @ self.points
+        chosen = segment_argmax(equities, afterstates.offsets, self.rng)
+        if epsilon > 0:
+            explore = self.rng.random(self.size) < epsilon
+            if explore.any():
+                chosen = np.where(explore, choose_random(afterstates, self.rng), chosen)
+        for game in range(self.size):
+            self.states[game].append(before[game])
+            self.values[game].append(distributions[chosen[game]])
+        self.turns += 1
+        self.stats.decisions += self.size
+
+        finished: list[FinishedGame] = []
+        over = afterstates.game_over[chosen]
+        for game in np.flatnonzero(over).tolist():
+            kind = movegen_kernel.RESULT_KINDS[int(afterstates.result_kind[chosen[game]])]
+            finished.append(FinishedGame(np.stack(self.states[game]), np.stack(self.values[game]).astype(np.float32),
+                                         kind, int(self.turns[game])))
+            self.stats.games += 1
+            self.stats.turns_of_finished += int(self.turns[game])
+            self.stats.kinds[kind] += 1
+        self.batch = afterstates.positions.take(chosen).flipped()
+        stale = np.flatnonzero(~over & (self.turns >= self.max_turns))
+        self.stats.abandoned += int(stale.size)
+        ended = np.flatnonzero(over)
+        if ended.size or stale.size:
+            self._reset(np.concatenate([ended, stale]))
+        return finished
+
+    # ------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Plain data (tensors, ints, lists) of the running games, for a checkpoint."""
+        lengths = [len(states) for states in self.states]
+        width = len(self.points)
+        states = np.concatenate([np.stack(s) for s in self.states if s]) if any(lengths) else np.zeros((0, STATE_WIDTH), np.int8)
+        values = np.concatenate([np.stack(v) for v in self.values if v]) if any(lengths) else np.zeros((0, width), np.float32)
+        return {
+            "batch": torch.from_numpy(pack_states(self.batch).copy()),
+            "turn": torch.from_numpy(self.batch.turn.copy()),
+            "turns": torch.from_numpy(self.turns.copy()),
+            "lengths": lengths,
+            "states": torch.from_numpy(states.copy()),
+            "values": torch.from_numpy(np.asarray(values, dtype=np.float32).copy()),
+            "stats": {"games": self.stats.games, "decisions": self.stats.decisions,
+                      "abandoned": self.stats.abandoned, "turns_of_finished": self.stats.turns_of_finished,
+                      "kinds": dict(self.stats.kinds)},
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        lengths = list(state["lengths"])
+        if len(lengths) != self.size:
+            raise ValueError(f"saved self-play has {len(lengths)} parallel games, this run has {self.size}")
+        batch = unpack_states(state["batch"].numpy(), self.rules)
+        batch.turn[:] = state["turn"].numpy()
+        self.batch = batch
+        self.turns = state["turns"].numpy().astype(np.int64).copy()
+        states, values = state["states"].numpy(), state["values"].numpy()
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        self.states = [list(states[offsets[g]:offsets[g + 1]]) for g in range(self.size)]
+        self.values = [list(values[offsets[g]:offsets[g + 1]]) for g in range(self.size)]
+        stats = state["stats"]
+        self.stats = SelfPlayStats(stats["games"], stats["decisions"], stats["abandoned"],
+                                   stats["turns_of_finished"], Counter(stats["kinds"]))

@@ -1,0 +1,312 @@
+"""The training loop of ``tapa-ai train``: self-play, TD(lambda) updates, evaluation, checkpoints, logs.
+
+Reproducible from config and seed: one ``numpy`` generator (seeded by
+``run.seed``) draws every die and exploration choice, the network is
+initialised from the same seed, evaluations use their own fixed seed, and a
+checkpoint stores the network, optimizer, generator state, counters and the
+running self-play games, so ``--resume`` continues exactly as if the run had
+never stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+
+from ..arena.duel import duel, net_policy, pipcount_policy, random_policy
+from ..checkpoint import Checkpoint, CheckpointManager, load_checkpoint
+from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
+from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
+from ..model import EvaluatorNet, configure_threads
+from ..rules.options import RULES_VERSION, variant_rules
+from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
+
+OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
+EVAL_SEED_OFFSET = 1_000_003
+"""Evaluations draw their dice from ``run.seed + EVAL_SEED_OFFSET``: the same deals at every evaluation."""
+
+
+class TrainingError(RuntimeError):
+    """A training run that cannot start or continue; the message says why."""
+
+
+@dataclass
+class EvalRecord:
+    games_trained: int
+    opponent: str
+    games: int
+    ppg: float
+    ppg_ci95: tuple[float, float]
+    win_rate: float
+
+
+class Trainer:
+    """One training run: build it with a config (new run) or from a checkpoint (resume)."""
+
+    def __init__(self, config: TrainConfig, run_dir: Path, checkpoint: Optional[Checkpoint] = None) -> None:
+        unknown = sorted(set(config.eval.opponents) - set(OPPONENTS))
+        if unknown:
+            raise TrainingError(f"eval.opponents: unknown bot(s) {unknown}; known: {sorted(OPPONENTS)}")
+        if config.learning.method != "lambda-return":
+            raise TrainingError(
+                f"learning.method={config.learning.method!r}: this trainer implements 'lambda-return'; "
+                "docs/training.md explains the comparison with online traces")
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.rules = variant_rules(config.run.variant)
+        configure_threads(config.run.torch_threads)
+        self.device = torch.device(config.run.device)
+        self.rng = np.random.default_rng(config.run.seed)
+        self.net = EvaluatorNet(config.model, self.rules, seed=config.run.seed).to(self.device)
+        learning = config.learning
+        if learning.optimizer == "adam":
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=learning.learning_rate,
+                                              weight_decay=learning.weight_decay)
+        else:
+            self.optimizer = torch.optim.SGD(self.net.parameters(), lr=learning.learning_rate,
+                                             weight_decay=learning.weight_decay)
+        self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
+                                 config.selfplay.max_turns)
+        self.pending: list[FinishedGame] = []
+        self.steps = 0
+        self.best_score = -math.inf
+        self.evaluations: list[EvalRecord] = []
+        self.manager = CheckpointManager(self.run_dir, config.checkpoint.keep_last)
+        if checkpoint is not None:
+            self._restore(checkpoint)
+
+    # -- counters --------------------------------------------------------
+    @property
+    def games(self) -> int:
+        return self.selfplay.stats.games
+
+    @property
+    def decisions(self) -> int:
+        return self.selfplay.stats.decisions
+
+    # -- learning --------------------------------------------------------
+    def learn(self, games: list[FinishedGame]) -> float:
+        """One pass of minibatch gradient steps over the positions of ``games``; returns the mean loss."""
+        if not games:
+            return float("nan")
+        states = np.concatenate([game.states for game in games])
+        targets = np.concatenate([lambda_returns(game.next_values, self.config.learning.lambda_) for game in games])
+        features = torch.from_numpy(encode(unpack_states(states, self.rules))).to(self.device)
+        targets_t = torch.from_numpy(targets.astype(np.float32)).to(self.device)
+        order = torch.from_numpy(self.rng.permutation(len(states))).to(self.device)
+        batch_size = self.config.learning.batch_size
+        losses = []
+        for start in range(0, len(states), batch_size):
+            index = order[start:start + batch_size]
+            log_probabilities = torch.log_softmax(self.net(features[index]), dim=-1)
+            loss = -(targets_t[index] * log_probabilities).sum(dim=-1).mean()
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if self.config.learning.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.learning.grad_clip)
+            self.optimizer.step()
+            self.steps += 1
+            losses.append(float(loss.detach()))
+        return float(np.mean(losses))
+
+    # -- evaluation -------------------------------------------------------
+    def evaluate(self) -> list[EvalRecord]:
+        """Duels of the current net (0-ply, greedy) against each fixed opponent, paired dice."""
+        records = []
+        self.net.eval()
+        for name in self.config.eval.opponents:
+            result = duel(self.rules, net_policy(self.net), OPPONENTS[name], max(1, self.config.eval.games // 2),
+                          seed=self.config.run.seed + EVAL_SEED_OFFSET)
+            records.append(EvalRecord(self.games, name, result.games, result.ppg, result.ppg_ci95, result.win_rate))
+        self.net.train()
+        self.evaluations.extend(records)
+        return records
+
+    # -- checkpoints -----------------------------------------------------
+    def _payload(self) -> dict:
+        return dict(
+            model_state={k: v.detach().cpu() for k, v in self.net.state_dict().items()},
+            model_config=self.net.architecture(),
+            encoding=(ENCODING_NAME, ENCODING_VERSION),
+            rule_options=self.rules,
+            config=self.config,
+            games=self.games,
+            steps=self.steps,
+            decisions=self.decisions,
+            optimizer_state=self.optimizer.state_dict(),
+            save_torch_rng=False,
+            numpy_generator=self.rng,
+            extra={
+                "selfplay": self.selfplay.state_dict(),
+                "best_score": self.best_score if math.isfinite(self.best_score) else None,
+                "evaluations": [
+                    {"games_trained": r.games_trained, "opponent": r.opponent, "games": r.games, "ppg": r.ppg,
+                     "ppg_ci95": list(r.ppg_ci95), "win_rate": r.win_rate} for r in self.evaluations
+                ],
+            },
+        )
+
+    def save(self, best: bool = False) -> Path:
+        return self.manager.save(best=best, **self._payload())
+
+    def _restore(self, checkpoint: Checkpoint) -> None:
+        try:
+            self.net.load_state_dict(checkpoint.model_state)
+            if checkpoint.optimizer_state is not None:
+                self.optimizer.load_state_dict(checkpoint.optimizer_state)
+            checkpoint.restore_rng(numpy_generator=self.rng)
+            self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
+        except (KeyError, RuntimeError, ValueError) as error:
+            raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
+        self.steps = checkpoint.steps
+        best = checkpoint.extra.get("best_score")
+        self.best_score = -math.inf if best is None else float(best)
+        self.evaluations = [
+            EvalRecord(r["games_trained"], r["opponent"], r["games"], r["ppg"], tuple(r["ppg_ci95"]), r["win_rate"])
+            for r in checkpoint.extra.get("evaluations", [])
+        ]
+
+    # -- the loop ------------------------------------------------------------
+    def train(self, progress: bool = True, log=print) -> None:
+        """Play and learn until ``run.total_games``; checkpoint, evaluate and log on the way."""
+        from tqdm import tqdm
+
+        config = self.config
+        writer = None
+        if config.logging.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            writer = SummaryWriter(str(self.run_dir))
+            if self.games == 0:
+                writer.add_text("config", "```toml\n" + config_to_toml(config) + "\n```", 0)
+        next_log = _next_multiple(self.games, config.logging.log_every_games)
+        next_eval = _next_multiple(self.games, config.eval.every_games)
+        next_checkpoint = _next_multiple(self.games, config.checkpoint.every_games)
+        positions_per_update = config.learning.batch_size
+        window = _Window(self.games, self.decisions)
+        loss = float("nan")
+        bar = tqdm(total=config.run.total_games, initial=min(self.games, config.run.total_games), unit="game",
+                   disable=not progress, desc=f"train {self.rules.name}", dynamic_ncols=True)
+        try:
+            while self.games < config.run.total_games:
+                finished = self.selfplay.play_ply(config.selfplay.epsilon(self.games))
+                if finished:
+                    self.pending.extend(finished)
+                    window.add(finished)
+                    bar.update(min(len(finished), config.run.total_games - bar.n))
+                if sum(len(g.states) for g in self.pending) >= positions_per_update or (
+                        self.pending and self.games >= min(next_checkpoint, config.run.total_games)):
+                    loss = self.learn(self.pending)
+                    window.losses.append(loss)
+                    self.pending = []
+                if self.games >= next_log:
+                    stats = window.flush(self.games, self.decisions)
+                    bar.set_postfix(loss=f"{loss:.4f}", games_s=f"{stats['games_per_s']:.1f}")
+                    if writer:
+                        _log_window(writer, stats, self.games, config.selfplay.epsilon(self.games))
+                    next_log = _next_multiple(self.games, config.logging.log_every_games)
+                if self.games >= next_eval:
+                    records = self.evaluate()
+                    score = float(np.mean([r.ppg for r in records]))
+                    if writer:
+                        for record in records:
+                            prefix = f"eval/{record.opponent}"
+                            writer.add_scalar(f"{prefix}/ppg", record.ppg, self.games)
+                            writer.add_scalar(f"{prefix}/win_rate", record.win_rate, self.games)
+                            writer.add_scalar(f"{prefix}/ppg_ci95_low", record.ppg_ci95[0], self.games)
+                            writer.add_scalar(f"{prefix}/ppg_ci95_high", record.ppg_ci95[1], self.games)
+                    bar.write(f"[{self.games} games] " + ", ".join(
+                        f"vs {r.opponent}: ppg {r.ppg:+.3f} [{r.ppg_ci95[0]:+.3f}, {r.ppg_ci95[1]:+.3f}] "
+                        f"win {r.win_rate:.1%} ({r.games} games)" for r in records))
+                    if score > self.best_score:
+                        self.best_score = score
+                        self.manager.save_best(**self._payload())
+                    next_eval = _next_multiple(self.games, config.eval.every_games)
+                if self.games >= next_checkpoint:
+                    self.save()
+                    next_checkpoint = _next_multiple(self.games, config.checkpoint.every_games)
+            if self.pending:
+                loss = self.learn(self.pending)
+                self.pending = []
+            self.save()
+        finally:
+            bar.close()
+            if writer:
+                writer.close()
+
+
+def _next_multiple(value: int, every: int) -> int:
+    return (value // every + 1) * every
+
+
+class _Window:
+    """Throughput and game statistics between two log points."""
+
+    def __init__(self, games: int, decisions: int) -> None:
+        self.start_time = time.perf_counter()
+        self.start_games, self.start_decisions = games, decisions
+        self.kinds: Counter = Counter()
+        self.turns = 0
+        self.count = 0
+        self.losses: list[float] = []
+
+    def add(self, finished: list[FinishedGame]) -> None:
+        for game in finished:
+            self.kinds[game.kind] += 1
+            self.turns += game.turns
+            self.count += 1
+
+    def flush(self, games: int, decisions: int) -> dict:
+        elapsed = max(time.perf_counter() - self.start_time, 1e-9)
+        stats = {
+            "games_per_s": (games - self.start_games) / elapsed,
+            "decisions_per_s": (decisions - self.start_decisions) / elapsed,
+            "game_length": self.turns / max(self.count, 1),
+            "kinds": {kind: n / max(self.count, 1) for kind, n in self.kinds.items()},
+            "loss": float(np.mean(self.losses)) if self.losses else float("nan"),
+        }
+        self.__init__(games, decisions)
+        return stats
+
+
+def _log_window(writer, stats: dict, games: int, epsilon: float) -> None:
+    if math.isfinite(stats["loss"]):
+        writer.add_scalar("losses/td_cross_entropy", stats["loss"], games)
+    writer.add_scalar("charts/games_per_s", stats["games_per_s"], games)
+    writer.add_scalar("charts/decisions_per_s", stats["decisions_per_s"], games)
+    writer.add_scalar("charts/SPS", stats["decisions_per_s"], games)
+    writer.add_scalar("charts/game_length_turns", stats["game_length"], games)
+    writer.add_scalar("charts/epsilon", epsilon, games)
+    for kind in ("single", "gammon", "backgammon", "mother", "draw"):
+        writer.add_scalar(f"charts/result_{kind}", stats["kinds"].get(kind, 0.0), games)
+
+
+def new_run_directory(config: TrainConfig) -> Path:
+    """``<checkpoint.directory>/<variant>__<name>__<seed>__<time>``, created."""
+    path = Path(config.checkpoint.directory) / run_name(config)
+    path.mkdir(parents=True, exist_ok=False)
+    return path
+
+
+def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:
+    """The run directory and the checkpoint to resume: a run directory (its latest) or a checkpoint file."""
+    path = Path(run)
+    if path.is_dir():
+        manager_path = CheckpointManager(path, 1).latest()
+        if manager_path is None:
+            raise TrainingError(f"--resume {run}: no checkpoint in this run directory yet")
+        checkpoint_path, run_dir = manager_path, path
+    elif path.is_file():
+        checkpoint_path, run_dir = path, path.parent
+    else:
+        raise TrainingError(f"--resume {run}: no such run directory or checkpoint file")
+    checkpoint = load_checkpoint(checkpoint_path, expect_encoding=(ENCODING_NAME, ENCODING_VERSION),
+                                 expect_rules_version=RULES_VERSION)
+    return run_dir, checkpoint
