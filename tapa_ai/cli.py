@@ -41,6 +41,47 @@ def _cmd_engine(args: argparse.Namespace) -> int:
         return 2
 
 
+DEFAULT_TRAIN_CONFIG = "configs/quick.toml"
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .checkpoint import CheckpointError
+    from .config import ConfigError, apply_overrides, load_config
+    from .training.trainer import Trainer, TrainingError, new_run_directory, resume_checkpoint
+
+    try:
+        if args.resume:
+            if args.config:
+                raise TrainingError("--resume continues a run with its own stored config; drop --config "
+                                    "(use --set to change e.g. run.total_games)")
+            run_dir, checkpoint = resume_checkpoint(args.resume)
+            config = apply_overrides(checkpoint.train_config(), args.set)
+            print(f"resuming {run_dir} at {checkpoint.games} games")
+            trainer = Trainer(config, run_dir, checkpoint)
+        else:
+            config_path = Path(args.config or DEFAULT_TRAIN_CONFIG)
+            config = load_config(config_path, args.set)
+            run_dir = new_run_directory(config)
+            print(f"run directory {run_dir} (config {config_path}); TensorBoard: tensorboard --logdir "
+                  f"{config.checkpoint.directory}")
+            trainer = Trainer(config, run_dir)
+        trainer.train(progress=not args.quiet)
+    except (ConfigError, CheckpointError, TrainingError) as error:
+        print(f"tapa-ai train: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; continue with: tapa-ai train --resume {run_dir}", file=sys.stderr)
+        return 130
+    print(f"done: {trainer.games} games, {trainer.steps} updates; checkpoints in {run_dir}")
+    for record in trainer.evaluations[-len(config.eval.opponents):]:
+        print(f"  vs {record.opponent}: {record.ppg:+.3f} points/game "
+              f"[{record.ppg_ci95[0]:+.3f}, {record.ppg_ci95[1]:+.3f}], win {record.win_rate:.1%} "
+              f"({record.games} games at {record.games_trained} games trained)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -53,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_cmd_demo)
 
+    train = sub.add_parser("train", help="train an evaluator by self-play (default config: configs/quick.toml)")
+    train.add_argument("--config", help=f"TOML config file (default {DEFAULT_TRAIN_CONFIG})")
+    train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override a config value, e.g. --set model.hidden=128 (repeatable)")
+    train.add_argument("--resume", metavar="RUN", help="continue a run: its directory or a checkpoint file")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.set_defaults(func=_cmd_train)
+
     engine = sub.add_parser("engine", help="JSON-lines engine protocol on stdin/stdout (docs/protocol.md)")
     engine.add_argument("--generator", choices=["reference", "vectorized"], default=None,
                         help="default move generator (default: vectorized when available)")
@@ -64,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        args = parser.parse_args(["demo", *(argv or [])])
+        args = parser.parse_args(["train", *(argv or [])])
     if getattr(args, "games", 1) is not None and getattr(args, "games", 1) < 1:
         parser.error("--games must be at least 1")
     return args.func(args)

@@ -290,9 +290,16 @@ def _log_window(writer, stats: dict, games: int, epsilon: float) -> None:
 
 def new_run_directory(config: TrainConfig) -> Path:
     """``<checkpoint.directory>/<variant>__<name>__<seed>__<time>``, created."""
-    path = Path(config.checkpoint.directory) / run_name(config)
-    path.mkdir(parents=True, exist_ok=False)
-    return path
+    base = Path(config.checkpoint.directory) / run_name(config)
+    path, suffix = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+            return path
+        except FileExistsError:
+            # Two runs started in the same second with the same name and seed.
+            suffix += 1
+            path = base.with_name(f"{base.name}-{suffix}")
 
 
 def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:

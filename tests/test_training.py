@@ -1,0 +1,114 @@
+"""Self-play training: lambda-returns, a tiny run that checkpoints and resumes identically, clear errors."""
+
+import numpy as np
+import pytest
+import torch
+
+from tapa_ai.cli import main
+from tapa_ai.config import load_config
+from tapa_ai.checkpoint import load_checkpoint
+from tapa_ai.model import swap_sides
+from tapa_ai.training.selfplay import SelfPlay, lambda_returns
+from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
+
+TINY = ["run.total_games=24", "selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64",
+        "eval.every_games=12", "eval.games=8", "checkpoint.every_games=12", "logging.log_every_games=6",
+        "logging.tensorboard=false"]
+
+
+def tiny_config(tmp_path, *extra):
+    return load_config("configs/quick.toml", [*TINY, f"checkpoint.directory={tmp_path}", *extra])
+
+
+def test_lambda_zero_targets_are_the_next_values():
+    values = np.random.default_rng(0).dirichlet(np.ones(7), size=5).astype(np.float32)
+    assert np.allclose(lambda_returns(values, 0.0), values)
+
+
+def test_lambda_one_targets_are_the_final_outcome_from_each_movers_side():
+    values = np.random.default_rng(1).dirichlet(np.ones(7), size=4).astype(np.float32)
+    values[-1] = np.eye(7)[0]  # the last mover won a single game
+    targets = lambda_returns(values, 1.0)
+    # Turns alternate: the last mover wins, the one before it lost.
+    assert np.allclose(targets[3], np.eye(7)[0]) and np.allclose(targets[2], swap_sides(np.eye(7)[0]))
+    assert np.allclose(targets[1], np.eye(7)[0]) and np.allclose(targets[0], swap_sides(np.eye(7)[0]))
+
+
+def test_lambda_return_mixes_bootstrap_and_later_targets():
+    values = np.array([[0.5, 0, 0, 0.5, 0, 0], [0, 0, 0, 1.0, 0, 0]], dtype=np.float32)
+    targets = lambda_returns(values, 0.25)
+    expected_first = 0.75 * values[0] + 0.25 * swap_sides(values[1])
+    assert np.allclose(targets[0], expected_first)
+
+
+@pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])
+def test_selfplay_games_finish_and_state_round_trips(variant, tmp_path):
+    config = tiny_config(tmp_path, f"run.variant={variant}")
+    trainer = Trainer(config, new_run_directory(config))
+    finished = []
+    while len(finished) < 4:
+        finished += trainer.selfplay.play_ply(0.1)
+    for game in finished:
+        assert game.states.shape == (game.turns, 52) and np.allclose(game.next_values.sum(1), 1.0, atol=1e-5)
+        assert game.next_values[-1].max() == 1.0  # the last turn's value is the exact outcome
+    state = trainer.selfplay.state_dict()
+    copy = SelfPlay(trainer.rules, trainer.net, config.selfplay.parallel_games, np.random.default_rng(5))
+    copy.load_state_dict(state)
+    assert np.array_equal(copy.batch.board, trainer.selfplay.batch.board)
+    assert [len(s) for s in copy.states] == [len(s) for s in trainer.selfplay.states]
+
+
+def test_training_resumes_exactly_as_an_uninterrupted_run(tmp_path):
+    whole = tiny_config(tmp_path / "whole")
+    uninterrupted = Trainer(whole, new_run_directory(whole))
+    uninterrupted.train(progress=False)
+
+    first_half = tiny_config(tmp_path / "split", "run.total_games=12")
+    split = Trainer(first_half, new_run_directory(first_half))
+    split.train(progress=False)
+    run_dir, checkpoint = resume_checkpoint(split.run_dir)
+    assert checkpoint.games == split.games >= 12
+    config = checkpoint.train_config()
+    config.run.total_games = 24
+    resumed = Trainer(config, run_dir, checkpoint)
+    resumed.train(progress=False)
+
+    assert resumed.games == uninterrupted.games and resumed.steps == uninterrupted.steps
+    for name, tensor in uninterrupted.net.state_dict().items():
+        assert torch.equal(tensor, resumed.net.state_dict()[name]), name
+    assert [e.ppg for e in resumed.evaluations] == [e.ppg for e in uninterrupted.evaluations]
+
+
+def test_training_writes_self_describing_checkpoints(tmp_path):
+    config = tiny_config(tmp_path)
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    checkpoint = load_checkpoint(trainer.run_dir / "latest.pt")
+    assert checkpoint.encoding == ("tapa-td", 1) and checkpoint.games == trainer.games
+    assert checkpoint.rules().name == "tapa" and checkpoint.train_config() == config
+    assert (trainer.run_dir / "best.pt").is_file()
+
+
+def test_train_command_learns_and_reports(tmp_path, capsys):
+    assert main(["train", "--quiet", *sum((["--set", s] for s in TINY), []),
+                 "--set", f"checkpoint.directory={tmp_path}"]) == 0
+    out = capsys.readouterr().out
+    assert "done: " in out and "vs random" in out and "vs pipcount" in out
+
+
+def test_train_command_rejects_a_bad_config_key(tmp_path, capsys):
+    assert main(["train", "--set", "model.hiden=8", "--set", f"checkpoint.directory={tmp_path}"]) == 2
+    assert "did you mean 'hidden'" in capsys.readouterr().err
+
+
+def test_train_command_rejects_a_corrupt_checkpoint(tmp_path, capsys):
+    bad = tmp_path / "latest.pt"
+    bad.write_bytes(b"definitely not a checkpoint")
+    assert main(["train", "--resume", str(bad)]) == 2
+    error = capsys.readouterr().err
+    assert "latest.pt" in error and "Traceback" not in error
+
+
+def test_train_command_rejects_an_empty_run_directory(tmp_path, capsys):
+    assert main(["train", "--resume", str(tmp_path)]) == 2
+    assert "no checkpoint" in capsys.readouterr().err
