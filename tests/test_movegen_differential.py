@@ -175,3 +175,27 @@ def test_threads_do_not_change_the_result():
     for name in ("board", "pinned", "off", "bar"):
         assert np.array_equal(getattr(one.positions, name), getattr(two.positions, name))
     assert np.array_equal(one.steps, two.steps) and np.array_equal(one.result_kind, two.result_kind)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"mother_points": 0}, {"mother_points": 5, "backgammons": False}],
+    ids=["tapa-without-mothers", "tapa-mother-5-no-backgammons"],
+)
+def test_custom_rule_sets_follow_their_options(changes):
+    from tapa_ai.rules import variant_rules
+
+    rules = variant_rules("tapa").replace(**changes)
+    rng = np.random.default_rng(15)
+    batch = concatenate([playout_positions(rules, 150, rng, "contact", games=8), endgame_positions(rules, 150, rng)])
+    assert batch.rules == (rules,)
+    _assert_same_as_reference(batch, random_dice(len(batch), rng))
+
+
+def test_backgammon_without_backgammons_scores_a_gammon_instead():
+    from tapa_ai.rules import variant_rules
+
+    rules = variant_rules("backgammon").replace(backgammons=False)
+    rng = np.random.default_rng(16)
+    batch = endgame_positions(rules, 300, rng)
+    _assert_same_as_reference(batch, random_dice(len(batch), rng))

@@ -51,7 +51,12 @@ def _contact_score(after, batch_before_index: np.ndarray) -> np.ndarray:
 
 
 def playout_positions(
-    rules: RuleOptions | str, count: int, rng: np.random.Generator, style: str = "uniform", games: int = 512
+    rules: RuleOptions | str,
+    count: int,
+    rng: np.random.Generator,
+    style: str = "uniform",
+    games: int = 512,
+    max_plies: int = 400,
 ) -> PositionBatch:
     """``count`` positions (side to move's view) met in random games of ``games`` at a time.
 
@@ -68,7 +73,11 @@ def playout_positions(
     while total < count:
         starts = [start_position(rules, SIDES[int(side)]) for side in rng.integers(0, 2, size=games)]
         batch = PositionBatch.from_positions(starts)
-        while len(batch):
+        # Both sides can be left with nothing but pinned or blocked checkers, passing for
+        # ever (rule sets without mothers): games are cut after ``max_plies``.
+        for _ in range(max_plies):
+            if not len(batch):
+                break
             collected.append(batch)
             total += len(batch)
             after = generate(batch, random_dice(len(batch), rng))

@@ -1,0 +1,206 @@
+"""Speed of the fast move generator per variant and batch size, the reference beside it, gnubg and OpenSpiel.
+
+    python scripts/bench_movegen.py                 # table
+    python scripts/bench_movegen.py --json          # table, then one JSON line (the last line)
+    python scripts/bench_movegen.py --threads 1 --seconds 0.5 --json
+
+Positions are drawn from uniform random playouts of each variant (seeded),
+with uniform random dice; every batch size runs over the same positions.
+For backgammon the same positions and dice go, one call each, to GNU
+Backgammon's C generator (``gnubg_nn.moves``) when ``gnubg-nn`` is installed.
+OpenSpiel cannot be set to an arbitrary position from Python, so its
+``legal_actions`` is timed on states of its own random backgammon games
+(``open-spiel`` package), one call per state. Peak memory is the process's
+peak resident set size after each measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from tapa_ai.movegen import PositionBatch, generate  # noqa: E402
+from tapa_ai.movegen.generate import default_threads  # noqa: E402
+from tapa_ai.movegen.random_positions import playout_positions, random_dice  # noqa: E402
+from tapa_ai.rules.reference import legal_moves  # noqa: E402
+
+VARIANTS = ("tapa", "plakoto", "backgammon")
+BATCH_SIZES = (1, 64, 1024, 8192)
+
+
+@dataclass
+class Args:
+    positions: int = 16384
+    """Positions per variant in the pool that every batch size runs over."""
+    seconds: float = 1.0
+    """Minimum time per measurement (the pool is repeated as needed)."""
+    reference_positions: int = 300
+    """Positions timed with the reference generator (it takes milliseconds each)."""
+    threads: int = 0
+    """Threads of the fast generator (0: ``TAPA_MOVEGEN_THREADS`` or the CPU count)."""
+    seed: int = 0
+    """Seed of positions and dice."""
+    json: bool = False
+    """Print one JSON object as the last line."""
+
+
+def parse_args(argv=None) -> Args:
+    defaults = Args()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--positions", type=int, default=defaults.positions)
+    parser.add_argument("--seconds", type=float, default=defaults.seconds)
+    parser.add_argument("--reference-positions", type=int, default=defaults.reference_positions)
+    parser.add_argument("--threads", type=int, default=defaults.threads)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--json", action="store_true")
+    return Args(**vars(parser.parse_args(argv)))
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def time_fast(pool: PositionBatch, dice: np.ndarray, batch_size: int, seconds: float, threads: int):
+    """(positions/s, afterstates/s) of ``generate`` on consecutive slices of the pool."""
+    slices = [(start, min(start + batch_size, len(pool))) for start in range(0, len(pool), batch_size)]
+    batches = [(pool.take(slice(a, b)), dice[a:b]) for a, b in slices if b - a == batch_size] or [(pool, dice)]
+    generate(*batches[0], threads=threads)  # compile or load the kernel, make the thread buffers
+    positions = afterstates = 0
+    started = time.perf_counter()
+    while True:
+        for batch, roll in batches:
+            afterstates += len(generate(batch, roll, threads=threads))
+            positions += len(batch)
+            elapsed = time.perf_counter() - started
+            if elapsed >= seconds and positions >= 4 * batch_size:
+                return positions / elapsed, afterstates / elapsed
+
+
+def time_reference(pool: PositionBatch, dice: np.ndarray, count: int):
+    positions = pool.take(slice(0, count)).to_positions()
+    rolls = [(int(a), int(b)) for a, b in dice[:count]]
+    afterstates = 0
+    started = time.perf_counter()
+    for position, roll in zip(positions, rolls):
+        afterstates += len(legal_moves(position, roll))
+    elapsed = time.perf_counter() - started
+    return len(positions) / elapsed, afterstates / elapsed
+
+
+def gnubg_boards(pool: PositionBatch) -> list:
+    """Boards in gnubg's layout: [opponent's 25, mover's 25], each from its own 1-point up, bar last."""
+    top = pool.board.astype(np.int64)
+    mover = np.concatenate([np.clip(top, 0, None), pool.bar[:, :1]], axis=1)
+    opponent = np.concatenate([np.clip(-top[:, ::-1], 0, None), pool.bar[:, 1:]], axis=1)
+    return [[o, m] for o, m in zip(opponent.tolist(), mover.tolist())]
+
+
+def time_gnubg(pool: PositionBatch, dice: np.ndarray, seconds: float):
+    """gnubg positions/s on the same positions, and how often its move count equals ours."""
+    try:
+        import gnubg_nn
+    except ImportError:
+        return None
+    boards = gnubg_boards(pool)
+    rolls = [(int(a), int(b)) for a, b in dice]
+    ours = np.diff(generate(pool, dice).offsets)
+    same = sum(max(len(gnubg_nn.moves(b, d1, d2)), 1) == n for b, (d1, d2), n in zip(boards, rolls, ours))
+    positions = 0
+    started = time.perf_counter()
+    while True:
+        for board, (d1, d2) in zip(boards, rolls):
+            gnubg_nn.moves(board, d1, d2)
+        positions += len(boards)
+        elapsed = time.perf_counter() - started
+        if elapsed >= seconds:
+            return {"positions_per_s": positions / elapsed, "same_move_count": same / len(boards),
+                    "positions": len(boards)}
+
+
+def time_openspiel(count: int, seed: int):
+    """OpenSpiel backgammon ``legal_actions`` per second, on states of its own random games."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    rng = np.random.default_rng(seed)
+    game = pyspiel.load_game("backgammon")
+    states = []
+    while len(states) < count:
+        state = game.new_initial_state()
+        while not state.is_terminal() and len(states) < count:
+            if state.is_chance_node():
+                outcomes, probabilities = zip(*state.chance_outcomes())
+                state.apply_action(int(rng.choice(outcomes, p=probabilities)))
+            else:
+                states.append(state.clone())
+                actions = state.legal_actions()
+                state.apply_action(int(actions[rng.integers(len(actions))]))
+    started = time.perf_counter()
+    for state in states:
+        state.legal_actions()
+    elapsed = time.perf_counter() - started
+    return {"positions_per_s": len(states) / elapsed, "positions": len(states),
+            "note": "states of OpenSpiel's own random games (it cannot load our positions)"}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    threads = args.threads or default_threads()
+    print(f"fast generator: {threads} thread(s); CPUs {os.cpu_count()}; pool {args.positions} positions per variant "
+          f"from uniform random playouts (seed {args.seed}); >= {args.seconds} s per measurement")
+    report: dict = {}
+    header = f"{'variant':>10} {'batch':>6} {'positions/s':>13} {'afterstates/s':>14} {'peak RSS MB':>12}"
+    print(header)
+    pools = {}
+    for variant in VARIANTS:
+        rng = np.random.default_rng([args.seed, VARIANTS.index(variant)])
+        pool = playout_positions(variant, args.positions, rng, "uniform")
+        dice = random_dice(len(pool), rng)
+        pools[variant] = (pool, dice)
+        report[variant] = {}
+        for batch_size in BATCH_SIZES:
+            per_s, after_per_s = time_fast(pool, dice, batch_size, args.seconds, threads)
+            report[variant][str(batch_size)] = {"positions_per_s": per_s, "afterstates_per_s": after_per_s,
+                                                "peak_rss_mb": peak_rss_mb()}
+            print(f"{variant:>10} {batch_size:>6} {per_s:>13,.0f} {after_per_s:>14,.0f} {peak_rss_mb():>12.0f}")
+        per_s, after_per_s = time_reference(pool, dice, args.reference_positions)
+        report.setdefault("reference", {})[variant] = {"positions_per_s": per_s, "afterstates_per_s": after_per_s}
+        print(f"{variant:>10} {'ref':>6} {per_s:>13,.0f} {after_per_s:>14,.0f} {peak_rss_mb():>12.0f}")
+
+    pool, dice = pools["backgammon"]
+    gnubg = time_gnubg(pool, dice, args.seconds)
+    if gnubg is None:
+        print("gnubg: not installed (pip install gnubg-nn)")
+        report["gnubg"] = {"positions_per_s": None, "error": "not installed"}
+    else:
+        report["gnubg"] = gnubg
+        ours = report["backgammon"]["1024"]["positions_per_s"]
+        print(f"gnubg moves(), same backgammon positions, 1 thread: {gnubg['positions_per_s']:,.0f} positions/s; "
+              f"same move count as ours on {100 * gnubg['same_move_count']:.2f}%; "
+              f"ours at batch 1024 / gnubg = {ours / gnubg['positions_per_s']:.2f}")
+    openspiel = time_openspiel(min(args.positions, 4000), args.seed)
+    if openspiel is None:
+        print("openspiel: not installed (pip install open-spiel)")
+        report["openspiel"] = {"positions_per_s": None, "error": "not installed"}
+    else:
+        report["openspiel"] = openspiel
+        print(f"OpenSpiel legal_actions, its own backgammon states: {openspiel['positions_per_s']:,.0f} positions/s")
+    report["threads"] = threads
+    report["peak_rss_mb"] = peak_rss_mb()
+    if args.json:
+        print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
