@@ -81,6 +81,9 @@ HASH_M0 = np.int64(-7046029254386353131)  # odd 64-bit mixing constants
 HASH_M1 = np.int64(-4658895280553007687)
 HASH_M2 = np.int64(-3372029247567499371)
 
+# A point's 7-bit key code back to (board, pinned).
+CODE_TOP = np.array([(code & 31) - 16 for code in range(128)], dtype=np.int8)
+CODE_PIN = np.array([(code >> 5) - 1 for code in range(128)], dtype=np.int8)
 # Index of the highest set bit of a 6-bit mask (for bearing off with a larger die).
 HIGHEST_BIT_6 = np.array([-1] + [int(m).bit_length() - 1 for m in range(1, 64)], dtype=np.int64)
 # Index of an isolated bit of a 32-bit word, by de Bruijn multiplication.
@@ -563,10 +566,10 @@ def generate_range(
                         leaf_used[found] = used
                         leaf_high[found] = first_high
                         leaf_nsteps[found] = depth
-                        for s in range(depth):
-                            leaf_steps[found, s, 0] = steps[s, 0]
-                            leaf_steps[found, s, 1] = steps[s, 1]
-                            leaf_steps[found, s, 2] = steps[s, 2]
+                        # All four rows, zeros past ``depth``, so the output copy needs no test.
+                        for s in range(4):
+                            for c in range(3):
+                                leaf_steps[found, s, c] = steps[s, c] if s < depth else 0
                 # -- unmake the step ----------------------------------------------------------
                 if last_quiet:
                     continue
@@ -627,8 +630,8 @@ def generate_range(
                     for i in range(9 * word, min(9 * word + 9, 24)):
                         code = packed & 127
                         packed >>= 7
-                        out_board[n_out, i] = (code & 31) - 16
-                        out_pinned[n_out, i] = (code >> 5) - 1
+                        out_board[n_out, i] = CODE_TOP[code]
+                        out_pinned[n_out, i] = CODE_PIN[code]
                 w2 = leaf_keys[j, 2]
                 out_off[n_out, 0] = (w2 >> OWN_OFF_SHIFT) & 31
                 out_off[n_out, 1] = opponent_off
@@ -642,11 +645,10 @@ def generate_range(
                     out_points[n_out] = 0
                 else:
                     out_points[n_out] = code  # single 1, gammon 2, backgammon 3, none 0
-                n = leaf_nsteps[j]
-                out_nsteps[n_out] = n
+                out_nsteps[n_out] = leaf_nsteps[j]
                 for s in range(4):
                     for c in range(3):
-                        out_steps[n_out, s, c] = leaf_steps[j, s, c] if s < n else 0
+                        out_steps[n_out, s, c] = leaf_steps[j, s, c]
                 n_out += 1
         position_counts[row] = kept
 
