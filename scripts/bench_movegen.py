@@ -51,6 +51,8 @@ class Args:
     """Seed of positions and dice."""
     json: bool = False
     """Print one JSON object as the last line."""
+    profile: bool = False
+    """Also print where the kernel's time goes: CPU time per position by kind of roll, one thread."""
 
 
 def parse_args(argv=None) -> Args:
@@ -62,6 +64,7 @@ def parse_args(argv=None) -> Args:
     parser.add_argument("--threads", type=int, default=defaults.threads)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="CPU time per position by kind of roll")
     return Args(**vars(parser.parse_args(argv)))
 
 
@@ -153,6 +156,40 @@ def time_openspiel(count: int, seed: int):
             "note": "states of OpenSpiel's own random games (it cannot load our positions)"}
 
 
+def profile_kernel(variant: str, pool: PositionBatch, dice: np.ndarray, repeats: int = 5) -> None:
+    """Print the kernel's CPU time per position (best of ``repeats``, one thread) by kind of roll.
+
+    CPU time (``time.process_time``), not wall time, so other jobs on the
+    machine disturb it less. Kinds: two different dice; doubles searched in
+    canonical order; doubles searched in every order (a mother can be pinned
+    during the turn).
+    """
+    from tapa_ai.movegen import kernel
+
+    doubles = dice[:, 0] == dice[:, 1]
+    opponent_alone_on_one = (np.clip(-pool.board[:, 0], 0, None) + (pool.pinned[:, 0] == -1)) == 1
+    every_order = doubles & opponent_alone_on_one & (variant != "backgammon")
+    kinds = {"all rolls": np.ones(len(pool), dtype=bool), "two dice": ~doubles,
+             "doubles, canonical": doubles & ~every_order, "doubles, every order": every_order}
+    total = None
+    for name, mask in kinds.items():
+        index = np.flatnonzero(mask)
+        if not index.size:
+            continue
+        part = pool.take(index)
+        arrays = (part.board, part.pinned, part.off, part.bar, part.rules_id, *part.rule_tables(), dice[index])
+        scratch, outputs = kernel.make_scratch(), kernel.make_outputs(64 * len(index))
+        best = float("inf")
+        for _ in range(repeats):
+            started = time.process_time()
+            _, _, afterstates, _ = kernel.generate_range(*arrays, 0, len(index), scratch, outputs)
+            best = min(best, time.process_time() - started)
+        total = total or best
+        print(f"  profile {variant:>10} {name:<22} {index.size:>6} positions ({100 * index.size / len(pool):5.1f}%): "
+              f"{1e6 * best / index.size:6.2f} us CPU each, {afterstates / index.size:6.1f} afterstates each, "
+              f"{100 * best / total:5.1f}% of the time")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     threads = args.threads or default_threads()
@@ -176,6 +213,8 @@ def main(argv=None) -> int:
         per_s, after_per_s = time_reference(pool, dice, args.reference_positions)
         report.setdefault("reference", {})[variant] = {"positions_per_s": per_s, "afterstates_per_s": after_per_s}
         print(f"{variant:>10} {'ref':>6} {per_s:>13,.0f} {after_per_s:>14,.0f} {peak_rss_mb():>12.0f}")
+        if args.profile:
+            profile_kernel(variant, pool, dice)
 
     pool, dice = pools["backgammon"]
     gnubg = time_gnubg(pool, dice, args.seconds)
