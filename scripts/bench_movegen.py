@@ -51,6 +51,8 @@ class Args:
     """Seed of positions and dice."""
     json: bool = False
     """Print one JSON object as the last line."""
+    numpy_prototype: bool = False
+    """Also time the pure-numpy prototype (``tapa_ai.movegen.numpy_prototype``) against the kernel on backgammon."""
     profile: bool = False
     """Also print where the kernel's time goes: CPU time per position by kind of roll, one thread."""
 
@@ -65,6 +67,7 @@ def parse_args(argv=None) -> Args:
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", action="store_true", help="CPU time per position by kind of roll")
+    parser.add_argument("--numpy-prototype", action="store_true", help="time the pure-numpy prototype too")
     return Args(**vars(parser.parse_args(argv)))
 
 
@@ -190,6 +193,27 @@ def profile_kernel(variant: str, pool: PositionBatch, dice: np.ndarray, repeats:
               f"{100 * best / total:5.1f}% of the time")
 
 
+def time_numpy_prototype(pool: PositionBatch, dice: np.ndarray, seconds: float) -> dict:
+    """Positions/s of the numpy prototype and of the kernel (one thread), batches of 1024 and 8192."""
+    from tapa_ai.movegen.numpy_prototype import generate_numpy
+
+    results = {}
+    for batch_size in (1024, 8192):
+        part, roll = pool.take(slice(0, batch_size)), dice[:batch_size]
+        for name, run in (("numpy", lambda: generate_numpy(part, roll)),
+                          ("numba, 1 thread", lambda: generate(part, roll, threads=1))):
+            run()
+            calls = 0
+            started = time.perf_counter()
+            while calls < 2 or time.perf_counter() - started < seconds:
+                run()
+                calls += 1
+            per_s = calls * batch_size / (time.perf_counter() - started)
+            results[f"{name} {batch_size}"] = per_s
+            print(f"  backgammon batch {batch_size:>5} {name:<16} {per_s:>12,.0f} positions/s")
+    return results
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     threads = args.threads or default_threads()
@@ -234,6 +258,8 @@ def main(argv=None) -> int:
     else:
         report["openspiel"] = openspiel
         print(f"OpenSpiel legal_actions, its own backgammon states: {openspiel['positions_per_s']:,.0f} positions/s")
+    if args.numpy_prototype:
+        report["numpy_prototype"] = time_numpy_prototype(pool, dice, args.seconds)
     report["threads"] = threads
     report["peak_rss_mb"] = peak_rss_mb()
     if args.json:
