@@ -41,7 +41,7 @@ def random_dice(count: int, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(1, 7, size=(count, 2)).astype(np.int8)
 
 
-def _contact_score(after, batch_before_index: np.ndarray) -> np.ndarray:
+def _contact_score(after) -> np.ndarray:
     """(N,) how much each afterstate hurts the opponent: pinned or hit checkers, a pinned mother."""
     pinned_opponents = (after.positions.pinned == -1).sum(axis=1).astype(np.float64)
     score = pinned_opponents + 2.0 * after.positions.bar[:, 1]
@@ -86,7 +86,7 @@ def playout_positions(
                 chosen = after.offsets[:-1] + (rng.random(len(batch)) * per_position).astype(np.int64)
             else:
                 # Mostly the most aggressive move (ties broken at random), sometimes any move.
-                score = _contact_score(after, after.source) + rng.random(len(after)) * 0.9
+                score = _contact_score(after) + rng.random(len(after)) * 0.9
                 greedy = rng.random(len(after)) < 0.85
                 score = np.where(greedy[after.source], score, rng.random(len(after)))
                 order = np.lexsort((score, after.source))
