@@ -143,23 +143,30 @@ class PositionBatch:
 
     def to_positions(self) -> list[Position]:
         """The positions as reference ``Position`` objects (``result`` unset)."""
-        return [self.position(row) for row in range(len(self))]
+        return self.positions(range(len(self)))
 
     def position(self, row: int, result=None) -> Position:
         """One position as a reference ``Position``, with ``turn`` the mover and the given result."""
-        side = int(self.turn[row])
-        mover, opponent = SIDES[side], SIDES[1 - side]
-        stacks = []
-        for top, pin in zip(self.board[row].tolist(), self.pinned[row].tolist()):
-            stack = mover if pin == 1 else opponent if pin == -1 else ""
-            stack += mover * top if top > 0 else opponent * -top
-            stacks.append(stack)
-        off = tuple(int(v) for v in self.off[row])
-        bar = tuple(int(v) for v in self.bar[row])
-        if side == O:
-            stacks.reverse()
-            off, bar = off[::-1], bar[::-1]
-        return Position(self.rules[int(self.rules_id[row])], tuple(stacks), off, bar, mover, result)
+        return self.positions([row], [result])[0]
+
+    def positions(self, rows, results=None) -> list[Position]:
+        """Positions of ``rows`` (a sequence of ints), with ``results`` (one per row, or None for all)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        codes = ((self.board[rows].astype(np.int64) + 16) * 3 + self.pinned[rows] + 1).tolist()
+        offs, bars = self.off[rows].tolist(), self.bar[rows].tolist()
+        sides, rule_ids = self.turn[rows].tolist(), self.rules_id[rows].tolist()
+        if results is None:
+            results = [None] * len(codes)
+        out = []
+        for code_row, off, bar, side, rule_id, result in zip(codes, offs, bars, sides, rule_ids, results):
+            names = _STACK_NAMES[side]
+            stacks = [names[code] for code in code_row]
+            if side == O:
+                stacks.reverse()
+                off, bar = off[::-1], bar[::-1]
+            out.append(Position(self.rules[rule_id], tuple(stacks), (off[0], off[1]), (bar[0], bar[1]),
+                                SIDES[side], result))
+        return out
 
     @classmethod
     def from_json(cls, objects: Iterable[Any]) -> "PositionBatch":
@@ -198,5 +205,17 @@ def _stack_code(stack: str, mover: str) -> tuple[int, int]:
     return top, (1 if stack[0] == mover else -1)
 
 
+def _stack_names(mover: str) -> list[str]:
+    """Stack string of every (board, pinned) code ``(board + 16) * 3 + pinned + 1``, seen from ``mover``."""
+    opponent = SIDES[1 - SIDES.index(mover)]
+    names = []
+    for code in range(33 * 3):
+        top, pin = code // 3 - 16, code % 3 - 1
+        stack = mover if pin == 1 else opponent if pin == -1 else ""
+        names.append(stack + (mover * top if top > 0 else opponent * -top))
+    return names
+
+
+_STACK_NAMES = (_stack_names("X"), _stack_names("O"))
 # Stack strings repeat endlessly; decoding each once per mover colour keeps conversion cheap.
 _STACK_CODES: tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]] = ({}, {})

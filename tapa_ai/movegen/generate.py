@@ -82,7 +82,9 @@ class Afterstates:
 
     def moves_of(self, index: int) -> list[Move]:
         """The reference-style moves of source position ``index``."""
-        return [self.move(row) for row in range(int(self.offsets[index]), int(self.offsets[index + 1]))]
+        rows = range(int(self.offsets[index]), int(self.offsets[index + 1]))
+        positions = self.positions.positions(rows, [self.result(row) for row in rows])
+        return [Move(self.step_list(row), position) for row, position in zip(rows, positions)]
 
 
 _executor: Optional[ThreadPoolExecutor] = None
