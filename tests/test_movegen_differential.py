@@ -199,3 +199,15 @@ def test_backgammon_without_backgammons_scores_a_gammon_instead():
     rng = np.random.default_rng(16)
     batch = endgame_positions(rules, 300, rng)
     _assert_same_as_reference(batch, random_dice(len(batch), rng))
+
+
+@pytest.mark.parametrize("variant", ["tapa", "plakoto"])
+def test_doubles_with_the_opponents_mother_alone_on_the_one_point(variant):
+    """Where a mother can end the game mid-turn the order of equal dice matters (kernel docstring)."""
+    rng = np.random.default_rng([17, VARIANTS.index(variant)])
+    pool = concatenate([playout_positions(variant, 3000, rng, "contact", games=64), endgame_positions(variant, 1000, rng)])
+    alone = (np.clip(-pool.board[:, 0], 0, None) + (pool.pinned[:, 0] == -1)) == 1
+    index = np.flatnonzero(alone)[:200]
+    assert index.size >= 100
+    die = rng.integers(1, 7, size=index.size)
+    _assert_same_as_reference(pool.take(index), np.stack([die, die], axis=1), replay_every=4)

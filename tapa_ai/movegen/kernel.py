@@ -339,9 +339,20 @@ def generate_range(
         n_dice = 4 if double else 2
         high = max(die_a, die_b)
         low = min(die_a, die_b)
-        opponent_on_one = (-board[b, 0] if board[b, 0] < 0 else 0) + (1 if pinned[b, 0] == -1 else 0)
         # Mid-turn game ends (mothers) make the order of equal dice matter: search all orders then.
-        all_orders = double and mother_rules and opponent_on_one == 1
+        # A mother can only end the game if the opponent's mother (alone on the mover's 1-point)
+        # is or can be pinned this turn (a checker 1..4 steps of the die away), and then either
+        # the mover's mother is pinned (draw) or its 24-point can be emptied in four steps.
+        all_orders = False
+        if double and mother_rules:
+            opponent_on_one = (-board[b, 0] if board[b, 0] < 0 else 0) + (1 if pinned[b, 0] == -1 else 0)
+            if opponent_on_one == 1:
+                reach_one = pinned[b, 0] == -1
+                for steps_away in range(1, 5):
+                    if high * steps_away < 24 and board[b, high * steps_away] > 0:
+                        reach_one = True
+                own_on_24 = (board[b, 23] if board[b, 23] > 0 else 0) + (1 if pinned[b, 23] == 1 else 0)
+                all_orders = reach_one and (mover_mother_pinned or own_on_24 <= 4)
         canonical = double and not all_orders
 
         n_leaves = 0
