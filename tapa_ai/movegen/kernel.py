@@ -25,10 +25,12 @@ reference generator, on one board that is changed in place and changed back
   order of their source points, so the search only plays sources that do
   not increase, as GNU Backgammon does. One thing breaks that argument: a
   mother win or draw ends the turn in the middle (RULES.md 2, Decision), and
-  then which steps came before the ending one matters. That can only happen
-  when the opponent has exactly one checker on the mover's 1-point; for
-  those positions the search plays every order and skips states already
-  expanded at the same depth (a second key table).
+  then which steps came before the ending one matters. That needs the
+  opponent's mother alone on the mover's 1-point, pinned already or a few
+  steps of the die away from a mover's checker, and the mover's mother pinned
+  (draw) or at most four checkers on the mover's 24-point; for those
+  positions the search plays every order and skips states already expanded
+  at the same depth (a second key table).
 - **Fewer duplicate sequences for two different dice.** The low-die-first
   order skips a high second step that was already legal at the start and
   did not end the game there: the high-first order reaches the same
