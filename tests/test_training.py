@@ -112,3 +112,56 @@ def test_train_command_rejects_a_corrupt_checkpoint(tmp_path, capsys):
 def test_train_command_rejects_an_empty_run_directory(tmp_path, capsys):
     assert main(["train", "--resume", str(tmp_path)]) == 2
     assert "no checkpoint" in capsys.readouterr().err
+
+
+def test_online_traces_with_lambda_zero_is_one_td0_step_per_game():
+    from tapa_ai.config import ModelConfig
+    from tapa_ai.model import EvaluatorNet
+    from tapa_ai.rules import TAPA
+    from tapa_ai.training.traces import OnlineTraces
+
+    rng = np.random.default_rng(3)
+    features = rng.random((3, 259)).astype(np.float32)
+    next_values = rng.dirichlet(np.ones(7), 3).astype(np.float32)
+    net = EvaluatorNet(ModelConfig(hidden=8), TAPA, seed=0)
+    expected = {name: p.detach().clone() for name, p in net.named_parameters()}
+    # By hand: theta += lr / G * sum_g sum_k delta[g, k] * d p_k(x_g) / d theta.
+    for g in range(3):
+        probabilities = torch.softmax(net(torch.from_numpy(features[g:g + 1])), dim=-1)[0]
+        delta = torch.from_numpy(next_values[g]) - probabilities.detach()
+        gradients = torch.autograd.grad((probabilities * delta).sum(), list(net.parameters()))
+        for (name, _), gradient in zip(net.named_parameters(), gradients):
+            expected[name] += 0.5 / 3 * gradient
+    OnlineTraces(net, 3, lambda_=0.0, learning_rate=0.5).step(features, next_values, np.ones(3, dtype=bool))
+    for name, param in net.named_parameters():
+        assert torch.allclose(param, expected[name], atol=1e-6), name
+
+
+def test_online_traces_decay_and_swap_sides_between_turns():
+    from tapa_ai.config import ModelConfig
+    from tapa_ai.model import EvaluatorNet
+    from tapa_ai.rules import TAPA
+    from tapa_ai.training.traces import OnlineTraces
+
+    net = EvaluatorNet(ModelConfig(hidden=4), TAPA, seed=0)
+    traces = OnlineTraces(net, 1, lambda_=0.5, learning_rate=0.0)
+    features = np.random.default_rng(0).random((1, 259)).astype(np.float32)
+    values = np.full((1, 7), 1 / 7, dtype=np.float32)
+    traces.step(features, values, np.array([True]))
+    first = {name: t.clone() for name, t in traces.traces.items()}
+    traces.step(features, values, np.array([False]))
+    for name, trace in traces.traces.items():
+        # Same position twice, no learning: e2 = 0.5 * swap(e1) + J = 0.5 * swap(e1) + e1.
+        assert torch.allclose(trace, 0.5 * first[name][:, traces.swap] + first[name], atol=1e-6)
+    traces.step(features, values, np.array([True]))
+    for name, trace in traces.traces.items():
+        assert torch.allclose(trace, first[name], atol=1e-6)
+
+
+def test_online_traces_method_trains(tmp_path):
+    config = tiny_config(tmp_path, "learning.method=online-traces", "learning.learning_rate=0.05")
+    trainer = Trainer(config, new_run_directory(config))
+    before = {name: p.detach().clone() for name, p in trainer.net.named_parameters()}
+    trainer.train(progress=False)
+    assert trainer.games >= 24 and trainer.steps > 0
+    assert any(not torch.equal(before[n], p) for n, p in trainer.net.named_parameters())

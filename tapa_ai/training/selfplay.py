@@ -107,6 +107,8 @@ class SelfPlay:
         self.states: list[list[np.ndarray]] = [[] for _ in range(games)]
         self.values: list[list[np.ndarray]] = [[] for _ in range(games)]
         self.stats = SelfPlayStats()
+        self.on_ply = None
+        """Optional ``(batch, next_values, new_game) -> None`` called every ply (online learning)."""
 
     # ------------------------------------------------------------------
     def _roll(self) -> np.ndarray:
@@ -145,6 +147,8 @@ class SelfPlay:
         for game in range(self.size):
             self.states[game].append(before[game])
             self.values[game].append(distributions[chosen[game]])
+        if self.on_ply is not None:
+            self.on_ply(self.batch, distributions[chosen], self.turns == 0)
         self.turns += 1
         self.stats.decisions += self.size
 

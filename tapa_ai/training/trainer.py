@@ -27,6 +27,7 @@ from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
 from ..model import EvaluatorNet, configure_threads
 from ..rules.options import RULES_VERSION, variant_rules
 from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
+from .traces import OnlineTraces
 
 OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
 EVAL_SEED_OFFSET = 1_000_003
@@ -54,10 +55,6 @@ class Trainer:
         unknown = sorted(set(config.eval.opponents) - set(OPPONENTS))
         if unknown:
             raise TrainingError(f"eval.opponents: unknown bot(s) {unknown}; known: {sorted(OPPONENTS)}")
-        if config.learning.method != "lambda-return":
-            raise TrainingError(
-                f"learning.method={config.learning.method!r}: this trainer implements 'lambda-return'; "
-                "docs/training.md explains the comparison with online traces")
         self.config = config
         self.run_dir = Path(run_dir)
         self.rules = variant_rules(config.run.variant)
@@ -75,7 +72,13 @@ class Trainer:
         self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
                                  config.selfplay.max_turns)
         self.pending: list[FinishedGame] = []
+        self.traces: Optional[OnlineTraces] = None
+        if learning.method == "online-traces":
+            self.traces = OnlineTraces(self.net, config.selfplay.parallel_games, learning.lambda_,
+                                       learning.learning_rate, learning.grad_clip)
+            self.selfplay.on_ply = self._online_step
         self.steps = 0
+        self.online_losses: list[float] = []
         self.best_score = -math.inf
         self.evaluations: list[EvalRecord] = []
         self.manager = CheckpointManager(self.run_dir, config.checkpoint.keep_last)
@@ -115,6 +118,11 @@ class Trainer:
             self.steps += 1
             losses.append(float(loss.detach()))
         return float(np.mean(losses))
+
+    def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
+        """``learning.method = "online-traces"``: one TD(lambda) update per ply (see :mod:`traces`)."""
+        self.online_losses.append(self.traces.step(encode(batch), next_values, new_game))
+        self.steps += 1
 
     # -- evaluation -------------------------------------------------------
     def evaluate(self) -> list[EvalRecord]:
@@ -197,8 +205,12 @@ class Trainer:
         try:
             while self.games < config.run.total_games:
                 finished = self.selfplay.play_ply(config.selfplay.epsilon(self.games))
+                if self.online_losses:
+                    window.losses.append(float(np.mean(self.online_losses)))
+                    self.online_losses = []
                 if finished:
-                    self.pending.extend(finished)
+                    if self.traces is None:
+                        self.pending.extend(finished)
                     window.add(finished)
                     bar.update(min(len(finished), config.run.total_games - bar.n))
                 if sum(len(g.states) for g in self.pending) >= positions_per_update or (
