@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import IO, Any, Callable
 
 from ..notation.json_position import position_from_json, position_to_json
@@ -61,6 +62,16 @@ class Engine:
         if generator not in self.generators:
             raise RequestError(f"unknown move generator {generator!r}; available: {sorted(self.generators)}")
         self.default_generator = generator
+        if "vectorized" in self.generators:
+            # The fast generator is compiled on first use (about 10 s once after installing, then
+            # cached on disk); start now so the compile overlaps with the client's own start-up.
+            threading.Thread(target=self._warm_up, daemon=True).start()
+
+    def _warm_up(self) -> None:
+        try:
+            self.generators["vectorized"](start_position("backgammon"), (6, 5))
+        except Exception:  # noqa: BLE001 - a failed warm-up shows up again, reported, on first real use
+            pass
 
     # -- request plumbing --------------------------------------------------
     def handle_line(self, line: str | bytes) -> str:
