@@ -153,3 +153,28 @@ def test_fuzz_random_positions_get_moves_or_a_clear_error(points, off_x, off_o, 
     response = json.loads(Engine("reference").handle_line(json.dumps(request)))
     assert ("moves" in response) != ("error" in response)
     assert "internal error" not in response.get("error", ""), response
+
+
+@pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])
+def test_both_generators_give_the_same_moves_through_the_protocol(variant):
+    import random
+
+    from tapa_ai.rules import legal_moves, next_turn
+
+    engine = Engine()
+    assert engine.default_generator == "vectorized"
+    rng = random.Random(7)
+    position = start_position(variant)
+    for _ in range(40):
+        dice = [rng.randint(1, 6), rng.randint(1, 6)]
+        answers = {}
+        for generator in ("reference", "vectorized"):
+            response = ask(engine, {"cmd": "legal_moves", "position": position_to_json(position), "dice": dice,
+                                    "generator": generator})
+            answers[generator] = sorted(json.dumps(m["position"], sort_keys=True) for m in response["moves"])
+        assert answers["reference"] == answers["vectorized"]
+        move = rng.choice(legal_moves(position, dice))
+        if move.position.result is not None:
+            position = start_position(variant)
+        else:
+            position = next_turn(move.position)
