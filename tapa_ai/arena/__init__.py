@@ -1,5 +1,5 @@
 """Matches between policies: paired-dice duels with confidence intervals."""
 
-from .duel import DuelResult, Policy, duel, net_policy, random_policy, pipcount_policy
+from .duels import DuelResult, Policy, duel, net_policy, random_policy, pipcount_policy
 
 __all__ = ["DuelResult", "Policy", "duel", "net_policy", "random_policy", "pipcount_policy"]
