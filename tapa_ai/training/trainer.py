@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ..arena.duel import duel, net_policy, pipcount_policy, random_policy
+from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
 from ..checkpoint import Checkpoint, CheckpointManager, load_checkpoint
 from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
 from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
