@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import torch
@@ -182,8 +182,8 @@ class Trainer:
         ]
 
     # -- the loop ------------------------------------------------------------
-    def train(self, progress: bool = True, log=print) -> None:
-        """Play and learn until ``run.total_games``; checkpoint, evaluate and log on the way."""
+    def train(self, progress: bool = True, should_stop: Optional[Callable[[], bool]] = None) -> None:
+        """Play and learn until ``run.total_games`` (or ``should_stop()``); checkpoint, evaluate and log on the way."""
         from tqdm import tqdm
 
         config = self.config
@@ -203,7 +203,7 @@ class Trainer:
         bar = tqdm(total=config.run.total_games, initial=min(self.games, config.run.total_games), unit="game",
                    disable=not progress, desc=f"train {self.rules.name}", dynamic_ncols=True)
         try:
-            while self.games < config.run.total_games:
+            while self.games < config.run.total_games and not (should_stop and should_stop()):
                 finished = self.selfplay.play_ply(config.selfplay.epsilon(self.games))
                 if self.online_losses:
                     window.losses.append(float(np.mean(self.online_losses)))
