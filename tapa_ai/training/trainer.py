@@ -24,6 +24,7 @@ from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
 from ..checkpoint import Checkpoint, CheckpointManager, load_checkpoint
 from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
 from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
+from ..fast_eval import refresh_fast_evaluator
 from ..model import EvaluatorNet, configure_threads
 from ..rules.options import RULES_VERSION, variant_rules
 from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
@@ -117,6 +118,8 @@ class Trainer:
             self.optimizer.step()
             self.steps += 1
             losses.append(float(loss.detach()))
+        # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
+        refresh_fast_evaluator(self.net)
         return float(np.mean(losses))
 
     def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
