@@ -1,0 +1,113 @@
+"""The fast evaluator (tapa_ai.fast_eval) equals encode() + the torch network on every variant and net shape."""
+
+import numpy as np
+import pytest
+import torch
+
+from tapa_ai.config import ModelConfig
+from tapa_ai.encoding import encode
+from tapa_ai.fast_eval import FastEvaluator, afterstate_distributions_fast, fast_evaluator_for
+from tapa_ai.model import EvaluatorNet, evaluate, outcome_points, swap_sides
+from tapa_ai.movegen import generate
+from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
+from tapa_ai.rules.options import variant_rules
+from tapa_ai.training.policy import afterstate_distributions, afterstate_distributions_torch
+
+VARIANTS = ["tapa", "plakoto", "backgammon"]
+TOLERANCE = 1e-5
+SHAPES = [(0, 8, "relu"), (1, 128, "relu"), (1, 24, "tanh"), (2, 16, "sigmoid"), (3, 12, "gelu"), (2, 20, "silu")]
+
+
+def _net(variant, layers, hidden, activation, seed=7):
+    net = EvaluatorNet(ModelConfig(layers=layers, hidden=hidden, activation=activation), variant_rules(variant),
+                       seed=seed)
+    # Larger weights than the default initialization, so that saturation and every class are exercised.
+    with torch.no_grad():
+        for parameter in net.parameters():
+            parameter.mul_(3.0)
+    return net
+
+
+def _positions(variant, count, seed):
+    return mixed_positions(variant_rules(variant), count, np.random.default_rng(seed))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("layers, hidden, activation", SHAPES)
+def test_fast_evaluation_equals_encoding_and_torch_network(variant, layers, hidden, activation):
+    net = _net(variant, layers, hidden, activation)
+    evaluator = FastEvaluator.from_net(net)
+    batch = _positions(variant, 90, seed=layers * 31 + hidden)
+    probabilities, equities = evaluator.evaluate(batch)
+    expected_probabilities, expected_equities = evaluate(net, encode(batch))
+    assert np.abs(probabilities - expected_probabilities).max() < TOLERANCE
+    assert np.abs(equities - expected_equities).max() < TOLERANCE * 4
+
+    # Read from the other side without a copy: the evaluation of the flipped batch, swapped back.
+    probabilities, equities = evaluator.evaluate_flipped(batch)
+    flipped_probabilities, flipped_equities = evaluate(net, encode(batch.flipped()))
+    assert np.abs(probabilities - swap_sides(flipped_probabilities)).max() < TOLERANCE
+    assert np.abs(equities + flipped_equities).max() < TOLERANCE * 4
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_afterstate_distributions_equal_the_torch_reference(variant):
+    net = _net(variant, 1, 128, "relu")
+    rng = np.random.default_rng(11)
+    batch = _positions(variant, 120, seed=3)
+    afterstates = generate(batch, random_dice(len(batch), rng))
+    reference = afterstate_distributions_torch(net, afterstates)
+    fast = afterstate_distributions_fast(FastEvaluator.from_net(net), afterstates)
+    assert fast.shape == reference.shape and fast.dtype == np.float32
+    assert np.abs(fast - reference).max() < TOLERANCE
+    assert np.abs(afterstate_distributions(net, afterstates) - reference).max() < TOLERANCE
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_finished_games_are_their_exact_outcome_from_the_movers_side(variant):
+    net = _net(variant, 1, 16, "tanh")
+    rng = np.random.default_rng(5)
+    batch = endgame_positions(variant_rules(variant), 150, rng)
+    afterstates = generate(batch, random_dice(len(batch), rng))
+    assert afterstates.game_over.any(), "the end-game positions should give some finished games"
+    distributions, equities = FastEvaluator.from_net(net).afterstate_distributions(afterstates)
+    reference = afterstate_distributions_torch(net, afterstates)
+    over = afterstates.game_over
+    assert np.array_equal(distributions[over], reference[over])
+    assert set(np.unique(distributions[over])) <= {0.0, 1.0}
+    # The mover made the last move, so a finished game is a win (or a draw) for it.
+    assert (distributions[over] @ outcome_points(net.rules) >= 0).all()
+    assert np.abs(distributions[~over] - reference[~over]).max() < TOLERANCE
+    assert np.allclose(equities, distributions @ outcome_points(net.rules), atol=1e-5)
+
+
+def test_thread_split_gives_the_same_numbers_as_one_thread():
+    net = _net("tapa", 1, 32, "relu")
+    evaluator = FastEvaluator.from_net(net)
+    batch = _positions("tapa", 600, seed=9)
+    one, _ = evaluator.evaluate(batch, threads=1)
+    two, _ = evaluator.evaluate(batch, threads=2)
+    assert np.array_equal(one, two)
+
+
+def test_cached_evaluator_follows_an_optimizer_step():
+    net = _net("plakoto", 1, 16, "relu")
+    batch = _positions("plakoto", 60, seed=2)
+    before, _ = fast_evaluator_for(net).evaluate(batch)
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.05)
+    loss = net(torch.from_numpy(encode(batch))).logsumexp(dim=-1).mean()
+    loss.backward()
+    optimizer.step()
+    after, _ = fast_evaluator_for(net).evaluate(batch)
+    expected, _ = evaluate(net, encode(batch))
+    assert np.abs(after - before).max() > 1e-3
+    assert np.abs(after - expected).max() < TOLERANCE
+
+
+def test_unsupported_activation_is_refused_clearly():
+    net = _net("tapa", 1, 8, "relu")
+    net.config = ModelConfig(layers=1, hidden=8, activation="relu")
+    object.__setattr__(net.config, "activation", "elu")
+    with pytest.raises(ValueError, match="activation 'elu' is not implemented"):
+        FastEvaluator.from_net(net)
+    assert fast_evaluator_for(net) is None  # the policy falls back to the torch path
