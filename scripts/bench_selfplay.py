@@ -1,0 +1,70 @@
+"""Self-play throughput with learning per variant, GNU Backgammon's 0-ply self-play beside it.
+
+    python scripts/bench_selfplay.py                          # 20 s per variant, then gnubg
+    python scripts/bench_selfplay.py --seconds 5 --json       # last line: one JSON object
+    python scripts/bench_selfplay.py --parallel-games 64 128 256 512 --variants tapa
+    python scripts/bench_selfplay.py --profile /tmp/tapa.prof --variants tapa
+
+Ours: the real trainer (configs/quick.toml with a 259 x 128 network, see
+``tapa_ai/training/throughput.py``) playing and learning on both cores.
+gnubg: ``gnubg_nn.bestmove`` at 0-ply in a loop (``--gnubg-processes`` loops
+side by side); skipped with a message when ``gnubg-nn`` is not installed.
+With ``--json`` the last line is ``{"<variant>": {"decisions_per_s": ...,
+"games_per_s": ...}, ..., "gnubg": {...}}`` (with several ``--parallel-games``,
+the variants' entries are of the last one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from tapa_ai.training.throughput import (  # noqa: E402
+    DEFAULT_PARALLEL_GAMES, gnubg_available, gnubg_throughput, selfplay_throughput,
+)
+
+VARIANTS = ("tapa", "plakoto", "backgammon")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0, help="timed seconds per measurement")
+    parser.add_argument("--warmup", type=float, default=2.0, help="untimed seconds of play before each measurement")
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--parallel-games", type=int, nargs="+", default=[DEFAULT_PARALLEL_GAMES])
+    parser.add_argument("--gnubg-processes", type=int, default=1, help="gnubg loops side by side (1 = the anchor)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="config override for our self-play (repeatable)")
+    parser.add_argument("--profile", metavar="PATH", help="write a cProfile of the (last) timed window here")
+    parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    args = parser.parse_args(argv)
+
+    summary: dict = {}
+    for variant in args.variants:
+        for games in args.parallel_games:
+            result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile)
+            print(f"{variant:<11} parallel_games={games:<4} {result.decisions_per_s:9,.0f} decisions/s "
+                  f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
+                  f"in {result.seconds:.1f} s)", flush=True)
+            summary[variant] = result.to_json()
+    if gnubg_available():
+        result = gnubg_throughput(args.seconds, args.gnubg_processes)
+        print(f"{'gnubg 0-ply':<11} processes={args.gnubg_processes:<6} {result.decisions_per_s:9,.0f} decisions/s "
+              f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games)", flush=True)
+        summary["gnubg"] = result.to_json()
+        for variant in args.variants:
+            ratio = summary[variant]["decisions_per_s"] / summary["gnubg"]["decisions_per_s"]
+            print(f"ratio {variant}/gnubg decisions/s: {ratio:.2f}")
+    else:
+        print("gnubg-nn not installed: no gnubg comparison")
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
