@@ -20,11 +20,17 @@ from typing import Optional, Sequence
 BENCH_CONFIG = "configs/quick.toml"
 """The config the benchmark starts from (then :data:`BENCH_OVERRIDES` and the caller's)."""
 BENCH_OVERRIDES = (
-    "model.hidden=128", "model.layers=1", "run.torch_threads=2", "run.total_games=1000000000",
+    "model.hidden=128", "model.layers=1", "run.torch_threads=1", "run.total_games=1000000000",
     "eval.every_games=1000000000", "checkpoint.every_games=1000000000", "logging.tensorboard=false",
     "logging.log_every_games=1000000000",
 )
-"""Fixed for the benchmark: a ~260 x 128 network, no evaluation, checkpoint or log inside the timed window."""
+"""Fixed for the benchmark: a 259 x 128 network, no evaluation, checkpoint or log inside the timed window.
+
+One torch thread: the learning steps are small, and with two, torch's OpenMP
+workers spin between steps on the core the evaluation threads need (5x
+slower self-play here; ``OMP_WAIT_POLICY=PASSIVE`` also avoids it). The
+evaluation and the move generator still use both cores.
+"""
 DEFAULT_PARALLEL_GAMES = 256
 """Parallel self-play games of the benchmark (see docs/training.md, "Speed", for the sweep)."""
 
