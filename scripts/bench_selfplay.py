@@ -4,6 +4,7 @@
     python scripts/bench_selfplay.py --seconds 5 --json       # last line: one JSON object
     python scripts/bench_selfplay.py --parallel-games 64 128 256 512 --variants tapa
     python scripts/bench_selfplay.py --profile /tmp/tapa.prof --variants tapa
+    python scripts/bench_selfplay.py --evaluator             # ns per afterstate: torch path vs fast kernel
 
 Ours: the real trainer (configs/quick.toml with a 259 x 128 network, see
 ``tapa_ai/training/throughput.py``) playing and learning on both cores.
@@ -24,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tapa_ai.training.throughput import (  # noqa: E402
-    DEFAULT_PARALLEL_GAMES, gnubg_available, gnubg_throughput, selfplay_throughput,
+    DEFAULT_PARALLEL_GAMES, evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
 )
 
 VARIANTS = ("tapa", "plakoto", "backgammon")
@@ -40,8 +41,18 @@ def main(argv=None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="config override for our self-play (repeatable)")
     parser.add_argument("--profile", metavar="PATH", help="write a cProfile of the (last) timed window here")
+    parser.add_argument("--evaluator", action="store_true",
+                        help="only time the evaluation of afterstates (torch path vs fast kernel) per variant")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = parser.parse_args(argv)
+
+    if args.evaluator:
+        for variant in args.variants:
+            costs = evaluator_costs(variant)
+            print(f"{variant:<11} {costs['afterstates']:7.0f} afterstates, ns each: "
+                  f"encode + torch (1 thread) {costs['torch_1_thread']:6.0f}   fast kernel 1 thread "
+                  f"{costs['fast_1_thread']:5.0f}   2 threads {costs['fast_2_threads']:5.0f}", flush=True)
+        return 0
 
     summary: dict = {}
     for variant in args.variants:

@@ -161,3 +161,49 @@ def gnubg_throughput(seconds: float, processes: int = 1, seed: int = 1) -> Optio
     elapsed = max(r[2] for r in results)
     return Throughput(sum(r[0] / r[2] for r in results), sum(r[1] / r[2] for r in results), elapsed, decisions,
                       games)
+
+
+# -- the evaluator alone ------------------------------------------------------------------------------
+def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hidden: int = 128,
+                    seed: int = 0) -> dict[str, float]:
+    """Nanoseconds per afterstate: ``encode`` + torch (1 thread) against the fast kernel on 1 and 2 threads.
+
+    The afterstates of ``positions`` mixed random positions (playouts and end
+    games) with random dice; each path is timed for ``seconds``.
+    """
+    import numpy as np
+    import torch
+
+    from ..config import ModelConfig
+    from ..fast_eval import FastEvaluator
+    from ..model import EvaluatorNet
+    from ..movegen import generate
+    from ..movegen.random_positions import mixed_positions, random_dice
+    from ..rules.options import variant_rules
+    from .policy import afterstate_distributions_torch
+
+    rules = variant_rules(variant)
+    rng = np.random.default_rng(seed)
+    batch = mixed_positions(rules, positions, rng)
+    afterstates = generate(batch, random_dice(len(batch), rng))
+    net = EvaluatorNet(ModelConfig(layers=1, hidden=hidden), rules, seed=seed)
+    evaluator = FastEvaluator.from_net(net)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        paths = {
+            "torch_1_thread": lambda: afterstate_distributions_torch(net, afterstates),
+            "fast_1_thread": lambda: evaluator.afterstate_distributions(afterstates, threads=1),
+            "fast_2_threads": lambda: evaluator.afterstate_distributions(afterstates, threads=2),
+        }
+        costs = {"afterstates": float(len(afterstates))}
+        for name, run in paths.items():
+            run()
+            begin, calls = time.perf_counter(), 0
+            while time.perf_counter() - begin < seconds:
+                run()
+                calls += 1
+            costs[name] = (time.perf_counter() - begin) / calls / len(afterstates) * 1e9
+    finally:
+        torch.set_num_threads(threads)
+    return costs
