@@ -71,9 +71,9 @@ def _add_column(hidden, first_weights, column, value):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _add_column1(hidden, first_weights, column):
+def _add_column1(hidden, table, row):
     for unit in range(hidden.shape[0]):
-        hidden[unit] += first_weights[column, unit]
+        hidden[unit] += table[row, unit]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -127,10 +127,12 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
     logits = np.empty(num_classes, dtype=np.float64)
     # Column blocks of the side that moved in the stored view ("a", board > 0) and of the other ("b").
     if flip:
-        points_a, points_b, scalars_a, scalars_b = 120, 0, 248, 240
+        points_a, points_b = _OPPONENT_BLOCK, _MOVER_BLOCK
+        scalars_a, scalars_b = _OPPONENT_SCALARS, _MOVER_SCALARS
         table_a, table_b = 24, 0
     else:
-        points_a, points_b, scalars_a, scalars_b = 0, 120, 240, 248
+        points_a, points_b = _MOVER_BLOCK, _OPPONENT_BLOCK
+        scalars_a, scalars_b = _MOVER_SCALARS, _OPPONENT_SCALARS
         table_a, table_b = 0, 24
     for row in range(start, stop):
         outcome = classes[row]
@@ -313,7 +315,7 @@ class FastEvaluator:
         self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259, H0)
         self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
         # The free-checker units of a point (>= 1, >= 2, >= 3, (n - 3) / 2) summed per count n = 0..15.
-        units = self.first_weights[: 2 * 120].reshape(48, 5, -1)  # (48 points, 5 units, H0)
+        units = self.first_weights[: 2 * _OPPONENT_BLOCK].reshape(48, 5, -1)  # (48 points, 5 units, H0)
         table = np.empty((48, 16, units.shape[2]), dtype=np.float32)
         table[:, 0] = 0.0
         table[:, 1] = units[:, 0]
