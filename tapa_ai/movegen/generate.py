@@ -99,14 +99,23 @@ def _scratch() -> tuple:
     return scratch
 
 
-def _run_range(arrays: tuple, start: int, stop: int) -> tuple:
-    """Kernel on one slice; returns (counts, status, *output arrays cut to size and copied)."""
+def _run_range(arrays: tuple, start: int, stop: int, copy: bool = True) -> tuple:
+    """Kernel on one slice; returns (counts, status, *output arrays cut to size).
+
+    With ``copy=False`` the arrays are views of this thread's reused buffer,
+    valid only until the thread's next call.
+    """
     outputs = getattr(_thread_state, "outputs", None)
     if outputs is None:
         outputs = kernel.make_outputs(4096)
     counts, status, n_out, outputs = kernel.generate_range(*arrays, start, stop, _scratch(), outputs)
     _thread_state.outputs = outputs
-    return (counts, status) + tuple(array[:n_out].copy() for array in outputs)
+    return (counts, status) + tuple(array[:n_out].copy() if copy else array[:n_out] for array in outputs)
+
+
+# Multi-threaded calls join views of the threads' buffers; one at a time, so no other
+# job can reuse a buffer before it is joined.
+_join_lock = threading.Lock()
 
 
 def default_threads() -> int:
@@ -148,18 +157,17 @@ def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> After
     threads = default_threads() if threads is None else max(1, threads)
     parts = min(threads, max(1, size // MIN_POSITIONS_PER_THREAD))
     if parts <= 1:
-        outputs = [_run_range(arrays, 0, size)]
+        joined = _run_range(arrays, 0, size)
     else:
-        bounds = np.linspace(0, size, parts + 1).astype(np.int64)
-        futures = [
-            _pool(parts).submit(_run_range, arrays, int(lo), int(hi))
-            for lo, hi in zip(bounds[:-1], bounds[1:])
-        ]
-        outputs = [future.result() for future in futures]
-    if len(outputs) == 1:
-        joined = outputs[0]
-    else:
-        joined = tuple(np.concatenate([out[field] for out in outputs]) for field in range(len(outputs[0])))
+        bounds = np.linspace(0, size, parts + 1).astype(np.int64).tolist()
+        with _join_lock:
+            # The calling thread takes the first slice itself; the pool the others.
+            futures = [
+                _pool(parts - 1).submit(_run_range, arrays, lo, hi, False)
+                for lo, hi in zip(bounds[1:-1], bounds[2:])
+            ]
+            outputs = [_run_range(arrays, bounds[0], bounds[1], False)] + [future.result() for future in futures]
+            joined = tuple(np.concatenate([out[field] for out in outputs]) for field in range(len(outputs[0])))
     counts, status, board, pinned, off, bar, result_kind, points, steps, n_steps = joined
 
     bad = np.flatnonzero(status)
