@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["train", *(argv or [])])
-    if getattr(args, "games", 1) is not None and getattr(args, "games", 1) < 1:
+    if args.command == "demo" and args.games < 1:
         parser.error("--games must be at least 1")
     return args.func(args)
 

@@ -72,7 +72,7 @@ def position_from_json(data: Any, where: str = "position") -> Position:
             overrides = data["rules"]
             if not isinstance(overrides, dict):
                 raise RulesError("must be an object of rule options")
-            rules = rules.replace(**{k: v for k, v in overrides.items()})
+            rules = rules.replace(**overrides)
     except RulesError as error:
         raise PositionError(f"{where}.{'rules' if 'rules' in data else 'variant'}: {error}") from None
     points = data["points"]
