@@ -578,3 +578,24 @@ class CheckpointManager:
         # Left behind only when a writer was killed mid-write; one run writes one directory.
         for entry in self.directory.glob(_TEMP_PREFIX + "*" + _TEMP_SUFFIX):
             entry.unlink(missing_ok=True)
+
+
+def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
+    """The trained :class:`~tapa_ai.model.EvaluatorNet` of a checkpoint, in eval mode.
+
+    Raises :class:`CheckpointError` for a missing, corrupt or mismatched file
+    (another encoding, or weights that do not fit the stored architecture).
+    """
+    from .encoding import ENCODING_NAME, ENCODING_VERSION
+    from .model import EvaluatorNet
+
+    checkpoint = load_checkpoint(path, expect_encoding=(ENCODING_NAME, ENCODING_VERSION), map_location=map_location)
+    try:
+        net = EvaluatorNet.from_architecture(checkpoint.model_config)
+        net.load_state_dict(checkpoint.model_state)
+    except (KeyError, TypeError, ValueError, RuntimeError, RulesError, ConfigError) as error:
+        raise CheckpointError(f"{path}: the network cannot be rebuilt from this checkpoint: {error}") from None
+    net.eval()
+    net.games_trained = checkpoint.games
+    net.checkpoint_path = Path(path)
+    return net

@@ -79,6 +79,10 @@ class Trainer:
                                        learning.learning_rate, learning.grad_clip)
             self.selfplay.on_ply = self._online_step
         self.steps = 0
+        self.cpu_seconds = 0.0
+        """Process CPU time (all threads) spent playing and learning, evaluations and checkpoints excluded."""
+        self.wall_seconds = 0.0
+        """Wall-clock time spent playing and learning, evaluations and checkpoints excluded."""
         self.online_losses: list[float] = []
         self.best_score = -math.inf
         self.evaluations: list[EvalRecord] = []
@@ -157,6 +161,8 @@ class Trainer:
             extra={
                 "selfplay": self.selfplay.state_dict(),
                 "best_score": self.best_score if math.isfinite(self.best_score) else None,
+                "cpu_seconds": self.cpu_seconds,
+                "wall_seconds": self.wall_seconds,
                 "evaluations": [
                     {"games_trained": r.games_trained, "opponent": r.opponent, "games": r.games, "ppg": r.ppg,
                      "ppg_ci95": list(r.ppg_ci95), "win_rate": r.win_rate} for r in self.evaluations
@@ -177,6 +183,8 @@ class Trainer:
         except (KeyError, RuntimeError, ValueError) as error:
             raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
         self.steps = checkpoint.steps
+        self.cpu_seconds = float(checkpoint.extra.get("cpu_seconds", 0.0))
+        self.wall_seconds = float(checkpoint.extra.get("wall_seconds", 0.0))
         best = checkpoint.extra.get("best_score")
         self.best_score = -math.inf if best is None else float(best)
         self.evaluations = [
@@ -207,6 +215,7 @@ class Trainer:
                    disable=not progress, desc=f"train {self.rules.name}", dynamic_ncols=True)
         try:
             while self.games < config.run.total_games and not (should_stop and should_stop()):
+                cpu_start, wall_start = time.process_time(), time.perf_counter()
                 finished = self.selfplay.play_ply(config.selfplay.epsilon(self.games))
                 if self.online_losses:
                     window.losses.append(float(np.mean(self.online_losses)))
@@ -221,11 +230,14 @@ class Trainer:
                     loss = self.learn(self.pending)
                     window.losses.append(loss)
                     self.pending = []
+                self.cpu_seconds += time.process_time() - cpu_start
+                self.wall_seconds += time.perf_counter() - wall_start
                 if self.games >= next_log:
                     stats = window.flush(self.games, self.decisions)
                     bar.set_postfix(loss=f"{loss:.4f}", games_s=f"{stats['games_per_s']:.1f}")
                     if writer:
                         _log_window(writer, stats, self.games, config.selfplay.epsilon(self.games))
+                        writer.add_scalar("charts/cpu_minutes", self.cpu_seconds / 60, self.games)
                     next_log = _next_multiple(self.games, config.logging.log_every_games)
                 if self.games >= next_eval:
                     records = self.evaluate()

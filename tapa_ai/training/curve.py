@@ -1,0 +1,111 @@
+"""Learning curves: train for CPU-time marks, snapshot the net at each, then duel the snapshots.
+
+Used by ``scripts/learning_curve.py``; results are recorded in docs/training.md.
+The clock is :attr:`Trainer.cpu_seconds`: process CPU time (all threads)
+spent playing and learning, evaluations and checkpoint writes excluded. It
+does not depend on what else runs on the machine, unlike wall-clock time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
+from ..checkpoint import load_network
+from ..config import apply_overrides, load_config
+from .trainer import Trainer, new_run_directory, resume_checkpoint
+
+OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
+CURVE_SEED = 20261130
+"""Dice of every evaluation duel: the same deals for every snapshot."""
+
+
+def snapshot_path(run_dir: Path, minutes: float) -> Path:
+    return Path(run_dir) / f"curve_{minutes:g}min.pt"
+
+
+def train_to_marks(config_path: Optional[str], overrides: Sequence[str], marks_minutes: Sequence[float],
+                   resume: Optional[str] = None, progress: bool = True) -> tuple[Path, list[dict]]:
+    """Train until each CPU-minute mark and copy the checkpoint there to ``curve_<m>min.pt``.
+
+    A new run (``config_path``) or a continued one (``resume``, a run directory);
+    marks already snapshotted are skipped, so a killed run is resumed by running
+    again with ``resume``. Returns the run directory and one row per mark.
+    """
+    # Periodic evaluation is left to the caller: it would only cost time here.
+    run_overrides = [*overrides, "run.total_games=1000000000"]
+    if resume:
+        run_dir, checkpoint = resume_checkpoint(resume)
+        trainer = Trainer(apply_overrides(checkpoint.train_config(), run_overrides), run_dir, checkpoint)
+    else:
+        config = load_config(config_path, run_overrides)
+        run_dir = new_run_directory(config)
+        trainer = Trainer(config, run_dir)
+    rows = []
+    for minutes in sorted(marks_minutes):
+        target = snapshot_path(run_dir, minutes)
+        if not target.exists():
+            if trainer.cpu_seconds >= minutes * 60:
+                raise RuntimeError(f"{run_dir} is already past {minutes} CPU-minutes without a snapshot there")
+            trainer.train(progress=progress, should_stop=lambda: trainer.cpu_seconds >= minutes * 60)
+            # train() ends with a checkpoint of exactly this state.
+            shutil.copyfile(trainer.manager.latest_path, target)
+        rows.append({"minutes": minutes, "checkpoint": str(target)})
+    return run_dir, rows
+
+
+def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, progress: bool = True) -> list[dict]:
+    """Duel every snapshot (0-ply, greedy) against the fixed bots, ``2 * pairs`` games each, paired dice."""
+    from tqdm import tqdm
+
+    from ..checkpoint import load_checkpoint
+
+    for row in tqdm(rows, desc="evaluate snapshots", disable=not progress):
+        net = load_network(row["checkpoint"])
+        checkpoint = load_checkpoint(row["checkpoint"])
+        row["games_trained"] = checkpoint.games
+        row["cpu_seconds"] = checkpoint.extra.get("cpu_seconds")
+        row["wall_seconds"] = checkpoint.extra.get("wall_seconds")
+        for name, bot in OPPONENTS.items():
+            row[name] = duel(net.rules, net_policy(net), bot, pairs, seed).summary()
+    return rows
+
+
+def plot_curves(curves: dict[str, list[dict]], path: Path) -> Path:
+    """One PNG: points per game (95% CI bars) and win rate against CPU-minutes, per variant and bot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for variant, rows in curves.items():
+        for name, style in (("random", "-o"), ("pipcount", "--s")):
+            minutes = [row["minutes"] for row in rows]
+            ppg = [row[name]["ppg"] for row in rows]
+            errors = [[p - row[name]["ppg_ci95"][0] for p, row in zip(ppg, rows)],
+                      [row[name]["ppg_ci95"][1] - p for p, row in zip(ppg, rows)]]
+            axes[0].errorbar(minutes, ppg, yerr=errors, fmt=style, capsize=3, label=f"{variant} vs {name}")
+            axes[1].plot(minutes, [100 * row[name]["win_rate"] for row in rows], style,
+                         label=f"{variant} vs {name}")
+    axes[0].set(xlabel="training CPU-minutes", ylabel="points per game (95% CI)", title="Points per game")
+    axes[1].set(xlabel="training CPU-minutes", ylabel="games won (%)", title="Win rate")
+    for axis in axes:
+        axis.axhline(0 if axis is axes[0] else 50, color="grey", linewidth=0.8)
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def write_report(variant: str, rows: list[dict], out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{variant}.json"
+    path.write_text(json.dumps({"variant": variant, "seed": CURVE_SEED, "rows": rows}, indent=1) + "\n")
+    return path
