@@ -1,0 +1,326 @@
+"""``heuristic``: a hand-crafted expert that scores every afterstate with a few dozen numpy features.
+
+Scores are in rough equity units (a single game ~ 1 point) for the side that
+moved, so that a draw (0), a pinned mother (about minus the mother points)
+and ordinary positions compare sensibly; a won game scores ``1000 +
+points`` and beats everything.
+
+Everything is computed on the whole :class:`~tapa_ai.movegen.generate.Afterstates`
+batch at once (mover-relative int8 arrays, see
+:mod:`tapa_ai.movegen.batch`): column ``i`` is the mover's point ``i + 1``,
+the mover moves towards column 0 and the opponent towards column 23.
+
+Features, pinning games (``rules.pins``):
+
+- opponent checkers pinned (more for a checker far from home and in our home
+  board, where we can hold it while bearing in); the opponent's mother pinned
+  is almost a win (its value is a share of ``mother_points``);
+- own checkers pinned (the mirror image; our own mother pinned is almost a loss);
+- exposure of our lone checkers: for each of the 21 rolls (36 with weights),
+  whether some free opponent checker can land on each blot with one die, both
+  dice (intermediate point open) or a double (three or four steps); the
+  expected loss sums hit chance times the cost of being pinned there, with a
+  lone mother costing a share of ``mother_points``;
+- a lone mother (on our 24-point) and checkers still kept there while the
+  opponent's checkers come round;
+- made points (two or more, or one pinning), home-board points, the longest
+  prime in front of the opponent's rearmost checker;
+- pip lead, checkers borne off, gaps and stacks in the home board.
+
+Backgammon (``contact == "hit"``): opponent checkers on the bar (worth more
+against a strong home board), blots exposed to direct and indirect shots
+(the opponent's bar checkers must enter first), anchors in the opponent's
+home board, primes, home-board points, and, once contact is broken, a pure
+race (pip lead, bear-off efficiency).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from ..movegen.generate import Afterstates
+from ..movegen import kernel
+from ..rules.options import RuleOptions
+from .base import ScoringBot
+from .basic import pip_counts
+
+_COLUMNS = np.arange(24)
+_POINTS = np.arange(1, 25, dtype=np.float64)
+
+# The 21 distinct rolls and how many of the 36 each stands for.
+_ROLLS = [(a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7)]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Feature weights (equity units). ``pin_*`` apply to the pinning games, ``bg_*`` to backgammon."""
+
+    pip: float = 0.012
+    """Per pip of lead (contact)."""
+    race_pip: float = 0.03
+    """Per pip of lead once contact is broken."""
+    off: float = 0.03
+    """Per own checker borne off."""
+    home_gap: float = 0.01
+    """Per empty home point below our highest home checker, when bearing in/off."""
+    stack: float = 0.006
+    """Per checker beyond the third on one point."""
+    made: float = 0.02
+    """Per made point (closed to the opponent) in front of its rearmost checker."""
+    home_made: float = 0.03
+    """Per made point in our home board."""
+    prime: tuple = (0.0, 0.0, 0.02, 0.06, 0.12, 0.22, 0.35)
+    """By length of the longest run of made points in front of the opponent's rearmost checker."""
+    # -- pinning games
+    pin_base: float = 0.25
+    """Per opponent checker pinned."""
+    pin_far: float = 0.35
+    """Extra per pinned checker times (its distance from home / 24)."""
+    pin_home: float = 0.12
+    """Extra per opponent checker pinned in our home board."""
+    mother_pinned: float = 0.75
+    """Share of ``mother_points`` for a pinned mother (ours: the same, negative)."""
+    pinned_base: float = 0.3
+    """Per own checker pinned."""
+    pinned_far: float = 0.4
+    """Extra per own pinned checker times (its distance from home / 24)."""
+    blot_base: float = 0.15
+    """Cost of one of our checkers being pinned (times its chance)."""
+    blot_far: float = 0.35
+    """Extra cost times (distance from home / 24)."""
+    mother_alone: float = 0.08
+    """A lone mother (one checker on our 24-point), even out of reach."""
+    mother_stay: float = 0.02
+    """Per own checker still on our 24-point, times the share of opponent checkers in our outer half (columns 12+)."""
+    # -- backgammon
+    bg_hit: float = 0.12
+    """Per opponent checker on the bar."""
+    bg_hit_board: float = 0.03
+    """Extra per opponent checker on the bar per point made in our home board."""
+    bg_blot_base: float = 0.05
+    bg_blot_far: float = 0.15
+    bg_blot_board: float = 0.25
+    """Blot cost multiplier: 1 + this * (opponent's home points / 6)."""
+    bg_anchor: float = 0.06
+    """Per own made point in the opponent's home board."""
+    bg_bar: float = 0.15
+    """Per own checker left on the bar."""
+
+
+PIN_WEIGHTS = replace(Weights(), home_made=0.0, prime=(0.0,) * 7, pin_base=0.125, pin_far=1.4, pin_home=0.06,
+                      blot_base=0.3)
+"""Weights of the pinning games (tuned by duels against earlier weights)."""
+HIT_WEIGHTS = replace(Weights(), pip=0.006, stack=0.003, made=0.01, bg_hit=0.0, bg_hit_board=0.015,
+                      bg_blot_base=0.2, bg_blot_far=0.3, bg_anchor=0.0)
+"""Weights of backgammon (tuned by duels against ``pubeval``)."""
+
+
+def _shift(array: np.ndarray, distance: int) -> np.ndarray:
+    """Columns moved ``distance`` to the right (towards higher columns), zero-filled."""
+    out = np.zeros_like(array)
+    if distance < array.shape[1]:
+        out[:, distance:] = array[:, : array.shape[1] - distance]
+    return out
+
+
+def hit_chances(sources: np.ndarray, open_: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """(N, C) chance (out of 36 rolls) that the opponent can land on each target column next roll.
+
+    ``sources`` (N, C) bool: columns with a movable opponent checker; the
+    opponent moves towards higher columns. ``open_`` (N, C) bool: columns it
+    may land on (intermediate points of combined moves must be open).
+    ``targets`` (N, C) bool: the columns asked about. An approximation: the
+    maximum-use rule and the opponent's other constraints are ignored.
+    """
+    if not targets.any():
+        return np.zeros(targets.shape, dtype=np.float64)
+    single = [None] + [_shift(sources, d) for d in range(1, 7)]
+    single_open = [None] + [s & open_ for s in single[1:]]
+    total = np.zeros(targets.shape, dtype=np.float64)
+    for a, b, weight in _ROLLS:
+        if a == b:
+            step = single_open[a]
+            reach = single[a].copy()
+            for _ in range(3):
+                landed = _shift(step, a)
+                reach |= landed
+                step = landed & open_
+        else:
+            reach = single[a] | single[b] | _shift(single_open[a], b) | _shift(single_open[b], a)
+        total += weight * (reach & targets)
+    return total / 36.0
+
+
+def _longest_run(mask: np.ndarray) -> np.ndarray:
+    """(N,) length of the longest run of True along axis 1."""
+    run = np.zeros(mask.shape[0], dtype=np.int16)
+    best = np.zeros(mask.shape[0], dtype=np.int16)
+    for column in range(mask.shape[1]):
+        run = (run + 1) * mask[:, column]
+        np.maximum(best, run, out=best)
+    return best
+
+
+def _first_true(mask: np.ndarray, default: int) -> np.ndarray:
+    """(N,) index of the first True per row, ``default`` where none."""
+    return np.where(mask.any(axis=1), mask.argmax(axis=1), default)
+
+
+def _last_true(mask: np.ndarray, default: int) -> np.ndarray:
+    width = mask.shape[1]
+    return np.where(mask.any(axis=1), width - 1 - mask[:, ::-1].argmax(axis=1), default)
+
+
+def heuristic_scores(afterstates: Afterstates, pin_weights: Weights = PIN_WEIGHTS,
+                     hit_weights: Weights = HIT_WEIGHTS) -> np.ndarray:
+    """(N,) score of every afterstate for the side that moved (see module docstring).
+
+    Rows of pinning rule sets use ``pin_weights``, the others ``hit_weights``.
+    """
+    positions = afterstates.positions
+    n = len(positions)
+    scores = np.zeros(n, dtype=np.float64)
+    if n == 0:
+        return scores
+    pins_table, mother_table, _ = positions.rule_tables()
+    pin_game = pins_table[positions.rules_id]
+    mother_points = mother_table[positions.rules_id].astype(np.float64)
+    for mask, function, weights in ((pin_game, _pin_scores, pin_weights), (~pin_game, _hit_scores, hit_weights)):
+        rows = np.flatnonzero(mask)
+        if rows.size:
+            part = positions if rows.size == n else positions.take(rows)
+            scores[rows] = function(part, mother_points[rows], weights)
+    # Finished games: a win beats everything, by its points; a draw is worth 0.
+    over = afterstates.game_over
+    if over.any():
+        won = over & (afterstates.winner == positions.turn)
+        scores[won] = 1000.0 + afterstates.result_points[won]
+        scores[over & (afterstates.result_kind == kernel.RESULT_DRAW)] = 0.0
+    return scores
+
+
+def _common(positions, weights: Weights, own_all: np.ndarray, made: np.ndarray,
+            opp_rear: np.ndarray, own_rear: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Score terms shared by all variants, and the (N,) contact flag."""
+    pips = pip_counts(positions).astype(np.float64)
+    lead = pips[:, 1] - pips[:, 0]
+    contact = own_rear > opp_rear
+    score = np.where(contact, weights.pip, weights.race_pip) * lead
+    score += weights.off * positions.off[:, 0]
+    in_front = made & (_COLUMNS[None, :] > opp_rear[:, None])
+    score += contact * (weights.made * in_front.sum(axis=1) + weights.home_made * made[:, :6].sum(axis=1))
+    prime = np.minimum(_longest_run(in_front), len(weights.prime) - 1)
+    score += contact * np.asarray(weights.prime)[prime]
+    # Bearing in and off: no gaps below the highest home checker, no tall stacks.
+    home = own_all[:, :6] > 0
+    highest = _last_true(home, -1)
+    gaps = ((~home) & (np.arange(6)[None, :] < highest[:, None])).sum(axis=1)
+    bearing = own_rear <= 8
+    score -= weights.home_gap * gaps * bearing
+    score -= weights.stack * np.clip(own_all - 3, 0, None).sum(axis=1)
+    return score, contact
+
+
+def _pin_scores(positions, mother_points: np.ndarray, weights: Weights) -> np.ndarray:
+    board = positions.board.astype(np.int16)
+    pinned = positions.pinned
+    own_top = np.clip(board, 0, None)
+    opp_top = np.clip(-board, 0, None)
+    own_pinned = pinned == 1
+    opp_pinned = pinned == -1
+    own_all = own_top + own_pinned
+    opp_all = opp_top + opp_pinned
+    made = (board >= 2) | ((board >= 1) & opp_pinned)
+    blot = (board == 1) & (pinned == 0)
+    opp_rear = _first_true(opp_all > 0, 24)
+    own_rear = _last_true(own_all > 0, -1)
+    score, contact = _common(positions, weights, own_all, made, opp_rear, own_rear)
+
+    # Pins. The opponent's checker at our column i is at its point 24 - i.
+    far = (24 - _COLUMNS) / 24.0
+    pin_value = weights.pin_base + weights.pin_far * far + weights.pin_home * (_COLUMNS < 6)
+    pin_value = np.broadcast_to(pin_value, opp_pinned.shape).copy()
+    pin_value[:, 0] = weights.mother_pinned * mother_points + weights.pin_base
+    score += (opp_pinned * pin_value).sum(axis=1)
+    # Our pinned checkers; column 23 (our 24-point) pinned is our mother.
+    own_far = (_COLUMNS + 1) / 24.0
+    pinned_value = weights.pinned_base + weights.pinned_far * own_far
+    pinned_value = np.broadcast_to(pinned_value, own_pinned.shape).copy()
+    pinned_value[:, 23] = weights.mother_pinned * mother_points + weights.pinned_base
+    score -= (own_pinned * pinned_value).sum(axis=1)
+
+    # Exposure of our lone checkers to the opponent's next roll.
+    sources = board < 0
+    open_for_opponent = (board <= 0) | blot
+    chances = hit_chances(sources, open_for_opponent, blot)
+    cost = weights.blot_base + weights.blot_far * own_far
+    cost = np.broadcast_to(cost, blot.shape).copy()
+    # A lone mother pinned: an immediate loss when the opponent has left its own 24-point, else nearly one.
+    opponent_home_left = (board[:, 0] >= 0) & (pinned[:, 0] != -1)
+    cost[:, 23] = np.where(opponent_home_left, 1.0, weights.mother_pinned) * np.maximum(mother_points, 0.5)
+    score -= (chances * cost).sum(axis=1)
+
+    # The mother: alone on our 24-point, and checkers kept back while the opponent comes round.
+    has_mother = mother_points > 0
+    score -= has_mother * weights.mother_alone * blot[:, 23]
+    opp_advanced = opp_all[:, 12:].sum(axis=1) / 15.0
+    score -= has_mother * weights.mother_stay * own_all[:, 23] * opp_advanced
+    return score
+
+
+def _hit_scores(positions, mother_points: np.ndarray, weights: Weights) -> np.ndarray:
+    board = positions.board.astype(np.int16)
+    own_all = np.clip(board, 0, None)
+    opp_all = np.clip(-board, 0, None)
+    made = board >= 2
+    blot = board == 1
+    own_bar = positions.bar[:, 0].astype(np.int16)
+    opp_bar = positions.bar[:, 1].astype(np.int16)
+    opp_rear = np.where(opp_bar > 0, -1, _first_true(opp_all > 0, 24))
+    own_rear = np.where(own_bar > 0, 24, _last_true(own_all > 0, -1))
+    score, contact = _common(positions, weights, own_all, made, opp_rear, own_rear)
+
+    home_points = made[:, :6].sum(axis=1)
+    opp_home_points = (board[:, 18:] <= -2).sum(axis=1)
+    score += opp_bar * (weights.bg_hit + weights.bg_hit_board * home_points)
+    score -= weights.bg_bar * own_bar
+    score += weights.bg_anchor * made[:, 18:].sum(axis=1)
+
+    # Shots at our blots: a column -1 in front for the opponent's bar, which must enter first.
+    n = board.shape[0]
+    sources = np.zeros((n, 25), dtype=bool)
+    sources[:, 1:] = (board < 0) & (opp_bar == 0)[:, None]
+    sources[:, 0] = opp_bar > 0
+    open_ = np.ones((n, 25), dtype=bool)
+    open_[:, 1:] = board <= 1
+    targets = np.zeros((n, 25), dtype=bool)
+    targets[:, 1:] = blot
+    chances = hit_chances(sources, open_, targets)[:, 1:]
+    cost = (weights.bg_blot_base + weights.bg_blot_far * (_COLUMNS + 1) / 24.0)[None, :]
+    cost = cost * (1.0 + weights.bg_blot_board * opp_home_points / 6.0)[:, None]
+    score -= contact * (chances * cost).sum(axis=1)
+    return score
+
+
+class HeuristicBot(ScoringBot):
+    """``heuristic``: the hand-crafted expert (any variant); see the module docstring."""
+
+    name = "heuristic"
+
+    def __init__(self, rules: RuleOptions, weights: Optional[Weights] = None):
+        self.check_rules(rules)
+        self.rules = rules
+        self.weights = weights or (PIN_WEIGHTS if rules.pins else HIT_WEIGHTS)
+        """The weights of ``rules`` (a batch of other rules gets the defaults of its kind)."""
+
+    def with_weights(self, **changes) -> "HeuristicBot":
+        """A copy with some weights changed (for tuning experiments)."""
+        return HeuristicBot(self.rules, replace(self.weights, **changes))
+
+    def scores(self, afterstates: Afterstates) -> np.ndarray:
+        if self.rules.pins:
+            return heuristic_scores(afterstates, pin_weights=self.weights)
+        return heuristic_scores(afterstates, hit_weights=self.weights)
