@@ -73,16 +73,42 @@ def _mean_ci(per_pair: np.ndarray) -> tuple[float, tuple[float, float]]:
     return mean, (mean - half, mean + half)
 
 
-def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed: int,
-         max_turns: int = 2000) -> DuelResult:
-    """Play ``2 * pairs`` games of A against B with paired dice; returns A's results.
+@dataclass
+class GameRecords:
+    """Per-game outcomes of paired games: game ``2i`` has A moving first, ``2i + 1`` B; arrays of length games."""
 
-    Game ``2i`` has A moving first, game ``2i + 1`` has B moving first, and
-    both see the same dice at every turn. Everything is drawn from ``seed``.
-    """
-    rng = np.random.default_rng(seed)
-    games = 2 * pairs
-    # Dice of every pair and turn, drawn once: both games of a pair read the same row.
+    points_for_a: np.ndarray
+    """(G,) float: points A won (negative: lost; 0: draw or unfinished)."""
+    a_won: np.ndarray
+    """(G,) bool."""
+    kind: np.ndarray
+    """(G,) int8 result code of ``tapa_ai.movegen.kernel.RESULT_KINDS`` (0 = unfinished)."""
+    turns: np.ndarray
+    """(G,) int: turns played."""
+
+    @property
+    def games(self) -> int:
+        return int(self.points_for_a.shape[0])
+
+    @staticmethod
+    def concatenate(parts: "list[GameRecords]") -> "GameRecords":
+        return GameRecords(*(np.concatenate([getattr(part, name) for part in parts])
+                             for name in ("points_for_a", "a_won", "kind", "turns")))
+
+    def summary(self) -> DuelResult:
+        """Points per game with a 95% CI over the duplicate pairs, win rate, result kinds."""
+        pairs = self.games // 2
+        per_pair_points = self.points_for_a.reshape(pairs, 2).mean(axis=1)
+        per_pair_wins = self.a_won.reshape(pairs, 2).mean(axis=1).astype(np.float64)
+        ppg, ppg_ci = _mean_ci(per_pair_points)
+        win_rate, win_ci = _mean_ci(per_pair_wins)
+        kinds = Counter({movegen_kernel.RESULT_KINDS[code]: int(n)
+                         for code, n in zip(*np.unique(self.kind[self.kind > 0], return_counts=True))})
+        return DuelResult(self.games, ppg, ppg_ci, win_rate, win_ci, kinds, int((self.kind == 0).sum()))
+
+
+def deal_dice(rules: RuleOptions, rng: np.random.Generator, pairs: int, max_turns: int) -> np.ndarray:
+    """(pairs, max_turns, 2) int8 dice of every pair and turn; a first roll with opening dice is no double."""
     dice_table = rng.integers(1, 7, size=(pairs, max_turns, 2)).astype(np.int8)
     if rules.opening == "use-opening-dice":
         first = dice_table[:, 0]
@@ -91,13 +117,28 @@ def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, see
             if not doubles.any():
                 break
             first[doubles] = rng.integers(1, 7, size=(int(doubles.sum()), 2))
+    return dice_table
+
+
+def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed,
+               max_turns: int = 2000) -> GameRecords:
+    """Play ``2 * pairs`` games of A against B with paired dice, all side by side; per-game records.
+
+    Game ``2i`` has A moving first, game ``2i + 1`` has B moving first, and
+    both see the same dice at every turn (:func:`deal_dice`). Everything is
+    drawn from ``np.random.default_rng(seed)`` (``seed`` an int or a list of ints).
+    """
+    rng = np.random.default_rng(seed)
+    games = 2 * pairs
+    dice_table = deal_dice(rules, rng, pairs, max_turns)
     template = PositionBatch.from_positions([start_position(rules, "X")])
     batch = template.take(np.zeros(games, dtype=np.int64))
     pair = np.arange(games) // 2
     a_moves = (np.arange(games) % 2 == 0)  # whose turn it is, per running game
     points_for_a = np.zeros(games)
     a_won = np.zeros(games, dtype=bool)
-    kinds: Counter = Counter()
+    kind = np.zeros(games, dtype=np.int8)
+    turns = np.zeros(games, dtype=np.int64)
     running = np.arange(games)
     turn = 0
     while running.size and turn < max_turns:
@@ -111,27 +152,29 @@ def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, see
                 part = _subset(afterstates, index)
                 # Rows of the subset -> rows of the whole batch.
                 chosen[index] = afterstates.offsets[index] + (policy(part, rng) - part.offsets[:-1])
+        turns[running] += 1
         over = afterstates.game_over[chosen]
-        for local in np.flatnonzero(over).tolist():
-            row = chosen[local]
-            game = running[local]
-            kind = movegen_kernel.RESULT_KINDS[int(afterstates.result_kind[row])]
-            kinds[kind] += 1
-            if kind != "draw":
-                points = int(afterstates.result_points[row])
-                mover_is_a = bool(a_moves[game])
-                points_for_a[game] = points if mover_is_a else -points
-                a_won[game] = mover_is_a
+        ended = np.flatnonzero(over)
+        if ended.size:
+            rows, games_ended = chosen[ended], running[ended]
+            kind[games_ended] = afterstates.result_kind[rows]
+            mover_is_a = a_moves[games_ended]
+            decided = afterstates.result_kind[rows] != movegen_kernel.RESULT_DRAW
+            points = afterstates.result_points[rows].astype(np.float64) * decided
+            points_for_a[games_ended] = np.where(mover_is_a, points, -points)
+            a_won[games_ended] = mover_is_a & decided
         keep = np.flatnonzero(~over)
         batch = afterstates.positions.take(chosen[keep]).flipped()
         running = running[keep]
         a_moves[running] = ~a_moves[running]
         turn += 1
-    per_pair_points = points_for_a.reshape(pairs, 2).mean(axis=1)
-    per_pair_wins = a_won.reshape(pairs, 2).mean(axis=1).astype(np.float64)
-    ppg, ppg_ci = _mean_ci(per_pair_points)
-    win_rate, win_ci = _mean_ci(per_pair_wins)
-    return DuelResult(games, ppg, ppg_ci, win_rate, win_ci, kinds, int(running.size))
+    return GameRecords(points_for_a, a_won, kind, turns)
+
+
+def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed: int,
+         max_turns: int = 2000) -> DuelResult:
+    """Play ``2 * pairs`` games of A against B with paired dice (:func:`play_pairs`); returns A's results."""
+    return play_pairs(rules, policy_a, policy_b, pairs, seed, max_turns).summary()
 
 
 def _subset(afterstates, index: np.ndarray):

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import Afterstates
+from .base import Bot, ScoringBot
 
 _POINT_NUMBERS = np.arange(1, 25, dtype=np.int32)
 
@@ -63,3 +64,24 @@ def pipcount_scores(afterstates: Afterstates) -> np.ndarray:
 def choose_pipcount(afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
     """The afterstate with the best pip lead per position (wins first; ties at random): (B,) rows."""
     return segment_argmax(pipcount_scores(afterstates), afterstates.offsets, rng)
+
+
+class RandomBot(Bot):
+    """``random``: a uniformly random legal move (every distinct resulting position equally likely)."""
+
+    name = "random"
+
+    def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        return choose_random(afterstates, rng)
+
+
+class RunnerBot(ScoringBot):
+    """``runner``: the pip-count racer: the move with the best pip lead (a win first), ties at random."""
+
+    name = "runner"
+
+    def scores(self, afterstates: Afterstates) -> np.ndarray:
+        return pipcount_scores(afterstates)
+
+    def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        return choose_pipcount(afterstates, rng)

@@ -1,0 +1,148 @@
+"""``tapa-ai match``: two bots over many duplicate pairs of games, spread over processes.
+
+The games are cut into chunks of ``chunk_pairs`` pairs; chunk ``i`` draws
+its dice and every random choice from ``default_rng([seed, i])``, so the
+result depends on the seed only, not on how many workers played it. Workers
+are separate processes (``spawn``), each building the two bots once from
+their spec strings.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..bots.base import BotError
+from ..bots.spec import make_bot
+from ..movegen import kernel as movegen_kernel
+from ..rules.options import RuleOptions
+from .duels import DuelResult, GameRecords, play_pairs
+
+DEFAULT_CHUNK_PAIRS = 50
+
+
+@dataclass
+class MatchResult:
+    """A's results against B over ``games`` games in duplicate pairs."""
+
+    bot_a: str
+    bot_b: str
+    variant: str
+    seed: int
+    records: GameRecords
+    seconds: float
+    workers: int
+    summary: DuelResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summary = self.records.summary()
+
+    @property
+    def games_per_s(self) -> float:
+        return self.records.games / max(self.seconds, 1e-9)
+
+    def to_dict(self) -> dict:
+        s = self.summary
+        return {
+            "bot_a": self.bot_a, "bot_b": self.bot_b, "variant": self.variant, "seed": self.seed,
+            "games": s.games, "pairs": s.games // 2, "ppg": s.ppg, "ppg_ci95": list(s.ppg_ci95),
+            "win_rate": s.win_rate, "win_rate_ci95": list(s.win_rate_ci95),
+            "kinds": {kind: s.kinds.get(kind, 0) for kind in movegen_kernel.RESULT_KINDS if kind},
+            "unfinished": s.unfinished, "mean_turns": float(self.records.turns.mean()),
+            "seconds": self.seconds, "games_per_s": self.games_per_s, "workers": self.workers,
+        }
+
+    def write(self, path: str | Path, csv_path: Optional[str | Path] = None) -> None:
+        """The summary as JSON at ``path`` and one CSV row per game (default: ``path`` with ``.csv``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        csv_path = Path(csv_path) if csv_path else path.with_suffix(".csv")
+        with csv_path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["game", "pair", "first", "points_for_a", "a_won", "kind", "turns"])
+            r = self.records
+            for game in range(r.games):
+                kind = movegen_kernel.RESULT_KINDS[int(r.kind[game])] or "unfinished"
+                writer.writerow([game, game // 2, "A" if game % 2 == 0 else "B", f"{r.points_for_a[game]:g}",
+                                 int(r.a_won[game]), kind, int(r.turns[game])])
+
+    def report(self) -> str:
+        s = self.summary
+        kinds = ", ".join(f"{kind} {n / s.games:.1%}" for kind, n in sorted(s.kinds.items()))
+        return (f"{self.bot_a} vs {self.bot_b} ({self.variant}, {s.games} games in duplicate pairs, seed {self.seed})\n"
+                f"  points per game for A  {s.ppg:+.3f}  95% CI [{s.ppg_ci95[0]:+.3f}, {s.ppg_ci95[1]:+.3f}]\n"
+                f"  A wins                 {s.win_rate:.1%}  95% CI [{s.win_rate_ci95[0]:.1%}, "
+                f"{s.win_rate_ci95[1]:.1%}]\n"
+                f"  results                {kinds}" + (f", unfinished {s.unfinished}" if s.unfinished else "") +
+                f"\n  speed                  {self.games_per_s:.1f} games/s ({self.seconds:.1f} s, "
+                f"{self.workers} worker{'s' if self.workers > 1 else ''})")
+
+
+# -- workers -------------------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _init_worker(spec_a: str, spec_b: str, rules: RuleOptions, threads: int) -> None:
+    os.environ["TAPA_MOVEGEN_THREADS"] = str(threads)
+    import numba
+    import torch
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    torch.set_num_threads(threads)
+    _WORKER.update(rules=rules, a=make_bot(spec_a, rules), b=make_bot(spec_b, rules))
+
+
+def _play_chunk(job: tuple[int, int, int, int]) -> tuple[int, GameRecords]:
+    index, pairs, seed, max_turns = job
+    return index, play_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index], max_turns)
+
+
+def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,
+              chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
+              desc: Optional[str] = None) -> MatchResult:
+    """Play ``games`` (rounded up to whole pairs) of bot A against bot B; see the module docstring."""
+    from tqdm import tqdm
+
+    if games < 2:
+        raise BotError(f"games={games}: play at least one pair (2 games)")
+    if workers < 1:
+        raise BotError(f"workers={workers}: must be at least 1")
+    for spec in (spec_a, spec_b):  # fail here, with a clear message, not inside a worker
+        make_bot(spec, rules).close()
+    pairs = math.ceil(games / 2)
+    jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns)
+            for i, start in enumerate(range(0, pairs, chunk_pairs))]
+    parts: dict[int, GameRecords] = {}
+    bar = tqdm(total=2 * pairs, unit="game", disable=not progress, desc=desc or f"{spec_a} vs {spec_b}",
+               dynamic_ncols=True)
+    start = time.perf_counter()
+    try:
+        if workers == 1 or len(jobs) == 1:
+            _init_worker(spec_a, spec_b, rules, threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
+            for job in jobs:
+                index, records = _play_chunk(job)
+                parts[index] = records
+                bar.update(records.games)
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(min(workers, len(jobs)), initializer=_init_worker,
+                              initargs=(spec_a, spec_b, rules, 1)) as pool:
+                for index, records in pool.imap_unordered(_play_chunk, jobs):
+                    parts[index] = records
+                    bar.update(records.games)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    records = GameRecords.concatenate([parts[i] for i in range(len(jobs))])
+    return MatchResult(spec_a, spec_b, rules.name, seed, records, seconds, workers)

@@ -1,0 +1,77 @@
+"""The one bot interface: choose an afterstate for each position of a batch.
+
+Every bot, from ``random`` to a network searching 2 plies, answers the same
+question, vectorized: given :class:`~tapa_ai.movegen.generate.Afterstates`
+(all legal whole-turn moves of ``B`` positions, rows grouped by
+``offsets``), return the chosen row of each position. The arena, self-play,
+the engine protocol and ``tapa-ai play`` all call :meth:`Bot.choose`;
+:meth:`Bot.choose_position` is the one-position convenience on top of it.
+
+Bots that rank moves by a score per afterstate (``runner``, ``heuristic``,
+``pubeval``, nets) subclass :class:`ScoringBot` and implement
+:meth:`ScoringBot.scores` only. Cube decisions will be added to this
+interface (issue 8) with defaults, so existing bots keep working.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..movegen.batch import PositionBatch
+from ..movegen.generate import Afterstates, generate
+from ..rules.options import RuleOptions
+from ..rules.position import Position
+
+
+class BotError(ValueError):
+    """A bot that cannot be built (bad spec, missing file or package) or cannot play these rules."""
+
+
+class Bot:
+    """Chooses one afterstate per position. Subclasses set :attr:`name` and implement :meth:`choose`."""
+
+    name: str = "bot"
+    """The bot spec string that builds this bot (shown in reports)."""
+    variants: Optional[tuple[str, ...]] = None
+    """Rule-set names this bot can play (None = any rule set)."""
+
+    def check_rules(self, rules: RuleOptions) -> None:
+        """Raise :class:`BotError` if this bot cannot play ``rules``."""
+        if self.variants is not None and rules.name not in self.variants:
+            raise BotError(f"bot {self.name!r} plays only {', '.join(self.variants)}, not {rules.name!r}")
+
+    def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        """(B,) int64: for each source position, the row of ``afterstates`` to play."""
+        raise NotImplementedError
+
+    def __call__(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        """A bot is also a plain policy function (see :data:`tapa_ai.arena.duels.Policy`)."""
+        return self.choose(afterstates, rng)
+
+    def choose_position(self, position: Position, dice: tuple[int, int],
+                        rng: Optional[np.random.Generator] = None) -> Position:
+        """The position after this bot's move (the side that moved still ``turn``; see ``Move.position``)."""
+        afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+        row = int(self.choose(afterstates, rng or np.random.default_rng())[0])
+        return afterstates.positions.take(np.array([row])).to_positions()[0]
+
+    def close(self) -> None:
+        """Release resources (processes, files); the default has none."""
+
+    def __repr__(self) -> str:
+        return f"<bot {self.name}>"
+
+
+class ScoringBot(Bot):
+    """A bot that plays the afterstate with the highest score for the side that moved (ties at random)."""
+
+    def scores(self, afterstates: Afterstates) -> np.ndarray:
+        """(N,) float64: how good each afterstate is for the side that moved; higher is better."""
+        raise NotImplementedError
+
+    def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        from .basic import segment_argmax
+
+        return segment_argmax(self.scores(afterstates), afterstates.offsets, rng)

@@ -1,0 +1,153 @@
+"""Network bots with n-ply expectimax search, batched over whole plies.
+
+Values are outcome distributions (the network's classes), always read from
+one side's view and swapped (:func:`~tapa_ai.model.swap_sides`) when the view
+changes. As in GNU Backgammon:
+
+- the **0-ply** value of an afterstate is the network's evaluation of it
+  with the opponent to roll (a finished game: its exact outcome);
+- the **n-ply** value of an afterstate is the average, over the opponent's 21
+  rolls (doubles weigh 1/36, the others 2/36), of the (n-1)-ply value of the
+  opponent's reply, the reply being chosen by its 0-ply equity;
+- at the root, every legal move is evaluated at 0-ply, the best
+  ``candidates`` within ``margin`` points of equity of the best are kept
+  (GNU Backgammon's move filter), and those are evaluated at the full depth.
+
+Every level is one call of the vectorized move generator for all positions of
+all games times all 21 rolls, and one batched evaluation of all their
+afterstates. A 2-ply decision with 8 candidates evaluates about 100,000
+afterstates.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..model import EvaluatorNet, outcome_points, swap_sides
+from ..movegen.batch import PositionBatch
+from ..movegen.generate import Afterstates, generate
+from ..training.policy import afterstate_distributions
+from .base import Bot, BotError
+from .basic import segment_argmax
+
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
+"""The 21 distinct rolls."""
+ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS.tolist()]) / 36.0
+"""Probability of each of :data:`ROLLS`."""
+
+DEFAULT_CANDIDATES = 8
+DEFAULT_MARGIN = 0.16
+MAX_PLIES = 3
+
+
+def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int) -> np.ndarray:
+    """(M, K) ``plies``-ply values of afterstates whose games go on, from the view of the side that moved.
+
+    ``positions`` are afterstates as :class:`~tapa_ai.movegen.generate.Afterstates`
+    holds them (the side that moved is ``turn``, the opponent rolls next).
+    """
+    count = len(positions)
+    if count == 0:
+        return np.zeros((0, net.num_outcomes))
+    if plies == 0:
+        return afterstate_distributions(net, _unfinished(positions)).astype(np.float64)
+    # The opponent to move, once per roll: (M * 21) positions.
+    replies = generate(positions.flipped().take(np.repeat(np.arange(count), len(ROLLS))), np.tile(ROLLS, (count, 1)))
+    reply_values = afterstate_distributions(net, replies).astype(np.float64)  # opponent's view
+    best = segment_argmax(reply_values @ outcome_points(net.rules).astype(np.float64), replies.offsets)
+    values = reply_values[best]
+    if plies > 1:
+        going_on = np.flatnonzero(~replies.game_over[best])
+        values[going_on] = afterstate_values(net, replies.positions.take(best[going_on]), plies - 1)
+    mover_view = swap_sides(values).reshape(count, len(ROLLS), -1)
+    return np.einsum("mrk,r->mk", mover_view, ROLL_WEIGHTS)
+
+
+def _unfinished(positions: PositionBatch) -> Afterstates:
+    """Afterstates whose games all go on, for the 0-ply evaluator."""
+    count = len(positions)
+    zeros = np.zeros(count, dtype=np.int8)
+    return Afterstates(positions, np.arange(count, dtype=np.int32), np.arange(count + 1, dtype=np.int64),
+                       np.zeros(count, dtype=bool), np.full(count, -1, dtype=np.int8), zeros, zeros,
+                       np.zeros((count, 4, 3), dtype=np.int8), zeros)
+
+
+def filter_candidates(equities: np.ndarray, offsets: np.ndarray, candidates: Optional[int],
+                      margin: Optional[float]) -> np.ndarray:
+    """Rows kept per position: the best ``candidates`` within ``margin`` of the best (None = no limit), sorted."""
+    keep = []
+    for start, stop in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+        segment = equities[start:stop]
+        order = np.argsort(-segment, kind="stable")
+        if margin is not None:
+            order = order[segment[order] >= segment[order[0]] - margin]
+        if candidates is not None:
+            order = order[:candidates]
+        keep.append(start + np.sort(order))
+    return np.concatenate(keep).astype(np.int64)
+
+
+class NetBot(Bot):
+    """A trained network choosing by ``plies``-ply expectimax (0 = greedy on its own evaluation)."""
+
+    def __init__(self, net: EvaluatorNet, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
+                 margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None) -> None:
+        if not 0 <= plies <= MAX_PLIES:
+            raise BotError(f"plies={plies}: a network searches 0 to {MAX_PLIES} plies")
+        self.net = net
+        self.plies = plies
+        self.candidates = candidates
+        self.margin = margin
+        self.points = outcome_points(net.rules).astype(np.float64)
+        self.name = name or f"net@{plies}ply"
+
+    def check_rules(self, rules) -> None:
+        if rules != self.net.rules:
+            raise BotError(f"bot {self.name!r} was trained for rule set {self.net.rules.name!r}; "
+                           f"it cannot play {rules.name!r}")
+
+    def evaluate(self, afterstates: Afterstates, rows: Optional[np.ndarray] = None,
+                 plies: Optional[int] = None) -> np.ndarray:
+        """(R, K) distributions of ``afterstates`` rows (all by default) at ``plies`` (default: the bot's)."""
+        rows = np.arange(len(afterstates)) if rows is None else np.asarray(rows, dtype=np.int64)
+        plies = self.plies if plies is None else plies
+        values = np.zeros((rows.size, self.net.num_outcomes))
+        over = afterstates.game_over[rows]
+        if plies == 0 or over.all():
+            part = afterstate_distributions(self.net, _take_rows(afterstates, rows)).astype(np.float64)
+            return part
+        values[over] = afterstate_distributions(self.net, _take_rows(afterstates, rows[over])).astype(np.float64)
+        going_on = rows[~over]
+        values[~over] = afterstate_values(self.net, afterstates.positions.take(going_on), plies)
+        return values
+
+    def ranked(self, afterstates: Afterstates) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For every row kept by the filter: (rows, distributions at the bot's plies, equities).
+
+        Rows not kept are absent; rows are grouped by source position like ``afterstates``.
+        """
+        base = afterstate_distributions(self.net, afterstates).astype(np.float64)
+        equities = base @ self.points
+        if self.plies == 0:
+            return np.arange(len(afterstates)), base, equities
+        rows = filter_candidates(equities, afterstates.offsets, self.candidates, self.margin)
+        values = self.evaluate(afterstates, rows)
+        return rows, values, values @ self.points
+
+    def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        rows, _, equities = self.ranked(afterstates)
+        if self.plies == 0:
+            return segment_argmax(equities, afterstates.offsets, rng)
+        kept_offsets = np.searchsorted(rows, afterstates.offsets)
+        return rows[segment_argmax(equities, kept_offsets, rng)]
+
+
+def _take_rows(afterstates: Afterstates, rows: np.ndarray) -> Afterstates:
+    """Some rows of ``afterstates`` as their own Afterstates, one row per 'source'."""
+    count = rows.size
+    return Afterstates(afterstates.positions.take(rows), np.arange(count, dtype=np.int32),
+                       np.arange(count + 1, dtype=np.int64), afterstates.game_over[rows], afterstates.winner[rows],
+                       afterstates.result_kind[rows], afterstates.result_points[rows], afterstates.steps[rows],
+                       afterstates.n_steps[rows])

@@ -1,0 +1,107 @@
+"""Bot spec strings, understood by every command: ``make_bot("net:checkpoints/tapa.pt@2ply", rules)``.
+
+=========================  ===================================================================
+spec                       bot
+=========================  ===================================================================
+``random``                 a uniformly random legal move
+``runner``                 the pip-count racer (``pipcount`` is the same bot)
+``heuristic``              the hand-crafted expert (pinning, mother safety, primes, bear-off)
+``pubeval``                Tesauro's public evaluator (backgammon; needs ``gnubg-nn``)
+``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon; ``gnubg-nn``)
+``net:PATH``               a trained checkpoint, 0-ply
+``net:PATH@Nply``          the same searching N = 0, 1, 2 or 3 plies (``@2`` also works)
+=========================  ===================================================================
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+from ..rules.options import RuleOptions
+from .base import Bot, BotError
+
+SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
+              "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply")
+"""The valid forms, for error messages and ``--help``."""
+
+_NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
+_GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
+
+
+def _bad(spec: str, why: str) -> BotError:
+    return BotError(f"bot spec {spec!r}: {why}. Valid forms: {', '.join(SPEC_FORMS)}")
+
+
+def net_checkpoint_path(spec: str) -> Optional[Path]:
+    """The checkpoint path of a ``net:`` spec, else None (lets commands infer the variant)."""
+    match = _NET.match(spec.strip())
+    return Path(match.group("path")) if match else None
+
+
+def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
+    """The bot of ``spec``, checked against ``rules`` (None: a net's own rules; others need ``rules``).
+
+    Raises :class:`BotError` with the valid forms for a malformed spec, and a
+    clear message for a missing checkpoint, a missing optional package or a
+    bot that cannot play ``rules``.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise _bad(str(spec), "empty")
+    text = spec.strip()
+    bot = _build(text, rules)
+    bot.name = text if not text.startswith("net:") else bot.name
+    if rules is not None:
+        bot.check_rules(rules)
+    return bot
+
+
+def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
+    from .basic import RandomBot, RunnerBot
+
+    if text == "random":
+        return RandomBot()
+    if text in ("runner", "pipcount"):
+        return RunnerBot()
+    if text.startswith("net:"):
+        return _net(text)
+    if rules is None:
+        raise BotError(f"bot spec {text!r}: say which rule set it plays (only a net: bot knows its own)")
+    if text == "heuristic":
+        from .heuristic import HeuristicBot
+
+        return HeuristicBot(rules)
+    if text == "pubeval":
+        from .pubeval import PubevalBot
+
+        return PubevalBot(rules)
+    match = _GNUBG.match(text)
+    if match:
+        plies = int(match.group("plies"))
+        if plies > 2:
+            raise _bad(text, "gnubg plays 0, 1 or 2 plies")
+        from .gnubg import GnubgBot
+
+        return GnubgBot(rules, plies)
+    raise _bad(text, "unknown bot")
+
+
+def _net(text: str) -> Bot:
+    from ..checkpoint import CheckpointError, load_network
+    from .search import MAX_PLIES, NetBot
+
+    match = _NET.match(text)
+    if not match or not match.group("path"):
+        raise _bad(text, "a net: spec needs a checkpoint path")
+    path = Path(match.group("path"))
+    plies = int(match.group("plies") or 0)
+    if plies > MAX_PLIES:
+        raise _bad(text, f"a network searches 0 to {MAX_PLIES} plies")
+    if not path.is_file():
+        raise BotError(f"bot spec {text!r}: no checkpoint file {str(path)!r}")
+    try:
+        net = load_network(path)
+    except CheckpointError as error:
+        raise BotError(f"bot spec {text!r}: {error}") from None
+    return NetBot(net, plies, name=f"net:{path}@{plies}ply" if match.group("plies") else f"net:{path}")
