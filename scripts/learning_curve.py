@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from tapa_ai.training.curve import evaluate_snapshots, plot_curves, train_to_marks, write_report
+from tapa_ai.training.curve import OPPONENTS, evaluate_snapshots, plot_curves, train_to_marks, write_report
 
 
 def main() -> int:
@@ -42,7 +42,7 @@ def main() -> int:
         for row in rows:
             print(f"{variant} {row['minutes']:g} CPU-min, {row['games_trained']} games: " + ", ".join(
                 f"vs {name} {row[name]['ppg']:+.3f} [{row[name]['ppg_ci95'][0]:+.3f}, {row[name]['ppg_ci95'][1]:+.3f}]"
-                f" win {row[name]['win_rate']:.1%}" for name in ("random", "pipcount")))
+                f" win {row[name]['win_rate']:.1%}" for name in OPPONENTS if name in row))
         args.plot = sorted(str(path) for path in out.glob("*.json"))
     curves = {}
     for path in args.plot:

@@ -55,7 +55,7 @@ class Bot:
         """The position after this bot's move (the side that moved still ``turn``; see ``Move.position``)."""
         afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
         row = int(self.choose(afterstates, rng or np.random.default_rng())[0])
-        return afterstates.positions.take(np.array([row])).to_positions()[0]
+        return afterstates.position(row)
 
     def close(self) -> None:
         """Release resources (processes, files); the default has none."""

@@ -13,12 +13,14 @@ import shutil
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
+from ..arena.duels import duel, net_policy
+from ..bots.spec import make_bot
 from ..checkpoint import load_network
 from ..config import apply_overrides, load_config
 from .trainer import Trainer, new_run_directory, resume_checkpoint
 
-OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
+OPPONENTS = ("random", "pipcount", "heuristic")
+"""Bot specs every snapshot plays (``pipcount`` is the ``runner`` bot)."""
 CURVE_SEED = 20261130
 """Dice of every evaluation duel: the same deals for every snapshot."""
 
@@ -69,8 +71,8 @@ def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, pro
         row["games_trained"] = checkpoint.games
         row["cpu_seconds"] = checkpoint.extra.get("cpu_seconds")
         row["wall_seconds"] = checkpoint.extra.get("wall_seconds")
-        for name, bot in OPPONENTS.items():
-            row[name] = duel(net.rules, net_policy(net), bot, pairs, seed).summary()
+        for name in OPPONENTS:
+            row[name] = duel(net.rules, net_policy(net), make_bot(name, net.rules), pairs, seed).summary()
     return rows
 
 
@@ -83,13 +85,16 @@ def plot_curves(curves: dict[str, list[dict]], path: Path) -> Path:
 
     figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for variant, rows in curves.items():
-        for name, style in (("random", "-o"), ("pipcount", "--s")):
-            minutes = [row["minutes"] for row in rows]
-            ppg = [row[name]["ppg"] for row in rows]
-            errors = [[p - row[name]["ppg_ci95"][0] for p, row in zip(ppg, rows)],
-                      [row[name]["ppg_ci95"][1] - p for p, row in zip(ppg, rows)]]
+        for name, style in (("random", "-o"), ("pipcount", "--s"), ("heuristic", ":^")):
+            have = [row for row in rows if name in row]
+            if not have:
+                continue
+            minutes = [row["minutes"] for row in have]
+            ppg = [row[name]["ppg"] for row in have]
+            errors = [[p - row[name]["ppg_ci95"][0] for p, row in zip(ppg, have)],
+                      [row[name]["ppg_ci95"][1] - p for p, row in zip(ppg, have)]]
             axes[0].errorbar(minutes, ppg, yerr=errors, fmt=style, capsize=3, label=f"{variant} vs {name}")
-            axes[1].plot(minutes, [100 * row[name]["win_rate"] for row in rows], style,
+            axes[1].plot(minutes, [100 * row[name]["win_rate"] for row in have], style,
                          label=f"{variant} vs {name}")
     axes[0].set(xlabel="training CPU-minutes", ylabel="points per game (95% CI)", title="Points per game")
     axes[1].set(xlabel="training CPU-minutes", ylabel="games won (%)", title="Win rate")

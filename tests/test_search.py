@@ -1,0 +1,139 @@
+"""n-ply search: the batched expectimax equals a brute-force one written on the reference generator."""
+
+import numpy as np
+import pytest
+
+from tapa_ai.bots.base import BotError
+from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, NetBot, filter_candidates
+from tapa_ai.bots.spec import SPEC_FORMS, make_bot
+from tapa_ai.config import ModelConfig
+from tapa_ai.encoding import encode_positions
+from tapa_ai.model import EvaluatorNet, evaluate, outcome_class, outcome_points, swap_sides
+from tapa_ai.movegen import PositionBatch, generate
+from tapa_ai.notation.mini import board
+from tapa_ai.rules import variant_rules
+from tapa_ai.rules.reference import legal_moves, next_turn
+
+
+def small_net(variant, seed=3):
+    return EvaluatorNet(ModelConfig(layers=1, hidden=16), variant_rules(variant), seed=seed).eval()
+
+
+def brute_value(net, after, plies, cache):
+    """Value of an afterstate (``turn`` = the side that moved) from the mover's view, by plain recursion."""
+    key = (after, plies)
+    if key in cache:
+        return cache[key]
+    points = outcome_points(net.rules).astype(np.float64)
+    if after.result is not None:
+        value = np.zeros(net.num_outcomes)
+        value[outcome_class(after.result, after.turn)] = 1.0
+    elif plies == 0:
+        probabilities, _ = evaluate(net, encode_positions([next_turn(after)]))
+        value = swap_sides(probabilities[0].astype(np.float64))
+    else:
+        value = np.zeros(net.num_outcomes)
+        for roll, weight in zip(ROLLS.tolist(), ROLL_WEIGHTS):
+            replies = legal_moves(next_turn(after), roll)
+            static = [brute_value(net, move.position, 0, cache) for move in replies]
+            best = int(np.argmax([v @ points for v in static]))
+            reply = static[best] if plies == 1 else brute_value(net, replies[best].position, plies - 1, cache)
+            value += weight * swap_sides(reply)
+    cache[key] = value
+    return value
+
+
+SMALL = [
+    ("tapa", "6:XX 3:X 22:OO 20:O", (4, 1)),
+    ("tapa", "7:X 2:X 3:O 21:O", (4, 2)),           # contact: X can pin O's checker on 3
+    ("plakoto", "8:X 1:X 5:O 19:O", (2, 1)),
+    ("backgammon", "6:XX 2:X 23:OO 19:O", (6, 1)),
+    ("backgammon", "9:X 3:X 5:O 22:O", (5, 4)),     # contact: hits possible
+]
+
+
+@pytest.mark.parametrize("variant,layout,dice", SMALL)
+def test_two_ply_without_filtering_equals_brute_force_expectimax(variant, layout, dice):
+    net = small_net(variant)
+    position = board(variant, layout, "X")
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+    bot = NetBot(net, plies=2, candidates=None, margin=None)
+    values = bot.evaluate(afterstates)
+    cache = {}
+    points = outcome_points(net.rules).astype(np.float64)
+    brute = [brute_value(net, after, 2, cache) for after in afterstates.positions.to_positions()]
+    for row, after in enumerate(afterstates.moves_of(0)):
+        np.testing.assert_allclose(values[row], brute_value(net, after.position, 2, cache), atol=2e-5)
+    chosen = int(bot.choose(afterstates, np.random.default_rng(0))[0])
+    assert chosen == int(np.argmax([v @ points for v in brute]))
+    assert len(afterstates) > 1  # a real choice was made
+
+
+@pytest.mark.parametrize("plies", [0, 1])
+def test_lower_plies_match_brute_force_too(plies):
+    variant, layout, dice = SMALL[1]
+    net = small_net(variant, seed=5)
+    position = board(variant, layout, "X")
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+    values = NetBot(net, plies=plies, candidates=None, margin=None).evaluate(afterstates)
+    cache = {}
+    for row, move in enumerate(afterstates.moves_of(0)):
+        np.testing.assert_allclose(values[row], brute_value(net, move.position, plies, cache), atol=2e-5)
+
+
+def test_search_takes_a_winning_move_and_values_it_exactly():
+    net = small_net("backgammon")
+    position = board("backgammon", "2:X 1:X 24:O", "X")
+    bot = NetBot(net, plies=2)
+    after = bot.choose_position(position, (2, 1))
+    assert after.result is not None and after.result.winner == "X" and after.result.kind == "single"
+
+
+def test_batched_choice_equals_one_position_at_a_time():
+    net = small_net("tapa", seed=9)
+    rng = np.random.default_rng(4)
+    positions = [board("tapa", layout, "X") for _, layout, _ in SMALL[:2]] * 2
+    dice = np.array([[6, 5], [4, 2], [3, 1], [2, 2]], dtype=np.int8)
+    bot = NetBot(net, plies=1)
+    afterstates = generate(PositionBatch.from_positions(positions), dice)
+    together = bot.choose(afterstates, rng)
+    for index, position in enumerate(positions):
+        alone = generate(PositionBatch.from_positions([position]), dice[index:index + 1])
+        row = int(bot.choose(alone, rng)[0])
+        assert afterstates.position(int(together[index])) == alone.position(row)
+
+
+def test_filter_keeps_the_best_few_within_the_margin():
+    equities = np.array([0.5, 0.1, 0.45, 0.3, -1.0, 0.2])
+    offsets = np.array([0, 4, 6])
+    assert filter_candidates(equities, offsets, 2, 0.16).tolist() == [0, 2, 5]
+    assert filter_candidates(equities, offsets, None, 0.1).tolist() == [0, 2, 5]
+    assert filter_candidates(equities, offsets, None, None).tolist() == [0, 1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("spec,fragment", [
+    ("", "empty"), ("alphabeta", "unknown bot"), ("gnubg:7", "0, 1 or 2"), ("net:", "checkpoint path"),
+    ("net:missing.pt", "no checkpoint file"), ("net:missing.pt@9ply", "0 to 3 plies"),
+])
+def test_bad_bot_spec_is_a_clear_error_listing_the_valid_forms(spec, fragment):
+    with pytest.raises(BotError) as error:
+        make_bot(spec, variant_rules("tapa"))
+    assert fragment in str(error.value)
+    if fragment not in ("no checkpoint file",):
+        assert all(form in str(error.value) for form in SPEC_FORMS)
+
+
+def test_net_spec_loads_a_checkpoint_with_its_plies(tmp_path):
+    from tapa_ai.checkpoint import save_checkpoint
+    from tapa_ai.config import TrainConfig
+
+    net = small_net("plakoto")
+    path = save_checkpoint(tmp_path / "n.pt", model_state=net.state_dict(), model_config=net.architecture(),
+                           encoding=("tapa-td", 1), rule_options=net.rules, config=TrainConfig(), games=0)
+    bot = make_bot(f"net:{path}@2ply", variant_rules("plakoto"))
+    assert isinstance(bot, NetBot) and bot.plies == 2
+    with pytest.raises(BotError, match="trained for rule set 'plakoto'"):
+        make_bot(f"net:{path}", variant_rules("tapa"))
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(BotError, match="bad.pt"):
+        make_bot(f"net:{tmp_path / 'bad.pt'}", variant_rules("plakoto"))
