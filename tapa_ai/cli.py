@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from .rules.options import VARIANTS
 
@@ -82,6 +84,66 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _arena_variant(specs: list[str], variant: str | None):
+    """The rule set of an arena command: ``--variant``, else the first net's, else tapa."""
+    from .bots.base import BotError
+    from .bots.spec import net_checkpoint_path
+    from .checkpoint import CheckpointError, load_checkpoint
+    from .rules.options import variant_rules
+
+    if variant:
+        return variant_rules(variant)
+    for spec in specs:
+        path = net_checkpoint_path(spec)
+        if path is not None and path.is_file():
+            try:
+                return load_checkpoint(path).rules()
+            except CheckpointError as error:
+                raise BotError(f"bot spec {spec!r}: {error}") from None
+    return variant_rules("tapa")
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    from .arena.match import run_match
+    from .bots.base import BotError
+
+    try:
+        rules = _arena_variant([args.bot_a, args.bot_b], args.variant)
+        result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
+                           progress=not args.quiet)
+    except BotError as error:
+        print(f"tapa-ai match: {error}", file=sys.stderr)
+        return 2
+    if args.out:
+        result.write(args.out, args.csv)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.report())
+        if args.out:
+            print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
+    return 0
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    from .arena.tournament import run_tournament
+    from .bots.base import BotError
+
+    try:
+        rules = _arena_variant(args.bots, args.variant)
+        result = run_tournament(args.bots, rules, args.games, seed=args.seed, workers=args.workers,
+                                progress=not args.quiet)
+        if args.out:
+            result.write(args.out)
+    except BotError as error:
+        print(f"tapa-ai tournament: {error}", file=sys.stderr)
+        return 2
+    print(result.markdown())
+    if args.out:
+        print(f"\nwritten: {args.out}/tournament.json, tournament.md, tournament.png")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -102,11 +164,39 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(func=_cmd_train)
 
+    from .bots.spec import SPEC_FORMS
+
+    bots_help = "bot spec: " + ", ".join(SPEC_FORMS)
+    match = sub.add_parser("match", help="two bots over many games in duplicate pairs (points per game, 95%% CI)")
+    match.add_argument("bot_a", metavar="A", help=bots_help)
+    match.add_argument("bot_b", metavar="B", help="the opponent (same forms)")
+    _arena_options(match, games=1000)
+    match.add_argument("--out", metavar="JSON", help="write the full record here (and a CSV of the games)")
+    match.add_argument("--csv", metavar="CSV", help="where the CSV goes (default: --out with .csv)")
+    match.add_argument("--json", action="store_true", help="print the record as one JSON line")
+    match.set_defaults(func=_cmd_match)
+
+    tournament = sub.add_parser("tournament", help="round robin of several bots: Elo ratings with 95%% CIs")
+    tournament.add_argument("bots", nargs="+", metavar="BOT", help=bots_help)
+    _arena_options(tournament, games=400)
+    tournament.add_argument("--out", metavar="DIR", help="write tournament.json, tournament.md and tournament.png here")
+    tournament.set_defaults(func=_cmd_tournament)
+
     engine = sub.add_parser("engine", help="JSON-lines engine protocol on stdin/stdout (docs/protocol.md)")
     engine.add_argument("--generator", choices=["reference", "vectorized"], default=None,
                         help="default move generator (default: vectorized when available)")
     engine.set_defaults(func=_cmd_engine)
     return parser
+
+
+def _arena_options(parser: argparse.ArgumentParser, games: int) -> None:
+    parser.add_argument("--variant", choices=list(VARIANTS), help="rule set (default: the net's, else tapa)")
+    parser.add_argument("--games", type=int, default=games, help=f"games per pairing, played in duplicate pairs "
+                        f"(default {games}; rounded up to even)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the dice and of every random choice (default 1)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="processes playing games (default: the CPU count); results do not depend on it")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(["train", *(argv or [])])
     if args.command == "demo" and args.games < 1:
         parser.error("--games must be at least 1")
+    if args.command in ("match", "tournament") and args.games < 2:
+        parser.error("--games must be at least 2 (one duplicate pair)")
+    if args.command in ("match", "tournament") and args.workers < 1:
+        parser.error("--workers must be at least 1")
     return args.func(args)
 
 
