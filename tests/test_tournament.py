@@ -232,3 +232,15 @@ def test_write_produces_json_markdown_and_a_png(tournament, tmp_path):
 def test_bad_bot_lists_are_rejected_before_playing(specs, message):
     with pytest.raises(BotError, match=message):
         run_tournament(specs, variant_rules("tapa"), games=2, progress=False)
+
+
+def test_tournament_command_prints_the_ladder_and_writes_files(tmp_path, capsys):
+    from tapa_ai.cli import main
+
+    assert main(["tournament", "random", "runner", "heuristic", "--variant", "backgammon", "--games", "10",
+                 "--workers", "1", "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("heuristic") < out.index("| random") and "seed 1, variant backgammon" in out
+    assert {p.name for p in tmp_path.iterdir()} == {"tournament.json", "tournament.md", "tournament.png"}
+    assert main(["tournament", "random", "--variant", "tapa", "--games", "10", "--quiet"]) == 2
+    assert "at least 2 bots" in capsys.readouterr().err
