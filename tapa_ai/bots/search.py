@@ -55,9 +55,9 @@ def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int) -
         return afterstate_distributions(net, _unfinished(positions)).astype(np.float64)
     # The opponent to move, once per roll: (M * 21) positions.
     replies = generate(positions.flipped().take(np.repeat(np.arange(count), len(ROLLS))), np.tile(ROLLS, (count, 1)))
-    reply_values = afterstate_distributions(net, replies).astype(np.float64)  # opponent's view
-    best = segment_argmax(reply_values @ outcome_points(net.rules).astype(np.float64), replies.offsets)
-    values = reply_values[best]
+    reply_values = afterstate_distributions(net, replies)  # opponent's view, float32 (millions of rows at 2-ply)
+    best = segment_argmax(reply_values @ outcome_points(net.rules), replies.offsets)
+    values = reply_values[best].astype(np.float64)
     if plies > 1:
         going_on = np.flatnonzero(~replies.game_over[best])
         values[going_on] = afterstate_values(net, replies.positions.take(best[going_on]), plies - 1)
