@@ -47,6 +47,8 @@ def main() -> int:
     curves = {}
     for path in args.plot:
         report = json.loads(Path(path).read_text())
+        if "rows" not in report or "variant" not in report:
+            continue  # another report in the same folder (e.g. the TD-method comparison)
         curves[report["variant"]] = report["rows"]
     print(plot_curves(curves, out / "learning_curves.png"))
     return 0

@@ -79,6 +79,24 @@ def test_training_resumes_exactly_as_an_uninterrupted_run(tmp_path):
     assert [e.ppg for e in resumed.evaluations] == [e.ppg for e in uninterrupted.evaluations]
 
 
+def test_resume_takes_a_new_learning_rate_and_resets_best_when_opponents_change(tmp_path):
+    from tapa_ai.config import apply_overrides
+
+    config = tiny_config(tmp_path, "run.total_games=12")
+    first = Trainer(config, new_run_directory(config))
+    first.train(progress=False)
+    assert first.best_score > -float("inf")
+    run_dir, checkpoint = resume_checkpoint(first.run_dir)
+    same = Trainer(checkpoint.train_config(), run_dir, checkpoint)
+    assert same.best_score == first.best_score
+    assert [g["lr"] for g in same.optimizer.param_groups] == [config.learning.learning_rate]
+    changed = apply_overrides(checkpoint.train_config(),
+                              ["learning.learning_rate=0.0003", "eval.opponents=[heuristic]"])
+    resumed = Trainer(changed, run_dir, checkpoint)
+    assert [g["lr"] for g in resumed.optimizer.param_groups] == [0.0003]
+    assert resumed.best_score == -float("inf")
+
+
 def test_training_writes_self_describing_checkpoints(tmp_path):
     config = tiny_config(tmp_path)
     trainer = Trainer(config, new_run_directory(config))
@@ -165,3 +183,12 @@ def test_online_traces_method_trains(tmp_path):
     trainer.train(progress=False)
     assert trainer.games >= 24 and trainer.steps > 0
     assert any(not torch.equal(before[n], p) for n, p in trainer.net.named_parameters())
+
+
+def test_eval_opponents_take_bot_specs_and_reject_bad_ones(tmp_path):
+    from tapa_ai.training.trainer import TrainingError
+
+    config = tiny_config(tmp_path, "eval.opponents=[random,heuristic]")
+    assert set(Trainer(config, tmp_path / "ok").opponents) == {"random", "heuristic"}
+    with pytest.raises(TrainingError, match="eval.opponents: 'nosuchbot'"):
+        Trainer(tiny_config(tmp_path, "eval.opponents=[nosuchbot]"), tmp_path / "bad")

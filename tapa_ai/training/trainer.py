@@ -31,6 +31,7 @@ from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
 from .traces import OnlineTraces
 
 OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
+"""The built-in evaluation opponents; ``eval.opponents`` also takes any bot spec (``heuristic``, ``net:PATH``...)."""
 EVAL_SEED_OFFSET = 1_000_003
 """Evaluations draw their dice from ``run.seed + EVAL_SEED_OFFSET``: the same deals at every evaluation."""
 
@@ -53,12 +54,10 @@ class Trainer:
     """One training run: build it with a config (new run) or from a checkpoint (resume)."""
 
     def __init__(self, config: TrainConfig, run_dir: Path, checkpoint: Optional[Checkpoint] = None) -> None:
-        unknown = sorted(set(config.eval.opponents) - set(OPPONENTS))
-        if unknown:
-            raise TrainingError(f"eval.opponents: unknown bot(s) {unknown}; known: {sorted(OPPONENTS)}")
         self.config = config
         self.run_dir = Path(run_dir)
         self.rules = variant_rules(config.run.variant)
+        self.opponents = self._opponents(config.eval.opponents)
         configure_threads(config.run.torch_threads)
         self.device = torch.device(config.run.device)
         self.rng = np.random.default_rng(config.run.seed)
@@ -132,12 +131,27 @@ class Trainer:
         self.steps += 1
 
     # -- evaluation -------------------------------------------------------
+    def _opponents(self, specs: list[str]) -> dict[str, Callable]:
+        from ..bots.base import BotError
+        from ..bots.spec import make_bot
+
+        opponents = {}
+        for spec in specs:
+            if spec in OPPONENTS:
+                opponents[spec] = OPPONENTS[spec]
+                continue
+            try:
+                opponents[spec] = make_bot(spec, self.rules)
+            except BotError as error:
+                raise TrainingError(f"eval.opponents: {spec!r}: {error}") from None
+        return opponents
+
     def evaluate(self) -> list[EvalRecord]:
         """Duels of the current net (0-ply, greedy) against each fixed opponent, paired dice."""
         records = []
         self.net.eval()
         for name in self.config.eval.opponents:
-            result = duel(self.rules, net_policy(self.net), OPPONENTS[name], max(1, self.config.eval.games // 2),
+            result = duel(self.rules, net_policy(self.net), self.opponents[name], max(1, self.config.eval.games // 2),
                           seed=self.config.run.seed + EVAL_SEED_OFFSET)
             records.append(EvalRecord(self.games, name, result.games, result.ppg, result.ppg_ci95, result.win_rate))
         self.net.train()
@@ -161,6 +175,7 @@ class Trainer:
             extra={
                 "selfplay": self.selfplay.state_dict(),
                 "best_score": self.best_score if math.isfinite(self.best_score) else None,
+                "best_opponents": list(self.config.eval.opponents),
                 "cpu_seconds": self.cpu_seconds,
                 "wall_seconds": self.wall_seconds,
                 "evaluations": [
@@ -178,6 +193,11 @@ class Trainer:
             self.net.load_state_dict(checkpoint.model_state)
             if checkpoint.optimizer_state is not None:
                 self.optimizer.load_state_dict(checkpoint.optimizer_state)
+                # The stored state carries the old hyperparameters; the config (with any
+                # --set override given on resume) decides the learning rate from here on.
+                for group in self.optimizer.param_groups:
+                    group["lr"] = self.config.learning.learning_rate
+                    group["weight_decay"] = self.config.learning.weight_decay
             checkpoint.restore_rng(numpy_generator=self.rng)
             self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
         except (KeyError, RuntimeError, ValueError) as error:
@@ -186,7 +206,10 @@ class Trainer:
         self.cpu_seconds = float(checkpoint.extra.get("cpu_seconds", 0.0))
         self.wall_seconds = float(checkpoint.extra.get("wall_seconds", 0.0))
         best = checkpoint.extra.get("best_score")
-        self.best_score = -math.inf if best is None else float(best)
+        # A best score measured against other opponents (eval.opponents changed on resume) says nothing.
+        same_opponents = checkpoint.extra.get("best_opponents", list(self.config.eval.opponents)) == list(
+            self.config.eval.opponents)
+        self.best_score = -math.inf if best is None or not same_opponents else float(best)
         self.evaluations = [
             EvalRecord(r["games_trained"], r["opponent"], r["games"], r["ppg"], tuple(r["ppg_ci95"]), r["win_rate"])
             for r in checkpoint.extra.get("evaluations", [])
