@@ -102,6 +102,7 @@ class GameRecords:
         per_pair_wins = self.a_won.reshape(pairs, 2).mean(axis=1).astype(np.float64)
         ppg, ppg_ci = _mean_ci(per_pair_points)
         win_rate, win_ci = _mean_ci(per_pair_wins)
+        win_ci = (max(0.0, win_ci[0]), min(1.0, win_ci[1]))  # a rate's interval stays within [0, 1]
         kinds = Counter({movegen_kernel.RESULT_KINDS[code]: int(n)
                          for code, n in zip(*np.unique(self.kind[self.kind > 0], return_counts=True))})
         return DuelResult(self.games, ppg, ppg_ci, win_rate, win_ci, kinds, int((self.kind == 0).sum()))

@@ -1,0 +1,66 @@
+"""Strength report of a shipped model: the final ladder, 2-ply, the previous generation, the model card.
+
+    python scripts/strength.py checkpoints/tapa.pt --games 10000 --games-2ply 200 \\
+        --previous checkpoints/generations/tapa-g1.pt --out docs/strength/tapa --card checkpoints/tapa.md
+    python scripts/strength.py checkpoints/tapa.pt --out docs/strength/tapa --card checkpoints/tapa.md --only-card
+
+Writes one JSON (and CSV) record per match and summary.json under --out; with
+--card also the model card, from the checkpoint's facts and the summary
+(--history FILE adds a "how it was made" section). Logic: tapa_ai/arena/strength.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from tapa_ai.arena.strength import model_card, strength_matches, strength_table
+from tapa_ai.bots.base import BotError
+from tapa_ai.checkpoint import CheckpointError
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="checkpoint of the model")
+    parser.add_argument("--games", type=int, default=10000, help="games per 0-ply match (default 10000)")
+    parser.add_argument("--games-2ply", type=int, default=200, help="games per 2-ply match (default 200)")
+    parser.add_argument("--previous", help="checkpoint of the previous generation (0-ply duel)")
+    parser.add_argument("--parts", nargs="+", default=["0ply", "2ply", "previous"], choices=["0ply", "2ply", "previous"])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", required=True, help="directory of the match records and summary.json")
+    parser.add_argument("--card", help="write the model card here (markdown)")
+    parser.add_argument("--history", help="markdown file with how the model was made, put into the card")
+    parser.add_argument("--only-card", action="store_true", help="play nothing; render the card from --out/summary.json")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out)
+    try:
+        if args.only_card:
+            summary_path = out / "summary.json"
+            summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+        else:
+            summary = strength_matches(args.model, args.games, args.games_2ply, args.previous, out, args.workers,
+                                       tuple(args.parts), progress=not args.quiet)
+            command = "python " + " ".join(shlex.quote(arg) for arg in sys.argv)
+            commands = summary.setdefault("commands", [])
+            if command not in commands:
+                commands.append(command)
+            (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+            print(strength_table(summary))
+        if args.card:
+            history = Path(args.history).read_text() if args.history else ""
+            command = "\n".join(summary.get("commands", [])) if summary else ""
+            Path(args.card).write_text(model_card(args.model, summary, history, command))
+            print(f"written {args.card}")
+    except (BotError, CheckpointError, OSError) as error:
+        print(f"strength: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

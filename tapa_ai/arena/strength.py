@@ -1,0 +1,136 @@
+"""Strength reports of shipped models: the final ladder, generation duels, and model cards.
+
+``scripts/strength.py`` is the command line. For one model it plays, in
+duplicate pairs:
+
+- the model at 0-ply against every fixed bot of its variant (``random``,
+  ``runner``, ``heuristic``, and for backgammon ``pubeval`` and ``gnubg:0``),
+- the model at 2-ply against the strongest fixed bots and against itself at
+  0-ply (2-ply costs ~10,000 times more than 0-ply per move, so fewer games),
+- optionally the model against the previous generation,
+
+writes one JSON record per match (the ``tapa-ai match --out`` format) and a
+``summary.json``, and renders the model card ``checkpoints/<variant>.md``
+from the checkpoint's own facts (config, encoding, games, CPU time) and the
+summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Optional
+
+from ..checkpoint import load_checkpoint
+from ..config import config_to_toml
+from .match import run_match
+
+FIXED_OPPONENTS = {
+    "tapa": ["random", "runner", "heuristic"],
+    "plakoto": ["random", "runner", "heuristic"],
+    "backgammon": ["random", "runner", "heuristic", "pubeval", "gnubg:0"],
+}
+"""The fixed bots every shipped model is measured against, per variant."""
+SEARCH_OPPONENTS = {"tapa": ["heuristic"], "plakoto": ["heuristic"], "backgammon": ["pubeval", "gnubg:0"]}
+"""The fixed bots the 2-ply model plays."""
+
+
+def _label(spec: str) -> str:
+    return spec.replace(":", "").replace("/", "_").replace("@", "_")
+
+
+def strength_matches(model: str, games: int, games_2ply: int, previous: Optional[str], out: Path,
+                     workers: int = os.cpu_count() or 1, parts: tuple[str, ...] = ("0ply", "2ply", "previous"),
+                     progress: bool = True) -> dict:
+    """Play the strength matches of ``model`` (a checkpoint path) and write their records under ``out``."""
+    checkpoint = load_checkpoint(model)
+    rules = checkpoint.rules()
+    variant = rules.name
+    out.mkdir(parents=True, exist_ok=True)
+    summary_path = out / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    summary.update(model=str(model), variant=variant, games_trained=checkpoint.games)
+    matches = summary.setdefault("matches", {})
+    plan = []
+    if "0ply" in parts:
+        plan += [(f"0ply_vs_{_label(o)}", f"net:{model}", o, games, 1) for o in FIXED_OPPONENTS[variant]]
+    if "2ply" in parts:
+        plan += [(f"2ply_vs_{_label(o)}", f"net:{model}@2ply", o, games_2ply, 2) for o in SEARCH_OPPONENTS[variant]]
+        plan.append(("2ply_vs_0ply", f"net:{model}@2ply", f"net:{model}", games_2ply, 3))
+    if "previous" in parts and previous:
+        plan.append(("0ply_vs_previous", f"net:{model}", f"net:{previous}", games, 4))
+    for name, spec_a, spec_b, count, seed in plan:
+        result = run_match(spec_a, spec_b, rules, count, seed=seed, workers=workers, progress=progress,
+                           desc=name)
+        result.write(out / f"{name}.json")
+        record = result.to_dict()
+        matches[name] = {key: record[key] for key in ("bot_a", "bot_b", "games", "ppg", "ppg_ci95", "win_rate",
+                                                      "win_rate_ci95", "kinds", "seed", "games_per_s")}
+        summary_path.write_text(json.dumps(summary, indent=1) + "\n")  # after every match: nothing lost on a kill
+        if progress:
+            print(f"{name}: {record['ppg']:+.3f} [{record['ppg_ci95'][0]:+.3f}, {record['ppg_ci95'][1]:+.3f}] "
+                  f"win {record['win_rate']:.1%} ({record['games']} games)", flush=True)
+    return summary
+
+
+def strength_table(summary: dict) -> str:
+    """Markdown table of a summary: one row per match."""
+    lines = ["| match | games | points per game [95% CI] | games won [95% CI] | seed |", "|---|---:|---|---|---:|"]
+    for name, m in summary.get("matches", {}).items():
+        lines.append(f"| {m['bot_a']} vs {m['bot_b']} | {m['games']:,} | {m['ppg']:+.3f} [{m['ppg_ci95'][0]:+.3f}, "
+                     f"{m['ppg_ci95'][1]:+.3f}] | {m['win_rate']:.1%} [{m['win_rate_ci95'][0]:.1%}, "
+                     f"{m['win_rate_ci95'][1]:.1%}] | {m['seed']} |")
+    return "\n".join(lines)
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def model_card(model: str, summary: Optional[dict], history: str = "", command: str = "") -> str:
+    """The model card of a checkpoint, as markdown."""
+    checkpoint = load_checkpoint(model)
+    config = checkpoint.train_config()
+    cpu_seconds = checkpoint.extra.get("cpu_seconds")
+    wall_seconds = checkpoint.extra.get("wall_seconds")
+    arch = checkpoint.model_config
+    parts = [
+        f"# Model card: `{model}`",
+        "",
+        f"A {checkpoint.rules().name} evaluator trained by self-play TD(lambda) with tapa_ai "
+        f"{checkpoint.tapa_ai_version}.",
+        "",
+        "| fact | value |",
+        "|---|---|",
+        f"| variant / rule options | {checkpoint.rules().name} / `{json.dumps(checkpoint.rule_options)}` |",
+        f"| encoding | {checkpoint.encoding[0]} version {checkpoint.encoding[1]} |",
+        f"| network | {json.dumps(arch)} |",
+        f"| games trained | {checkpoint.games:,} ({checkpoint.decisions:,} decisions, {checkpoint.steps:,} updates) |",
+        f"| CPU time (self-play + learning) | " + (f"{cpu_seconds / 3600:.2f} CPU-hours" if cpu_seconds else "unknown")
+        + (f" ({wall_seconds / 3600:.2f} h wall, shared machine)" if wall_seconds else "") + " |",
+        f"| hardware | {_cpu_name()}, {os.cpu_count()} cores, no GPU; one training process, one torch thread |",
+        f"| file | full checkpoint: network, optimizer, RNG and running games (`tapa-ai train --resume {model}` continues it) |",
+        "",
+        "Use it: `tapa-ai match net:" + model + " heuristic --games 1000`, "
+        "`net:" + model + "@2ply` for 2-ply search; load in Python with `tapa_ai.checkpoint.load_network`.",
+        "",
+    ]
+    if history:
+        parts += ["## How it was made", "", history.strip(), ""]
+    parts += ["## Training config (as stored in the checkpoint)", "", "```toml", config_to_toml(config).strip(),
+              "```", ""]
+    if summary:
+        parts += ["## Measured strength", "", strength_table(summary), "",
+                  "Duplicate pairs: every deal is played twice with the same dice, each bot moving first once; "
+                  "the 95% CI of points per game is over the pairs.", ""]
+        if command:
+            parts += ["Reproduce:", "", "```", command.strip(), "```", ""]
+    return "\n".join(parts)
