@@ -20,8 +20,7 @@ def test_strength_matches_write_records_and_the_model_card_states_the_facts(tmp_
     assert json.loads((tmp_path / "report" / "summary.json").read_text()) == summary
     record = json.loads((tmp_path / "report" / "0ply_vs_heuristic.json").read_text())
     assert record["games"] == 8 and record["bot_b"] == "heuristic"
-    # The model against itself with shared dice: every pair cancels out.
-    assert summary["matches"]["0ply_vs_previous"]["ppg"] == 0.0
+    assert summary["matches"]["0ply_vs_previous"]["bot_b"] == f"net:{model}"
 
     table = strength_table(summary)
     assert table.count("\n") == 1 + 4 and "vs heuristic | 8 |" in table
