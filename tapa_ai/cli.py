@@ -34,12 +34,32 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_engine(args: argparse.Namespace) -> int:
+    from .bots.base import BotError
     from .engine.protocol import RequestError, serve
 
     try:
-        return serve(generator=args.generator)
-    except RequestError as error:
+        return serve(generator=args.generator, bot=args.bot)
+    except (RequestError, BotError) as error:
         print(f"tapa-ai engine: {error}", file=sys.stderr)
+        return 2
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .bots.base import BotError
+    from .engine.http import run
+    from .engine.protocol import RequestError
+
+    if not 0 <= args.port <= 65535:
+        print(f"tapa-ai serve: --port must be 0..65535 (0 picks a free port), got {args.port}", file=sys.stderr)
+        return 2
+    try:
+        return run(args.host, args.port, bot=args.bot, generator=args.generator, allow_origin=args.allow_origin,
+                   quiet=args.quiet)
+    except (RequestError, BotError) as error:
+        print(f"tapa-ai serve: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"tapa-ai serve: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 2
 
 
@@ -144,6 +164,20 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .export import FORMATS, ExportError, export_checkpoint
+
+    try:
+        if args.format not in FORMATS:
+            raise ExportError(f"--format {args.format!r}: unknown; choose one of {', '.join(FORMATS)}")
+        path = export_checkpoint(args.checkpoint, args.format, args.out)
+    except ExportError as error:
+        print(f"tapa-ai export: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} ({args.format}, {path.stat().st_size:,} bytes; docs/export.md)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -182,10 +216,30 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--out", metavar="DIR", help="write tournament.json, tournament.md and tournament.png here")
     tournament.set_defaults(func=_cmd_tournament)
 
+    export = sub.add_parser("export", help="write a checkpoint's network as ONNX, TorchScript or npz (docs/export.md)")
+    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, e.g. checkpoints/tapa.pt")
+    export.add_argument("--format", required=True, metavar="FORMAT", help="onnx, torchscript or npz")
+    export.add_argument("--out", required=True, metavar="PATH", help="the file to write (parent folders are made)")
+    export.set_defaults(func=_cmd_export)
+
     engine = sub.add_parser("engine", help="JSON-lines engine protocol on stdin/stdout (docs/protocol.md)")
     engine.add_argument("--generator", choices=["reference", "vectorized"], default=None,
                         help="default move generator (default: vectorized when available)")
+    engine.add_argument("--bot", metavar="SPEC", help="the model of encode/evaluate/best_move/hint: net:PATH or "
+                        "net:PATH@Nply, e.g. net:checkpoints/tapa.pt@1ply (its checkpoint fixes the variant)")
     engine.set_defaults(func=_cmd_engine)
+
+    serve = sub.add_parser("serve", help="the engine's commands as JSON over HTTP (docs/protocol.md#http)")
+    serve.add_argument("--port", type=int, default=8080, help="TCP port (default 8080; 0 picks a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, this machine "
+                       "only; 0.0.0.0 opens it to the network)")
+    serve.add_argument("--bot", metavar="SPEC", help="the model: net:PATH or net:PATH@Nply (as engine --bot)")
+    serve.add_argument("--generator", choices=["reference", "vectorized"], default=None,
+                       help="default move generator (default: vectorized when available)")
+    serve.add_argument("--allow-origin", default="*", metavar="ORIGIN",
+                       help="Access-Control-Allow-Origin sent for browsers (default '*'; '' sends none)")
+    serve.add_argument("--quiet", action="store_true", help="no request log on stderr")
+    serve.set_defaults(func=_cmd_serve)
     return parser
 
 

@@ -8,9 +8,22 @@ Commands (docs/protocol.md has examples):
 - ``{"cmd": "apply", "position": {...}, "dice": [5, 2], "move": "24/19 24/22"}`` ->
   ``{"move": "24/19 24/22", "position": {...}}``
 
+With a model (``tapa-ai engine --bot net:checkpoints/tapa.pt``, see
+:mod:`tapa_ai.engine.analysis`):
+
+- ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259 numbers...], ...}``
+- ``{"cmd": "evaluate", "position": {...}}`` -> ``{"probabilities": {"win_single": p, ...}, "equity": e}``
+- ``{"cmd": "best_move", "position": {...}, "dice": [5, 2], "plies": 1}`` ->
+  ``{"move": ..., "position": {...}, "equity": e, "probabilities": {...}, "plies": 1}``
+- ``{"cmd": "hint", "position": {...}, "dice": [5, 2], "count": 5}`` ->
+  ``{"moves": [{"move": ..., "equity": e, "difference": d, "probabilities": {...}, ...}, ...]}``
+
 Every request may carry an ``"id"``, echoed in the response. Any bad input
 gets ``{"error": "..."}`` and the engine keeps serving: this module never
-lets an exception escape a request.
+lets an exception escape a request. Request lines longer than
+:data:`MAX_REQUEST_BYTES` are refused unread, and ``hint`` returns at most
+:data:`MAX_HINT_COUNT` moves, so every request is answered in bounded time
+and memory.
 """
 
 from __future__ import annotations
@@ -25,8 +38,26 @@ from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, Position, start_position
 from ..rules import reference
+from .analysis import MAX_REQUEST_PLIES, AnalysisError
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
+
+MAX_REQUEST_BYTES = 64 * 1024
+"""Longest request accepted (a position is about 400 bytes); longer lines get an error, unread."""
+MAX_HINT_COUNT = 100
+"""Most moves a ``hint`` answer lists."""
+DEFAULT_HINT_COUNT = 5
+MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint")
+"""Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
+
+
+def _dumps(value: Any) -> str:
+    """Compact, strict JSON (NaN and infinities, which JSON lacks, raise ValueError)."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+_UNWRITABLE = {"error": "the response cannot be written as JSON: the request id (or a value) is not "
+                        "JSON-serialisable, or is NaN or infinite"}
 
 
 class RequestError(ValueError):
@@ -53,53 +84,90 @@ def available_generators() -> dict[str, MoveGenerator]:
 class Engine:
     """Answers protocol requests. Stateless between requests."""
 
-    COMMANDS = ("start", "legal_moves", "apply")
+    COMMANDS = ("start", "legal_moves", "apply", *MODEL_COMMANDS)
 
-    def __init__(self, generator: str | None = None) -> None:
+    def __init__(self, generator: str | None = None, bot: Any = None) -> None:
+        """``generator``: the default move generator; ``bot``: the model of the model commands, one of None,
+        a ``net:PATH[@Nply]`` spec (:class:`~tapa_ai.bots.base.BotError` if bad), a NetBot or an
+        :class:`~tapa_ai.engine.analysis.Analyzer`."""
+        from .analysis import load_analyzer
+
         self.generators = available_generators()
         if generator is None:
             generator = "vectorized" if "vectorized" in self.generators else "reference"
         if generator not in self.generators:
             raise RequestError(f"unknown move generator {generator!r}; available: {sorted(self.generators)}")
         self.default_generator = generator
-        if "vectorized" in self.generators:
-            # The fast generator is compiled on first use (about 10 s once after installing, then
-            # cached on disk); start now so the compile overlaps with the client's own start-up.
+        self.analyzer = load_analyzer(bot)
+        if "vectorized" in self.generators or self.analyzer is not None:
+            # The fast generator (and the model's fast evaluator) are compiled on first use (about
+            # 10 s once after installing, then cached on disk); start now so the compile overlaps
+            # with the client's own start-up.
             threading.Thread(target=self._warm_up, daemon=True).start()
 
     def _warm_up(self) -> None:
         try:
-            self.generators["vectorized"](start_position("backgammon"), (6, 5))
+            if "vectorized" in self.generators:
+                self.generators["vectorized"](start_position("backgammon"), (6, 5))
+            if self.analyzer is not None:  # compiles (or loads) the fast evaluator's kernel too
+                self.analyzer.rank(start_position(self.analyzer.rules), (6, 5), plies=0, limit=1)
         except Exception:  # noqa: BLE001 - a failed warm-up shows up again, reported, on first real use
             pass
+
+    def describe(self) -> dict[str, Any]:
+        """The engine's commands and model (``GET /health`` of ``tapa-ai serve``)."""
+        info: dict[str, Any] = {"commands": list(self.COMMANDS), "generator": self.default_generator}
+        if self.analyzer is None:
+            info.update({"bot": None, "variant": None, "plies": None})
+        else:
+            info.update(self.analyzer.describe())
+        return info
 
     # -- request plumbing --------------------------------------------------
     def handle_line(self, line: str | bytes) -> str:
         """One request line in, one response line out (never raises)."""
-        request_id = None
+        return self.respond_text(line)[1]
+
+    def respond_text(self, text: str | bytes) -> tuple[int, str]:
+        """One request (JSON text) in; (HTTP-style status, one JSON line) out. Never raises.
+
+        The status is 200 for an answer, 400 for bad input, 413 for a request
+        over :data:`MAX_REQUEST_BYTES`, 500 for an internal error; the body is
+        ``{"error": ...}`` for all but 200.
+        """
+        if len(text) > MAX_REQUEST_BYTES:
+            return 413, _dumps({"error": f"request is {len(text)} bytes long, more than the limit of "
+                                         f"{MAX_REQUEST_BYTES}; it was not read (a position takes about 400)"})
         try:
-            if isinstance(line, bytes):
+            if isinstance(text, bytes):
                 try:
-                    line = line.decode("utf-8")
+                    text = text.decode("utf-8")
                 except UnicodeDecodeError as error:
                     raise RequestError(f"request is not UTF-8 text ({error.reason} at byte {error.start})") from None
             try:
-                request = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as error:
+                request = json.loads(text)
+            except (ValueError, RecursionError) as error:  # ValueError: also over-long integers
                 raise RequestError(f"request is not valid JSON: {error}") from None
-            if isinstance(request, dict):
-                request_id = request.get("id")
-            response = self.handle(request)
         except RequestError as error:
-            response = {"error": str(error)}
+            return 400, _dumps({"error": str(error)})
+        status, response = self.respond(request)
+        try:
+            return status, _dumps(response)
+        except (TypeError, ValueError):
+            return 400, _dumps(_UNWRITABLE)
+
+    def respond(self, request: Any) -> tuple[int, dict[str, Any]]:
+        """Answer one parsed request: (200, answer), (400 | 500, ``{"error": ...}``). Never raises."""
+        request_id = request.get("id") if isinstance(request, dict) else None
+        try:
+            status, response = 200, self.handle(request)
+        except RequestError as error:
+            status, response = 400, {"error": str(error)}
         except Exception as error:  # noqa: BLE001 - the engine must keep serving
-            response = {"error": f"internal error ({type(error).__name__}): {error}"}
+            status, response = 500, {"error": f"internal error ({type(error).__name__}): {error}"}
         if request_id is not None and "id" not in response:
             response = {"id": request_id, **response}
-        try:
-            return json.dumps(response, separators=(",", ":"))
-        except (TypeError, ValueError):
-            return json.dumps({"error": "request id is not JSON-serialisable"})
+        return status, response
 
     def handle(self, request: Any) -> dict[str, Any]:
         """Answer one parsed request; raises :class:`RequestError` for bad input."""
@@ -110,7 +178,7 @@ class Engine:
             raise RequestError(f"unknown cmd {command!r}; commands: {list(self.COMMANDS)}")
         try:
             response = getattr(self, f"_cmd_{command}")(request)
-        except RulesError as error:
+        except (RulesError, AnalysisError) as error:
             raise RequestError(str(error)) from None
         if "id" in request:
             response = {"id": request["id"], **response}
@@ -144,7 +212,7 @@ class Engine:
 
     # -- commands ----------------------------------------------------------
     def _cmd_start(self, request: dict) -> dict:
-        variant = request.get("variant", "tapa")
+        variant = request.get("variant", "tapa" if self.analyzer is None else self.analyzer.rules.name)
         rules: RuleOptions = variant_rules(variant)
         if "rules" in request:
             if not isinstance(request["rules"], dict):
@@ -176,15 +244,113 @@ class Engine:
             raise RequestError(str(error)) from None
         return {"move": format_move(move), "position": position_to_json(move.position)}
 
+    # -- model commands ----------------------------------------------------------------
+    def _model(self, request: dict, command: str):
+        if "bot" in request:
+            raise RequestError("'bot' cannot be chosen per request: the model is fixed when the engine starts "
+                               "(tapa-ai engine --bot net:PATH[@Nply], tapa-ai serve --bot ...)")
+        if self.analyzer is None:
+            raise RequestError(f"{command!r} needs a model: start the engine with --bot net:PATH, "
+                               "e.g. tapa-ai engine --bot net:checkpoints/tapa.pt (or net:PATH@1ply to search)")
+        return self.analyzer
 
-def serve(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None, generator: str | None = None) -> int:
-    """Serve requests until end of input; returns the process exit code."""
-    engine = Engine(generator)
+    def _plies(self, request: dict, analyzer) -> int:
+        plies = request.get("plies", None)
+        if plies is None:
+            return analyzer.plies
+        if isinstance(plies, bool) or not isinstance(plies, int) or not 0 <= plies <= MAX_REQUEST_PLIES:
+            raise RequestError(f"plies must be an integer 0..{MAX_REQUEST_PLIES} (default: the bot's, "
+                               f"{analyzer.plies}), got {plies!r}")
+        return plies
+
+    def _cmd_encode(self, request: dict) -> dict:
+        from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
+        from ..movegen.batch import PositionBatch
+
+        if "bot" in request:
+            self._model(request, "encode")
+        position = self._position(request)
+        if self.analyzer is not None:
+            self.analyzer.check(position)
+        features = encode(PositionBatch.from_positions([position]))[0]
+        # Shortest text of each float32 value: reads back as exactly the same float32.
+        return {"features": [float(str(value)) for value in features],
+                "encoding": ENCODING_NAME, "encoding_version": ENCODING_VERSION}
+
+    def _cmd_evaluate(self, request: dict) -> dict:
+        analyzer = self._model(request, "evaluate")
+        position = self._position(request)
+        probabilities, value, exact = analyzer.evaluate(position)
+        response = {"probabilities": analyzer.named(probabilities), "equity": value}
+        if exact:
+            response["exact"] = True
+        return response
+
+    def _ranked(self, request: dict, command: str, limit: int):
+        analyzer = self._model(request, command)
+        position = self._position(request)
+        dice = self._dice(request)
+        analyzer.check(position)
+        self._playable(position)
+        plies = self._plies(request, analyzer)
+        moves, total = analyzer.rank(position, dice, plies, limit=limit)
+        return analyzer, plies, moves, total
+
+    def _cmd_best_move(self, request: dict) -> dict:
+        analyzer, plies, moves, _ = self._ranked(request, "best_move", 1)
+        best = moves[0]
+        return {"move": best.move, "position": position_to_json(best.position), "equity": best.equity,
+                "probabilities": analyzer.named(best.probabilities), "plies": best.plies}
+
+    def _cmd_hint(self, request: dict) -> dict:
+        self._model(request, "hint")
+        count = request.get("count", DEFAULT_HINT_COUNT)
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_HINT_COUNT:
+            raise RequestError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
+                               f"got {count!r:.40}")
+        analyzer, plies, moves, total = self._ranked(request, "hint", count)
+        best = moves[0].equity
+        return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.equity - best,
+                           "probabilities": analyzer.named(m.probabilities), "plies": m.plies,
+                           "position": position_to_json(m.position)} for m in moves],
+                "legal_moves": total, "plies": plies}
+
+
+def _request_lines(stdin: IO, limit: int):
+    """Lines of ``stdin`` without their line end; a line longer than ``limit`` is skipped and yields None."""
+    while True:
+        line = stdin.readline(limit + 1)
+        if not line:
+            return
+        newline = b"\n" if isinstance(line, bytes) else "\n"
+        if len(line) > limit and not line.endswith(newline):
+            while True:  # skip the rest of the line, in bounded pieces
+                rest = stdin.readline(1 << 16)
+                if not rest or rest.endswith(newline):
+                    break
+            yield None
+            continue
+        yield line.rstrip(b"\r\n" if isinstance(line, bytes) else "\r\n")
+
+
+def serve(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None, generator: str | None = None,
+          bot: Any = None) -> int:
+    """Serve requests until end of input; returns the process exit code.
+
+    ``bot``: the model of the model commands (see :class:`Engine`); a bad spec
+    raises :class:`~tapa_ai.bots.base.BotError` before anything is read.
+    """
+    engine = Engine(generator, bot)
     stdin = stdin if stdin is not None else sys.stdin.buffer
     stdout = stdout if stdout is not None else sys.stdout
-    for raw in stdin:
-        if not raw.strip():
+    for line in _request_lines(stdin, MAX_REQUEST_BYTES):
+        if line is None:
+            answer = _dumps({"error": f"request line is longer than the limit of {MAX_REQUEST_BYTES} bytes; "
+                                          "it was not read (a position takes about 400)"})
+        elif not line.strip():
             continue
-        stdout.write(engine.handle_line(raw.rstrip(b"\r\n") if isinstance(raw, bytes) else raw) + "\n")
+        else:
+            answer = engine.handle_line(line)
+        stdout.write(answer + "\n")
         stdout.flush()
     return 0

@@ -1,0 +1,196 @@
+"""The model behind the engine's ``encode``, ``evaluate``, ``best_move`` and ``hint`` commands.
+
+An :class:`Analyzer` holds one trained network searching ``plies`` deep (a
+``net:`` bot spec, :class:`~tapa_ai.bots.search.NetBot`) and answers for one
+:class:`~tapa_ai.rules.position.Position` at a time, exactly as the bot plays:
+
+- **encode**: the network input of the position from its side to move
+  (:func:`tapa_ai.encoding.encode` of ``PositionBatch.from_positions``);
+- **evaluate**: the network's outcome probabilities and equity for those
+  features (the side to move's view, before it rolls); a finished game is its
+  exact outcome;
+- **rank**: every legal move with the dice, valued as
+  :class:`~tapa_ai.bots.search.NetBot` values them: at 0 plies the network's
+  evaluation of each afterstate with the opponent to roll, read from the
+  mover's view; deeper, GNU Backgammon's move filter keeps the bot's
+  candidates, which are searched at full depth and ranked first.
+
+The checkpoint fixes the rule set: a position of another variant (or with
+other rule options) is refused with a clear message. The network and its
+fast evaluator are not meant for concurrent use, so every call takes
+:attr:`Analyzer.lock`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+
+from ..rules.position import Position
+from ..rules import reference
+
+MAX_REQUEST_PLIES = 2
+"""Deepest search a single request may ask for (a bot spec may set 3 as its own default)."""
+
+
+class AnalysisError(ValueError):
+    """A position or request the model cannot answer (another variant, a finished game...)."""
+
+
+@dataclass
+class RankedMove:
+    """One legal move with its value from the mover's view."""
+
+    row: int
+    """Row in the afterstates of the position."""
+    move: str
+    """Move text, e.g. ``"24/18 18/13"`` (``""`` for a pass)."""
+    position: Position
+    """The resulting position (``turn`` still the mover, ``result`` set if the move ended the game)."""
+    probabilities: np.ndarray
+    """(K,) float64 outcome probabilities from the mover's view."""
+    equity: float
+    """Expected points for the mover."""
+    plies: int
+    """Depth this move was searched at (candidates at the requested depth, the others at 0)."""
+
+
+class Analyzer:
+    """A network bot answering the engine's model commands for one rule set."""
+
+    def __init__(self, bot) -> None:
+        from ..bots.search import NetBot
+        from ..model import outcome_names, outcome_points
+
+        if not isinstance(bot, NetBot):
+            raise TypeError(f"Analyzer needs a NetBot, got {type(bot).__name__}")
+        self.bot = bot
+        self.net = bot.net
+        self.rules = bot.net.rules
+        self.outcome_names: tuple[str, ...] = tuple(outcome_names(self.rules))
+        self.points = outcome_points(self.rules).astype(np.float64)
+        self.lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: str) -> "Analyzer":
+        """The analyzer of a ``net:PATH`` or ``net:PATH@Nply`` spec; :class:`BotError` for anything else."""
+        from ..bots.base import BotError
+        from ..bots.search import NetBot
+        from ..bots.spec import make_bot
+
+        if isinstance(spec, str) and not spec.strip().startswith("net:"):
+            raise BotError(f"bot spec {spec!r}: the engine's model commands need a network; "
+                           "use net:PATH or net:PATH@Nply (N = 0, 1, 2 or 3), e.g. net:checkpoints/tapa.pt@1ply")
+        bot = make_bot(spec)
+        if not isinstance(bot, NetBot):  # pragma: no cover - make_bot gives a NetBot for every net: spec
+            raise BotError(f"bot spec {spec!r}: not a network bot")
+        return cls(bot)
+
+    # -- description --------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.bot.name
+
+    @property
+    def plies(self) -> int:
+        return self.bot.plies
+
+    def describe(self) -> dict:
+        """What the engine reports about its model (``GET /health``)."""
+        return {"bot": self.name, "variant": self.rules.name, "plies": self.plies,
+                "outcomes": list(self.outcome_names)}
+
+    def check(self, position: Position, where: str = "position") -> None:
+        """Refuse a position of another rule set than the network's."""
+        if position.rules == self.rules:
+            return
+        if position.rules.name != self.rules.name:
+            raise AnalysisError(
+                f"{where}.variant: this engine's model ({self.name}) plays {self.rules.name!r}, "
+                f"the position is {position.rules.name!r}; start an engine with a {position.rules.name} model "
+                f"(e.g. --bot net:checkpoints/{position.rules.name}.pt) for it"
+            )
+        mine, theirs = self.rules.to_dict(), position.rules.to_dict()
+        changed = {key: theirs[key] for key in theirs if mine.get(key) != theirs[key]}
+        raise AnalysisError(
+            f"{where}.rules: this engine's model ({self.name}) was trained for the standard "
+            f"{self.rules.name!r} rules; the position changes {changed}"
+        )
+
+    # -- the commands ---------------------------------------------------------------------
+    def encode(self, position: Position) -> np.ndarray:
+        """(NUM_FEATURES,) float32: the network input of ``position`` from its side to move."""
+        from ..encoding import encode
+        from ..movegen.batch import PositionBatch
+
+        return encode(PositionBatch.from_positions([position]))[0]
+
+    def evaluate(self, position: Position) -> tuple[np.ndarray, float, bool]:
+        """(probabilities (K,), equity, exact) for the side to move; a finished game is its exact outcome."""
+        from ..model import evaluate, outcome_class
+
+        self.check(position)
+        result = reference.finished_result(position)
+        if result is not None:
+            probabilities = np.zeros(len(self.outcome_names))
+            probabilities[outcome_class(result, position.turn)] = 1.0
+            return probabilities, float(probabilities @ self.points), True
+        features = self.encode(position)[None, :]
+        with self.lock:
+            probabilities, _ = evaluate(self.net, features)
+        probabilities = probabilities[0].astype(np.float64)
+        return probabilities, float(probabilities @ self.points), False
+
+    def rank(self, position: Position, dice: tuple[int, int], plies: Optional[int] = None,
+             limit: Optional[int] = None) -> tuple[list[RankedMove], int]:
+        """The best ``limit`` legal moves (None: all), best first, and how many legal moves there are.
+
+        See the module docstring for how moves are valued; ``plies`` defaults to the bot's.
+        """
+        from ..bots.search import filter_candidates
+        from ..movegen.batch import PositionBatch
+        from ..movegen.generate import generate
+        from ..training.policy import afterstate_distributions
+
+        self.check(position)
+        plies = self.plies if plies is None else plies
+        if reference.finished_result(position) is not None:
+            raise AnalysisError("the game is already over in this position (it has a result); start a new game")
+        with self.lock:
+            afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+            base = afterstate_distributions(self.net, afterstates).astype(np.float64)
+            base_equities = base @ self.points
+            if plies == 0:
+                deep_rows = np.arange(len(afterstates))
+                deep_values = base
+            else:
+                deep_rows = filter_candidates(base_equities, afterstates.offsets, self.bot.candidates,
+                                              self.bot.margin)
+                deep_values = self.bot.evaluate(afterstates, deep_rows, plies)
+        deep_equities = deep_values @ self.points
+        order = np.argsort(-deep_equities, kind="stable")
+        ranked = [(int(deep_rows[i]), deep_values[i], float(deep_equities[i]), plies) for i in order]
+        rest = np.setdiff1d(np.arange(len(afterstates)), deep_rows)
+        for i in rest[np.argsort(-base_equities[rest], kind="stable")]:
+            ranked.append((int(i), base[i], float(base_equities[i]), 0))
+        if limit is not None:
+            ranked = ranked[:limit]
+        moves = [RankedMove(row, afterstates.move_text(row), afterstates.position(row), values, value, depth)
+                 for row, values, value, depth in ranked]
+        return moves, len(afterstates)
+
+    def named(self, probabilities: np.ndarray) -> dict[str, float]:
+        """Probabilities by outcome name (:func:`tapa_ai.model.outcome_names`)."""
+        return {name: float(p) for name, p in zip(self.outcome_names, probabilities.tolist())}
+
+
+def load_analyzer(bot: Union[str, "Analyzer", object, None]) -> Optional[Analyzer]:
+    """An :class:`Analyzer` from a spec string, a NetBot or an Analyzer (None stays None)."""
+    if bot is None or isinstance(bot, Analyzer):
+        return bot
+    if isinstance(bot, str):
+        return Analyzer.from_spec(bot)
+    return Analyzer(bot)

@@ -1,0 +1,254 @@
+"""``tapa-ai serve``: the engine protocol as JSON over HTTP (standard library only).
+
+One request, one response; the commands and their JSON are those of the
+JSON-lines protocol (docs/protocol.md, "HTTP"):
+
+=====================  ==================================================================
+``POST /``             body: one request object with its ``"cmd"``
+``POST /v1/<cmd>``     body: the request object without ``"cmd"`` (``{}`` or empty for none)
+``GET /health``        ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}``
+``OPTIONS *``          CORS preflight: 204 with the ``Access-Control-*`` headers
+=====================  ==================================================================
+
+Status codes: 200 answer, 400 bad request (the body says what is wrong, as
+``{"error": ...}``), 404 unknown path, 405 wrong method, 411 no
+Content-Length, 413 body over :data:`~tapa_ai.engine.protocol.MAX_REQUEST_BYTES`,
+500 internal error. Every response, errors included, is JSON and carries the
+CORS headers (``Access-Control-Allow-Origin: *`` unless told otherwise).
+
+The server is a :class:`http.server.ThreadingHTTPServer` (a thread per
+connection); the one :class:`~tapa_ai.engine.protocol.Engine` is shared and
+its model evaluates one request at a time (a lock). It listens on
+127.0.0.1 by default: anything that can reach the port can use it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+
+from .. import __version__
+from .protocol import _UNWRITABLE, MAX_REQUEST_BYTES, Engine, _dumps
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DRAIN_LIMIT = 16 * 1024 * 1024
+"""An over-long body up to this size is read and dropped before the 413, so the client sees the answer."""
+SOCKET_TIMEOUT_S = 30.0
+"""A connection idle this long (e.g. a body that never arrives) is closed."""
+
+
+class EngineHTTPServer(ThreadingHTTPServer):
+    """An HTTP server answering engine requests with one shared :class:`Engine`."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], engine: Engine, allow_origin: Optional[str] = "*",
+                 quiet: bool = False) -> None:
+        self.engine = engine
+        self.allow_origin = allow_origin or None
+        self.quiet = quiet
+        super().__init__(address, EngineRequestHandler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}"
+
+
+class EngineRequestHandler(BaseHTTPRequestHandler):
+    server: EngineHTTPServer
+    server_version = f"tapa-ai/{__version__}"
+    timeout = SOCKET_TIMEOUT_S
+
+    # -- responses ------------------------------------------------------------------------
+    def _cors_headers(self) -> None:
+        origin = self.server.allow_origin
+        if origin:
+            self.send_header("Access-Control-Allow-Origin", origin)
+            if origin != "*":
+                self.send_header("Vary", "Origin")
+
+    def _send_json(self, status: int, body: Any, extra_headers: Optional[dict[str, str]] = None) -> None:
+        text = body if isinstance(body, str) else _dumps(body)
+        data = (text + "\n").encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self._cors_headers()
+        for name, value in (extra_headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
+        """The base class's errors (malformed request line, unsupported method...) as JSON too."""
+        self.close_connection = True
+        try:
+            self._send_json(code, {"error": message or self.responses.get(code, ("error",))[0]})
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        if not self.server.quiet:
+            sys.stderr.write(f"{self.address_string()} - {format % args}\n")
+
+    # -- methods -------------------------------------------------------------------------------
+    def do_OPTIONS(self) -> None:  # noqa: N802 - http.server's naming
+        self.send_response(204)
+        self._cors_headers()
+        self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+        self.send_header("Access-Control-Allow-Headers", "Content-Type")
+        self.send_header("Access-Control-Max-Age", "86400")
+        self.send_header("Allow", "GET, POST, OPTIONS")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?", 1)[0]
+        if path in ("/health", "/v1/health", "/"):
+            self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__,
+                                  **self.server.engine.describe()})
+        elif self._command_of(path) is not None:
+            self._method_not_allowed(f"{path} takes POST with a JSON request body")
+        else:
+            self._not_found(path)
+
+    def do_POST(self) -> None:  # noqa: N802
+        path = self.path.split("?", 1)[0]
+        command = self._command_of(path)
+        if command is None:
+            if path in ("/health", "/v1/health"):
+                self._method_not_allowed(f"{path} takes GET")
+            else:
+                self._not_found(path)
+            return
+        body = self._read_body()
+        if body is None:
+            return
+        if command == "":
+            status, answer = self.server.engine.respond_text(body)
+        else:
+            status, answer = self._respond_to_path_command(command, body)
+        self._send_json(status, answer)
+
+    def _method(self) -> None:
+        self._method_not_allowed(f"method {self.command} is not used; POST requests, GET /health")
+
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = _method
+
+    # -- helpers -------------------------------------------------------------------------
+    def _command_of(self, path: str) -> Optional[str]:
+        """``""`` for ``POST /`` (the body names the command), the command of ``/v1/<cmd>``, else None."""
+        if path == "/":
+            return ""
+        if path.startswith("/v1/"):
+            name = path[len("/v1/"):].strip("/")
+            if name in self.server.engine.COMMANDS:
+                return name
+        return None
+
+    def _not_found(self, path: str) -> None:
+        commands = ", ".join(f"/v1/{name}" for name in self.server.engine.COMMANDS)
+        self._send_json(404, {"error": f"no such path {path[:200]!r}; use POST / (the body names its 'cmd'), "
+                                       f"POST {commands}, or GET /health"})
+
+    def _method_not_allowed(self, why: str) -> None:
+        self._send_json(405, {"error": why}, {"Allow": "GET, POST, OPTIONS"})
+
+    def _read_body(self) -> Optional[bytes]:
+        """The request body, or None after answering 411 / 400 / 413 for a missing, bad or too long one."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self.close_connection = True
+            self._send_json(411, {"error": "send the body with a Content-Length (chunked bodies are not read)"})
+            return None
+        length_text = self.headers.get("Content-Length")
+        if length_text is None:
+            self._send_json(411, {"error": "missing Content-Length header: send the JSON request as the body"})
+            return None
+        try:
+            length = int(length_text)
+            if length < 0:
+                raise ValueError
+        except ValueError:
+            self.close_connection = True
+            self._send_json(400, {"error": f"bad Content-Length {length_text[:40]!r}"})
+            return None
+        if length > MAX_REQUEST_BYTES:
+            self.close_connection = True
+            if length <= DRAIN_LIMIT:
+                self._drain(length)
+            self._send_json(413, {"error": f"request body is {length} bytes, more than the limit of "
+                                           f"{MAX_REQUEST_BYTES} (a position takes about 400)"})
+            return None
+        return self.rfile.read(length)
+
+    def _drain(self, length: int) -> None:
+        try:
+            while length > 0:
+                chunk = self.rfile.read(min(length, 1 << 16))
+                if not chunk:
+                    return
+                length -= len(chunk)
+        except OSError:
+            pass
+
+    def _respond_to_path_command(self, command: str, body: bytes) -> tuple[int, str]:
+        """``POST /v1/<cmd>``: the body is the request without its ``cmd`` (which may repeat the path's)."""
+        if not body.strip():
+            request: Any = {}
+        else:
+            try:
+                request = json.loads(body.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                return 400, _dumps({"error": f"request is not UTF-8 text ({error.reason} at byte "
+                                                 f"{error.start})"})
+            except (ValueError, RecursionError) as error:  # ValueError: also over-long integers
+                return 400, _dumps({"error": f"request is not valid JSON: {error}"})
+        if not isinstance(request, dict):
+            return 400, _dumps({"error": f"request must be a JSON object, got {type(request).__name__}"})
+        if request.get("cmd", command) != command:
+            return 400, _dumps({"error": f"the body's cmd {request['cmd']!r:.40} differs from the path's "
+                                             f"{command!r}; leave cmd out of the body"})
+        status, answer = self.server.engine.respond({**request, "cmd": command})
+        try:
+            return status, _dumps(answer)
+        except (TypeError, ValueError):
+            return 400, _dumps(_UNWRITABLE)
+
+
+def make_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, engine: Optional[Engine] = None,
+                bot: Any = None, generator: Optional[str] = None, allow_origin: Optional[str] = "*",
+                quiet: bool = False) -> EngineHTTPServer:
+    """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server.url``)."""
+    return EngineHTTPServer((host, port), engine or Engine(generator, bot), allow_origin, quiet)
+
+
+def serve_in_thread(server: EngineHTTPServer) -> threading.Thread:
+    """Start ``server.serve_forever`` in a daemon thread (stop with ``server.shutdown()``)."""
+    thread = threading.Thread(target=server.serve_forever, name="tapa-ai-http", daemon=True)
+    thread.start()
+    return thread
+
+
+def run(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, bot: Any = None, generator: Optional[str] = None,
+        allow_origin: Optional[str] = "*", quiet: bool = False) -> int:
+    """Serve until interrupted (``tapa-ai serve``); returns the exit code."""
+    server = make_server(host, port, bot=bot, generator=generator, allow_origin=allow_origin, quiet=quiet)
+    info = server.engine.describe()
+    model = f"bot {info['bot']} ({info['variant']}, {info['plies']}-ply)" if info["bot"] else "no model (--bot)"
+    print(f"tapa-ai serve: listening on {server.url} with {model}; GET {server.url}/health", file=sys.stderr,
+          flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
