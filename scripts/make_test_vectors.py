@@ -1,0 +1,183 @@
+"""Regenerate the export test vectors: small npz models of the shipped checkpoints and positions -> inputs -> outputs.
+
+Writes, under ``--out`` (default ``tests/data``):
+
+- ``tapa.npz``, ``plakoto.npz``, ``backgammon.npz``: ``tapa-ai export --format
+  npz`` of ``checkpoints/<variant>.pt`` (about 130 KB each). The vectors are
+  checked against these copies, so they stay valid when the checkpoints are
+  replaced by stronger ones; run this script again to follow the new ones.
+- ``encoding_vectors.json``: for positions of every variant (JSON positions,
+  ``tapa_ai.notation.json_position``): the ``tapa-td`` input vector
+  (``tapa_ai.encoding``) and the outputs of that variant's model (probabilities
+  and equity from torch, ``tapa_ai.model.evaluate``).
+
+``docs/export.md`` explains how to check another implementation against
+them; ``tests/test_export.py`` checks this package's encoders and every
+export format. Output is deterministic: running the script on the same
+checkpoints rewrites identical files.
+
+Usage::
+
+    python scripts/make_test_vectors.py                   # --checkpoints checkpoints --out tests/data
+    python scripts/make_test_vectors.py --check           # exit 1 if the committed files are out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tapa_ai import __version__  # noqa: E402
+from tapa_ai.checkpoint import load_network  # noqa: E402
+from tapa_ai.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode_positions, feature_names  # noqa: E402
+from tapa_ai.export import export_checkpoint  # noqa: E402
+from tapa_ai.model import evaluate, outcome_points  # noqa: E402
+from tapa_ai.movegen.random_positions import endgame_position, playout_positions  # noqa: E402
+from tapa_ai.notation import board  # noqa: E402
+from tapa_ai.notation.json_position import position_to_json  # noqa: E402
+from tapa_ai.rules.options import variant_rules  # noqa: E402
+from tapa_ai.rules.position import start_position  # noqa: E402
+from tapa_ai.rules.reference import finished_result  # noqa: E402
+
+VARIANTS = ("tapa", "plakoto", "backgammon")
+VECTORS_FILE = "encoding_vectors.json"
+SEED = 2024
+RANDOM_PER_STYLE = 2
+"""Random positions of each kind per variant: uniform playouts, contact playouts, end games."""
+
+# Hand-picked positions (the test mini-language of tapa_ai.notation.board: X's point numbers,
+# stacks bottom to top; checkers not placed are borne off), each with what it exercises.
+HAND_PICKED = {
+    "tapa": [
+        ("docs/encoding.md worked example: lone mother, pins both ways",
+         "24:X 23:OOO 20:XO 6:XXXX 5:OX 1:OX", "X"),
+        ("the worked example colour-swapped, O to move (same input)",
+         "1:O 2:XXX 5:OX 19:OOOO 20:XO 24:XO", "O"),
+        ("X's mother pinned while O's stands alone (play goes on), O to move",
+         "24:XO 5:XXXX 4:XXXX 3:XXX 2:XXX 1:O 13:OOOOO 12:OOOOO 11:OOO", "O"),
+    ],
+    "plakoto": [
+        ("both sides still on their 24-points with two or more checkers, pins in the middle",
+         "24:XXXXXX 18:XXX 14:OX 10:XO 8:XXXX 1:OOOOOO 7:OOO 9:OO 3:OO", "X"),
+        ("bear-off with a pinned checker at home (home checkers count as home)",
+         "6:XXX 4:OXX 2:XXXX 1:XX 24:O 20:OO 19:OOO", "X"),
+    ],
+    "backgammon": [
+        ("checkers on the bar on both sides",
+         "bar:XO 24:XX 13:XXXX 8:XXX 6:XXXXX 1:OO 12:OOOOO 17:OOO 19:OOOO", "X"),
+        ("pure race, O to move", "6:XXXX 5:XXX 3:XX 19:OOO 20:OOOO 22:OO 24:OOOO", "O"),
+    ],
+}
+"""Each: (name, mini-language layout, side to move)."""
+
+
+def positions_of(variant: str, rng: np.random.Generator) -> list[tuple[str, object]]:
+    """(name, Position) pairs of one variant: start positions, hand-picked ones, random ones."""
+    rules = variant_rules(variant)
+    cases = [(f"{variant} start, X to move", start_position(rules, "X")),
+             (f"{variant} start, O to move", start_position(rules, "O"))]
+    for name, layout, turn in HAND_PICKED[variant]:
+        cases.append((f"{variant}: {name}", board(rules, layout, turn=turn)))
+    for style in ("uniform", "contact"):
+        batch = playout_positions(rules, RANDOM_PER_STYLE, rng, style, games=8)
+        cases += [(f"{variant}: random {style} playout position", p) for p in batch.to_positions()]
+    cases += [(f"{variant}: random end game", endgame_position(rules, rng)) for _ in range(RANDOM_PER_STYLE)]
+    for name, position in cases:
+        if finished_result(position) is not None:
+            raise ValueError(f"test position {name!r} is a finished game; the vectors hold games in progress")
+    return cases
+
+
+def _numbers(values) -> str:
+    """A JSON list of float32 values, each in its shortest form that reads back to the same float32."""
+    return "[" + ", ".join(str(np.float32(value)) for value in np.asarray(values, dtype=np.float32).ravel()) + "]"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build(checkpoints: Path, out: Path) -> None:
+    """Write the npz models and the vectors file into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    models = {}
+    case_lines = []
+    for variant in VARIANTS:
+        checkpoint = checkpoints / f"{variant}.pt"
+        npz = out / f"{variant}.npz"
+        export_checkpoint(checkpoint, "npz", npz)
+        net = load_network(checkpoint)
+        models[variant] = {
+            "file": npz.name,
+            "sha256": _sha256(npz),
+            "checkpoint": f"checkpoints/{variant}.pt",
+            "checkpoint_sha256": _sha256(checkpoint),
+            "training_games": int(net.games_trained),
+            "outcome_names": list(net.outcome_names),
+            "outcome_points": [float(v) for v in outcome_points(net.rules)],
+        }
+        cases = positions_of(variant, rng)
+        features = encode_positions([position for _, position in cases])
+        probabilities, equities = evaluate(net, features)
+        for (name, position), row, p, e in zip(cases, features, probabilities, equities):
+            case_lines.append(
+                "    {" + f"\"name\": {json.dumps(name)}, \"model\": {json.dumps(variant)},\n"
+                f"     \"position\": {json.dumps(position_to_json(position))},\n"
+                f"     \"features\": {_numbers(row)},\n"
+                f"     \"probabilities\": {_numbers(p)}, \"equity\": {str(np.float32(e))}" + "}"
+            )
+    header = {
+        "description": "tapa-td encoding and evaluator test vectors: JSON position -> input features (float32) -> "
+                       "probabilities and equity of the model named by 'model' (an npz file beside this one). "
+                       "See docs/export.md.",
+        "generated_by": "python scripts/make_test_vectors.py",
+        "tapa_ai_version": __version__,
+        "encoding": {"name": ENCODING_NAME, "version": ENCODING_VERSION, "num_features": NUM_FEATURES},
+        "tolerance": {"features": 1e-6, "probabilities": 1e-5, "equity": 1e-5},
+        "models": models,
+        "feature_names": feature_names(),
+    }
+    text = json.dumps(header, indent=2)
+    assert text.endswith("\n}")
+    text = text[:-2] + ",\n  \"cases\": [\n" + ",\n".join(case_lines) + "\n  ]\n}\n"
+    json.loads(text)  # the hand-assembled part must be valid JSON
+    (out / VECTORS_FILE).write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoints", type=Path, default=ROOT / "checkpoints",
+                        help="directory of tapa.pt, plakoto.pt, backgammon.pt (default: checkpoints/)")
+    parser.add_argument("--out", type=Path, default=ROOT / "tests" / "data", help="where to write (default tests/data)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the files in --out differ from freshly made ones")
+    args = parser.parse_args(argv)
+    names = [VECTORS_FILE] + [f"{variant}.npz" for variant in VARIANTS]
+    if not args.check:
+        build(args.checkpoints, args.out)
+        for name in names:
+            print(f"wrote {args.out / name} ({(args.out / name).stat().st_size:,} bytes)")
+        return 0
+    with tempfile.TemporaryDirectory() as fresh:
+        build(args.checkpoints, Path(fresh))
+        stale = [name for name in names if not (args.out / name).is_file()
+                 or (args.out / name).read_bytes() != (Path(fresh) / name).read_bytes()]
+    if stale:
+        print(f"out of date: {', '.join(stale)}; run python scripts/make_test_vectors.py", file=sys.stderr)
+        return 1
+    print("test vectors are up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Export an :class:`~tapa_ai.model.EvaluatorNet` (or a checkpoint) to ONNX, TorchScript or ``.npz``.
+
+The metadata of :func:`export_metadata` goes into every format; the numbers
+come from the network's weights unchanged (float32). Files are written to a
+temporary file beside the target and renamed over it, so a failed export
+never leaves a half-written model behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import torch
+from torch import nn
+
+from .. import __version__
+from ..checkpoint import CheckpointError, _atomic_write, load_checkpoint, load_network
+from ..config import ConfigError, ModelConfig
+from ..encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES
+from ..model import EvaluatorNet, outcome_points
+from ..rules.options import RuleOptions, RulesError
+from . import FORMATS, ExportError
+from . import numpy_model
+
+__all__ = ["export_metadata", "export_network", "export_checkpoint", "load_npz_network", "network_arrays"]
+
+OUTPUT_MEANINGS = {
+    "probabilities": "(batch, K) float32: probability of each outcome class (outcome_names, in order) for the side "
+                     "to move; rows sum to 1",
+    "equity": "(batch,) float32: expected points for the side to move before the cube, "
+              "sum_k probabilities[:, k] * outcome_points[k]",
+}
+"""What the two outputs mean, as stored in the metadata (``outputs``)."""
+
+
+def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", source_sha256: str = "",
+                    source_tapa_ai_version: str = "") -> dict[str, Any]:
+    """The metadata every exported model carries (JSON types; ``docs/export.md`` lists the keys).
+
+    ``games`` is the number of self-play games the network was trained on;
+    ``source`` the checkpoint's file name, ``source_sha256`` its SHA-256 and
+    ``source_tapa_ai_version`` the tapa_ai version that wrote it ("" when not
+    exported from a checkpoint).
+    """
+    if isinstance(games, bool) or not isinstance(games, int) or games < 0:
+        raise ExportError(f"training games {games!r}: must be an integer >= 0")
+    rules = net.rules
+    return {
+        "format": numpy_model.METADATA_FORMAT,
+        "format_version": numpy_model.METADATA_FORMAT_VERSION,
+        "tapa_ai_version": __version__,
+        "variant": rules.name,
+        "rule_options": rules.to_dict(),
+        "encoding": ENCODING_NAME,
+        "encoding_version": ENCODING_VERSION,
+        "num_features": NUM_FEATURES,
+        "model": net.config.to_dict(),
+        "input": "features",
+        "outputs": dict(OUTPUT_MEANINGS),
+        "outcome_names": list(net.outcome_names),
+        "outcome_points": [float(value) for value in outcome_points(rules)],
+        "training_games": games,
+        "source_checkpoint": source,
+        "source_sha256": source_sha256,
+        "source_tapa_ai_version": source_tapa_ai_version,
+    }
+
+
+def network_arrays(net: EvaluatorNet) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The weights (out, in) and biases of the network's linear layers, in order, as float32 numpy copies."""
+    linears = [module for module in net.layers if isinstance(module, nn.Linear)]
+    weights = [module.weight.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
+    biases = [module.bias.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
+    return weights, biases
+
+
+def _write(path: Path, write: Callable[[Any], None]) -> Path:
+    if path.is_dir():
+        raise ExportError(f"--out {path}: is a directory; give the path of the file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, write)
+        # The temporary file was created private (0600); a model is an ordinary file, readable as umask allows.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)
+    except OSError as error:
+        raise ExportError(f"cannot write {path}: {error.strerror or error}") from None
+    return path
+
+
+def _export_npz(net: EvaluatorNet, path: Path, metadata: dict[str, Any]) -> Path:
+    weights, biases = network_arrays(net)
+    buffer = io.BytesIO()
+    numpy_model.save_npz(buffer, weights, biases, metadata)
+    return _write(path, lambda handle: handle.write(buffer.getvalue()))
+
+
+def _export_onnx(net: EvaluatorNet, path: Path, metadata: dict[str, Any]) -> Path:
+    from .onnx import onnx_model_bytes
+
+    data = onnx_model_bytes(net, metadata)
+    return _write(path, lambda handle: handle.write(data))
+
+
+def _export_torchscript(net: EvaluatorNet, path: Path, metadata: dict[str, Any]) -> Path:
+    from .torchscript import torchscript_bytes
+
+    data = torchscript_bytes(net, metadata)
+    return _write(path, lambda handle: handle.write(data))
+
+
+_EXPORTERS = {"onnx": _export_onnx, "torchscript": _export_torchscript, "npz": _export_npz}
+
+
+def _check_format(format: str) -> str:
+    if format not in FORMATS:
+        raise ExportError(f"format {format!r}: unknown; choose one of {', '.join(FORMATS)}")
+    return format
+
+
+def export_network(net: EvaluatorNet, format: str, out: str | Path, *, metadata: Optional[dict[str, Any]] = None,
+                   games: int = 0) -> Path:
+    """Write ``net`` in ``format`` (``onnx``, ``torchscript`` or ``npz``) to ``out``; returns the path.
+
+    ``metadata`` defaults to :func:`export_metadata` ``(net, games=games)``.
+    Raises :class:`ExportError` for an unknown format, a missing exporter
+    package (naming the extra to install) or an unwritable path.
+    """
+    _check_format(format)
+    if metadata is None:
+        metadata = export_metadata(net, games=games)
+    return _EXPORTERS[format](net, Path(out), metadata)
+
+
+def export_checkpoint(checkpoint: str | Path, format: str, out: str | Path) -> Path:
+    """Load a training checkpoint's network and export it (see :func:`export_network`); returns the path.
+
+    A missing, corrupt or mismatched checkpoint raises :class:`ExportError`
+    with the checkpoint loader's one-line reason.
+    """
+    _check_format(format)
+    checkpoint = Path(checkpoint)
+    try:
+        net = load_network(checkpoint)
+    except CheckpointError as error:
+        raise ExportError(str(error)) from None
+    digest = hashlib.sha256(checkpoint.read_bytes()).hexdigest()
+    version = load_checkpoint(checkpoint).tapa_ai_version  # loaded and checked already: cannot fail here
+    metadata = export_metadata(net, games=int(net.games_trained), source=checkpoint.name, source_sha256=digest,
+                               source_tapa_ai_version=str(version))
+    return export_network(net, format, out, metadata=metadata)
+
+
+def load_npz_network(path: str | Path) -> EvaluatorNet:
+    """A torch :class:`EvaluatorNet` (eval mode) holding the weights of an exported ``.npz`` model.
+
+    ``net.export_metadata`` is the file's metadata and ``net.games_trained``
+    its training games. Raises :class:`ExportError` when the file is not a
+    model of this program's encoding.
+    """
+    try:
+        model = numpy_model.load(str(path))
+    except numpy_model.ModelFileError as error:
+        raise ExportError(str(error)) from None
+    metadata = model.metadata
+    try:
+        net = EvaluatorNet(ModelConfig.from_dict(metadata["model"]), RuleOptions.from_dict(metadata["rule_options"]))
+        linears = [module for module in net.layers if isinstance(module, nn.Linear)]
+        if len(linears) != len(model.weights):
+            raise ValueError(f"{len(model.weights)} layers in the file, {len(linears)} in its model config")
+        with torch.no_grad():
+            for module, weight, bias in zip(linears, model.weights, model.biases):
+                module.weight.copy_(torch.from_numpy(weight))
+                module.bias.copy_(torch.from_numpy(bias))
+    except (KeyError, TypeError, ValueError, RuntimeError, RulesError, ConfigError) as error:
+        raise ExportError(f"{path}: cannot rebuild the network: {error}") from None
+    if list(net.outcome_names) != list(model.outcome_names):
+        raise ExportError(f"{path}: outcome names {list(model.outcome_names)} differ from the rule set's "
+                          f"{list(net.outcome_names)}")
+    net.eval()
+    net.export_metadata = metadata
+    net.games_trained = metadata.get("training_games", 0)
+    return net

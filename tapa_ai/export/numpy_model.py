@@ -1,0 +1,386 @@
+"""Numpy-only inference for exported ``tapa_ai`` evaluators: the ``.npz`` format, its reader and the encoder.
+
+This module imports nothing but the Python standard library and numpy (never
+torch, never the rest of ``tapa_ai``), so a frontend or a service can copy
+this single file and evaluate positions with a model written by
+``tapa-ai export CHECKPOINT --format npz --out model.npz``::
+
+    import numpy_model                                  # or: from tapa_ai.export import numpy_model
+    model = numpy_model.load("model.npz")
+    features = numpy_model.encode_positions([position_json, ...])   # (B, 259) float32
+    probabilities, equity = model.evaluate(features)    # (B, K) and (B,) float32
+    probabilities, equity = model.evaluate_positions([position_json, ...])  # both steps at once
+
+Positions are the JSON objects of ``tapa_ai.notation.json_position`` (RULES.md
+section 7): ``{"variant": "tapa", "points": [24 stacks], "off": {"X": 0, "O": 0},
+"turn": "X"}``, optionally ``"bar"`` (backgammon) and ``"rules"`` (overrides of
+the variant's options). Every position is evaluated **from the side to move**
+(``turn``); ``probabilities[:, k]`` is the chance of outcome class
+``model.outcome_names[k]`` and ``equity`` the expected points
+(``probabilities @ model.outcome_points``). ``docs/export.md`` describes the
+file format and ``docs/encoding.md`` the 259 input columns.
+
+The encoder here is a plain per-position loop written from
+``docs/encoding.md`` (``tapa_ai.encoding`` is the fast batch version of the same
+thing); ``tests/test_export.py`` checks that both give the same numbers and
+that both reproduce ``tests/data/encoding_vectors.json``. It checks that a
+position is well formed (24 stacks of ``X``/``O`` letters, counts in range)
+but not that it is reachable: ``tapa_ai.notation.json_position`` does that.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+import zlib
+from typing import IO, Any, Mapping, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "METADATA_FORMAT", "METADATA_FORMAT_VERSION", "ENCODING_NAME", "ENCODING_VERSION", "NUM_FEATURES", "ACTIVATIONS",
+    "VARIANT_RULES", "ModelFileError", "NumpyEvaluator", "load", "save_npz", "feature_names", "encode_position",
+    "encode_positions",
+]
+
+METADATA_FORMAT = "tapa-ai-evaluator"
+"""Value of ``metadata["format"]`` in every exported model (npz, ONNX, TorchScript)."""
+METADATA_FORMAT_VERSION = 1
+"""``metadata["format_version"]``: bumped whenever the metadata keys or an exported file's layout change."""
+
+ENCODING_NAME = "tapa-td"
+"""The input encoding this module computes (must equal ``tapa_ai.encoding.ENCODING_NAME``)."""
+ENCODING_VERSION = 1
+"""Its version (must equal ``tapa_ai.encoding.ENCODING_VERSION``; the tests check both)."""
+NUM_FEATURES = 259
+"""Input columns."""
+
+ACTIVATIONS = ("relu", "tanh", "sigmoid", "gelu", "silu")
+"""Hidden-layer activations a model may use (as ``torch.nn``: GELU is the exact, erf-based one)."""
+
+VARIANT_RULES: dict[str, dict[str, Any]] = {
+    "tapa": {"contact": "pin", "mother_points": 3, "backgammons": True},
+    "plakoto": {"contact": "pin", "mother_points": 2, "backgammons": False},
+    "backgammon": {"contact": "hit", "mother_points": 0, "backgammons": True},
+}
+"""The rule options of each named variant that the encoding reads (``tapa_ai.rules.options`` has them all)."""
+
+_POINT_UNITS = ("free1", "free2", "free3", "free_extra", "pinned")
+_SIDE_SCALARS = ("on_24", "mother_alone", "mother_pinned", "mother_safe", "off", "pips", "bar", "all_home")
+_RULE_FLAGS = ("pins", "backgammons", "mother_points")
+_CHECKERS = 15
+_CHECKER_SCALE = 15.0
+_PIP_SCALE = 360.0
+_BAR_SCALE = 2.0
+_MOTHER_POINTS_SCALE = 3.0
+_SIDES = ("X", "O")
+_NPZ_KEYS = ("metadata", "outcome_points")
+
+
+class ModelFileError(ValueError):
+    """An ``.npz`` model file or a position that cannot be used; the message says what and where."""
+
+
+# -- the encoder --------------------------------------------------------------------------------
+def feature_names() -> list[str]:
+    """One name per input column: ``mover.p01.free1`` ... ``opponent.p24.pinned``, ``mover.on_24`` ..., ``rules.pins`` ..."""
+    names = []
+    for side in ("mover", "opponent"):
+        for point in range(1, 25):
+            names.extend(f"{side}.p{point:02d}.{unit}" for unit in _POINT_UNITS)
+    for side in ("mover", "opponent"):
+        names.extend(f"{side}.{scalar}" for scalar in _SIDE_SCALARS)
+    names.extend(f"rules.{flag}" for flag in _RULE_FLAGS)
+    return names
+
+
+def _encoding_rules(position: Mapping[str, Any], where: str) -> tuple[bool, bool, int]:
+    """(pins, backgammons, mother_points) of a JSON position: its variant's, with its ``rules`` overrides."""
+    variant = position.get("variant")
+    if variant not in VARIANT_RULES:
+        raise ModelFileError(f"{where}.variant: unknown variant {variant!r}; known: {sorted(VARIANT_RULES)}")
+    rules = dict(VARIANT_RULES[variant])
+    overrides = position.get("rules", {})
+    if not isinstance(overrides, Mapping):
+        raise ModelFileError(f"{where}.rules: must be an object of rule options, got {type(overrides).__name__}")
+    for key in ("contact", "mother_points", "backgammons"):
+        if key in overrides:
+            rules[key] = overrides[key]
+    if rules["contact"] not in ("pin", "hit"):
+        raise ModelFileError(f"{where}.rules.contact: must be 'pin' or 'hit', got {rules['contact']!r}")
+    mother_points = rules["mother_points"]
+    if isinstance(mother_points, bool) or not isinstance(mother_points, int) or mother_points < 0:
+        raise ModelFileError(f"{where}.rules.mother_points: must be an integer >= 0, got {mother_points!r}")
+    if not isinstance(rules["backgammons"], bool):
+        raise ModelFileError(f"{where}.rules.backgammons: must be true or false, got {rules['backgammons']!r}")
+    return rules["contact"] == "pin", rules["backgammons"], mother_points
+
+
+def _counts(position: Mapping[str, Any], key: str, where: str) -> dict[str, int]:
+    value = position.get(key, {"X": 0, "O": 0})
+    if not isinstance(value, Mapping) or set(value) - set(_SIDES):
+        raise ModelFileError(f"{where}.{key}: must be an object like {{\"X\": 0, \"O\": 0}}, got {value!r}")
+    counts = {}
+    for side in _SIDES:
+        count = value.get(side, 0)
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= _CHECKERS:
+            raise ModelFileError(f"{where}.{key}.{side}: must be an integer 0..15, got {count!r}")
+        counts[side] = count
+    return counts
+
+
+def _stack(stack: Any, where: str) -> tuple[str | None, int, str | None]:
+    """(side on top, its free checkers, side of the checker pinned under them or None) of one stack string."""
+    if not isinstance(stack, str) or any(letter not in _SIDES for letter in stack):
+        raise ModelFileError(f"{where}: must be a string of the letters X and O (bottom to top), got {stack!r}")
+    if not stack:
+        return None, 0, None
+    top = stack[-1]
+    if stack == top * len(stack):
+        return top, len(stack), None
+    if len(stack) >= 2 and stack[0] != top and stack[1:] == top * (len(stack) - 1):
+        return top, len(stack) - 1, stack[0]
+    raise ModelFileError(f"{where}: {stack!r} is not a legal stack (one pinned checker at the bottom under "
+                         "checkers of the other side only)")
+
+
+def _parse(position: Any, where: str) -> Mapping[str, Any]:
+    """A JSON position as a mapping: parsed from text if needed."""
+    if isinstance(position, (str, bytes)):
+        try:
+            position = json.loads(position)
+        except json.JSONDecodeError as error:
+            raise ModelFileError(f"{where}: not valid JSON ({error})") from None
+    if not isinstance(position, Mapping):
+        raise ModelFileError(f"{where}: must be a JSON object, got {type(position).__name__}")
+    return position
+
+
+def encode_position(position: Mapping[str, Any] | str, where: str = "position") -> np.ndarray:
+    """(NUM_FEATURES,) float32 input of one JSON position (a dict or a JSON string), from its side to move.
+
+    Follows ``docs/encoding.md`` column by column. ``points[i]`` is X's point
+    ``i + 1`` and O's point ``24 - i``; a stack string lists checkers bottom to top.
+    """
+    position = _parse(position, where)
+    pins, backgammons, mother_points = _encoding_rules(position, where)
+    mother_rules = pins and mother_points > 0
+    mover = position.get("turn")
+    if mover not in _SIDES:
+        raise ModelFileError(f"{where}.turn: must be \"X\" or \"O\", got {mover!r}")
+    points = position.get("points")
+    if not isinstance(points, (list, tuple)) or len(points) != 24:
+        raise ModelFileError(f"{where}.points: must be a list of 24 stacks (strings), got {points!r:.80}")
+    stacks = [_stack(stack, f"{where}.points[{index}]") for index, stack in enumerate(points)]
+    off = _counts(position, "off", where)
+    bar = _counts(position, "bar", where)
+
+    features = np.zeros(NUM_FEATURES, dtype=np.float32)
+    opponent = "O" if mover == "X" else "X"
+    for block, side in enumerate((mover, opponent)):
+        counts = [0] * 25  # counts[p] = count(side, p), p = 1..24 in the side's own numbering
+        own_24 = (None, 0, None)
+        for point in range(1, 25):
+            top, number, under = stacks[point - 1] if side == "X" else stacks[24 - point]
+            free = number if top == side else 0
+            pinned = 1 if under == side else 0
+            base = 120 * block + 5 * (point - 1)
+            features[base: base + 5] = (free >= 1, free >= 2, free >= 3, max(free - 3, 0) / 2.0, pinned)
+            counts[point] = free + pinned
+            if point == 24:
+                own_24 = (top, number, under)
+        top, number, under = own_24
+        free_24 = number if top == side else 0
+        pinned_24 = under == side
+        scalars = 240 + 8 * block
+        features[scalars + 0] = counts[24] / _CHECKER_SCALE
+        if mother_rules:
+            features[scalars + 1] = top == side and number == 1 and under is None  # the stack is just "S"
+            features[scalars + 2] = pinned_24
+            features[scalars + 3] = free_24 == 0 and not pinned_24
+        features[scalars + 4] = off[side] / _CHECKER_SCALE
+        pips = sum(point * counts[point] for point in range(1, 25)) + 25 * bar[side]
+        features[scalars + 5] = pips / _PIP_SCALE
+        features[scalars + 6] = bar[side] / _BAR_SCALE
+        features[scalars + 7] = bar[side] == 0 and sum(counts[7:]) == 0
+    features[256] = pins
+    features[257] = backgammons
+    features[258] = mother_points / _MOTHER_POINTS_SCALE
+    return features
+
+
+def encode_positions(positions: Sequence[Mapping[str, Any] | str]) -> np.ndarray:
+    """(B, NUM_FEATURES) float32 inputs of JSON positions, each from its side to move."""
+    out = np.zeros((len(positions), NUM_FEATURES), dtype=np.float32)
+    for row, position in enumerate(positions):
+        out[row] = encode_position(position, where=f"positions[{row}]")
+    return out
+
+
+# -- the model ------------------------------------------------------------------------------------
+def _activate(values: np.ndarray, activation: str) -> np.ndarray:
+    if activation == "relu":
+        return np.maximum(values, np.float32(0.0))
+    if activation == "tanh":
+        return np.tanh(values)
+    if activation == "sigmoid":
+        return (0.5 * (1.0 + np.tanh(0.5 * values))).astype(np.float32)  # no overflow for large |x|
+    if activation == "gelu":
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+        return (0.5 * values * (1.0 + erf(values.astype(np.float64) / math.sqrt(2.0)))).astype(np.float32)
+    if activation == "silu":
+        return (values * (0.5 * (1.0 + np.tanh(0.5 * values)))).astype(np.float32)
+    raise ModelFileError(f"activation {activation!r}: unknown; known: {list(ACTIVATIONS)}")
+
+
+class NumpyEvaluator:
+    """An exported evaluator: dense layers ``x @ W.T + b`` with an activation between them, then softmax.
+
+    ``weights[i]`` is (out, in) and ``biases[i]`` (out,), as in ``torch.nn.Linear``;
+    the activation follows every layer but the last. ``metadata`` is the
+    dict stored in the file (see ``docs/export.md``).
+    """
+
+    def __init__(self, weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], metadata: Mapping[str, Any],
+                 source: str = "model") -> None:
+        self.source = source
+        self.metadata = dict(metadata)
+        self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
+        self.biases = [np.ascontiguousarray(b, dtype=np.float32) for b in biases]
+        model = self.metadata.get("model")
+        if not isinstance(model, Mapping) or model.get("activation") not in ACTIVATIONS:
+            raise ModelFileError(f"{source}: metadata.model.activation must be one of {list(ACTIVATIONS)}, "
+                                 f"got {model!r:.120}")
+        self.activation = model["activation"]
+        encoding = (self.metadata.get("encoding"), self.metadata.get("encoding_version"))
+        if encoding != (ENCODING_NAME, ENCODING_VERSION):
+            raise ModelFileError(f"{source}: model is for encoding {encoding[0]!r} version {encoding[1]}; this "
+                                 f"module computes {ENCODING_NAME!r} version {ENCODING_VERSION}")
+        names = self.metadata.get("outcome_names")
+        points = self.metadata.get("outcome_points")
+        if not isinstance(names, list) or not isinstance(points, list) or len(names) != len(points):
+            raise ModelFileError(f"{source}: metadata.outcome_names and outcome_points must be lists of one length")
+        self.outcome_names: tuple[str, ...] = tuple(names)
+        self.outcome_points = np.asarray(points, dtype=np.float32)
+        if not self.weights or len(self.weights) != len(self.biases):
+            raise ModelFileError(f"{source}: want one or more layers with a weight and a bias each, got "
+                                 f"{len(self.weights)} weights and {len(self.biases)} biases")
+        width = NUM_FEATURES
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+            if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
+                raise ModelFileError(f"{source}: layer {index}: weight {weight.shape} and bias {bias.shape} do not "
+                                     f"fit an input of width {width} (want weight (out, {width}), bias (out,))")
+            width = weight.shape[0]
+        if width != len(names):
+            raise ModelFileError(f"{source}: the last layer has {width} outputs, metadata names {len(names)} classes")
+
+    @property
+    def variant(self) -> str:
+        """The rule set's name (``tapa``, ``plakoto``, ``backgammon`` or a custom one)."""
+        return str(self.metadata.get("variant"))
+
+    @property
+    def num_outcomes(self) -> int:
+        return len(self.outcome_names)
+
+    def logits(self, features: np.ndarray) -> np.ndarray:
+        """(B, NUM_FEATURES) -> (B, K) float32 logits."""
+        hidden = np.asarray(features, dtype=np.float32)
+        if hidden.ndim != 2 or hidden.shape[1] != NUM_FEATURES:
+            raise ModelFileError(f"features: want a (batch, {NUM_FEATURES}) array, got shape {hidden.shape}")
+        last = len(self.weights) - 1
+        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+            hidden = hidden @ weight.T + bias
+            if index < last:
+                hidden = _activate(hidden, self.activation)
+        return hidden
+
+    def evaluate(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(B, NUM_FEATURES) -> probabilities (B, K) and equity (B,), float32, from the side to move."""
+        logits = self.logits(features)
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probabilities = (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
+        return probabilities, probabilities @ self.outcome_points
+
+    def evaluate_positions(self, positions: Sequence[Mapping[str, Any] | str]) -> tuple[np.ndarray, np.ndarray]:
+        """Encode JSON positions and evaluate them; refuses a position of another rule set than the model's."""
+        rules = self.metadata.get("rule_options", {})
+        wanted = (rules.get("contact") == "pin", rules.get("backgammons"), rules.get("mother_points"))
+        parsed = [_parse(position, f"positions[{row}]") for row, position in enumerate(positions)]
+        for row, position in enumerate(parsed):
+            found = _encoding_rules(position, f"positions[{row}]")
+            if found != wanted:
+                raise ModelFileError(
+                    f"positions[{row}]: a {position.get('variant')!r} position (pins, backgammons, mother points = "
+                    f"{found}) does not fit this {self.variant!r} model {wanted}"
+                )
+        return self.evaluate(encode_positions(parsed))
+
+
+# -- the file -------------------------------------------------------------------------------------
+def save_npz(file: Union[str, IO[bytes]], weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
+             metadata: Mapping[str, Any]) -> None:
+    """Write a model: ``layers.{i}.weight`` (out, in), ``layers.{i}.bias``, ``outcome_points`` and ``metadata``.
+
+    ``metadata`` is stored as a JSON string (a 0-d unicode array, so that
+    ``np.load(..., allow_pickle=False)`` reads it). The file is what
+    ``np.savez_compressed`` writes, with fixed timestamps, so the same model
+    always gives the same bytes; ``file`` is a path (used as given) or an open
+    binary file.
+    """
+    arrays: dict[str, np.ndarray] = {}
+    for index, (weight, bias) in enumerate(zip(weights, biases)):
+        arrays[f"layers.{index}.weight"] = np.ascontiguousarray(weight, dtype=np.float32)
+        arrays[f"layers.{index}.bias"] = np.ascontiguousarray(bias, dtype=np.float32)
+    arrays["outcome_points"] = np.asarray(metadata["outcome_points"], dtype=np.float32)
+    arrays["metadata"] = np.array(json.dumps(dict(metadata), sort_keys=True))
+    # What np.savez_compressed writes, but with fixed member timestamps: the same model gives the same bytes.
+    with zipfile.ZipFile(file, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(info, "w", force_zip64=True) as handle:
+                np.lib.format.write_array(handle, array, allow_pickle=False)
+
+
+def load(path: str) -> NumpyEvaluator:
+    """Read an ``.npz`` model written by ``tapa-ai export --format npz`` (never unpickles anything)."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ModelFileError(f"{path}: is a directory, not a model file") from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as error:
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelFileError(f"{path}: not a readable .npz model file (corrupt, truncated or another kind of "
+                             f"file): {detail}") from None
+    missing = [key for key in _NPZ_KEYS if key not in arrays]
+    if missing:
+        raise ModelFileError(f"{path}: not a tapa-ai model file: missing array(s) {missing}")
+    try:
+        metadata = json.loads(str(arrays["metadata"]))
+    except json.JSONDecodeError as error:
+        raise ModelFileError(f"{path}: metadata is not valid JSON ({error})") from None
+    if not isinstance(metadata, dict) or metadata.get("format") != METADATA_FORMAT:
+        raise ModelFileError(f"{path}: not a tapa-ai model file (metadata.format is not {METADATA_FORMAT!r})")
+    if metadata.get("format_version") != METADATA_FORMAT_VERSION:
+        raise ModelFileError(f"{path}: file format version {metadata.get('format_version')!r}; this module reads "
+                             f"version {METADATA_FORMAT_VERSION}")
+    weights, biases = [], []
+    while f"layers.{len(weights)}.weight" in arrays:
+        index = len(weights)
+        if f"layers.{index}.bias" not in arrays:
+            raise ModelFileError(f"{path}: layers.{index}.weight has no layers.{index}.bias")
+        weights.append(arrays[f"layers.{index}.weight"])
+        biases.append(arrays[f"layers.{index}.bias"])
+    layers = metadata.get("model", {}).get("layers") if isinstance(metadata.get("model"), dict) else None
+    if layers is not None and len(weights) != layers + 1:
+        raise ModelFileError(f"{path}: metadata.model.layers = {layers} hidden layers, but the file holds "
+                             f"{len(weights)} weight matrices (want {layers + 1})")
+    model = NumpyEvaluator(weights, biases, metadata, source=str(path))
+    if not np.array_equal(model.outcome_points, arrays["outcome_points"]):
+        raise ModelFileError(f"{path}: outcome_points array differs from metadata.outcome_points")
+    return model

@@ -1,0 +1,58 @@
+"""TorchScript export: a scripted module ``features -> (probabilities, equity)`` with the metadata inside.
+
+The file loads without ``tapa_ai`` (``torch.jit.load`` in Python, or
+``torch::jit::load`` in C++ through libtorch). The metadata is stored twice:
+as the archive's extra file ``metadata.json`` (readable without running the
+module: ``torch.jit.load(path, _extra_files={"metadata.json": ""})``) and as
+the module attributes ``metadata_json`` (str) and ``outcome_names`` (list of str).
+
+torch 2.13 marks TorchScript deprecated in favour of ``torch.export``; it still
+works, and its warnings are silenced while exporting. ``torch.export`` files
+(``.pt2``) cannot yet be loaded by a plain C++ program without compiling them.
+"""
+
+# No ``from __future__ import annotations``: torch.jit.script reads the class annotations as types.
+import copy
+import io
+import json
+import warnings
+from typing import Any, Dict, List, Tuple
+
+import torch
+from torch import nn
+
+from ..model import EvaluatorNet
+
+__all__ = ["ExportedEvaluator", "torchscript_bytes", "EXTRA_FILE"]
+
+EXTRA_FILE = "metadata.json"
+"""Name of the archive's extra file holding the metadata JSON."""
+
+
+class ExportedEvaluator(nn.Module):
+    """``features (batch, 259) -> probabilities (batch, K), equity (batch,)``: what every export format computes."""
+
+    metadata_json: str
+    outcome_names: List[str]
+
+    def __init__(self, net: EvaluatorNet, metadata: Dict[str, Any]) -> None:
+        super().__init__()
+        self.layers = copy.deepcopy(net.layers).cpu().eval()
+        self.register_buffer("outcome_points", torch.tensor(metadata["outcome_points"], dtype=torch.float32))
+        self.metadata_json = json.dumps(metadata, sort_keys=True)
+        self.outcome_names = list(metadata["outcome_names"])
+
+    def forward(self, features: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        probabilities = torch.softmax(self.layers(features), dim=-1)
+        return probabilities, probabilities @ self.outcome_points
+
+
+def torchscript_bytes(net: EvaluatorNet, metadata: Dict[str, Any]) -> bytes:
+    """The saved TorchScript archive of ``net`` (``torch.jit.save`` output)."""
+    module = ExportedEvaluator(net, metadata).eval()
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*torch\.jit.*deprecated")
+        scripted = torch.jit.script(module)
+        torch.jit.save(scripted, buffer, _extra_files={EXTRA_FILE: json.dumps(metadata, sort_keys=True)})
+    return buffer.getvalue()
