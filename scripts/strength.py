@@ -18,7 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from tapa_ai.arena.strength import model_card, strength_matches, strength_table
+from tapa_ai.arena.strength import model_card, plot_training_curve, strength_matches, strength_table
 from tapa_ai.bots.base import BotError
 from tapa_ai.checkpoint import CheckpointError
 
@@ -34,7 +34,9 @@ def main() -> int:
     parser.add_argument("--out", required=True, help="directory of the match records and summary.json")
     parser.add_argument("--card", help="write the model card here (markdown)")
     parser.add_argument("--history", help="markdown file with how the model was made, put into the card")
-    parser.add_argument("--only-card", action="store_true", help="play nothing; render the card from --out/summary.json")
+    parser.add_argument("--curve", help="write the learning-curve PNG here (the trainer's evaluations in the checkpoint)")
+    parser.add_argument("--curve-report", help="also plot these snapshots (docs/curves/<variant>.json)")
+    parser.add_argument("--only-card", action="store_true", help="play nothing; render the card (and --curve) from --out/summary.json")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
     out = Path(args.out)
@@ -51,6 +53,8 @@ def main() -> int:
                 commands.append(command)
             (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
             print(strength_table(summary))
+        if args.curve:
+            print(f"written {plot_training_curve(args.model, args.curve, args.curve_report)}")
         if args.card:
             history = Path(args.history).read_text() if args.history else ""
             command = "\n".join(summary.get("commands", [])) if summary else ""

@@ -28,3 +28,14 @@ def test_strength_matches_write_records_and_the_model_card_states_the_facts(tmp_
     assert f"| games trained | {trainer.games:,}" in card
     assert "tapa-td version 1" in card and "trained for a test" in card and 'variant = "tapa"' in card
     assert "vs heuristic | 8 |" in card
+
+
+def test_training_curve_png_from_the_checkpoints_evaluations(tmp_path):
+    from tapa_ai.arena.strength import plot_training_curve
+
+    config = load_config("configs/quick.toml", [*TINY, "eval.every_games=8", f"checkpoint.directory={tmp_path}"])
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    assert len(trainer.evaluations) >= 2
+    path = plot_training_curve(str(trainer.run_dir / "latest.pt"), tmp_path / "curve.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

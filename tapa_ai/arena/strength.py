@@ -134,3 +134,53 @@ def model_card(model: str, summary: Optional[dict], history: str = "", command: 
         if command:
             parts += ["Reproduce:", "", "```", command.strip(), "```", ""]
     return "\n".join(parts)
+
+
+def plot_training_curve(model: str, path: str | Path, curve_report: Optional[str] = None) -> Path:
+    """PNG of the model's learning curve: games trained → points per game (95% CI) per fixed opponent.
+
+    The points are the trainer's periodic evaluations stored in the checkpoint
+    (``eval.opponents`` at every ``eval.every_games``), plus, when given, the
+    2,000-game snapshots of ``scripts/learning_curve.py`` (``docs/curves/<variant>.json``).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    checkpoint = load_checkpoint(model)
+    series: dict[str, list[tuple[int, float, float, float]]] = {}
+    for record in checkpoint.extra.get("evaluations", []):
+        low, high = record["ppg_ci95"]
+        series.setdefault(f"{record['opponent']} ({record['games']} games each)", []).append(
+            (record["games_trained"], record["ppg"], low, high))
+    if curve_report:
+        for row in json.loads(Path(curve_report).read_text()).get("rows", []):
+            for name in ("random", "pipcount", "heuristic"):
+                if name in row:
+                    low, high = row[name]["ppg_ci95"]
+                    series.setdefault(f"{name}, snapshots ({row[name]['games']} games each)", []).append(
+                        (row["games_trained"], row[name]["ppg"], low, high))
+    figure, axis = plt.subplots(figsize=(8, 4.5))
+    opponents = sorted({name.split(" ")[0].rstrip(",") for name in series})
+    colours = {opponent: f"C{i}" for i, opponent in enumerate(opponents)}
+    for name, points in sorted(series.items()):
+        points.sort()
+        games = [p[0] for p in points]
+        ppg = [p[1] for p in points]
+        errors = [[p[1] - p[2] for p in points], [p[3] - p[1] for p in points]]
+        style = "s" if "snapshots" in name else "o"
+        axis.errorbar(games, ppg, yerr=errors, fmt=style, markersize=3, capsize=2, linewidth=1, label=name,
+                      color=colours[name.split(" ")[0].rstrip(",")], linestyle=":" if "snapshots" in name else "-")
+    axis.axhline(0, color="grey", linewidth=0.8)
+    axis.set_xlabel("self-play games trained")
+    axis.set_ylabel("points per game at 0-ply (95% CI)")
+    axis.set_title(f"{checkpoint.rules().name}: learning curve of {Path(model).name}")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
