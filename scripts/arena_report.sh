@@ -37,9 +37,9 @@ for part in $parts; do
         --net backgammon=checkpoints/backgammon.pt | tee "$out/search_speed.txt"
     for w in 1 2; do
       for v in tapa plakoto backgammon; do
-        tapa-ai match heuristic heuristic --variant $v --games 2000 --workers $w --quiet --json \
+        tapa-ai match heuristic heuristic --variant $v --games 10000 --workers $w --quiet --json \
             --out "$out/throughput_${v}_heuristic_w$w.json" > /dev/null
-        tapa-ai match "$(net $v)" "$(net $v)" --games 2000 --workers $w --quiet --json \
+        tapa-ai match "$(net $v)" "$(net $v)" --games 20000 --workers $w --quiet --json \
             --out "$out/throughput_${v}_net_w$w.json" > /dev/null
       done
     done ;;
