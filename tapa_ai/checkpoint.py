@@ -599,3 +599,20 @@ def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
     net.games_trained = checkpoint.games
     net.checkpoint_path = Path(path)
     return net
+
+
+def slim_checkpoint(source: str | Path, target: str | Path) -> Path:
+    """Copy a checkpoint without what only resuming needs: optimizer, RNG states and running games.
+
+    The slim file plays, evaluates and exports exactly like the source (same
+    network, config, counters, CPU time and evaluation history) at about a
+    third of its size; ``tapa-ai train --resume`` refuses it. Used to keep
+    earlier generations of the shipped models.
+    """
+    load_checkpoint(source)  # the same checks as any load: a damaged source is refused here
+    data = _read(Path(source), "cpu")
+    data["optimizer_state"] = None
+    data["rng"] = {"torch": None, "numpy": None, "python": None}
+    data["extra"] = {key: value for key, value in data["extra"].items() if key != "selfplay"}
+    data["extra"]["slim_of"] = str(source)
+    return write_payload(target, data)

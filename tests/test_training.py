@@ -192,3 +192,24 @@ def test_eval_opponents_take_bot_specs_and_reject_bad_ones(tmp_path):
     assert set(Trainer(config, tmp_path / "ok").opponents) == {"random", "heuristic"}
     with pytest.raises(TrainingError, match="eval.opponents: 'nosuchbot'"):
         Trainer(tiny_config(tmp_path, "eval.opponents=[nosuchbot]"), tmp_path / "bad")
+
+
+def test_slim_checkpoint_plays_the_same_and_refuses_to_resume(tmp_path):
+    from tapa_ai.checkpoint import load_network, slim_checkpoint
+    from tapa_ai.encoding import encode
+    from tapa_ai.movegen.random_positions import playout_positions
+    from tapa_ai.training.trainer import TrainingError
+
+    config = tiny_config(tmp_path)
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    full = trainer.run_dir / "latest.pt"
+    slim = slim_checkpoint(full, tmp_path / "slim" / "gen1.pt")
+    assert slim.stat().st_size < full.stat().st_size
+    features = torch.from_numpy(encode(playout_positions(trainer.rules, 16, np.random.default_rng(0))))
+    with torch.no_grad():
+        assert torch.equal(load_network(full).probabilities(features), load_network(slim).probabilities(features))
+    kept = load_checkpoint(slim)
+    assert kept.games == trainer.games and "selfplay" not in kept.extra and kept.optimizer_state is None
+    with pytest.raises(TrainingError, match="network only"):
+        resume_checkpoint(slim)

@@ -366,4 +366,7 @@ def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:
         raise TrainingError(f"--resume {run}: no such run directory or checkpoint file")
     checkpoint = load_checkpoint(checkpoint_path, expect_encoding=(ENCODING_NAME, ENCODING_VERSION),
                                  expect_rules_version=RULES_VERSION)
+    if "selfplay" not in checkpoint.extra or checkpoint.optimizer_state is None:
+        raise TrainingError(f"--resume {run}: {checkpoint_path} holds a network only (a slim copy, e.g. a kept "
+                            "generation), not the optimizer and running games a resume needs")
     return run_dir, checkpoint
