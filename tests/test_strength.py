@@ -39,3 +39,39 @@ def test_training_curve_png_from_the_checkpoints_evaluations(tmp_path):
     assert len(trainer.evaluations) >= 2
     path = plot_training_curve(str(trainer.run_dir / "latest.pt"), tmp_path / "curve.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_promote_ships_only_a_candidate_that_is_better_with_confidence(tmp_path):
+    import shutil
+
+    from tapa_ai.arena.strength import promote
+    from tapa_ai.checkpoint import load_checkpoint
+
+    config = load_config("configs/quick.toml", [*TINY, f"checkpoint.directory={tmp_path}"])
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    shipped = tmp_path / "shipped.pt"
+    shutil.copyfile(trainer.run_dir / "latest.pt", shipped)
+    # The same network as candidate cannot be better with confidence.
+    record = promote(str(trainer.run_dir / "latest.pt"), str(shipped), tmp_path / "gens", games=8, workers=1,
+                     progress=False)
+    assert not record["promoted"] and record["kept_as"] is None and not (tmp_path / "gens").exists()
+
+
+def test_promote_ships_a_clearly_better_candidate_and_keeps_the_old_one_slim(tmp_path):
+    from tapa_ai.arena.strength import promote
+    from tapa_ai.checkpoint import load_checkpoint
+
+    config = load_config("configs/quick.toml", ["run.total_games=3000", "logging.tensorboard=false",
+                                                "eval.every_games=100000", f"checkpoint.directory={tmp_path}"])
+    trainer = Trainer(config, new_run_directory(config))
+    untrained = trainer.save()  # generation 1: the initial weights
+    shipped = tmp_path / "shipped.pt"
+    shipped.write_bytes(untrained.read_bytes())
+    trainer.train(progress=False)
+    record = promote(str(trainer.run_dir / "latest.pt"), str(shipped), tmp_path / "gens", games=200, workers=1,
+                     progress=False)
+    assert record["promoted"] and record["ppg_ci95"][0] > 0
+    assert load_checkpoint(shipped).games == trainer.games
+    kept = load_checkpoint(tmp_path / "gens" / "tapa-g1.pt")
+    assert kept.games == 0 and kept.optimizer_state is None

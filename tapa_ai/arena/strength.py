@@ -184,3 +184,35 @@ def plot_training_curve(model: str, path: str | Path, curve_report: Optional[str
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def promote(candidate: str, shipped: str, generations: str | Path, games: int = 10000, seed: int = 11,
+            workers: int = os.cpu_count() or 1, progress: bool = True) -> dict:
+    """Duel a candidate against the shipped model (0-ply); ship it only if it is better with confidence.
+
+    The candidate replaces ``shipped`` when the lower end of the 95% CI of its
+    points per game is above zero; the replaced model is kept, slim, as
+    ``<generations>/<variant>-g<N>.pt`` (N = its generation). Returns the duel
+    record with ``promoted`` and ``kept_as`` added.
+    """
+    import shutil
+
+    from ..checkpoint import slim_checkpoint
+
+    rules = load_checkpoint(candidate).rules()
+    if load_checkpoint(shipped).rules() != rules:
+        raise ValueError(f"{candidate} and {shipped} play different rule sets")
+    result = run_match(f"net:{candidate}", f"net:{shipped}", rules, games, seed=seed, workers=workers,
+                       progress=progress, desc="candidate vs shipped")
+    record = result.to_dict()
+    record["promoted"] = record["ppg_ci95"][0] > 0
+    record["kept_as"] = None
+    if record["promoted"]:
+        generations = Path(generations)
+        generations.mkdir(parents=True, exist_ok=True)
+        number = 1 + len(list(generations.glob(f"{rules.name}-g*.pt")))
+        kept = generations / f"{rules.name}-g{number}.pt"
+        slim_checkpoint(shipped, kept)
+        shutil.copyfile(candidate, shipped)
+        record["kept_as"] = str(kept)
+    return record
