@@ -124,13 +124,25 @@ def _arena_variant(specs: list[str], variant: str | None):
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
-    from .arena.match import run_match
+    from .arena.match import run_cube_match, run_match
     from .bots.base import BotError
 
     try:
         rules = _arena_variant([args.bot_a, args.bot_b], args.variant)
-        result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
-                           progress=not args.quiet)
+        if args.matches is not None and not args.match_length:
+            raise BotError("--matches needs --match-length N (the points to win each match)")
+        if args.match_length and args.cube:
+            raise BotError("--cube is money play with the cube; matches (--match-length) always use the cube "
+                           "where the rules have one: give one or the other")
+        if args.match_length:
+            result = run_cube_match(args.bot_a, args.bot_b, rules, args.matches or 1000, seed=args.seed,
+                                    workers=args.workers, match_length=args.match_length, progress=not args.quiet)
+        elif args.cube:
+            result = run_cube_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
+                                    progress=not args.quiet)
+        else:
+            result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
+                               progress=not args.quiet)
     except BotError as error:
         print(f"tapa-ai match: {error}", file=sys.stderr)
         return 2
@@ -178,6 +190,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_play(args: argparse.Namespace) -> int:
+    from .play.launch import launch
+
+    return launch(variant=args.variant, bot=args.bot, match_length=args.match_length, seed=args.seed,
+                  human=args.human, no_color=args.no_color, advisor=args.advisor, load=args.load,
+                  show_eval=args.show_eval)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -205,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("bot_a", metavar="A", help=bots_help)
     match.add_argument("bot_b", metavar="B", help="the opponent (same forms)")
     _arena_options(match, games=1000)
+    match.add_argument("--cube", action="store_true", help="money play with the doubling cube (docs/cube.md); "
+                       "points per game count the cube")
+    match.add_argument("--match-length", type=int, default=0, metavar="N",
+                       help="play matches to N points with the cube and Crawford rule (match-win %%, 95%% CI)")
+    match.add_argument("--matches", type=int, default=None, metavar="M",
+                       help="matches to play with --match-length, in duplicate pairs (default 1000)")
     match.add_argument("--out", metavar="JSON", help="write the full record here (and a CSV of the games)")
     match.add_argument("--csv", metavar="CSV", help="where the CSV goes (default: --out with .csv)")
     match.add_argument("--json", action="store_true", help="print the record as one JSON line")
@@ -221,6 +247,23 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", required=True, metavar="FORMAT", help="onnx, torchscript or npz")
     export.add_argument("--out", required=True, metavar="PATH", help="the file to write (parent folders are made)")
     export.set_defaults(func=_cmd_export)
+
+    play = sub.add_parser("play", help="play a game or a match against a bot in the terminal (docs/play.md)")
+    play.add_argument("--variant", choices=list(VARIANTS), help="rule set (default: the bot net's, else tapa)")
+    play.add_argument("--bot", metavar="SPEC", help="the opponent (default: net:checkpoints/<variant>.pt@1ply when "
+                      "shipped, else heuristic); " + bots_help)
+    play.add_argument("--match-length", type=int, default=0, metavar="N",
+                      help="play a match to N points (default 0: money play, game after game)")
+    play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
+    play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")
+    play.add_argument("--advisor", metavar="SPEC", help="network behind hint and eval: net:PATH[@Nply] or none "
+                      "(default: the bot if it is a net, else checkpoints/<variant>.pt)")
+    play.add_argument("--load", metavar="FILE", help="continue a game saved with 'save FILE' (or start from a "
+                      "JSON position)")
+    play.add_argument("--show-eval", action="store_true", help="show the engine's view of every bot move")
+    play.add_argument("--no-color", action="store_true", help="plain text (colour is used only on a terminal "
+                      "and when NO_COLOR is unset)")
+    play.set_defaults(func=_cmd_play)
 
     engine = sub.add_parser("engine", help="JSON-lines engine protocol on stdin/stdout (docs/protocol.md)")
     engine.add_argument("--generator", choices=["reference", "vectorized"], default=None,

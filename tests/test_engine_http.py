@@ -213,3 +213,11 @@ def test_serve_command_refuses_a_bad_bot_or_port(capsys):
     assert "need a network" in capsys.readouterr().err
     assert main(["serve", "--port", "70000"]) == 2
     assert "--port must be 0..65535" in capsys.readouterr().err
+
+
+def test_the_cube_command_over_http(server):
+    status, _, body = call(server, "/v1/cube", {"position": START, "match": {"length": 5,
+                                                                              "score": {"X": 1, "O": 3}}})
+    assert status == 200 and body["units"] == "mwc" and body["action"] in ("double", "no_double")
+    status, _, body = call(server, "/v1/cube", {"position": START, "cube": {"value": 5, "owner": "X"}})
+    assert status == 400 and "power of 2" in body["error"]

@@ -4,6 +4,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -93,7 +94,7 @@ def test_bad_requests_get_an_error_and_the_engine_keeps_serving(engine, request_
 def test_errors_echo_the_request_id(engine):
     assert ask(engine, {"cmd": "nope", "id": "abc"}) == {"id": "abc", "error": "unknown cmd 'nope'; commands: "
                                                         "['start', 'legal_moves', 'apply', 'encode', 'evaluate', "
-                                                        "'best_move', 'hint']"}
+                                                        "'best_move', 'hint', 'cube']"}
 
 
 def test_serve_answers_one_line_per_request_and_skips_blank_lines():
@@ -179,3 +180,91 @@ def test_both_generators_give_the_same_moves_through_the_protocol(variant):
             position = start_position(variant)
         else:
             position = next_turn(move.position)
+
+
+# -- the cube command ----------------------------------------------------------------------------
+RACE = position_to_json(board("backgammon", "6:X 24:O"))
+BACKGAMMON_START = position_to_json(start_position("backgammon"))
+
+
+@pytest.fixture(scope="module")
+def cube_engine(tmp_path_factory):
+    from .test_engine_model import save_tiny_net
+
+    return Engine(bot=f"net:{save_tiny_net('backgammon', tmp_path_factory.mktemp('cube') / 'tiny.pt')}")
+
+
+def test_cube_answers_the_action_the_response_and_three_equities(cube_engine):
+    response = ask(cube_engine, {"cmd": "cube", "position": RACE, "id": 3})
+    assert response["id"] == 3 and response["action"] in ("double", "no_double")
+    assert response["response"] in ("take", "pass") and response["may_double"] is True
+    equities = response["equities"]
+    assert set(equities) == {"no_double", "double_take", "double_pass"} and equities["double_pass"] == 1.0
+    best = max(equities["no_double"], min(equities["double_take"], equities["double_pass"]))
+    assert response["equity"] == pytest.approx(best) and response["units"] == "points"
+    assert (response["side"], response["receiver"]) == ("X", "O") and response["cube"] == {"value": 1, "owner": None}
+    assert sum(response["probabilities"].values()) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_cube_in_a_match_answers_in_match_winning_chances(cube_engine):
+    request = {"cmd": "cube", "position": RACE, "cube": {"value": 2, "owner": "X"},
+               "match": {"length": 7, "score": {"X": 3, "O": 5}, "crawford": False}}
+    response = ask(cube_engine, request)
+    assert response["units"] == "mwc" and 0 <= response["equity"] <= 1
+    assert response["match"]["away"] == {"X": 4, "O": 2} and not response["match"]["post_crawford"]
+    # A pass gives X 2 points: 2-away against 2-away, an even match.
+    assert response["equities"]["double_pass"] == pytest.approx(0.5)
+
+
+def test_in_the_crawford_game_nobody_may_double(cube_engine):
+    request = {"cmd": "cube", "position": RACE, "match": {"length": 7, "score": {"X": 2, "O": 6}, "crawford": True}}
+    response = ask(cube_engine, request)
+    assert response["may_double"] is False and response["action"] == "no_double" and response["response"] is None
+    assert response["reason"] == "no doubling in the Crawford game" and set(response["equities"]) == {"no_double"}
+
+
+def test_the_owner_of_a_cube_at_64_may_not_double(cube_engine):
+    response = ask(cube_engine, {"cmd": "cube", "position": RACE, "cube": {"value": 64, "owner": "X"}})
+    assert response["may_double"] is False and "64" in response["reason"]
+
+
+@pytest.mark.parametrize("extra,fragment", [
+    ({"cube": {"value": 3, "owner": "X"}}, "cube: cube value 3: must be a power of 2 from 1 to 64"),
+    ({"cube": {"value": 128, "owner": "X"}}, "must be a power of 2 from 1 to 64"),
+    ({"cube": {"value": 2, "owner": "Z"}}, "cube: cube owner 'Z': must be 'X', 'O' or null"),
+    ({"cube": {"value": 2, "owner": None}}, "a turned cube is owned"),
+    ({"cube": {"value": 1, "owner": "X"}}, "the cube at 1 is centred"),
+    ({"cube": {"value": 2, "owner": "O"}}, "O owns the cube, so X (to move) may not double and O cannot be offered"),
+    ({"cube": 2}, "cube: must be an object"),
+    ({"cube": {"value": 2, "owner": "X", "size": 1}}, "unknown key(s) ['size']"),
+    ({"match": {"length": 7, "score": {"X": 7, "O": 5}}}, "match.score.X: 7 has reached the match length 7"),
+    ({"match": {"length": 7, "score": {"X": 3, "O": 5}, "crawford": True}}, "nobody is at 6"),
+    ({"match": {"length": 7, "score": {"X": 6, "O": 6}, "crawford": True}}, "both sides are at 6"),
+    ({"match": {"length": 7, "score": {"X": 6, "O": 2}, "crawford": True}, "cube": {"value": 2, "owner": "X"}},
+     "no doubling in the Crawford game, but the cube is at 2"),
+    ({"match": {"length": 30, "score": {"X": 0, "O": 0}}}, "match length 30"),
+    ({"match": {"length": "7"}}, "match.length: must be an integer >= 1"),
+    ({"cube_life": 2}, "cube_life must be a number from 0"),
+    ({"dice": [1, 2]}, "unknown key(s) ['dice']"),
+])
+def test_a_bad_cube_state_is_a_clear_error(cube_engine, extra, fragment):
+    response = ask(cube_engine, {"cmd": "cube", "position": RACE, "id": 9, **extra})
+    assert set(response) == {"id", "error"} and fragment in response["error"], response
+
+
+def test_cube_needs_a_model_and_a_variant_with_the_cube(cube_engine):
+    response = ask(Engine("reference"), {"cmd": "cube", "position": RACE})
+    assert "'cube' needs a model" in response["error"]
+    response = ask(cube_engine, {"cmd": "cube", "position": position_to_json(start_position("tapa"))})
+    assert "plays 'backgammon', the position is 'tapa'" in response["error"]
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parent.parent / "checkpoints" / "backgammon.pt").is_file(),
+                    reason="shipped checkpoint absent")
+def test_the_shipped_backgammon_model_doubles_a_won_race_out_and_not_the_opening():
+    engine = Engine(bot=f"net:{Path(__file__).resolve().parent.parent / 'checkpoints' / 'backgammon.pt'}")
+    won = position_to_json(board("backgammon", "1:XX 24:OO 23:OOOO"))
+    response = ask(engine, {"cmd": "cube", "position": won})
+    assert response["action"] == "double" and response["response"] == "pass"
+    response = ask(engine, {"cmd": "cube", "position": BACKGAMMON_START})
+    assert response["action"] == "no_double" and response["response"] == "take"

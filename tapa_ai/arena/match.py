@@ -1,4 +1,9 @@
-"""``tapa-ai match``: two bots over many duplicate pairs of games, spread over processes.
+"""``tapa-ai match``: two bots over many duplicate pairs of games (or matches), spread over processes.
+
+:func:`run_match` plays single games without the cube (points per game);
+:func:`run_cube_match` plays money games with the cube (``--cube``) or
+matches to N points (``--match-length N --matches M``), with
+:func:`tapa_ai.arena.cube_play.play_cube_pairs`.
 
 The games are cut into chunks of ``chunk_pairs`` pairs; chunk ``i`` draws
 its dice and every random choice from ``default_rng([seed, i])``, so the
@@ -24,6 +29,7 @@ from ..bots.base import BotError
 from ..bots.spec import make_bot
 from ..movegen import kernel as movegen_kernel
 from ..rules.options import RuleOptions
+from .cube_play import KIND_NAMES, CubeRecords, play_cube_pairs
 from .duels import DuelResult, GameRecords, play_pairs
 
 DEFAULT_CHUNK_PAIRS = 50
@@ -146,3 +152,141 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
     seconds = time.perf_counter() - start
     records = GameRecords.concatenate([parts[i] for i in range(len(jobs))])
     return MatchResult(spec_a, spec_b, rules.name, seed, records, seconds, workers)
+
+
+# -- with the cube: money play and matches -------------------------------------------------------------
+def _play_cube_chunk(job: tuple[int, int, int, int, int]) -> tuple[int, CubeRecords]:
+    index, pairs, seed, max_turns, match_length = job
+    return index, play_cube_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index],
+                                  match_length, max_turns)
+
+
+@dataclass
+class CubeMatchResult:
+    """A's results against B with the cube: money play (``match_length`` 0) or ``slots`` matches to N."""
+
+    bot_a: str
+    bot_b: str
+    variant: str
+    seed: int
+    records: CubeRecords
+    seconds: float
+    workers: int
+    summary: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summary = self.records.summary()
+
+    @property
+    def match_length(self) -> int:
+        return self.records.match_length
+
+    def to_dict(self) -> dict:
+        head = {"bot_a": self.bot_a, "bot_b": self.bot_b, "variant": self.variant, "seed": self.seed,
+                "cube": True if self.match_length == 0 else None}
+        head = {key: value for key, value in head.items() if value is not None}
+        speed = self.records.slots if self.match_length else self.summary["games"]
+        rate_name = "matches_per_s" if self.match_length else "games_per_s"
+        return {**head, **self.summary, "seconds": self.seconds, rate_name: speed / max(self.seconds, 1e-9),
+                "workers": self.workers}
+
+    def write(self, path: str | Path, csv_path: Optional[str | Path] = None) -> None:
+        """The summary as JSON at ``path`` and one CSV row per game (default: ``path`` with ``.csv``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        csv_path = Path(csv_path) if csv_path else path.with_suffix(".csv")
+        r = self.records
+        with csv_path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["slot", "pair", "seat0", "game", "points_for_a", "a_won", "kind", "cube", "doubles",
+                             "crawford", "turns", "match_a_won", "match_points_a", "match_points_b"])
+            for row in range(r.kind.size):
+                slot = int(r.slot[row])
+                writer.writerow([slot, slot // 2, "A" if slot % 2 == 0 else "B", int(r.game[row]),
+                                 f"{r.points_for_a[row]:g}", int(r.a_won[row]),
+                                 KIND_NAMES[int(r.kind[row])] or "unfinished", int(r.cube[row]),
+                                 int(r.doubles[row]), int(r.crawford[row]), int(r.turns[row]),
+                                 int(r.match_a_won[slot]), int(r.match_points[slot, 0]),
+                                 int(r.match_points[slot, 1])])
+
+    def report(self) -> str:
+        s = self.summary
+        kinds = ", ".join(f"{kind} {n / max(s['games'], 1):.1%}" for kind, n in sorted(s["kinds"].items()) if n)
+        cube = (f"  cube                   {s['doubles']} doubles ({s['passes']} passed), mean final cube "
+                f"{s['mean_cube']:.2f}, highest {s['max_cube']}")
+        if self.match_length:
+            lines = [f"{self.bot_a} vs {self.bot_b} ({self.variant}, {s['matches']} matches to {self.match_length} "
+                     f"in duplicate pairs, seed {self.seed})",
+                     f"  A wins the match       {s['match_win_rate']:.1%}  95% CI [{s['match_win_ci95'][0]:.1%}, "
+                     f"{s['match_win_ci95'][1]:.1%}]",
+                     f"  games                  {s['games']} ({s['mean_games_per_match']:.2f} a match, "
+                     f"{s['crawford_games']} Crawford games), points per game for A {s['ppg']:+.3f}"]
+            speed = f"{self.records.slots / max(self.seconds, 1e-9):.1f} matches/s"
+        else:
+            lines = [f"{self.bot_a} vs {self.bot_b} ({self.variant}, {s['games']} money games with the cube in "
+                     f"duplicate pairs, seed {self.seed})",
+                     f"  points per game for A  {s['ppg']:+.3f}  95% CI [{s['ppg_ci95'][0]:+.3f}, "
+                     f"{s['ppg_ci95'][1]:+.3f}]",
+                     f"  A wins                 {s['win_rate']:.1%}  95% CI [{s['win_rate_ci95'][0]:.1%}, "
+                     f"{s['win_rate_ci95'][1]:.1%}]"]
+            speed = f"{s['games'] / max(self.seconds, 1e-9):.1f} games/s"
+        lines += [f"  results                {kinds}" + (f", unfinished {s['unfinished']}" if s["unfinished"] else ""),
+                  cube, f"  speed                  {speed} ({self.seconds:.1f} s, {self.workers} worker"
+                  f"{'s' if self.workers > 1 else ''})"]
+        return "\n".join(lines)
+
+
+def run_cube_match(spec_a: str, spec_b: str, rules: RuleOptions, count: int, seed: int = 1, workers: int = 1,
+                   match_length: int = 0, chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000,
+                   progress: bool = True, desc: Optional[str] = None) -> CubeMatchResult:
+    """``count`` money games with the cube (``match_length`` 0) or matches to ``match_length``, in pairs.
+
+    Chunk ``i`` of ``chunk_pairs`` pairs draws from ``default_rng([seed, i])``,
+    so the result depends on the seed only, not on ``workers``.
+    """
+    from tqdm import tqdm
+
+    from ..cube.met import MAX_MATCH_LENGTH
+
+    if count < 2:
+        raise BotError(f"{'matches' if match_length else 'games'}={count}: play at least one pair (2)")
+    if workers < 1:
+        raise BotError(f"workers={workers}: must be at least 1")
+    if not (isinstance(match_length, int) and 0 <= match_length <= MAX_MATCH_LENGTH):
+        raise BotError(f"match length {match_length!r}: must be 1..{MAX_MATCH_LENGTH} (0 for money play)")
+    if match_length == 0 and not rules.cube:
+        raise BotError(f"the rule set {rules.name!r} has no cube (option cube is off): money play with the cube "
+                       "needs one; play matches (--match-length) or single games instead")
+    for spec in (spec_a, spec_b):
+        make_bot(spec, rules).close()
+    pairs = math.ceil(count / 2)
+    jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns, match_length)
+            for i, start in enumerate(range(0, pairs, chunk_pairs))]
+    parts: dict[int, CubeRecords] = {}
+    unit = "match" if match_length else "game"
+    bar = tqdm(total=2 * pairs, unit=unit, disable=not progress, desc=desc or f"{spec_a} vs {spec_b}",
+               dynamic_ncols=True)
+    start = time.perf_counter()
+    try:
+        if workers == 1 or len(jobs) == 1:
+            threads = int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1))
+            _init_worker(spec_a, spec_b, rules, threads=threads)
+            for job in jobs:
+                index, records = _play_cube_chunk(job)
+                parts[index] = records
+                bar.update(records.slots)
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(min(workers, len(jobs)), initializer=_init_worker,
+                              initargs=(spec_a, spec_b, rules, 1)) as pool:
+                for index, records in pool.imap_unordered(_play_cube_chunk, jobs):
+                    parts[index] = records
+                    bar.update(records.slots)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    records = CubeRecords.concatenate([parts[i] for i in range(len(jobs))])
+    return CubeMatchResult(spec_a, spec_b, rules.name, seed, records, seconds, workers)

@@ -9,13 +9,19 @@ the engine protocol and ``tapa-ai play`` all call :meth:`Bot.choose`;
 
 Bots that rank moves by a score per afterstate (``runner``, ``heuristic``,
 ``pubeval``, nets) subclass :class:`ScoringBot` and implement
-:meth:`ScoringBot.scores` only. Cube decisions will be added to this
-interface (issue 8) with defaults, so existing bots keep working.
+:meth:`ScoringBot.scores` only.
+
+Cube decisions are two more questions, vectorized the same way
+(:mod:`tapa_ai.bots.cube`): :meth:`Bot.offer_double` and
+:meth:`Bot.accept_double`. Their defaults are the **passive cube** (never
+double, always take), kept by every bot without an evaluator; network bots
+answer from their evaluation (Janowski's cubeful equity in money play, match
+equity tables in matches).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
@@ -23,6 +29,9 @@ from ..movegen.batch import PositionBatch
 from ..movegen.generate import Afterstates, generate
 from ..rules.options import RuleOptions
 from ..rules.position import Position
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cube import CubeSituation
 
 
 class BotError(ValueError):
@@ -49,6 +58,21 @@ class Bot:
     def __call__(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
         """A bot is also a plain policy function (see :data:`tapa_ai.arena.duels.Policy`)."""
         return self.choose(afterstates, rng)
+
+    def offer_double(self, positions: PositionBatch, situation: "CubeSituation",
+                     rng: np.random.Generator) -> np.ndarray:
+        """(B,) bool: should the side to roll of each position double now? Asked only where it may.
+
+        ``positions`` are seen from the side to roll (before its roll);
+        ``situation`` holds the cube and score of each. Default: never.
+        """
+        return np.zeros(len(positions), dtype=bool)
+
+    def accept_double(self, positions: PositionBatch, situation: "CubeSituation",
+                      rng: np.random.Generator) -> np.ndarray:
+        """(B,) bool: take the double on offer? ``positions`` and ``situation`` are the doubler's view, cube before
+        the double. Default: always take."""
+        return np.ones(len(positions), dtype=bool)
 
     def choose_position(self, position: Position, dice: tuple[int, int],
                         rng: Optional[np.random.Generator] = None) -> Position:

@@ -93,7 +93,10 @@ class NetBot(Bot):
     """A trained network choosing by ``plies``-ply expectimax (0 = greedy on its own evaluation)."""
 
     def __init__(self, net: EvaluatorNet, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
-                 margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None) -> None:
+                 margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None,
+                 cube: bool = True, cube_life: Optional[float] = None) -> None:
+        from ..cube.equity import DEFAULT_CUBE_LIFE
+
         if not 0 <= plies <= MAX_PLIES:
             raise BotError(f"plies={plies}: a network searches 0 to {MAX_PLIES} plies")
         self.net = net
@@ -102,6 +105,12 @@ class NetBot(Bot):
         self.margin = margin
         self.points = outcome_points(net.rules).astype(np.float64)
         self.name = name or f"net@{plies}ply"
+        self.cube = cube
+        """False: the passive cube (never double, always take) instead of decisions from the evaluation."""
+        self.cube_life = DEFAULT_CUBE_LIFE if cube_life is None else float(cube_life)
+        """Janowski's cube life x of the cube decisions."""
+        self.match_cube = True
+        """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
 
     def check_rules(self, rules) -> None:
         if rules != self.net.rules:
@@ -135,6 +144,36 @@ class NetBot(Bot):
         rows = filter_candidates(equities, afterstates.offsets, self.candidates, self.margin)
         values = self.evaluate(afterstates, rows)
         return rows, values, values @ self.points
+
+    def pre_roll_distributions(self, positions: PositionBatch, plies: Optional[int] = None) -> np.ndarray:
+        """(B, K) outcome distributions of positions before their side to move rolls, from its view.
+
+        At 0 plies the network's evaluation of the position; at ``n`` plies the
+        average over the 21 rolls of the ``n - 1``-ply value of the move the
+        side would play (chosen by 0-ply equity), as GNU Backgammon evaluates
+        cube decisions.
+        """
+        plies = self.plies if plies is None else plies
+        # A position before its mover rolls is an afterstate of the other side, which just moved.
+        return swap_sides(afterstate_values(self.net, positions.flipped(), plies))
+
+    def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
+        """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""
+        from .cube import CubeSituation, cube_equities
+
+        if not self.match_cube and not situation.money:
+            situation = CubeSituation(situation.rules, situation.value, situation.owner)
+        return cube_equities(self.pre_roll_distributions(positions, plies), situation, self.cube_life)
+
+    def offer_double(self, positions: PositionBatch, situation, rng: np.random.Generator) -> np.ndarray:
+        if not self.cube or len(positions) == 0:
+            return super().offer_double(positions, situation, rng)
+        return self.cube_equities(positions, situation).double
+
+    def accept_double(self, positions: PositionBatch, situation, rng: np.random.Generator) -> np.ndarray:
+        if not self.cube or len(positions) == 0:
+            return super().accept_double(positions, situation, rng)
+        return self.cube_equities(positions, situation).take
 
     def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
         rows, _, equities = self.ranked(afterstates)

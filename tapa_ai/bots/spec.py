@@ -11,6 +11,13 @@ spec                       bot
 ``net:PATH``               a trained checkpoint, 0-ply
 ``net:PATH@Nply``          the same searching N = 0, 1, 2 or 3 plies (``@2`` also works)
 =========================  ===================================================================
+
+Cube options follow a comma: ``net:PATH,nocube`` plays the passive cube (never
+doubles, always takes) instead of the net's cube decisions, and
+``net:PATH,cube_life=0.8`` sets Janowski's cube life of its decisions
+(default 0.68), and ``net:PATH,money_cube`` makes its match decisions as in
+money play, ignoring the score (a baseline). Bots without an evaluator always
+play the passive cube (``,nocube`` is accepted and changes nothing).
 """
 
 from __future__ import annotations
@@ -23,8 +30,10 @@ from ..rules.options import RuleOptions
 from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
-              "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply")
+              "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "SPEC,nocube",
+              "net:PATH,cube_life=X")
 """The valid forms, for error messages and ``--help``."""
+_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube")
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
@@ -36,8 +45,14 @@ def _bad(spec: str, why: str) -> BotError:
 
 def net_checkpoint_path(spec: str) -> Optional[Path]:
     """The checkpoint path of a ``net:`` spec, else None (lets commands infer the variant)."""
-    match = _NET.match(spec.strip())
+    match = _NET.match(_split_options(spec.strip())[0])
     return Path(match.group("path")) if match else None
+
+
+def _split_options(text: str) -> tuple[str, list[str]]:
+    """``"net:a.pt@1ply,nocube"`` -> ``("net:a.pt@1ply", ["nocube"])``: the spec and its cube options."""
+    base, *options = text.split(",")
+    return base.strip(), [option.strip() for option in options]
 
 
 def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
@@ -50,11 +65,42 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
     if not isinstance(spec, str) or not spec.strip():
         raise _bad(str(spec), "empty")
     text = spec.strip()
-    bot = _build(text, rules)
-    bot.name = text if not text.startswith("net:") else bot.name
+    base, options = _split_options(text)
+    if not base:
+        raise _bad(text, "empty")
+    bot = _build(base, rules)
+    bot.name = base if not base.startswith("net:") else bot.name
+    _apply_cube_options(bot, text, options)
     if rules is not None:
         bot.check_rules(rules)
     return bot
+
+
+def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
+    from .search import NetBot
+
+    for option in options:
+        if option == "nocube":
+            if isinstance(bot, NetBot):
+                bot.cube = False
+        elif option == "money_cube":
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "money_cube is an option of net: bots (the others play the passive cube)")
+            bot.match_cube = False
+        elif option.startswith("cube_life="):
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "cube_life= is an option of net: bots (the others play the passive cube)")
+            try:
+                value = float(option.split("=", 1)[1])
+            except ValueError:
+                value = float("nan")
+            if not 0.0 <= value <= 1.0:
+                raise _bad(text, f"{option!r}: the cube life is a number from 0 (dead cube) to 1 (fully live)")
+            bot.cube_life = value
+        else:
+            raise _bad(text, f"unknown option {option!r} (cube options: {', '.join(_CUBE_OPTIONS)})")
+    if options:
+        bot.name = bot.name + "," + ",".join(options)
 
 
 def _build(text: str, rules: Optional[RuleOptions]) -> Bot:

@@ -182,6 +182,72 @@ class Analyzer:
                  for row, values, value, depth in ranked]
         return moves, len(afterstates)
 
+    def cube(self, position: Position, cube, match=None, plies: Optional[int] = None,
+             cube_life: Optional[float] = None) -> dict:
+        """The cube decision of ``position``'s side to move (before it rolls) and of the receiver of a double.
+
+        ``cube`` is a :class:`~tapa_ai.rules.cube.Cube`, ``match`` a
+        :class:`~tapa_ai.rules.cube.MatchScore` (None: money play). The answer
+        (docs/protocol.md, ``cube``) has the action, the receiver's response and
+        the three equities: points in money play, the doubler's match-winning
+        chance in a match.
+        """
+        from ..bots.cube import CubeSituation, cube_equities
+        from ..movegen.batch import PositionBatch
+        from ..rules.cube import CubeError
+        from ..rules.position import other
+
+        self.check(position)
+        if reference.finished_result(position) is not None:
+            raise AnalysisError("the game is already over in this position (it has a result); start a new game")
+        rules = self.rules
+        if not rules.cube:
+            raise CubeError(f"the rule set {rules.name!r} has no cube (option cube is off): no cube decisions")
+        mover, receiver = position.turn, other(position.turn)
+        if cube.owner == receiver:
+            raise CubeError(f"cube.owner: {receiver} owns the cube, so {mover} (to move) may not double and "
+                            f"{receiver} cannot be offered a double to take; a double needs the cube centred "
+                            f"(owner null) or owned by the side to move, {mover}")
+        if match is not None:
+            from ..cube.met import MAX_MATCH_LENGTH
+
+            if match.length > MAX_MATCH_LENGTH:
+                raise CubeError(f"match.length: match length {match.length} is beyond the match equity tables, "
+                                f"which go up to {MAX_MATCH_LENGTH} points")
+            match.check_rules(rules)
+            if match.crawford and cube.value != 1:
+                raise CubeError(f"match.crawford: no doubling in the Crawford game, but the cube is at {cube.value}")
+        plies = self.plies if plies is None else plies
+        cube_life = self.bot.cube_life if cube_life is None else cube_life
+        batch = PositionBatch.from_positions([position])
+        with self.lock:
+            probabilities = self.bot.pre_roll_distributions(batch, plies)
+        situation = CubeSituation.single(rules, cube, mover, match)
+        equities = cube_equities(probabilities, situation, cube_life)
+        answer = equities.action(0)
+        refusal = None
+        if match is not None and match.crawford:
+            refusal = "no doubling in the Crawford game"
+        elif not bool(equities.may_double[0]):
+            refusal = cube.double_refusal(mover)
+        answer["may_double"] = refusal is None
+        if refusal is not None:
+            answer.update(action="no_double", too_good=False, response=None, reason=refusal,
+                          equity=answer["equities"]["no_double"])
+            answer["equities"] = {"no_double": answer["equities"]["no_double"]}
+        answer.update(side=mover, receiver=receiver, cube=cube.to_dict(), cube_life=float(cube_life), plies=plies,
+                      probabilities=self.named(probabilities[0]),
+                      cubeless_equity=float(probabilities[0] @ self.points))
+        if match is not None and not match.money:
+            from ..cube.met import variant_met
+
+            met = variant_met(rules)
+            away = {side: match.away(side) for side in ("X", "O")}
+            answer["match"] = {"length": match.length, "score": {"X": match.score[0], "O": match.score[1]},
+                               "away": away, "crawford": match.crawford, "post_crawford": match.post_crawford,
+                               "match_equity": met.equity(away[mover], away[receiver], match.post_crawford)}
+        return answer
+
     def named(self, probabilities: np.ndarray) -> dict[str, float]:
         """Probabilities by outcome name (:func:`tapa_ai.model.outcome_names`)."""
         return {name: float(p) for name, p in zip(self.outcome_names, probabilities.tolist())}

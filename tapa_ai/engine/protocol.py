@@ -17,6 +17,10 @@ With a model (``tapa-ai engine --bot net:checkpoints/tapa.pt``, see
   ``{"move": ..., "position": {...}, "equity": e, "probabilities": {...}, "plies": 1}``
 - ``{"cmd": "hint", "position": {...}, "dice": [5, 2], "count": 5}`` ->
   ``{"moves": [{"move": ..., "equity": e, "difference": d, "probabilities": {...}, ...}, ...]}``
+- ``{"cmd": "cube", "position": {...}, "cube": {"value": 2, "owner": "X"}, "match": {"length": 7,
+  "score": {"X": 3, "O": 5}, "crawford": false}}`` -> ``{"action": "double", "response": "take",
+  "equities": {"no_double": ..., "double_take": ..., "double_pass": ...}, ...}`` (``match`` left out:
+  money play)
 
 Every request may carry an ``"id"``, echoed in the response. Any bad input
 gets ``{"error": "..."}`` and the engine keeps serving: this module never
@@ -47,7 +51,7 @@ MAX_REQUEST_BYTES = 64 * 1024
 MAX_HINT_COUNT = 100
 """Most moves a ``hint`` answer lists."""
 DEFAULT_HINT_COUNT = 5
-MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint")
+MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube")
 """Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
 
 
@@ -314,6 +318,27 @@ class Engine:
                            "probabilities": analyzer.named(m.probabilities), "plies": m.plies,
                            "position": position_to_json(m.position)} for m in moves],
                 "legal_moves": total, "plies": plies}
+
+
+    def _cmd_cube(self, request: dict) -> dict:
+        from ..rules.cube import Cube, MatchScore
+
+        analyzer = self._model(request, "cube")
+        position = self._position(request)
+        analyzer.check(position)
+        self._playable(position)
+        unknown = sorted(set(request) - {"cmd", "id", "position", "cube", "match", "plies", "cube_life", "bot"})
+        if unknown:
+            raise RequestError(f"cube: unknown key(s) {unknown}; known: cube, cube_life, match, plies, position")
+        cube = Cube.from_dict(request.get("cube", {"value": 1, "owner": None}))
+        match = MatchScore.from_request(request.get("match"), analyzer.rules) if request.get("match") is not None \
+            else None
+        cube_life = request.get("cube_life")
+        if cube_life is not None and (isinstance(cube_life, bool) or not isinstance(cube_life, (int, float))
+                                      or not 0.0 <= cube_life <= 1.0):
+            raise RequestError(f"cube_life must be a number from 0 (dead cube) to 1 (fully live), "
+                               f"got {cube_life!r:.40}")
+        return analyzer.cube(position, cube, match, self._plies(request, analyzer), cube_life)
 
 
 def _request_lines(stdin: IO, limit: int):

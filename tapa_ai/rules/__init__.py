@@ -13,6 +13,7 @@ from .position import (
     validate_position,
 )
 from .reference import Move, Step, check_dice, finished_result, legal_moves, next_turn
+from .cube import Cube, CubeError, MatchScore, double_refusal
 from .flow import (
     CUBE_VALUES,
     MAX_CUBE,
@@ -39,5 +40,5 @@ __all__ = [
     "validate_position", "Move", "Step", "check_dice", "finished_result", "legal_moves", "next_turn",
     "CUBE_VALUES", "MAX_CUBE", "PHASES", "ChooseMove", "CubePolicy", "DiceSource", "Event", "FlowError",
     "GameRecord", "GameState", "MatchState", "NeverDouble", "ScriptedDice", "SnapshotError", "play_game",
-    "play_match", "roll_die",
+    "play_match", "roll_die", "Cube", "CubeError", "MatchScore", "double_refusal",
 ]

@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, Union
 # Module imports, not name imports: tapa_ai.notation imports tapa_ai.rules, so
 # this keeps ``tapa_ai.rules`` free to export flow names without an import cycle.
 from ..notation import json_position, move_text
+from .cube import CUBE_VALUES, MAX_CUBE, Cube
 from .options import RuleOptions, RulesError, variant_rules
 from .position import SIDES, GameResult, Position, other, start_position
 from .reference import Move, check_dice, legal_moves, next_turn
@@ -59,9 +60,6 @@ PHASES = ("opening", "roll", "double", "move", "over")
 ``double``: a double is offered, the other side takes or drops; ``move``: dice rolled,
 the side to move plays; ``over``: the game has ended."""
 
-MAX_CUBE = 64
-CUBE_VALUES = (1, 2, 4, 8, 16, 32, 64)
-"""1 is the centred cube (nobody owns it)."""
 
 EVENT_ACTIONS = ("opening", "move", "double", "take", "drop")
 
@@ -339,11 +337,7 @@ class GameState:
         side = mover if side is None else side
         if side != mover:
             return f"only the side to move may double before its roll; it is {mover}'s turn"
-        if self.cube_value >= MAX_CUBE:
-            return f"the cube is at {MAX_CUBE}, its highest value"
-        if self.cube_owner is not None and self.cube_owner != side:
-            return f"not your cube: {self.cube_owner} owns it at {self.cube_value}"
-        return None
+        return Cube(self.cube_value, self.cube_owner).double_refusal(side)
 
     @property
     def may_double(self) -> bool:

@@ -1,0 +1,269 @@
+"""Match equity tables per variant, computed from the variant's own rates of singles, gammons and top wins.
+
+A match equity table (MET) gives the chance ``M(a, b)`` that a side needing
+``a`` points wins the match against a side needing ``b``, at the start of a
+game with the cube in the middle. Backgammon's published tables assume
+backgammon's gammon rate; Tapa's mother wins (3 points) and plakoto's (2)
+change the value of every score, so each variant gets its own table from its
+own :class:`ResultRates`: the shares of decisive games won by 1, 2 and
+``top`` points (draws replay the game at the same score and drop out).
+
+The method (docs/cube.md gives the details):
+
+1. **Post-Crawford** (the trailer needs ``n``, the leader 1): the trailer
+   doubles at once, each game is a coin flip; the leader takes or passes,
+   whichever is better for it (the free drop):
+   ``P(n) = min(P(n - 1), 1/2 * sum_k f_k P(n - 2 k))``, ``P(<= 0) = 1``, ``P(1) = 1/2``.
+2. **Crawford game** (no cube): ``C(n) = 1/2 * sum_k f_k P(n - k)``.
+3. **Other scores**, by diagonals of growing ``a + b``: the game is
+   Janowski's live-cube model in match-winning chances
+   (:func:`tapa_ai.cube.equity.cubeful_curves`) at ``p = 1/2``, with the
+   values of every result read from the part of the table already computed
+   (a fully live cube, :data:`DEFAULT_MET_CUBE_LIFE`); the side on roll
+   takes its proper cube action (so a side that should double at once does),
+   and the two sides are equally likely to be on roll.
+
+Without a cube (plakoto) step 3 is the plain game recursion and there is no
+Crawford rule. :func:`variant_met` caches the table of each rule set.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any, Optional
+
+import numpy as np
+
+from ..rules.options import RuleOptions, variant_rules
+from .equity import OWNER_CENTRED, match_cube_equities, top_points
+
+MAX_MATCH_LENGTH = 25
+"""Longest match the tables cover (as GNU Backgammon's)."""
+
+DEFAULT_MET_CUBE_LIFE = 1.0
+"""The cube life used to build the tables: the fully live cube of the continuous model (Zadeh's), which
+reproduces GNU Backgammon's table within half a percent from backgammon's rates, better than 0.68
+(docs/cube.md)."""
+
+
+@dataclass(frozen=True)
+class ResultRates:
+    """How decisive games of a variant end: shares of wins by 1, 2 and ``top_points`` points (summing to 1)."""
+
+    single: float
+    gammon: float
+    top: float
+    top_points: int = 3
+    """Points of a top win: a backgammon (3), a tapa mother win (3) or a plakoto mother win (2)."""
+    draw: float = 0.0
+    """Draws per game (information only: a draw replays the game at the same score)."""
+    source: str = ""
+    """Where the numbers come from (a command)."""
+
+    def __post_init__(self) -> None:
+        shares = (self.single, self.gammon, self.top)
+        if any(not (isinstance(s, (int, float)) and 0.0 <= s <= 1.0) for s in shares):
+            raise ValueError(f"result rates {shares}: each must be in [0, 1]")
+        if abs(sum(shares) - 1.0) > 1e-6:
+            raise ValueError(f"result rates single {self.single} + gammon {self.gammon} + top {self.top} "
+                             "must sum to 1 (shares of decisive games)")
+        if self.top_points not in (2, 3):
+            raise ValueError(f"top_points {self.top_points!r}: must be 2 or 3")
+
+    @property
+    def shares(self) -> np.ndarray:
+        return np.array([self.single, self.gammon, self.top])
+
+    @property
+    def points(self) -> np.ndarray:
+        return np.array([1, 2, self.top_points])
+
+    @classmethod
+    def from_kinds(cls, kinds: dict[str, int], rules: RuleOptions, source: str = "") -> "ResultRates":
+        """Rates from counts of result kinds (``single``, ``gammon``, ``backgammon``, ``mother``, ``draw``)."""
+        single, gammon = kinds.get("single", 0), kinds.get("gammon", 0)
+        top = kinds.get("backgammon", 0) + kinds.get("mother", 0)
+        decisive = single + gammon + top
+        if decisive == 0:
+            raise ValueError("no decisive games to take rates from")
+        games = decisive + kinds.get("draw", 0)
+        return cls(single / decisive, gammon / decisive, top / decisive, top_points(rules),
+                   kinds.get("draw", 0) / games, source)
+
+
+_SELF_PLAY = "tapa-ai match net:checkpoints/{0}.pt net:checkpoints/{0}.pt --games 20000 --seed 11"
+
+
+def _measured(variant: str, single: int, gammon: int, top: int, draws: int) -> ResultRates:
+    decisive = single + gammon + top
+    return ResultRates(single / decisive, gammon / decisive, top / decisive, top_points(variant_rules(variant)),
+                       draws / (decisive + draws), _SELF_PLAY.format(variant))
+
+
+VARIANT_RATES: dict[str, ResultRates] = {
+    # Counts of result kinds in 20,000 games of self-play of the shipped generation-1 nets at 0-ply,
+    # without the cube (docs/cube.md); top = backgammons + mother wins.
+    "tapa": _measured("tapa", single=16316, gammon=2434, top=972 + 276, draws=2),
+    "plakoto": _measured("plakoto", single=12120, gammon=7055, top=823, draws=2),
+    "backgammon": _measured("backgammon", single=14052, gammon=5774, top=174, draws=0),
+}
+"""The rates each variant's table is built from."""
+
+
+@dataclass
+class MatchEquityTable:
+    """Match-winning chances at the start of a game, for scores up to ``max_away`` points away.
+
+    :meth:`lookup` is the one way to read it: ``lookup(a, b, crawford_done)``
+    is the chance of the side needing ``a`` points (``a <= 0``: it has won),
+    and ``crawford_done`` says whether a score at 1-away is post-Crawford
+    (the Crawford game has been played) or brings the Crawford game.
+    """
+
+    rates: ResultRates
+    max_away: int
+    cube: bool
+    """The rule set has the cube."""
+    crawford: bool
+    """The rule set has the Crawford rule (needs the cube)."""
+    cube_life: float
+    table: np.ndarray = field(repr=False)
+    """(2, N + 1, N + 1): [crawford_done, a, b] with index 0 meaning 'already won' (a) or 'already lost' (b)."""
+
+    def lookup(self, away, opponent_away, crawford_done=False) -> np.ndarray:
+        """Match-winning chance(s), vectorized; arguments broadcast together. Aways ``<= 0`` are clipped to 0."""
+        a = np.clip(np.asarray(away, dtype=np.int64), 0, None)
+        b = np.clip(np.asarray(opponent_away, dtype=np.int64), 0, None)
+        if (a > self.max_away).any() or (b > self.max_away).any():
+            raise ValueError(f"match equity table covers scores up to {self.max_away} away, got "
+                             f"{int(a.max())} and {int(b.max())}")
+        done = np.asarray(crawford_done, dtype=np.int64)
+        return self.table[done, a, b]
+
+    def equity(self, away: int, opponent_away: int, crawford_done: bool = False) -> float:
+        """One score's match-winning chance."""
+        return float(self.lookup(away, opponent_away, crawford_done))
+
+    def pre_crawford(self, size: Optional[int] = None) -> np.ndarray:
+        """(size, size) the table at pre-Crawford scores 1..size away (row: the side, column: the opponent)."""
+        size = size or self.max_away
+        return self.table[0, 1:size + 1, 1:size + 1].copy()
+
+    def post_crawford(self, size: Optional[int] = None) -> np.ndarray:
+        """(size,) the trailer's chance post-Crawford, needing 1..size against 1."""
+        size = size or self.max_away
+        return self.table[1, 1:size + 1, 1].copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rates": asdict(self.rates), "max_away": self.max_away, "cube": self.cube, "crawford": self.crawford,
+                "cube_life": self.cube_life, "pre_crawford": np.round(self.pre_crawford(), 6).tolist(),
+                "post_crawford": np.round(self.post_crawford(), 6).tolist()}
+
+    def markdown(self, size: int = 9) -> str:
+        """The pre-Crawford table to ``size``-away as a markdown table of percentages (row needs a, column b)."""
+        rows = ["| a \\ b | " + " | ".join(str(b) for b in range(1, size + 1)) + " |",
+                "|---:|" + "---:|" * size]
+        for a in range(1, size + 1):
+            cells = " | ".join(f"{100 * self.equity(a, b):.1f}" for b in range(1, size + 1))
+            rows.append(f"| **{a}** | {cells} |")
+        return "\n".join(rows)
+
+
+def build_met(rates: ResultRates, *, max_away: int = MAX_MATCH_LENGTH, cube: bool = True, crawford: bool = True,
+              cube_life: float = DEFAULT_MET_CUBE_LIFE) -> MatchEquityTable:
+    """The match equity table of ``rates`` (see the module docstring for the method)."""
+    if crawford and not cube:
+        raise ValueError("the Crawford rule needs the cube")
+    if not (isinstance(max_away, int) and max_away >= 1):
+        raise ValueError(f"max_away {max_away!r}: must be an integer >= 1")
+    size = max_away + 1
+    table = np.full((2, size, size), np.nan)
+    table[:, 0, :] = 1.0  # the side has won
+    table[:, :, 0] = 0.0  # the other side has won
+    table[:, 0, 0] = 0.5  # never read
+    shares, points = rates.shares, rates.points
+    met = MatchEquityTable(rates, max_away, cube, crawford, cube_life, table)
+    if crawford:
+        post = np.ones(size)  # index n: the trailer needs n
+        post_of = lambda n: 1.0 if n <= 0 else post[n]  # noqa: E731
+        post[1] = 0.5
+        for n in range(2, size):
+            take = 0.5 * sum(f * post_of(n - 2 * int(k)) for f, k in zip(shares, points))
+            post[n] = min(post_of(n - 1), take)
+        crawford_game = np.full(size, 0.5)
+        for n in range(2, size):
+            crawford_game[n] = 0.5 * sum(f * post_of(n - int(k)) for f, k in zip(shares, points))
+        table[1, 1:, 1] = post[1:size]
+        table[1, 1, 1:] = 1.0 - post[1:size]
+        table[0, 1:, 1] = crawford_game[1:]
+        table[0, 1, 1:] = 1.0 - crawford_game[1:]
+        table[0, 1, 1] = 0.5
+        first = 2
+    else:
+        first = 1
+    for total in range(2 * first, 2 * max_away + 1):
+        cells = [(a, total - a) for a in range(first, max_away + 1) if first <= total - a <= max_away]
+        if not cells:
+            continue
+        away = np.array([a for a, _ in cells])
+        opponent_away = np.array([b for _, b in cells])
+        roller = _roller_value(met, shares, points, away, opponent_away)
+        index = {cell: i for i, cell in enumerate(cells)}
+        values = np.array([0.5 * (roller[i] + 1.0 - roller[index[(b, a)]]) for i, (a, b) in enumerate(cells)])
+        table[0, away, opponent_away] = values
+        if not crawford:
+            table[1, away, opponent_away] = values
+    if crawford:
+        # Post-Crawford scores without a side at 1-away are the same as before Crawford.
+        inner = np.s_[2:, 2:]
+        table[1][inner] = table[0][inner]
+    return met
+
+
+def _roller_value(met: MatchEquityTable, shares: np.ndarray, points: np.ndarray, away: np.ndarray,
+                  opponent_away: np.ndarray) -> np.ndarray:
+    """(B,) the chance of the side on roll at p = 1/2 with the cube centred, taking its proper cube action."""
+    count = away.size
+    win = np.tile(0.5 * shares, (count, 1))
+    rules_points = points.astype(np.float64)
+    if not met.cube:
+        # Without a cube the game is its dead-cube value.
+        equities = match_cube_equities(win, win, np.zeros(count), rules_points, 1, OWNER_CENTRED, away,
+                                       opponent_away, False, met, 1.0, crawford_game=True)
+        return equities.no_double
+    equities = match_cube_equities(win, win, np.zeros(count), rules_points, 1, OWNER_CENTRED, away, opponent_away,
+                                   False, met, met.cube_life)
+    return equities.equity
+
+
+@lru_cache(maxsize=16)
+def _cached_met(rates: ResultRates, max_away: int, cube: bool, crawford: bool, cube_life: float) -> MatchEquityTable:
+    return build_met(rates, max_away=max_away, cube=cube, crawford=crawford, cube_life=cube_life)
+
+
+def rates_for(rules: RuleOptions) -> ResultRates:
+    """The result rates of a rule set: its variant's measured ones, with the rule set's own top points."""
+    base = VARIANT_RATES.get(rules.name)
+    if base is None:
+        base = VARIANT_RATES["tapa" if rules.pins else "backgammon"]
+    top = top_points(rules)
+    if top != base.top_points:
+        base = ResultRates(base.single, base.gammon, base.top, top, base.draw, base.source)
+    return base
+
+
+def variant_met(rules: RuleOptions | str, cube_life: float = DEFAULT_MET_CUBE_LIFE) -> MatchEquityTable:
+    """The match equity table of a rule set (or variant name), built once and cached."""
+    if isinstance(rules, str):
+        rules = variant_rules(rules)
+    return _cached_met(rates_for(rules), MAX_MATCH_LENGTH, rules.cube, rules.crawford, float(cube_life))
+
+
+def write_met(table: MatchEquityTable, path) -> None:
+    """The table as JSON (see :meth:`MatchEquityTable.to_dict`)."""
+    with open(path, "w") as handle:
+        json.dump(table.to_dict(), handle, indent=1)
+        handle.write("\n")
+
