@@ -1,0 +1,16 @@
+"""``tapa-ai play``: a game or a match against any bot in the terminal (docs/play.md).
+
+- :mod:`.session`: :class:`PlaySession`, the game loop over injected text streams;
+- :mod:`.board`: the text board (stacks, pins, mothers, bar, borne off, pips, dice, cube, score);
+- :mod:`.moves`: reading moves (whole or in parts) and saying why a move is illegal;
+- :mod:`.advice`: ``hint`` and ``eval`` through the engine's analysis;
+- :mod:`.saves`: the JSON save files.
+"""
+
+from .advice import Advisor, AdviceUnavailable, default_advisor_spec
+from .board import BoardInfo, Palette, render_board
+from .saves import SaveError, SavedGame, load_game, read_file, save_game
+from .session import PlaySession
+
+__all__ = ["PlaySession", "Advisor", "AdviceUnavailable", "default_advisor_spec", "BoardInfo", "Palette",
+           "render_board", "SaveError", "SavedGame", "load_game", "read_file", "save_game"]

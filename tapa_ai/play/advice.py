@@ -1,0 +1,188 @@
+"""The engine's advice at the board: ``hint`` (ranked moves, cube advice) and ``eval``.
+
+Everything is computed by :class:`tapa_ai.engine.analysis.Analyzer`, the model
+behind the engine's ``hint`` and ``evaluate``, so the terminal, the engine
+protocol and the bot agree. The network is the bot's own when the bot is a
+``net:`` bot; otherwise ``--advisor net:PATH`` or, by default, the shipped
+``checkpoints/<variant>.pt`` when it plays this rule set. It is loaded on the
+first request (loading torch takes a few seconds).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from ..rules.position import Position
+
+__all__ = ["Advisor", "AdviceUnavailable", "summarize", "default_advisor_spec"]
+
+REPOSITORY = Path(__file__).resolve().parent.parent.parent
+
+
+class AdviceUnavailable(RuntimeError):
+    """No network can give advice here; the message says why and what to do."""
+
+
+def default_advisor_spec(variant: str) -> Optional[str]:
+    """``net:checkpoints/<variant>.pt`` (here, else in the repository) when that file exists, else None."""
+    for base in (Path("checkpoints"), REPOSITORY / "checkpoints"):
+        path = base / f"{variant}.pt"
+        if path.is_file():
+            return f"net:{path}"
+    return None
+
+
+def _short_name(name: str) -> str:
+    return name.replace("_or_", "/")
+
+
+def summarize(named: dict[str, float]) -> str:
+    """``win 51.3% (gammon 7.0%, mother 3.0%) · lose 48.6% (...) · draw 0.1%`` from outcome probabilities."""
+    parts = []
+    for prefix in ("win", "lose"):
+        total = sum(p for name, p in named.items() if name.startswith(prefix + "_"))
+        extras = [f"{_short_name(name[len(prefix) + 1:])} {p:.1%}" for name, p in named.items()
+                  if name.startswith(prefix + "_") and name != f"{prefix}_single"]
+        parts.append(f"{prefix} {total:.1%}" + (f" ({', '.join(extras)})" if extras else ""))
+    if "draw" in named:
+        parts.append(f"draw {named['draw']:.1%}")
+    return " | ".join(parts)
+
+
+def _swap(named: dict[str, float]) -> dict[str, float]:
+    """The same probabilities from the other side's view."""
+    swapped = {}
+    for name, p in named.items():
+        if name.startswith("win_"):
+            swapped["lose_" + name[4:]] = p
+        elif name.startswith("lose_"):
+            swapped["win_" + name[5:]] = p
+        else:
+            swapped[name] = p
+    order = list(named)
+    return {name: swapped[name] for name in order}
+
+
+def _same_board(a: Position, b: Position) -> bool:
+    return a.points == b.points and a.off == b.off and a.bar == b.bar
+
+
+class Advisor:
+    """Ranks moves and evaluates positions for the player, with a network loaded on first use.
+
+    ``source`` is an :class:`~tapa_ai.engine.analysis.Analyzer`, a ``net:``
+    spec, a NetBot, or None (no advice: every request says how to get it).
+    """
+
+    def __init__(self, source, rules, why_none: str = "") -> None:
+        self._source = source
+        self._analyzer = None
+        self._failed: Optional[str] = None
+        self.rules = rules
+        self.why_none = why_none
+
+    @property
+    def name(self) -> str:
+        if self._analyzer is not None:
+            name = self._analyzer.name
+            return name if name.endswith("ply") else f"{name} ({self._analyzer.plies}-ply)"
+        return str(getattr(self._source, "name", self._source))
+
+    def analyzer(self):
+        """The loaded Analyzer, or :class:`AdviceUnavailable` saying why there is none."""
+        if self._analyzer is not None:
+            return self._analyzer
+        if self._failed:
+            raise AdviceUnavailable(self._failed)
+        if self._source is None:
+            raise AdviceUnavailable(self.why_none or "no network to ask: start with --advisor net:PATH")
+        from ..bots.base import BotError
+        from ..engine.analysis import AnalysisError, load_analyzer
+
+        try:
+            analyzer = load_analyzer(self._source)
+            if analyzer.rules != self.rules:
+                raise AnalysisError(f"{analyzer.name} plays {analyzer.rules.name!r} rules, this game "
+                                    f"{self.rules.name!r}")
+        except (BotError, AnalysisError, TypeError, OSError) as error:
+            self._failed = f"the advisor cannot be used: {error}"
+            raise AdviceUnavailable(self._failed) from None
+        self._analyzer = analyzer
+        return analyzer
+
+    # -- moves ---------------------------------------------------------------------------------
+    def hint(self, position: Position, dice: tuple[int, int], count: int = 5) -> list[str]:
+        """The best ``count`` moves for the side to move, best first, with equities and win chances."""
+        analyzer = self.analyzer()
+        ranked, total = analyzer.rank(position, dice, limit=count)
+        lines = [f"{total} legal move{'s' if total != 1 else ''} with {dice[0]}-{dice[1]}; the best by "
+                 f"{self.name}, equity for you (points per game, before the cube):"]
+        best = ranked[0].equity if ranked else 0.0
+        width = max((len(move.move or "(pass)") for move in ranked), default=6)
+        for index, move in enumerate(ranked, 1):
+            named = analyzer.named(move.probabilities)
+            wins = sum(p for name, p in named.items() if name.startswith("win_"))
+            difference = f"  ({move.equity - best:+.3f})" if index > 1 else ""
+            lines.append(f"  {index:>2}. {move.move or '(pass)':<{width}}  {move.equity:+.3f}  "
+                         f"win {wins:5.1%}{difference}")
+        return lines
+
+    def evaluation(self, position: Position, viewer: str) -> list[str]:
+        """The network's evaluation of ``position`` before its side to move rolls, from ``viewer``'s view."""
+        analyzer = self.analyzer()
+        probabilities, equity, exact = analyzer.evaluate(position)
+        named = analyzer.named(probabilities)
+        if position.turn != viewer:
+            named, equity = _swap(named), -equity
+        when = "final result" if exact else f"{position.turn} to roll"
+        return [f"evaluation by {self.name} ({when}), for you ({viewer}):",
+                f"  {summarize(named)}",
+                f"  equity {equity:+.3f} points per game before the cube"]
+
+    def review(self, position: Position, dice: tuple[int, int], played: Position, mover: str) -> list[str]:
+        """How the network ranks the move a side played from ``position`` (reaching ``played``)."""
+        analyzer = self.analyzer()
+        ranked, total = analyzer.rank(position, dice)
+        place = next((i for i, move in enumerate(ranked) if _same_board(move.position, played)), None)
+        if place is None:  # pragma: no cover - every legal move is ranked
+            return [f"{self.name} cannot find that move among the {total} legal moves"]
+        chosen, best = ranked[place], ranked[0]
+        verdict = ("the best" if place == 0 else
+                   f"number {place + 1}, {chosen.equity - best.equity:+.3f} behind {best.move or '(pass)'}")
+        return [f"{mover}'s move {chosen.move or '(pass)'} with {dice[0]}-{dice[1]}: equity {chosen.equity:+.3f} "
+                f"for {mover}; by {self.name} {verdict} of {total}",
+                f"  {summarize(analyzer.named(chosen.probabilities))}"]
+
+    # -- the cube -------------------------------------------------------------------------------
+    def cube(self, position: Position, cube_value: int, cube_owner: Optional[str], match_score,
+             viewer: str) -> list[str]:
+        """The cube decision before ``position.turn`` rolls: double or not, and take or pass.
+
+        ``match_score`` is a :class:`~tapa_ai.rules.cube.MatchScore` or None
+        (money play). ``viewer`` decides the wording.
+        """
+        analyzer = self.analyzer()
+        if not hasattr(analyzer, "cube"):
+            raise AdviceUnavailable("this engine version has no cube analysis")
+        from ..rules.cube import Cube
+
+        answer = analyzer.cube(position, Cube(cube_value, cube_owner), match_score)
+        doubler = position.turn
+        units = "match-winning chance" if answer.get("units") == "mwc" else "points"
+        equities = answer["equities"]
+        labels = {"no_double": "no double", "double_take": "double/take", "double_pass": "double/pass"}
+        shown = ", ".join(f"{labels.get(key, key)} {value:+.3f}" if units == "points" else
+                          f"{labels.get(key, key)} {value:.1%}" for key, value in equities.items())
+        who = "you" if doubler == viewer else doubler
+        action = answer["action"]
+        if answer.get("reason"):
+            decision = f"{who} may not double: {answer['reason']}"
+        elif action == "double":
+            decision = f"{who} should double; the double is a {answer['response']}"
+        elif answer.get("too_good"):
+            decision = f"{who} should not double: too good, play on for the gammon"
+        else:
+            decision = f"{who} should not double yet; a double would be a {answer['response']}"
+        return [f"cube advice by {self.name}: {decision}",
+                f"  equities for {doubler} ({units}): {shown}"]
