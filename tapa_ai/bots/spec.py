@@ -77,6 +77,8 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
 
 
 def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
+    if not options:
+        return  # no import of the search module (and torch) for plain specs
     from .search import NetBot
 
     for option in options:
