@@ -117,7 +117,8 @@ def model_card(model: str, summary: Optional[dict], history: str = "", command: 
         f"| CPU time (self-play + learning) | " + (f"{cpu_seconds / 3600:.2f} CPU-hours" if cpu_seconds else "unknown")
         + (f" ({wall_seconds / 3600:.2f} h wall, shared machine)" if wall_seconds else "") + " |",
         f"| hardware | {_cpu_name()}, {os.cpu_count()} cores, no GPU; one training process, one torch thread |",
-        f"| file | full checkpoint: network, optimizer, RNG and running games (`tapa-ai train --resume {model}` continues it) |",
+        f"| file | full checkpoint: network, optimizer, RNG and running games (resumable: copy it to "
+        f"`runs/<name>/latest.pt`, then `tapa-ai train --resume runs/<name>`) |",
         "",
         "Use it: `tapa-ai match net:" + model + " heuristic --games 1000`, "
         "`net:" + model + "@2ply` for 2-ply search; load in Python with `tapa_ai.checkpoint.load_network`.",
