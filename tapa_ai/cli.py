@@ -71,26 +71,29 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
     from .checkpoint import CheckpointError
     from .config import ConfigError, apply_overrides, load_config
-    from .training.trainer import Trainer, TrainingError, new_run_directory, resume_checkpoint
+    from .ray_cluster import RayUnavailable
+    from .training.distributed import make_trainer
+    from .training.trainer import TrainingError, new_run_directory, resume_checkpoint
 
+    overrides = [*args.set, *([f"distributed.workers={args.workers}"] if args.workers is not None else [])]
     try:
         if args.resume:
             if args.config:
                 raise TrainingError("--resume continues a run with its own stored config; drop --config "
                                     "(use --set to change e.g. run.total_games)")
             run_dir, checkpoint = resume_checkpoint(args.resume)
-            config = apply_overrides(checkpoint.train_config(), args.set)
+            config = apply_overrides(checkpoint.train_config(), overrides)
             print(f"resuming {run_dir} at {checkpoint.games} games")
-            trainer = Trainer(config, run_dir, checkpoint)
+            trainer = make_trainer(config, run_dir, checkpoint, ray_address=args.ray_address)
         else:
             config_path = Path(args.config or DEFAULT_TRAIN_CONFIG)
-            config = load_config(config_path, args.set)
+            config = load_config(config_path, overrides)
             run_dir = new_run_directory(config)
             print(f"run directory {run_dir} (config {config_path}); TensorBoard: tensorboard --logdir "
                   f"{config.checkpoint.directory}")
-            trainer = Trainer(config, run_dir)
+            trainer = make_trainer(config, run_dir, ray_address=args.ray_address)
         trainer.train(progress=not args.quiet)
-    except (ConfigError, CheckpointError, TrainingError) as error:
+    except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
         print(f"tapa-ai train: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -136,13 +139,14 @@ def _cmd_match(args: argparse.Namespace) -> int:
                            "where the rules have one: give one or the other")
         if args.match_length:
             result = run_cube_match(args.bot_a, args.bot_b, rules, args.matches or 1000, seed=args.seed,
-                                    workers=args.workers, match_length=args.match_length, progress=not args.quiet)
+                                    workers=args.workers, match_length=args.match_length, progress=not args.quiet,
+                                    ray_address=args.ray_address)
         elif args.cube:
             result = run_cube_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
-                                    progress=not args.quiet)
+                                    progress=not args.quiet, ray_address=args.ray_address)
         else:
             result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
-                               progress=not args.quiet)
+                               progress=not args.quiet, ray_address=args.ray_address)
     except BotError as error:
         print(f"tapa-ai match: {error}", file=sys.stderr)
         return 2
@@ -161,15 +165,28 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from .arena.tournament import run_tournament
     from .bots.base import BotError
 
+    connected = False
     try:
         rules = _arena_variant(args.bots, args.variant)
+        if args.ray_address:  # once for all the pairings
+            from .ray_cluster import RayUnavailable, connect
+
+            try:
+                connected = connect(args.ray_address, num_cpus=os.cpu_count())
+            except RayUnavailable as error:
+                raise BotError(str(error)) from None
         result = run_tournament(args.bots, rules, args.games, seed=args.seed, workers=args.workers,
-                                progress=not args.quiet)
+                                progress=not args.quiet, ray_address=args.ray_address)
         if args.out:
             result.write(args.out)
     except BotError as error:
         print(f"tapa-ai tournament: {error}", file=sys.stderr)
         return 2
+    finally:
+        if connected:
+            from .ray_cluster import disconnect
+
+            disconnect(connected)
     print(result.markdown())
     if args.out:
         print(f"\nwritten: {args.out}/tournament.json, tournament.md, tournament.png")
@@ -215,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override a config value, e.g. --set model.hidden=128 (repeatable)")
     train.add_argument("--resume", metavar="RUN", help="continue a run: its directory or a checkpoint file")
+    train.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="self-play actor processes beside the learner (= --set distributed.workers=N; "
+                       "1, the default, is the single-process trainer)")
+    train.add_argument("--ray-address", metavar="ADDRESS", help="run the actors on a Ray cluster: auto, host:port, "
+                       "or local (a new instance on this machine); needs pip install 'tapa-ai[ray]'")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.set_defaults(func=_cmd_train)
 
@@ -293,6 +315,8 @@ def _arena_options(parser: argparse.ArgumentParser, games: int) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the dice and of every random choice (default 1)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="processes playing games (default: the CPU count); results do not depend on it")
+    parser.add_argument("--ray-address", metavar="ADDRESS", help="play on a Ray cluster instead of --workers "
+                        "processes: auto, host:port, or local; same results (needs pip install 'tapa-ai[ray]')")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

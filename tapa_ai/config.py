@@ -183,6 +183,24 @@ class LoggingConfig:
 
 
 @dataclass
+class DistributedConfig:
+    """Self-play actors in other processes (or on a Ray cluster) and one learner; see docs/training.md."""
+
+    workers: int = _bounded(1, minimum=1)
+    """Self-play actor processes; 1 is the single-process trainer (exactly reproducible), more run actors + learner."""
+    games_per_batch: int = _bounded(32, minimum=1)
+    """Finished games an actor plays with one weights version before sending them to the learner."""
+    publish_every: int = _bounded(1, minimum=1)
+    """Learner updates (one per batch of games learned) between two publications of the weights to the actors."""
+    max_staleness: int = _bounded(0, minimum=0)
+    """Batches played with weights more than this many updates older than the learner's are dropped (0: none are)."""
+    actor_threads: int = _bounded(1, minimum=1)
+    """Threads of each actor's move generation and evaluation (one core per actor is the efficient choice)."""
+    actor_timeout: float = _bounded(600.0, above=0.0)
+    """Seconds without a batch after which a live actor counts as hung and is replaced."""
+
+
+@dataclass
 class TrainConfig:
     """Everything a training run needs; with the seed it reproduces the run."""
 
@@ -200,6 +218,8 @@ class TrainConfig:
     """When and where checkpoints are written."""
     logging: LoggingConfig = field(default_factory=LoggingConfig)
     """Progress output and TensorBoard logs."""
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+    """Actor processes and the learner (``workers = 1``: everything in one process)."""
 
 
 # ---------------------------------------------------------------------------

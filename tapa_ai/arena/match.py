@@ -9,7 +9,8 @@ The games are cut into chunks of ``chunk_pairs`` pairs; chunk ``i`` draws
 its dice and every random choice from ``default_rng([seed, i])``, so the
 result depends on the seed only, not on how many workers played it. Workers
 are separate processes (``spawn``), each building the two bots once from
-their spec strings.
+their spec strings; with ``ray_address`` the chunks are Ray tasks spread
+over a Ray cluster instead (each Ray worker process builds the bots once).
 """
 
 from __future__ import annotations
@@ -112,10 +113,52 @@ def _play_chunk(job: tuple[int, int, int, int]) -> tuple[int, GameRecords]:
     return index, play_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index], max_turns)
 
 
+# -- over a Ray cluster ------------------------------------------------------------------------------
+def _ray_chunk(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, job: tuple) -> tuple[int, object]:
+    """One chunk as a Ray task; the worker process keeps the bots of its last (A, B, rules) between tasks."""
+    key = (spec_a, spec_b, rules)
+    if _WORKER.get("key") != key:
+        for bot in (_WORKER.get("a"), _WORKER.get("b")):
+            if bot is not None:
+                bot.close()
+        _init_worker(spec_a, spec_b, rules, threads=1)
+        _WORKER["key"] = key
+    return {"games": _play_chunk, "cube": _play_cube_chunk}[chunk](job)
+
+
+def _run_on_ray(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: list[tuple], ray_address: str,
+                done) -> int:
+    """Play ``jobs`` as Ray tasks on the cluster at ``ray_address``; ``done(index, records)`` as each ends.
+
+    Returns the cluster's CPU count (the workers that could play at once).
+    """
+    from ..ray_cluster import RayUnavailable, connect, disconnect, require_ray
+
+    try:
+        ray = require_ray()
+        connected = connect(ray_address, num_cpus=os.cpu_count())
+    except RayUnavailable as error:
+        raise BotError(str(error)) from None
+    try:
+        task = ray.remote(num_cpus=1, max_retries=2)(_ray_chunk)
+        # Chunks seed themselves ([seed, index]): a retried or reordered task plays the same games.
+        calls = [task.remote(chunk, spec_a, spec_b, rules, job) for job in jobs]
+        while calls:
+            ready, calls = ray.wait(calls, num_returns=1)
+            done(*ray.get(ready[0]))
+        return int(ray.cluster_resources().get("CPU", 1))
+    finally:
+        disconnect(connected)
+
+
 def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,
               chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
-              desc: Optional[str] = None) -> MatchResult:
-    """Play ``games`` (rounded up to whole pairs) of bot A against bot B; see the module docstring."""
+              desc: Optional[str] = None, ray_address: Optional[str] = None) -> MatchResult:
+    """Play ``games`` (rounded up to whole pairs) of bot A against bot B; see the module docstring.
+
+    ``ray_address``: play the chunks on that Ray cluster (``auto``, ``host:port``, ``local``) instead of
+    ``workers`` local processes; the result is the same.
+    """
     from tqdm import tqdm
 
     if games < 2:
@@ -132,7 +175,13 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
                dynamic_ncols=True)
     start = time.perf_counter()
     try:
-        if workers == 1 or len(jobs) == 1:
+        if ray_address:
+            def done(index: int, records: GameRecords) -> None:
+                parts[index] = records
+                bar.update(records.games)
+
+            workers = min(_run_on_ray("games", spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
+        elif workers == 1 or len(jobs) == 1:
             _init_worker(spec_a, spec_b, rules, threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
             for job in jobs:
                 index, records = _play_chunk(job)
@@ -239,11 +288,13 @@ class CubeMatchResult:
 
 def run_cube_match(spec_a: str, spec_b: str, rules: RuleOptions, count: int, seed: int = 1, workers: int = 1,
                    match_length: int = 0, chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000,
-                   progress: bool = True, desc: Optional[str] = None) -> CubeMatchResult:
+                   progress: bool = True, desc: Optional[str] = None,
+                   ray_address: Optional[str] = None) -> CubeMatchResult:
     """``count`` money games with the cube (``match_length`` 0) or matches to ``match_length``, in pairs.
 
     Chunk ``i`` of ``chunk_pairs`` pairs draws from ``default_rng([seed, i])``,
-    so the result depends on the seed only, not on ``workers``.
+    so the result depends on the seed only, not on ``workers`` or ``ray_address``
+    (the chunks as Ray tasks on that cluster).
     """
     from tqdm import tqdm
 
@@ -269,7 +320,13 @@ def run_cube_match(spec_a: str, spec_b: str, rules: RuleOptions, count: int, see
                dynamic_ncols=True)
     start = time.perf_counter()
     try:
-        if workers == 1 or len(jobs) == 1:
+        if ray_address:
+            def done(index: int, records: CubeRecords) -> None:
+                parts[index] = records
+                bar.update(records.slots)
+
+            workers = min(_run_on_ray("cube", spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
+        elif workers == 1 or len(jobs) == 1:
             threads = int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1))
             _init_worker(spec_a, spec_b, rules, threads=threads)
             for job in jobs:

@@ -391,12 +391,14 @@ class TournamentResult:
 # -- running ------------------------------------------------------------------------------------
 def run_tournament(specs: Sequence[str], rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,
                    progress: bool = True, bootstrap: int = DEFAULT_BOOTSTRAP, prior_games: float = 1.0,
-                   chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000) -> TournamentResult:
+                   chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000,
+                   ray_address: Optional[str] = None) -> TournamentResult:
     """A round robin of ``specs`` at ``rules``: every pair of distinct bots plays ``games`` games.
 
     Pairing ``k`` (in ``itertools.combinations`` order, the earlier spec as
     A) is played by :func:`~tapa_ai.arena.match.run_match` with the seed
-    ``seed * 1000 + k``; ``workers`` processes play each match. Raises
+    ``seed * 1000 + k``; ``workers`` processes (or the Ray cluster at
+    ``ray_address``) play each match. Raises
     :class:`BotError` for fewer than two bots, a repeated spec, or a spec
     that does not build (checked before any game is played).
     """
@@ -419,6 +421,7 @@ def run_tournament(specs: Sequence[str], rules: RuleOptions, games: int, seed: i
     for k, (i, j) in enumerate(pairings):
         matches.append(run_match(specs[i], specs[j], rules, games, seed=seed * 1000 + k, workers=workers,
                                  chunk_pairs=chunk_pairs, max_turns=max_turns, progress=progress,
-                                 desc=f"[{k + 1}/{len(pairings)}] {specs[i]} vs {specs[j]}"))
+                                 desc=f"[{k + 1}/{len(pairings)}] {specs[i]} vs {specs[j]}",
+                                 ray_address=ray_address))
     return TournamentResult(specs, rules.name, seed, matches, bootstrap=bootstrap, prior_games=prior_games,
                             seconds=time.perf_counter() - start)

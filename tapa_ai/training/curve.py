@@ -59,7 +59,38 @@ def train_to_marks(config_path: Optional[str], overrides: Sequence[str], marks_m
     return run_dir, rows
 
 
-def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, progress: bool = True) -> list[dict]:
+def train_to_games(config_path: str, overrides: Sequence[str], marks_games: Sequence[int], workers: int = 1,
+                   ray_address: Optional[str] = None, progress: bool = True) -> tuple[Trainer, list[dict]]:
+    """One run to the last of ``marks_games``, keeping the first checkpoint at or past each mark.
+
+    ``workers`` > 1 or ``ray_address``: the distributed trainer (actors +
+    learner). Checkpoints come every ``gcd(marks)`` games and are all kept, so
+    the snapshots of runs that learn at different speeds compare at (about)
+    equal games; their rows say the exact count. Returns the trainer and one
+    row per mark.
+    """
+    import math
+
+    from ..checkpoint import CheckpointManager
+    from .distributed import make_trainer
+
+    marks = sorted(int(mark) for mark in marks_games)
+    every = math.gcd(*marks)
+    config = load_config(config_path, [*overrides, f"run.total_games={marks[-1]}", f"checkpoint.every_games={every}",
+                                       f"checkpoint.keep_last={marks[-1] // every + 2}",
+                                       "eval.every_games=1000000000", f"distributed.workers={workers}"])
+    trainer = make_trainer(config, new_run_directory(config), ray_address=ray_address)
+    trainer.train(progress=progress)
+    steps = CheckpointManager(trainer.run_dir, 1).steps()
+    rows = []
+    for mark in marks:
+        games, path = next((games, path) for games, path in steps if games >= mark)
+        rows.append({"mark": mark, "checkpoint": str(path)})
+    return trainer, rows
+
+
+def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, progress: bool = True,
+                       opponents: Sequence[str] = OPPONENTS) -> list[dict]:
     """Duel every snapshot (0-ply, greedy) against the fixed bots, ``2 * pairs`` games each, paired dice."""
     from tqdm import tqdm
 
@@ -71,7 +102,7 @@ def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, pro
         row["games_trained"] = checkpoint.games
         row["cpu_seconds"] = checkpoint.extra.get("cpu_seconds")
         row["wall_seconds"] = checkpoint.extra.get("wall_seconds")
-        for name in OPPONENTS:
+        for name in opponents:
             row[name] = duel(net.rules, net_policy(net), make_bot(name, net.rules), pairs, seed).summary()
     return rows
 

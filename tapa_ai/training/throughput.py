@@ -6,6 +6,8 @@ checkpoints pushed out of the window) for a fixed wall-clock time and counts
 decisions (moves chosen, one per game per ply) and finished games.
 :func:`gnubg_throughput` is the anchor: ``gnubg_nn.bestmove`` at 0-ply
 playing itself, one process per requested core.
+:func:`distributed_throughput` runs the actor–learner layout the same way
+and :func:`learner_capacity` the learner alone (``scripts/bench_distributed.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class Throughput:
     seconds: float
     decisions: int
     games: int
+    cpu_seconds: float = 0.0
+    """Process CPU time (all threads) in the window, where measured."""
 
     def to_json(self) -> dict:
         return {"decisions_per_s": round(self.decisions_per_s, 1), "games_per_s": round(self.games_per_s, 2)}
@@ -69,7 +73,7 @@ def selfplay_throughput(variant: str, seconds: float, parallel_games: int = DEFA
         trainer = Trainer(config, new_run_directory(config))
         deadline = time.perf_counter() + warmup
         trainer.train(progress=False, should_stop=lambda: time.perf_counter() >= deadline)
-        start_decisions, start_games = trainer.decisions, trainer.games
+        start_decisions, start_games, cpu_start = trainer.decisions, trainer.games, trainer.cpu_seconds
         stopped = []
 
         def should_stop() -> bool:
@@ -95,7 +99,8 @@ def selfplay_throughput(variant: str, seconds: float, parallel_games: int = DEFA
         elapsed = stopped[0] - begin
         # Counted up to the moment the stop was seen (the final learn and checkpoint come after).
         decisions, games = trainer.decisions - start_decisions, trainer.games - start_games
-    return Throughput(decisions / elapsed, games / elapsed, elapsed, decisions, games)
+        cpu = trainer.cpu_seconds - cpu_start
+    return Throughput(decisions / elapsed, games / elapsed, elapsed, decisions, games, cpu)
 
 
 # -- GNU Backgammon ---------------------------------------------------------------------------------
@@ -207,3 +212,125 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
     finally:
         torch.set_num_threads(threads)
     return costs
+
+
+# -- distributed training: actors + learner ------------------------------------------------------------
+@dataclass
+class DistributedThroughput:
+    """Learned games per second of actor–learner training, and where the CPU time went (per game)."""
+
+    workers: int
+    transport: str
+    decisions_per_s: float
+    games_per_s: float
+    seconds: float
+    games: int
+    decisions: int
+    positions_per_game: float
+    actor_cpu_ms_per_game: float
+    """Actor CPU time per game learned (self-play only), summed over the actors."""
+    learner_cpu_ms_per_game: float
+    """CPU time of the learner process per game learned (receiving, learning, publishing)."""
+    updates_per_s: float
+    mean_staleness: float
+    max_staleness: int
+
+    def to_json(self) -> dict:
+        return {key: (round(value, 3) if isinstance(value, float) else value)
+                for key, value in self.__dict__.items()}
+
+
+def distributed_throughput(variant: str, seconds: float, workers: int, parallel_games: int = DEFAULT_PARALLEL_GAMES,
+                           warmup: float = 2.0, overrides: Sequence[str] = (), ray_address: Optional[str] = None
+                           ) -> DistributedThroughput:
+    """The learner with ``workers`` actors (processes, or Ray actors at ``ray_address``) for ``seconds``.
+
+    Same config as :func:`selfplay_throughput` (each actor plays
+    ``parallel_games`` games); the window opens ``warmup`` seconds after the
+    first batch arrives (the actors' start-up is not counted) and counts
+    games and decisions as the learner takes them.
+    """
+    import numpy as np
+
+    from .distributed import DistributedTrainer
+    from .trainer import new_run_directory
+
+    with tempfile.TemporaryDirectory(prefix="bench-distributed-") as directory:
+        config = bench_config(variant, parallel_games, directory, overrides)
+        trainer = DistributedTrainer(config, new_run_directory(config), workers=workers, ray_address=ray_address)
+        marks: dict = {}
+        actor = {"cpu": 0.0}
+        lags: list[int] = []
+
+        def on_batch(batch) -> None:
+            if "begin" in marks and "end" not in marks:
+                actor["cpu"] += batch.cpu_seconds
+                lags.append(trainer.updates - batch.version)
+
+        def snapshot() -> tuple:
+            return time.perf_counter(), trainer.games, trainer.decisions, time.process_time(), trainer.updates
+
+        def should_stop() -> bool:
+            now = time.perf_counter()
+            if "first" not in marks:
+                if trainer.games > 0:
+                    marks["first"] = now
+            elif "begin" not in marks:
+                if now >= marks["first"] + warmup:
+                    marks["begin"] = snapshot()
+            elif now >= marks["begin"][0] + seconds:
+                marks["end"] = snapshot()
+                return True
+            return False
+
+        trainer.on_batch = on_batch
+        trainer.train(progress=False, should_stop=should_stop)
+        begin, end = marks["begin"], marks["end"]
+        elapsed = end[0] - begin[0]
+        games, decisions = end[1] - begin[1], end[2] - begin[2]
+        lags = np.array(lags or [0])
+    per_game = max(games, 1)
+    return DistributedThroughput(
+        workers=workers, transport="ray" if ray_address else "processes",
+        decisions_per_s=decisions / elapsed, games_per_s=games / elapsed, seconds=elapsed, games=games,
+        decisions=decisions, positions_per_game=trainer.selfplay.stats.turns_of_finished / max(trainer.games, 1),
+        actor_cpu_ms_per_game=actor["cpu"] / per_game * 1e3,
+        learner_cpu_ms_per_game=(end[3] - begin[3]) / per_game * 1e3,
+        updates_per_s=(end[4] - begin[4]) / elapsed, mean_staleness=float(lags.mean()), max_staleness=int(lags.max()))
+
+
+def learner_capacity(variant: str, seconds: float, games_per_update: int = 32, record_games: int = 512,
+                     parallel_games: int = DEFAULT_PARALLEL_GAMES, overrides: Sequence[str] = ()) -> dict:
+    """How many games per second the learner alone can learn from (``Trainer.learn``, plus the publication).
+
+    Plays ``record_games`` self-play games first (the current config's
+    exploration), then for ``seconds`` learns them again and again in updates
+    of ``games_per_update`` games, each followed by what a distributed
+    learner does after an update (copying the weights out for publication).
+    """
+    from .actor import numpy_state
+    from .trainer import Trainer, new_run_directory
+
+    with tempfile.TemporaryDirectory(prefix="bench-learner-") as directory:
+        config = bench_config(variant, parallel_games, directory, overrides)
+        trainer = Trainer(config, new_run_directory(config))
+        games: list = []
+        while len(games) < record_games:
+            games += trainer.selfplay.play_ply(config.selfplay.epsilon(0))
+        steps_before = trainer.steps
+        updates = positions = learned = 0
+        begin, cpu = time.perf_counter(), time.process_time()
+        while time.perf_counter() - begin < seconds:
+            start = (updates * games_per_update) % (len(games) - games_per_update)
+            chunk = games[start:start + games_per_update]
+            trainer.learn(chunk)
+            numpy_state(trainer.net)
+            updates += 1
+            learned += len(chunk)
+            positions += sum(len(game.states) for game in chunk)
+        elapsed = time.perf_counter() - begin
+        cpu = time.process_time() - cpu
+    return {"updates_per_s": updates / elapsed, "games_per_s": learned / elapsed,
+            "positions_per_s": positions / elapsed, "minibatch_steps_per_s": (trainer.steps - steps_before) / elapsed,
+            "positions_per_game": positions / max(learned, 1), "cpu_ms_per_game": cpu / max(learned, 1) * 1e3,
+            "games_per_update": games_per_update, "batch_size": config.learning.batch_size}

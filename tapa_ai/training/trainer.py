@@ -207,8 +207,12 @@ class Trainer:
         self.wall_seconds = float(checkpoint.extra.get("wall_seconds", 0.0))
         best = checkpoint.extra.get("best_score")
         # A best score measured against other opponents (eval.opponents changed on resume) says nothing.
-        same_opponents = checkpoint.extra.get("best_opponents", list(self.config.eval.opponents)) == list(
-            self.config.eval.opponents)
+        records = checkpoint.extra.get("evaluations", [])
+        last = max((r["games_trained"] for r in records), default=None)
+        # Files from before "best_opponents" was stored: the opponents of their last evaluation.
+        best_opponents = checkpoint.extra.get(
+            "best_opponents", [r["opponent"] for r in records if r["games_trained"] == last])
+        same_opponents = list(best_opponents) == list(self.config.eval.opponents)
         self.best_score = -math.inf if best is None or not same_opponents else float(best)
         self.evaluations = [
             EvalRecord(r["games_trained"], r["opponent"], r["games"], r["ppg"], tuple(r["ppg_ci95"]), r["win_rate"])
@@ -218,78 +222,108 @@ class Trainer:
     # -- the loop ------------------------------------------------------------
     def train(self, progress: bool = True, should_stop: Optional[Callable[[], bool]] = None) -> None:
         """Play and learn until ``run.total_games`` (or ``should_stop()``); checkpoint, evaluate and log on the way."""
-        from tqdm import tqdm
-
         config = self.config
-        writer = None
-        if config.logging.tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
-
-            writer = SummaryWriter(str(self.run_dir))
-            if self.games == 0:
-                writer.add_text("config", "```toml\n" + config_to_toml(config) + "\n```", 0)
-        next_log = _next_multiple(self.games, config.logging.log_every_games)
-        next_eval = _next_multiple(self.games, config.eval.every_games)
-        next_checkpoint = _next_multiple(self.games, config.checkpoint.every_games)
+        schedule = _Schedule(self, progress)
         positions_per_update = config.learning.batch_size
-        window = _Window(self.games, self.decisions)
         loss = float("nan")
-        bar = tqdm(total=config.run.total_games, initial=min(self.games, config.run.total_games), unit="game",
-                   disable=not progress, desc=f"train {self.rules.name}", dynamic_ncols=True)
         try:
             while self.games < config.run.total_games and not (should_stop and should_stop()):
                 cpu_start, wall_start = time.process_time(), time.perf_counter()
                 finished = self.selfplay.play_ply(config.selfplay.epsilon(self.games))
                 if self.online_losses:
-                    window.losses.append(float(np.mean(self.online_losses)))
+                    schedule.window.losses.append(float(np.mean(self.online_losses)))
                     self.online_losses = []
                 if finished:
                     if self.traces is None:
                         self.pending.extend(finished)
-                    window.add(finished)
-                    bar.update(min(len(finished), config.run.total_games - bar.n))
+                    schedule.finished(finished)
                 if sum(len(g.states) for g in self.pending) >= positions_per_update or (
-                        self.pending and self.games >= min(next_checkpoint, config.run.total_games)):
+                        self.pending and self.games >= min(schedule.next_checkpoint, config.run.total_games)):
                     loss = self.learn(self.pending)
-                    window.losses.append(loss)
+                    schedule.window.losses.append(loss)
                     self.pending = []
                 self.cpu_seconds += time.process_time() - cpu_start
                 self.wall_seconds += time.perf_counter() - wall_start
-                if self.games >= next_log:
-                    stats = window.flush(self.games, self.decisions)
-                    bar.set_postfix(loss=f"{loss:.4f}", games_s=f"{stats['games_per_s']:.1f}")
-                    if writer:
-                        _log_window(writer, stats, self.games, config.selfplay.epsilon(self.games))
-                        writer.add_scalar("charts/cpu_minutes", self.cpu_seconds / 60, self.games)
-                    next_log = _next_multiple(self.games, config.logging.log_every_games)
-                if self.games >= next_eval:
-                    records = self.evaluate()
-                    score = float(np.mean([r.ppg for r in records]))
-                    if writer:
-                        for record in records:
-                            prefix = f"eval/{record.opponent}"
-                            writer.add_scalar(f"{prefix}/ppg", record.ppg, self.games)
-                            writer.add_scalar(f"{prefix}/win_rate", record.win_rate, self.games)
-                            writer.add_scalar(f"{prefix}/ppg_ci95_low", record.ppg_ci95[0], self.games)
-                            writer.add_scalar(f"{prefix}/ppg_ci95_high", record.ppg_ci95[1], self.games)
-                    bar.write(f"[{self.games} games] " + ", ".join(
-                        f"vs {r.opponent}: ppg {r.ppg:+.3f} [{r.ppg_ci95[0]:+.3f}, {r.ppg_ci95[1]:+.3f}] "
-                        f"win {r.win_rate:.1%} ({r.games} games)" for r in records))
-                    if score > self.best_score:
-                        self.best_score = score
-                        self.manager.save_best(**self._payload())
-                    next_eval = _next_multiple(self.games, config.eval.every_games)
-                if self.games >= next_checkpoint:
-                    self.save()
-                    next_checkpoint = _next_multiple(self.games, config.checkpoint.every_games)
+                schedule.after_step(loss)
             if self.pending:
                 loss = self.learn(self.pending)
                 self.pending = []
             self.save()
         finally:
-            bar.close()
-            if writer:
-                writer.close()
+            schedule.close()
+
+    def _evaluate_and_report(self, writer, bar) -> None:
+        records = self.evaluate()
+        score = float(np.mean([r.ppg for r in records]))
+        if writer:
+            for record in records:
+                prefix = f"eval/{record.opponent}"
+                writer.add_scalar(f"{prefix}/ppg", record.ppg, self.games)
+                writer.add_scalar(f"{prefix}/win_rate", record.win_rate, self.games)
+                writer.add_scalar(f"{prefix}/ppg_ci95_low", record.ppg_ci95[0], self.games)
+                writer.add_scalar(f"{prefix}/ppg_ci95_high", record.ppg_ci95[1], self.games)
+        bar.write(f"[{self.games} games] " + ", ".join(
+            f"vs {r.opponent}: ppg {r.ppg:+.3f} [{r.ppg_ci95[0]:+.3f}, {r.ppg_ci95[1]:+.3f}] "
+            f"win {r.win_rate:.1%} ({r.games} games)" for r in records))
+        if score > self.best_score:
+            self.best_score = score
+            self.manager.save_best(**self._payload())
+
+
+class _Schedule:
+    """The periodic work of a training loop: the progress bar, TensorBoard scalars, evaluations, checkpoints.
+
+    Shared by the single-process loop (:meth:`Trainer.train`) and the
+    learner of distributed training: the loop reports finished games with
+    :meth:`finished` and calls :meth:`after_step` after each step.
+    """
+
+    def __init__(self, trainer: Trainer, progress: bool) -> None:
+        from tqdm import tqdm
+
+        self.trainer = trainer
+        config = trainer.config
+        self.writer = None
+        if config.logging.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(str(trainer.run_dir))
+            if trainer.games == 0:
+                self.writer.add_text("config", "```toml\n" + config_to_toml(config) + "\n```", 0)
+        self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)
+        self.next_eval = _next_multiple(trainer.games, config.eval.every_games)
+        self.next_checkpoint = _next_multiple(trainer.games, config.checkpoint.every_games)
+        self.window = _Window(trainer.games, trainer.decisions)
+        self.bar = tqdm(total=config.run.total_games, initial=min(trainer.games, config.run.total_games),
+                        unit="game", disable=not progress, desc=f"train {trainer.rules.name}", dynamic_ncols=True)
+
+    def finished(self, games: list[FinishedGame]) -> None:
+        self.window.add(games)
+        self.bar.update(min(len(games), self.trainer.config.run.total_games - self.bar.n))
+
+    def after_step(self, loss: float, scalars: Optional[dict[str, float]] = None) -> None:
+        """Log, evaluate and checkpoint when their turn has come; ``scalars`` are logged with the window."""
+        trainer, config = self.trainer, self.trainer.config
+        if trainer.games >= self.next_log:
+            stats = self.window.flush(trainer.games, trainer.decisions)
+            self.bar.set_postfix(loss=f"{loss:.4f}", games_s=f"{stats['games_per_s']:.1f}")
+            if self.writer:
+                _log_window(self.writer, stats, trainer.games, config.selfplay.epsilon(trainer.games))
+                self.writer.add_scalar("charts/cpu_minutes", trainer.cpu_seconds / 60, trainer.games)
+                for name, value in (scalars or {}).items():
+                    self.writer.add_scalar(name, value, trainer.games)
+            self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)
+        if trainer.games >= self.next_eval:
+            trainer._evaluate_and_report(self.writer, self.bar)
+            self.next_eval = _next_multiple(trainer.games, config.eval.every_games)
+        if trainer.games >= self.next_checkpoint:
+            trainer.save()
+            self.next_checkpoint = _next_multiple(trainer.games, config.checkpoint.every_games)
+
+    def close(self) -> None:
+        self.bar.close()
+        if self.writer:
+            self.writer.close()
 
 
 def _next_multiple(value: int, every: int) -> int:
@@ -306,6 +340,8 @@ class _Window:
         self.turns = 0
         self.count = 0
         self.losses: list[float] = []
+        self.staleness: list[tuple[int, int]] = []
+        """(staleness, games) of each batch the learner took (distributed training only)."""
 
     def add(self, finished: list[FinishedGame]) -> None:
         for game in finished:
@@ -322,6 +358,10 @@ class _Window:
             "kinds": {kind: n / max(self.count, 1) for kind, n in self.kinds.items()},
             "loss": float(np.mean(self.losses)) if self.losses else float("nan"),
         }
+        if self.staleness:
+            lags = np.array(self.staleness, dtype=np.float64)
+            stats["staleness"] = float(np.average(lags[:, 0], weights=np.maximum(lags[:, 1], 1)))
+            stats["staleness_max"] = float(lags[:, 0].max())
         self.__init__(games, decisions)
         return stats
 
@@ -336,6 +376,10 @@ def _log_window(writer, stats: dict, games: int, epsilon: float) -> None:
     writer.add_scalar("charts/epsilon", epsilon, games)
     for kind in ("single", "gammon", "backgammon", "mother", "draw"):
         writer.add_scalar(f"charts/result_{kind}", stats["kinds"].get(kind, 0.0), games)
+    if "staleness" in stats:
+        # Learner updates between the weights that played a game's batch and the learner's at learning time.
+        writer.add_scalar("charts/staleness", stats["staleness"], games)
+        writer.add_scalar("charts/staleness_max", stats["staleness_max"], games)
 
 
 def new_run_directory(config: TrainConfig) -> Path:

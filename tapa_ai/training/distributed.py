@@ -1,0 +1,392 @@
+"""Distributed training: self-play actors in other processes (or Ray actors), one learner.
+
+The layout (docs/training.md, "Distributed training"):
+
+- **actors** (:class:`~tapa_ai.training.actor.SelfPlayActor`) each play a
+  batch of ``selfplay.parallel_games`` games side by side with the latest
+  weights they have, and send every ``distributed.games_per_batch`` finished
+  games to the learner, stamped with the version of the weights that played
+  them;
+- the **learner** (:class:`DistributedTrainer`, this process) learns from
+  the batches as they come, exactly as the single-process trainer learns
+  (:meth:`Trainer.learn`), counts its updates (one per batch of positions
+  learned: the weights version), publishes the weights every
+  ``distributed.publish_every`` updates, evaluates, logs and checkpoints.
+
+Two transports carry the same actor code: :class:`ProcessActors` (spawned
+processes on this machine; weights in shared memory, one pipe per actor for
+its batches) and :class:`~tapa_ai.training.ray_actors.RayActors` (Ray
+actors; weights through the object store). An actor that dies or hangs is
+replaced by a new one (a new seed) in its slot; the games it was playing and
+any batch it had not completely sent are dropped, never learned from.
+
+Staleness of a batch: the learner's updates since the weights that played it
+(``learner version - actor version``), logged as ``charts/staleness``.
+Batches staler than ``distributed.max_staleness`` (when not 0) are dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing import connection as mp_connection
+from multiprocessing import get_context
+from typing import Any, Callable, Optional, Protocol
+
+import numpy as np
+
+from ..checkpoint import Checkpoint
+from ..config import TrainConfig, config_to_dict
+from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, numpy_state
+from .trainer import Trainer, TrainingError, _Schedule
+
+Weights = tuple[int, dict[str, np.ndarray], float]
+"""A publication: (version, state_dict as numpy arrays, exploration rate epsilon)."""
+
+RECEIVE_TIMEOUT = 0.25
+"""Seconds the learner waits for a batch before looking at its schedule (stop requests) again."""
+HISTORY = 100_000
+"""Losses and staleness values a learner keeps (the latest; TensorBoard has the whole run)."""
+
+
+class ActorPool(Protocol):
+    """What the learner needs of a transport: start actors, publish weights, receive batches, stop."""
+
+    restarts: int
+    """Actors replaced so far (dead, hung or lost)."""
+
+    def start(self, weights: Weights) -> None: ...
+
+    def publish(self, weights: Weights) -> None: ...
+
+    def receive(self, timeout: float) -> list[ActorBatch]: ...
+
+    def close(self) -> None: ...
+
+
+class ActorFailed(TrainingError):
+    """An actor raised an error (not a crash): it would fail again, so training stops with its traceback."""
+
+
+@dataclass
+class _ActorError:
+    """Sent by a process actor instead of a batch when its code raised."""
+
+    slot: int
+    traceback: str
+
+
+def failures_allowed(workers: int) -> int:
+    """Actor losses in a row (no batch received in between) after which the learner gives up."""
+    return 2 * workers + 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# Multiprocessing transport
+
+
+class SharedWeights:
+    """The latest published weights in shared memory: a version, epsilon and the flat float32 state_dict.
+
+    The learner writes (:meth:`write`) and the actor processes read
+    (:meth:`read`) under one lock; an actor reads only when the version
+    changed, at the start of a batch.
+    """
+
+    def __init__(self, context: Any, layout: list[tuple[str, tuple[int, ...]]]) -> None:
+        self.layout = layout
+        self.size = sum(math.prod(shape) for _, shape in layout)
+        self.lock = context.Lock()
+        self.buffer = context.RawArray("f", self.size)
+        self.header = context.RawArray("d", 2)  # version (-1: nothing published yet), epsilon
+        self.header[0] = -1.0
+
+    def write(self, weights: Weights) -> None:
+        version, state, epsilon = weights
+        flat = np.concatenate([np.asarray(state[name], dtype=np.float32).ravel() for name, _ in self.layout])
+        with self.lock:
+            np.frombuffer(self.buffer, dtype=np.float32)[:] = flat
+            self.header[0], self.header[1] = float(version), float(epsilon)
+
+    def version(self) -> int:
+        with self.lock:
+            return int(self.header[0])
+
+    def read(self) -> Weights:
+        with self.lock:
+            flat = np.frombuffer(self.buffer, dtype=np.float32).copy()
+            version, epsilon = int(self.header[0]), float(self.header[1])
+        state, offset = {}, 0
+        for name, shape in self.layout:
+            count = math.prod(shape)
+            state[name] = flat[offset:offset + count].reshape(shape)
+            offset += count
+        return version, state, epsilon
+
+
+def _process_actor_main(config: dict, slot: int, incarnation: int, seed: list[int], games_per_batch: int,
+                        threads: int, weights: SharedWeights, sender: Any, stop: Any) -> None:
+    """The body of an actor process: play batches with the newest weights and send them, until stopped."""
+    limit_threads(threads)
+    try:
+        actor = SelfPlayActor(config, slot, seed, incarnation)
+        epsilon = 0.0
+        while not stop.is_set():
+            if weights.version() != actor.version:
+                version, state, epsilon = weights.read()
+                if version < 0:  # nothing published yet
+                    time.sleep(0.05)
+                    continue
+                actor.set_weights(version, state)
+            # Blocks while the learner is a batch behind: the pipe is the back-pressure.
+            sender.send(actor.play(games_per_batch, epsilon))
+    except (BrokenPipeError, ConnectionResetError, EOFError, KeyboardInterrupt):
+        return  # the learner closed our pipe (it stopped or gave up on us)
+    except BaseException:  # noqa: BLE001 - report any error to the learner, then die
+        try:
+            sender.send(_ActorError(slot, traceback.format_exc()))
+        except OSError:
+            pass
+        raise SystemExit(1) from None
+
+
+@dataclass
+class _ProcessSlot:
+    process: Any
+    receiver: Any
+    last_batch: float
+
+
+class ProcessActors:
+    """``workers`` actor processes (``spawn``) on this machine; see the module docstring."""
+
+    def __init__(self, config: TrainConfig, workers: int, start_games: int,
+                 layout: list[tuple[str, tuple[int, ...]]]) -> None:
+        self.config = config
+        self.config_dict = config_to_dict(config)
+        self.workers = workers
+        self.start_games = start_games
+        self.context = get_context("spawn")
+        self.weights = SharedWeights(self.context, layout)
+        self.stop = self.context.Event()
+        self.slots: list[Optional[_ProcessSlot]] = [None] * workers
+        self.incarnations = [0] * workers
+        self.restarts = 0
+        self.failures_in_a_row = 0
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def start(self, weights: Weights) -> None:
+        self.publish(weights)
+        for slot in range(self.workers):
+            self._launch(slot)
+
+    def _launch(self, slot: int) -> None:
+        distributed = self.config.distributed
+        receiver, sender = self.context.Pipe(duplex=False)
+        incarnation = self.incarnations[slot]
+        seed = actor_seed(self.config.run.seed, self.start_games, slot, incarnation)
+        process = self.context.Process(
+            target=_process_actor_main, name=f"tapa-ai-actor-{slot}.{incarnation}", daemon=True,
+            args=(self.config_dict, slot, incarnation, seed, distributed.games_per_batch, distributed.actor_threads,
+                  self.weights, sender, self.stop))
+        process.start()
+        sender.close()  # the child holds the only write end: its death reads as end of file here
+        self.slots[slot] = _ProcessSlot(process, receiver, time.monotonic())
+
+    def _replace(self, slot: int, why: str) -> None:
+        """Drop slot ``slot``'s actor (and whatever it had not sent) and start a new one in its place."""
+        old = self.slots[slot]
+        self.slots[slot] = None
+        if old is not None:
+            old.receiver.close()
+            if old.process.is_alive():
+                old.process.kill()
+            old.process.join(timeout=5)
+        self.restarts += 1
+        self.failures_in_a_row += 1
+        if self.failures_in_a_row > failures_allowed(self.workers):
+            raise TrainingError(f"self-play actors keep dying ({self.failures_in_a_row} in a row; the last: "
+                                f"actor {slot}, {why}); giving up")
+        self.incarnations[slot] += 1
+        self._launch(slot)
+
+    def close(self) -> None:
+        self.stop.set()
+        for slot in self.slots:
+            if slot is not None:
+                slot.receiver.close()  # an actor blocked in send() gets a broken pipe and exits
+        for slot in self.slots:
+            if slot is not None:
+                slot.process.join(timeout=5)
+                if slot.process.is_alive():
+                    slot.process.kill()
+                    slot.process.join(timeout=5)
+        self.slots = [None] * self.workers
+
+    def pids(self) -> list[Optional[int]]:
+        """Process ids of the running actors, by slot."""
+        return [slot.process.pid if slot else None for slot in self.slots]
+
+    # -- traffic ---------------------------------------------------------------------------------
+    def publish(self, weights: Weights) -> None:
+        self.weights.write(weights)
+
+    def receive(self, timeout: float) -> list[ActorBatch]:
+        live = [(index, slot) for index, slot in enumerate(self.slots) if slot is not None]
+        waitables = [slot.receiver for _, slot in live] + [slot.process.sentinel for _, slot in live]
+        ready = set(mp_connection.wait(waitables, timeout))
+        batches: list[ActorBatch] = []
+        now = time.monotonic()
+        for index, slot in live:
+            if slot.receiver in ready:
+                try:
+                    message = slot.receiver.recv()
+                except (EOFError, OSError, pickle.UnpicklingError) as error:
+                    code = slot.process.exitcode
+                    self._replace(index, f"its pipe closed ({type(error).__name__}; exit code {code})")
+                    continue
+                if isinstance(message, _ActorError):
+                    raise ActorFailed(f"self-play actor {index} failed:\n{message.traceback}")
+                slot.last_batch = now
+                self.failures_in_a_row = 0
+                batches.append(message)
+            elif slot.process.sentinel in ready:
+                self._replace(index, f"it exited with code {slot.process.exitcode}")
+            elif now - slot.last_batch > self.config.distributed.actor_timeout:
+                self._replace(index, f"no batch for {self.config.distributed.actor_timeout:g} s")
+        return batches
+
+
+# ---------------------------------------------------------------------------------------------------
+# The learner
+
+
+class DistributedTrainer(Trainer):
+    """The learner of actor–learner training; a :class:`Trainer` whose games come from actors.
+
+    ``workers``: actors (default ``distributed.workers``); ``ray_address``:
+    run them as Ray actors on that cluster (``auto``, ``host:port``, or
+    ``local`` for a new local Ray instance) instead of local processes.
+    Checkpoints are the single-process trainer's (network, optimizer,
+    counters, the learner's generator) plus ``learner_updates``; the actors'
+    running games are not saved, so a resumed run starts fresh games, and
+    any worker count (or the single-process trainer) can resume it.
+    """
+
+    def __init__(self, config: TrainConfig, run_dir, checkpoint: Optional[Checkpoint] = None,
+                 workers: Optional[int] = None, ray_address: Optional[str] = None) -> None:
+        if config.learning.method != "lambda-return":
+            raise TrainingError(f"learning.method = {config.learning.method!r} learns inside self-play, every ply; "
+                                "distributed training needs 'lambda-return' (or train with one worker)")
+        self.updates = 0
+        """Learner updates (calls of :meth:`learn`): the version of the weights it publishes."""
+        super().__init__(config, run_dir, checkpoint)
+        self.workers = int(workers or config.distributed.workers)
+        if self.workers < 1:
+            raise TrainingError(f"workers={self.workers}: must be at least 1")
+        self.ray_address = ray_address
+        self.pool: Optional[ActorPool] = None
+        self.dropped_stale_games = 0
+        self.restarts = 0
+        self.losses: deque[tuple[int, float]] = deque(maxlen=HISTORY)
+        """(games, mean loss) of the last updates of this session."""
+        self.staleness_seen: deque[int] = deque(maxlen=HISTORY)
+        """Staleness of the last batches learned from in this session (tests, measurements)."""
+        self.on_batch: Optional[Callable[[ActorBatch], None]] = None
+        """Called with every batch received (tests and benchmarks)."""
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def _payload(self) -> dict:
+        payload = super()._payload()
+        payload["extra"]["learner_updates"] = self.updates
+        return payload
+
+    def _restore(self, checkpoint: Checkpoint) -> None:
+        super()._restore(checkpoint)
+        self.updates = int(checkpoint.extra.get("learner_updates", 0))
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def _weights(self) -> Weights:
+        return self.updates, numpy_state(self.net), self.config.selfplay.epsilon(self.games)
+
+    def _make_pool(self) -> ActorPool:
+        if self.ray_address:
+            from .ray_actors import RayActors
+
+            return RayActors(self.config, self.workers, self.games, self.ray_address)
+        layout = [(name, tuple(tensor.shape)) for name, tensor in self.net.state_dict().items()]
+        return ProcessActors(self.config, self.workers, self.games, layout)
+
+    def _take(self, batch: ActorBatch, schedule: _Schedule) -> None:
+        """Count a received batch's games as played and queue them for learning (or drop it if too stale)."""
+        staleness = self.updates - batch.version
+        limit = self.config.distributed.max_staleness
+        if limit and staleness > limit:
+            self.dropped_stale_games += len(batch.games)
+            return
+        stats = self.selfplay.stats  # the learner's SelfPlay plays nothing; it keeps the run's counters
+        stats.games += len(batch.games)
+        stats.decisions += batch.decisions
+        stats.abandoned += batch.abandoned
+        for game in batch.games:
+            stats.turns_of_finished += game.turns
+            stats.kinds[game.kind] += 1
+        self.pending.extend(batch.games)
+        self.staleness_seen.append(staleness)
+        schedule.window.staleness.append((staleness, len(batch.games)))
+        schedule.finished(batch.games)
+
+    def train(self, progress: bool = True, should_stop: Optional[Callable[[], bool]] = None) -> None:
+        """Start the actors, learn from their batches until ``run.total_games`` (or ``should_stop()``), stop them."""
+        config = self.config
+        schedule = _Schedule(self, progress)
+        loss = float("nan")
+        pool = None
+        try:
+            pool = self.pool = self._make_pool()
+            pool.start(self._weights())
+            while self.games < config.run.total_games and not (should_stop and should_stop()):
+                cpu_start, wall_start = time.process_time(), time.perf_counter()
+                batches = pool.receive(RECEIVE_TIMEOUT)
+                for batch in batches:
+                    if self.on_batch is not None:
+                        self.on_batch(batch)
+                    self._take(batch, schedule)
+                if sum(len(g.states) for g in self.pending) >= config.learning.batch_size or (
+                        self.pending and self.games >= min(schedule.next_checkpoint, config.run.total_games)):
+                    loss = self.learn(self.pending)
+                    schedule.window.losses.append(loss)
+                    self.losses.append((self.games, loss))
+                    self.pending = []
+                    self.updates += 1
+                    if self.updates % config.distributed.publish_every == 0:
+                        pool.publish(self._weights())
+                self.restarts = pool.restarts
+                # CPU time of the run: the learner's and the actors' (as they reported it per batch).
+                self.cpu_seconds += time.process_time() - cpu_start + sum(b.cpu_seconds for b in batches)
+                self.wall_seconds += time.perf_counter() - wall_start
+                schedule.after_step(loss, {"charts/actor_restarts": pool.restarts,
+                                           "charts/dropped_stale_games": self.dropped_stale_games,
+                                           "charts/learner_updates": self.updates})
+            if self.pending:
+                loss = self.learn(self.pending)
+                self.pending = []
+                self.updates += 1
+            self.save()
+        finally:
+            if pool is not None:
+                pool.close()
+            self.pool = None
+            schedule.close()
+
+
+def make_trainer(config: TrainConfig, run_dir, checkpoint: Optional[Checkpoint] = None,
+                 ray_address: Optional[str] = None) -> Trainer:
+    """The single-process :class:`Trainer` for one worker without Ray, else a :class:`DistributedTrainer`."""
+    if config.distributed.workers == 1 and not ray_address:
+        return Trainer(config, run_dir, checkpoint)
+    return DistributedTrainer(config, run_dir, checkpoint, ray_address=ray_address)
