@@ -123,7 +123,7 @@ def _ray_chunk(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, job: tu
                 bot.close()
         _init_worker(spec_a, spec_b, rules, threads=1)
         _WORKER["key"] = key
-    return {"games": _play_chunk, "cube": _play_cube_chunk}[chunk](job)
+    return _CHUNK_PLAYERS[chunk](job)
 
 
 def _run_on_ray(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: list[tuple], ray_address: str,
@@ -151,6 +151,28 @@ def _run_on_ray(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: 
         disconnect(connected)
 
 
+def _play_jobs(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: list[tuple], workers: int,
+               ray_address: Optional[str], done) -> int:
+    """Play ``jobs`` of kind ``chunk`` on Ray, in this process or in spawned workers; ``done(index, records)``
+    as each chunk ends. Returns the number of workers that played."""
+    play = _CHUNK_PLAYERS[chunk]
+    if ray_address:
+        return min(_run_on_ray(chunk, spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
+    if workers == 1 or len(jobs) == 1:
+        _init_worker(spec_a, spec_b, rules, threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
+        for job in jobs:
+            done(*play(job))
+        return workers
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(min(workers, len(jobs)), initializer=_init_worker,
+                      initargs=(spec_a, spec_b, rules, 1)) as pool:
+        for index, records in pool.imap_unordered(play, jobs):
+            done(index, records)
+    return workers
+
+
 def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,
               chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
               desc: Optional[str] = None, ray_address: Optional[str] = None) -> MatchResult:
@@ -173,29 +195,13 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
     parts: dict[int, GameRecords] = {}
     bar = tqdm(total=2 * pairs, unit="game", disable=not progress, desc=desc or f"{spec_a} vs {spec_b}",
                dynamic_ncols=True)
+    def done(index: int, records: GameRecords) -> None:
+        parts[index] = records
+        bar.update(records.games)
+
     start = time.perf_counter()
     try:
-        if ray_address:
-            def done(index: int, records: GameRecords) -> None:
-                parts[index] = records
-                bar.update(records.games)
-
-            workers = min(_run_on_ray("games", spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
-        elif workers == 1 or len(jobs) == 1:
-            _init_worker(spec_a, spec_b, rules, threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
-            for job in jobs:
-                index, records = _play_chunk(job)
-                parts[index] = records
-                bar.update(records.games)
-        else:
-            import multiprocessing
-
-            context = multiprocessing.get_context("spawn")
-            with context.Pool(min(workers, len(jobs)), initializer=_init_worker,
-                              initargs=(spec_a, spec_b, rules, 1)) as pool:
-                for index, records in pool.imap_unordered(_play_chunk, jobs):
-                    parts[index] = records
-                    bar.update(records.games)
+        workers = _play_jobs("games", spec_a, spec_b, rules, jobs, workers, ray_address, done)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
@@ -208,6 +214,10 @@ def _play_cube_chunk(job: tuple[int, int, int, int, int]) -> tuple[int, CubeReco
     index, pairs, seed, max_turns, match_length = job
     return index, play_cube_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index],
                                   match_length, max_turns)
+
+
+_CHUNK_PLAYERS = {"games": _play_chunk, "cube": _play_cube_chunk}
+"""How a worker plays one chunk of each kind (``_play_jobs``, ``_ray_chunk``)."""
 
 
 @dataclass
@@ -318,30 +328,13 @@ def run_cube_match(spec_a: str, spec_b: str, rules: RuleOptions, count: int, see
     unit = "match" if match_length else "game"
     bar = tqdm(total=2 * pairs, unit=unit, disable=not progress, desc=desc or f"{spec_a} vs {spec_b}",
                dynamic_ncols=True)
+    def done(index: int, records: CubeRecords) -> None:
+        parts[index] = records
+        bar.update(records.slots)
+
     start = time.perf_counter()
     try:
-        if ray_address:
-            def done(index: int, records: CubeRecords) -> None:
-                parts[index] = records
-                bar.update(records.slots)
-
-            workers = min(_run_on_ray("cube", spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
-        elif workers == 1 or len(jobs) == 1:
-            threads = int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1))
-            _init_worker(spec_a, spec_b, rules, threads=threads)
-            for job in jobs:
-                index, records = _play_cube_chunk(job)
-                parts[index] = records
-                bar.update(records.slots)
-        else:
-            import multiprocessing
-
-            context = multiprocessing.get_context("spawn")
-            with context.Pool(min(workers, len(jobs)), initializer=_init_worker,
-                              initargs=(spec_a, spec_b, rules, 1)) as pool:
-                for index, records in pool.imap_unordered(_play_cube_chunk, jobs):
-                    parts[index] = records
-                    bar.update(records.slots)
+        workers = _play_jobs("cube", spec_a, spec_b, rules, jobs, workers, ray_address, done)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
