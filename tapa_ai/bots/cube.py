@@ -120,9 +120,7 @@ class BotCubePolicy:
     def _ask(self, game, match, side: str, method: str) -> bool:
         from ..movegen.batch import PositionBatch
 
-        score = None
-        if match is not None and match.length:
-            score = MatchScore(match.length, match.score, match.game.crawford, match.post_crawford)
+        score = None if match is None else match.match_score
         situation = CubeSituation.single(game.rules, Cube(game.cube_value, game.cube_owner), game.position.turn,
                                          score)
         batch = PositionBatch.from_positions([game.position])  # the doubler (side to roll) moves

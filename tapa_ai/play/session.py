@@ -427,11 +427,7 @@ class PlaySession:
 
     def _match_score(self):
         """The score as :class:`~tapa_ai.rules.cube.MatchScore`, None in money play."""
-        if not self.match.length:
-            return None
-        from ..rules.cube import MatchScore
-
-        return MatchScore(self.match.length, self.match.score, self.match.game.crawford, self.match.post_crawford)
+        return self.match.match_score
 
     # ------------------------------------------------------------------ the human's move
     def _enter_move(self, text: str) -> None:

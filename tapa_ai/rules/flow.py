@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, Union
 # Module imports, not name imports: tapa_ai.notation imports tapa_ai.rules, so
 # this keeps ``tapa_ai.rules`` free to export flow names without an import cycle.
 from ..notation import json_position, move_text
-from .cube import CUBE_VALUES, MAX_CUBE, Cube
+from .cube import CUBE_VALUES, MAX_CUBE, Cube, MatchScore
 from .options import RuleOptions, RulesError, variant_rules
 from .position import SIDES, GameResult, Position, other, start_position
 from .reference import Move, check_dice, legal_moves, next_turn
@@ -664,6 +664,13 @@ class MatchState:
     def crawford_game(self) -> bool:
         """The current game is the Crawford game (no doubling)."""
         return self.game.crawford
+
+    @property
+    def match_score(self) -> Optional[MatchScore]:
+        """The score as the cube's :class:`~tapa_ai.rules.cube.MatchScore`; None in money play."""
+        if not self.length:
+            return None
+        return MatchScore(self.length, self.score, self.game.crawford, self.post_crawford)
 
     def score_of(self, side: str) -> int:
         return self.score[SIDES.index(side)]
