@@ -64,24 +64,17 @@ class SavedGame:
 def save_game(path: str | Path, saved: SavedGame) -> Path:
     """Write ``saved`` to ``path`` as JSON (atomically: a temporary file renamed)."""
     match = saved.match
-    game = match.game
+    summary = _summary(match)
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
-        "variant": match.rules.name,
+        "variant": summary.pop("variant"),
         "rules": match.rules.to_dict(),
         "bot": saved.bot,
         "human": saved.human,
         "seed": saved.seed,
-        "match_length": match.length,
-        "score": {"X": match.score[0], "O": match.score[1]},
-        "game_number": match.game_number,
-        "turn": game.position.turn,
-        "phase": game.phase,
-        "dice": list(game.dice) if game.dice is not None else None,
-        "cube": {"value": game.cube_value, "owner": game.cube_owner},
-        "position": position_to_json(game.position),
-        "history": [event.to_dict() for event in game.history],
+        **summary,
+        "history": [event.to_dict() for event in match.game.history],
         "match": match.to_dict(),
     }
     if saved.rng is not None:
@@ -149,10 +142,10 @@ def load_game(data: Any, where: str = "file") -> SavedGame:
     return SavedGame(match, human, bot, seed, rng)
 
 
-def _check_summary(data: dict, match: MatchState, where: str) -> None:
-    """The readable fields, where present, must say what ``match`` says."""
+def _summary(match: MatchState) -> dict[str, Any]:
+    """The readable fields of a save file: what ``match`` (the saved state itself) says."""
     game = match.game
-    expected = {
+    return {
         "variant": match.rules.name,
         "match_length": match.length,
         "score": {"X": match.score[0], "O": match.score[1]},
@@ -163,7 +156,11 @@ def _check_summary(data: dict, match: MatchState, where: str) -> None:
         "cube": {"value": game.cube_value, "owner": game.cube_owner},
         "position": position_to_json(game.position),
     }
-    for key, value in expected.items():
+
+
+def _check_summary(data: dict, match: MatchState, where: str) -> None:
+    """The readable fields, where present, must say what ``match`` says."""
+    for key, value in _summary(match).items():
         if key in data and data[key] != value:
             raise SaveError(f"{where}.{key}: {data[key]!r:.60} disagrees with {where}.match ({value!r:.60}); "
                             f"'match' is the saved state: edit it, or delete it to start from 'position'")
