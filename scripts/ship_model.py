@@ -31,13 +31,12 @@ def main() -> int:
     args = parser.parse_args()
     try:
         variant = load_checkpoint(args.shipped).rules().name
-        number = 2 + len(list(Path(args.generations).glob(f"{variant}-g*.pt")))
         record = promote(args.candidate, args.shipped, args.generations, args.games, args.seed, args.workers)
     except (BotError, CheckpointError, ValueError, OSError) as error:
         print(f"ship_model: {error}", file=sys.stderr)
         return 2
     record["candidate"], record["shipped"] = args.candidate, args.shipped
-    out = Path(args.out or f"docs/strength/{variant}/generation_duel_g{number}.json")
+    out = Path(args.out or f"docs/strength/{variant}/generation_duel_g{record['generation']}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n")
     low, high = record["ppg_ci95"]

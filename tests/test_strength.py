@@ -71,7 +71,7 @@ def test_promote_ships_a_clearly_better_candidate_and_keeps_the_old_one_slim(tmp
     trainer.train(progress=False)
     record = promote(str(trainer.run_dir / "latest.pt"), str(shipped), tmp_path / "gens", games=200, workers=1,
                      progress=False)
-    assert record["promoted"] and record["ppg_ci95"][0] > 0
+    assert record["promoted"] and record["ppg_ci95"][0] > 0 and record["generation"] == 2
     assert load_checkpoint(shipped).games == trainer.games
     kept = load_checkpoint(tmp_path / "gens" / "tapa-g1.pt")
     assert kept.games == 0 and kept.optimizer_state is None

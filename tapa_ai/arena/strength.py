@@ -194,7 +194,7 @@ def promote(candidate: str, shipped: str, generations: str | Path, games: int = 
     The candidate replaces ``shipped`` when the lower end of the 95% CI of its
     points per game is above zero; the replaced model is kept, slim, as
     ``<generations>/<variant>-g<N>.pt`` (N = its generation). Returns the duel
-    record with ``promoted`` and ``kept_as`` added.
+    record with ``generation`` (the candidate's number), ``promoted`` and ``kept_as`` added.
     """
     import shutil
 
@@ -205,14 +205,15 @@ def promote(candidate: str, shipped: str, generations: str | Path, games: int = 
         raise ValueError(f"{candidate} and {shipped} play different rule sets")
     result = run_match(f"net:{candidate}", f"net:{shipped}", rules, games, seed=seed, workers=workers,
                        progress=progress, desc="candidate vs shipped")
+    generations = Path(generations)
+    shipped_number = 1 + len(list(generations.glob(f"{rules.name}-g*.pt")))
     record = result.to_dict()
+    record["generation"] = shipped_number + 1
     record["promoted"] = record["ppg_ci95"][0] > 0
     record["kept_as"] = None
     if record["promoted"]:
-        generations = Path(generations)
         generations.mkdir(parents=True, exist_ok=True)
-        number = 1 + len(list(generations.glob(f"{rules.name}-g*.pt")))
-        kept = generations / f"{rules.name}-g{number}.pt"
+        kept = generations / f"{rules.name}-g{shipped_number}.pt"
         slim_checkpoint(shipped, kept)
         shutil.copyfile(candidate, shipped)
         record["kept_as"] = str(kept)
