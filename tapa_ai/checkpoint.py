@@ -586,10 +586,9 @@ def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
     Raises :class:`CheckpointError` for a missing, corrupt or mismatched file
     (another encoding, or weights that do not fit the stored architecture).
     """
-    from .encoding import ENCODING_NAME, ENCODING_VERSION
     from .model import EvaluatorNet
 
-    checkpoint = load_checkpoint(path, expect_encoding=(ENCODING_NAME, ENCODING_VERSION), map_location=map_location)
+    checkpoint = load_checkpoint(path, map_location=map_location)
     try:
         net = EvaluatorNet.from_architecture(checkpoint.model_config)
         net.load_state_dict(checkpoint.model_state)

@@ -1,7 +1,9 @@
 """The network input: a fixed-length float32 vector per position, computed for a whole batch at once.
 
-Encoding ``tapa-td`` version 1 (``docs/encoding.md`` is the full specification,
-with a worked example). Every position is described **from the view of the side
+Encoding ``tapa-td``, versions 1 and 2 (``docs/encoding.md`` is the full
+specification, with a worked example). Version 2 is version 1 followed by 50
+**exposure** columns (see below); a network stores the version it was built
+for (``ModelConfig.encoding_version``). Every position is described **from the view of the side
 to move** (the side a :class:`~tapa_ai.movegen.batch.PositionBatch` is seen
 from), and each side's features are written in **that side's own point
 numbering**, so the opponent's block reads exactly like the mover's block of
@@ -16,6 +18,10 @@ Layout (``NUM_FEATURES`` = 259 columns)::
     [240, 248)  mover's scalars: on_24, mother_alone, mother_pinned, mother_safe, off, pips, bar, all_home
     [248, 256)  opponent's scalars, same 8
     [256, 259)  rule flags: pins, backgammons, mother_points / 3
+    version 2 only:
+    [259, 284)  mover's exposure: the share of the other side's 36 rolls that can land on the mover's
+                lone checker at each of its points 1..24, then the share that can land on any of them
+    [284, 309)  opponent's exposure (to the mover's roll), same 25
 
 An afterstate is seen from the side that just moved, which is *not* to roll
 next: encode ``afterstates.positions.flipped()`` (the opponent to roll) and read
@@ -37,7 +43,8 @@ from .movegen.batch import PositionBatch
 from .rules.position import Position
 
 __all__ = [
-    "ENCODING_NAME", "ENCODING_VERSION", "NUM_FEATURES", "POINT_UNITS", "SIDE_SCALARS", "RULE_FLAGS",
+    "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES", "num_features", "check_version",
+    "EXPOSURE_UNITS", "MOVER_EXPOSURE", "OPPONENT_EXPOSURE", "exposure_features", "POINT_UNITS", "SIDE_SCALARS", "RULE_FLAGS",
     "MOVER_POINTS", "OPPONENT_POINTS", "MOVER_SCALARS", "OPPONENT_SCALARS", "RULES_COLUMNS",
     "PIP_SCALE", "BAR_SCALE", "CHECKER_SCALE", "feature_names", "encode", "encode_positions", "column",
     "swap_side_blocks",
@@ -46,7 +53,11 @@ __all__ = [
 ENCODING_NAME = "tapa-td"
 """Name of this encoding; stored in checkpoints with :data:`ENCODING_VERSION`."""
 ENCODING_VERSION = 1
-"""Bumped whenever any column's meaning or scaling changes."""
+"""The version new networks get unless their ``ModelConfig.encoding_version`` says otherwise.
+
+A new version is added (never an old one changed) whenever a column's meaning or scaling changes."""
+ENCODING_VERSIONS = (1, 2)
+"""The versions this program computes; version 2 = version 1 + the exposure columns."""
 
 POINT_UNITS = ("free1", "free2", "free3", "free_extra", "pinned")
 """Units per point and side: free (top) checkers n >= 1, >= 2, >= 3, max(n - 3, 0) / 2, a checker pinned there."""
@@ -72,13 +83,33 @@ MOVER_SCALARS = slice(2 * _POINT_BLOCK, 2 * _POINT_BLOCK + len(SIDE_SCALARS))
 OPPONENT_SCALARS = slice(MOVER_SCALARS.stop, MOVER_SCALARS.stop + len(SIDE_SCALARS))
 RULES_COLUMNS = slice(OPPONENT_SCALARS.stop, OPPONENT_SCALARS.stop + len(RULE_FLAGS))
 NUM_FEATURES = RULES_COLUMNS.stop
-"""Columns of the encoding (259)."""
+"""Columns of version 1 (259)."""
+
+EXPOSURE_UNITS = tuple(f"p{point:02d}.exposed" for point in range(1, 25)) + ("exposed_any",)
+"""Version 2, per side: exposure of the side's lone checker on each of its points, and of any of them."""
+MOVER_EXPOSURE = slice(NUM_FEATURES, NUM_FEATURES + len(EXPOSURE_UNITS))
+OPPONENT_EXPOSURE = slice(MOVER_EXPOSURE.stop, MOVER_EXPOSURE.stop + len(EXPOSURE_UNITS))
+_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop}
+
+
+def check_version(version: object) -> int:
+    """``version`` if this program computes it, else a ValueError naming the known ones."""
+    if isinstance(version, bool) or version not in _WIDTHS:
+        raise ValueError(f"encoding version {version!r}: this program computes versions {list(ENCODING_VERSIONS)}")
+    return int(version)
+
+
+def num_features(version: int = ENCODING_VERSION) -> int:
+    """Columns of an encoding version: 259 (version 1), 309 (version 2)."""
+    return _WIDTHS[check_version(version)]
 
 _SIDES = ("mover", "opponent")
 
 
-def feature_names() -> list[str]:
-    """One name per column, e.g. ``mover.p01.free1``, ``opponent.p24.pinned``, ``mover.pips``, ``rules.pins``."""
+def feature_names(version: int = ENCODING_VERSION) -> list[str]:
+    """One name per column, e.g. ``mover.p01.free1``, ``opponent.p24.pinned``, ``mover.pips``, ``rules.pins``,
+    and in version 2 ``mover.p07.exposed``, ``opponent.exposed_any``."""
+    check_version(version)
     names = []
     for side in _SIDES:
         for point in range(1, 25):
@@ -86,24 +117,29 @@ def feature_names() -> list[str]:
     for side in _SIDES:
         names.extend(f"{side}.{scalar}" for scalar in SIDE_SCALARS)
     names.extend(f"rules.{flag}" for flag in RULE_FLAGS)
+    if version >= 2:
+        for side in _SIDES:
+            names.extend(f"{side}.{unit}" for unit in EXPOSURE_UNITS)
     return names
 
 
 def column(name: str) -> int:
-    """The column index of a feature name (see :func:`feature_names`)."""
+    """The column index of a feature name (see :func:`feature_names`; the same in every version that has it)."""
     return _COLUMN_OF[name]
 
 
 def swap_side_blocks(features: np.ndarray) -> np.ndarray:
     """(B, N) the encoding of the same positions seen from the other side (the blocks of the two sides swapped).
 
-    ``swap_side_blocks(encode(batch))`` equals ``encode(batch.flipped())``.
+    ``swap_side_blocks(encode(batch, version=v))`` equals ``encode(batch.flipped(), version=v)`` (any version).
     """
     swapped = features.copy()
-    swapped[:, MOVER_POINTS] = features[:, OPPONENT_POINTS]
-    swapped[:, OPPONENT_POINTS] = features[:, MOVER_POINTS]
-    swapped[:, MOVER_SCALARS] = features[:, OPPONENT_SCALARS]
-    swapped[:, OPPONENT_SCALARS] = features[:, MOVER_SCALARS]
+    pairs = [(MOVER_POINTS, OPPONENT_POINTS), (MOVER_SCALARS, OPPONENT_SCALARS)]
+    if features.shape[1] >= OPPONENT_EXPOSURE.stop:
+        pairs.append((MOVER_EXPOSURE, OPPONENT_EXPOSURE))
+    for mine, theirs in pairs:
+        swapped[:, mine] = features[:, theirs]
+        swapped[:, theirs] = features[:, mine]
     return swapped
 
 
@@ -148,7 +184,7 @@ _PIP_WEIGHTS = np.arange(1, 25, dtype=np.int16)
 # the opponent's own points 1..24 are board columns 23..0.
 _OPPONENT_COLUMNS = np.arange(23, -1, -1)
 
-_COLUMN_OF = {name: index for index, name in enumerate(feature_names())}
+_COLUMN_OF = {name: index for index, name in enumerate(feature_names(max(ENCODING_VERSIONS)))}
 
 
 def _rule_rows(batch: PositionBatch) -> tuple[np.ndarray, np.ndarray]:
@@ -165,23 +201,28 @@ CHUNK_ROWS = 2048
 """Rows encoded per step: keeps each step's working arrays in the CPU cache (about 1.3x faster at 50,000 rows)."""
 
 
-def encode(batch: PositionBatch, out: Optional[np.ndarray] = None) -> np.ndarray:
-    """(B, NUM_FEATURES) float32 features of every position of ``batch``, from its side to move.
+def encode(batch: PositionBatch, out: Optional[np.ndarray] = None, version: int = ENCODING_VERSION) -> np.ndarray:
+    """(B, num_features(version)) float32 features of every position of ``batch``, from its side to move.
 
     ``out``, if given, is a float32 array of that shape to write into (saves
-    an allocation per call in hot loops); it is returned.
+    an allocation per call in hot loops); it is returned. A network's inputs
+    are ``encode(batch, version=net.encoding_version)``.
     """
     size = len(batch)
+    width = num_features(version)
     if out is None:
-        out = np.empty((size, NUM_FEATURES), dtype=np.float32)
-    elif out.shape != (size, NUM_FEATURES) or out.dtype != np.float32:
-        raise ValueError(f"out: want float32 array of shape {(size, NUM_FEATURES)}, got {out.dtype} {out.shape}")
+        out = np.empty((size, width), dtype=np.float32)
+    elif out.shape != (size, width) or out.dtype != np.float32:
+        raise ValueError(f"out: want float32 array of shape {(size, width)}, got {out.dtype} {out.shape}")
     if size == 0:
         return out
     flags, mother_rules = _rule_rows(batch)
     for start in range(0, size, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, size)
-        _encode_rows(batch, start, stop, flags, mother_rules, out[start:stop])
+        _encode_rows(batch, start, stop, flags, mother_rules, out[start:stop, :NUM_FEATURES])
+        if version >= 2:
+            out[start:stop, NUM_FEATURES:] = exposure_features(
+                batch.board[start:stop], batch.pinned[start:stop], batch.bar[start:stop])
     return out
 
 
@@ -225,6 +266,85 @@ def _encode_rows(
     out[:, RULES_COLUMNS] = np.take(flags, rules_id, axis=0)
 
 
-def encode_positions(positions: Sequence[Position]) -> np.ndarray:
-    """(len(positions), NUM_FEATURES) features of reference positions, each from its ``turn``."""
-    return encode(PositionBatch.from_positions(list(positions)))
+def encode_positions(positions: Sequence[Position], version: int = ENCODING_VERSION) -> np.ndarray:
+    """(len(positions), num_features(version)) features of reference positions, each from its ``turn``."""
+    return encode(PositionBatch.from_positions(list(positions)), version=version)
+
+
+# -- version 2: exposure ------------------------------------------------------------------
+# Masks are int64 bit sets in the *attacker's* numbering: bit p is its point p (1..24), bit 25
+# its bar. The attacker moves towards bit 0; what moves past its point 1 is dropped.
+ROLLS = tuple((a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7))
+"""The 21 distinct rolls and how many of the 36 each stands for."""
+_POINT_BITS = np.int64(0x1FFFFFE)  # bits 1..24
+_BAR_BIT = np.int64(1) << 25
+_BIT_INDEX = np.arange(26, dtype=np.int64)
+
+
+def roll_reach(sources: np.ndarray, open_: np.ndarray, a: int, b: int) -> np.ndarray:
+    """Attacker points one of whose checkers can land on with roll (a, b): the masks of ``docs/encoding.md``.
+
+    One die: any point ``d`` below a source. Both dice, or up to four steps
+    of a double: every intermediate point must be open. The landing point
+    itself is not required open (the targets asked about are).
+    """
+    if a == b:
+        reach = np.zeros_like(sources)
+        step = sources
+        for _ in range(4):
+            landed = (step >> a) & _POINT_BITS
+            reach |= landed
+            step = landed & open_
+        return reach
+    by_a = (sources >> a) & _POINT_BITS
+    by_b = (sources >> b) & _POINT_BITS
+    return by_a | by_b | (((by_a & open_) >> b) & _POINT_BITS) | (((by_b & open_) >> a) & _POINT_BITS)
+
+
+def _shots(sources: np.ndarray, open_: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, 26) rolls (of 36) landing on each target bit, and (R,) rolls landing on any target."""
+    per_bit = np.zeros((sources.shape[0], 26), dtype=np.int32)
+    any_target = np.zeros(sources.shape[0], dtype=np.int32)
+    if not targets.any():
+        return per_bit, any_target
+    for a, b, weight in ROLLS:
+        hits = roll_reach(sources, open_, a, b) & targets
+        any_target += weight * (hits != 0)
+        per_bit += weight * ((hits[:, None] >> _BIT_INDEX) & 1).astype(np.int32)
+    return per_bit, any_target
+
+
+def exposure_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) -> np.ndarray:
+    """(R, 50) float32 version-2 columns of mover-relative rows (board > 0 = the side to move).
+
+    Side ``S``'s lone checkers (one free checker of ``S`` with nothing under it)
+    are the targets of the other side ``T``, whose sources are its points with
+    free checkers (only its bar when it has checkers there) and whose open
+    points are those with no free checker of ``S`` or a lone one. For each of
+    the 36 rolls of ``T``: which lone checkers some checker of ``T`` can land
+    on (:func:`roll_reach`). The maximum-use rule and ``T``'s other
+    obligations are ignored.
+    """
+    board = board.astype(np.int16)
+    rows = board.shape[0]
+    mine = np.clip(board, 0, None)
+    theirs = np.clip(-board, 0, None)
+    unpinned = pinned == 0
+    columns = np.arange(24)
+    out = np.zeros((rows, 2 * len(EXPOSURE_UNITS)), dtype=np.float32)
+    # side 0 = the mover (its point = column + 1), side 1 = the opponent (its point = 24 - column).
+    for side, (own, other, bits_of_attacker) in enumerate((
+        (mine, theirs, np.int64(1) << (24 - columns)),   # mover's lone checkers, the opponent attacking
+        (theirs, mine, np.int64(1) << (columns + 1)),    # opponent's lone checkers, the mover attacking
+    )):
+        lone = (own == 1) & unpinned
+        targets = (lone * bits_of_attacker).sum(axis=1)
+        open_ = (((own == 0) | lone) * bits_of_attacker).sum(axis=1)
+        sources = ((other > 0) * bits_of_attacker).sum(axis=1)
+        sources = np.where(bar[:, 1 - side] > 0, _BAR_BIT, sources)
+        per_bit, any_target = _shots(sources, open_, targets)
+        block = out[:, side * len(EXPOSURE_UNITS):(side + 1) * len(EXPOSURE_UNITS)]
+        # The side's own point q is the attacker's point 25 - q.
+        block[:, :24] = per_bit[:, 24:0:-1] / np.float32(36.0)
+        block[:, 24] = any_target / np.float32(36.0)
+    return out

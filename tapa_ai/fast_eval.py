@@ -40,8 +40,8 @@ import numpy as np
 from numba import njit
 
 from .encoding import (
-    BAR_SCALE, CHECKER_SCALE, MOTHER_POINTS_SCALE, MOVER_SCALARS, NUM_FEATURES, OPPONENT_POINTS, OPPONENT_SCALARS,
-    PIP_SCALE, RULES_COLUMNS,
+    BAR_SCALE, CHECKER_SCALE, MOTHER_POINTS_SCALE, MOVER_EXPOSURE, MOVER_SCALARS, OPPONENT_EXPOSURE,
+    OPPONENT_POINTS, OPPONENT_SCALARS, PIP_SCALE, RULES_COLUMNS, num_features,
 )
 from .model import EvaluatorNet, outcome_classes, outcome_points, swap_sides
 from .movegen.batch import PositionBatch
@@ -60,6 +60,9 @@ _OPPONENT_BLOCK = OPPONENT_POINTS.start  # 120
 _MOVER_SCALARS = MOVER_SCALARS.start  # 240
 _OPPONENT_SCALARS = OPPONENT_SCALARS.start  # 248
 _RULES = RULES_COLUMNS.start  # 256
+_MOVER_EXPOSURE = MOVER_EXPOSURE.start  # 259 (version 2)
+_OPPONENT_EXPOSURE = OPPONENT_EXPOSURE.start  # 284
+_POINT_BITS = 0x1FFFFFE  # bits 1..24 of an exposure mask (tapa_ai.encoding, version 2)
 _EXTRA_VALUES = (np.arange(4, 16, dtype=np.float32) - 3) / 2  # free_extra of 4..15 free checkers
 
 
@@ -96,8 +99,49 @@ def _activate(values, count, activation):
             values[i] = values[i] / (1.0 + math.exp(-values[i]))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _reach(sources, open_, a, b):
+    """:func:`tapa_ai.encoding.roll_reach` of one row (int64 bit masks in the attacker's numbering)."""
+    if a == b:
+        reach = 0
+        step = sources
+        for _ in range(4):
+            landed = (step >> a) & _POINT_BITS
+            reach |= landed
+            step = landed & open_
+        return reach
+    by_a = (sources >> a) & _POINT_BITS
+    by_b = (sources >> b) & _POINT_BITS
+    return by_a | by_b | (((by_a & open_) >> b) & _POINT_BITS) | (((by_b & open_) >> a) & _POINT_BITS)
+
+
+@njit(cache=True, nogil=True)
+def _add_exposure(hidden, first_weights, base, sources, open_, targets, per_bit):
+    """Version-2 exposure columns ``base .. base + 24`` of one side (see ``encoding.exposure_features``)."""
+    if targets == 0:
+        return
+    for bit in range(26):
+        per_bit[bit] = 0
+    any_target = 0
+    for a in range(1, 7):
+        for b in range(a, 7):
+            hits = _reach(sources, open_, a, b) & targets
+            if hits != 0:
+                weight = 1 if a == b else 2
+                any_target += weight
+                for bit in range(1, 25):
+                    if (hits >> bit) & 1:
+                        per_bit[bit] += weight
+    for bit in range(1, 25):
+        if per_bit[bit] > 0:
+            # The side's own point q is the attacker's point 25 - q: column base + q - 1.
+            _add_column(hidden, first_weights, base + 24 - bit, np.float32(per_bit[bit] / np.float32(36.0)))
+    if any_target > 0:
+        _add_column(hidden, first_weights, base + 24, np.float32(any_target / np.float32(36.0)))
+
+
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, flip, classes,
+def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, flip, exposure, classes,
                    first_weights, point_table, dense_weights, dense_bias, layer_shapes, activation,
                    points, output_order, start, stop, probabilities, equities):
     """Rows ``start:stop``: probabilities (in ``output_order``) and equity (with ``points``) into the outputs.
@@ -106,9 +150,10 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
     rule_bias: (R, H0) float32 first-layer bias plus the rule-flag columns of each rule set;
     mother_rules: (R,) bool.
     flip: read each position from the other side (the opponent of its mover to move).
+    exposure: compute the version-2 exposure columns (first_weights has 309 rows).
     classes: (B,) int64 outcome class (in output order) of a finished row, written one-hot and not
     evaluated; -1 for the rows to evaluate.
-    first_weights: (259, H0) float32, the first layer transposed.
+    first_weights: (259 or 309, H0) float32, the first layer transposed.
     point_table: (48, 16, H0) float32, the first layer's sum over the four free-checker units of a point
     (``24 * side + point - 1``, side 0 = the view's mover) holding n free checkers.
     dense_weights / dense_bias: later layers, flat, each (out, in) row-major;
@@ -130,10 +175,13 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
         points_a, points_b = _OPPONENT_BLOCK, _MOVER_BLOCK
         scalars_a, scalars_b = _OPPONENT_SCALARS, _MOVER_SCALARS
         table_a, table_b = 24, 0
+        exposure_a, exposure_b = _OPPONENT_EXPOSURE, _MOVER_EXPOSURE
     else:
         points_a, points_b = _MOVER_BLOCK, _OPPONENT_BLOCK
         scalars_a, scalars_b = _MOVER_SCALARS, _OPPONENT_SCALARS
         table_a, table_b = 0, 24
+        exposure_a, exposure_b = _MOVER_EXPOSURE, _OPPONENT_EXPOSURE
+    per_bit = np.zeros(26, dtype=np.int64)
     for row in range(start, stop):
         outcome = classes[row]
         if outcome >= 0:
@@ -152,6 +200,13 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
         outside_b = 0
         count24_a = 0
         count24_b = 0
+        # Exposure masks (version 2), each in its attacker's numbering: a's point column + 1, b's 24 - column.
+        sources_a = 0
+        open_a = 0
+        lone_b = 0
+        sources_b = 0
+        open_b = 0
+        lone_a = 0
         for column in range(24):
             stack = board[row, column]
             pin = pinned[row, column]
@@ -180,6 +235,28 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
                 count24_a = count_a
             if column == 0:
                 count24_b = count_b
+            if exposure:
+                bit_a = 1 << (column + 1)
+                bit_b = 1 << (24 - column)
+                if free_a > 0:
+                    sources_a |= bit_a
+                if free_b > 0:
+                    sources_b |= bit_b
+                if free_b == 1 and pin == 0:
+                    lone_b |= bit_a
+                if free_b == 0 or (free_b == 1 and pin == 0):
+                    open_a |= bit_a
+                if free_a == 1 and pin == 0:
+                    lone_a |= bit_b
+                if free_a == 0 or (free_a == 1 and pin == 0):
+                    open_b |= bit_b
+        if exposure:
+            if bar[row, 0] > 0:
+                sources_a = 1 << 25
+            if bar[row, 1] > 0:
+                sources_b = 1 << 25
+            _add_exposure(hidden, first_weights, exposure_a, sources_b, open_b, lone_a, per_bit)
+            _add_exposure(hidden, first_weights, exposure_b, sources_a, open_a, lone_b, per_bit)
         mother_on = mother_rules[rules]
         for side in range(2):
             if side == 0:
@@ -309,10 +386,12 @@ class FastEvaluator:
         linears = [module for module in net.layers if hasattr(module, "weight")]
         weights = [module.weight.detach().to("cpu", copy=False).numpy() for module in linears]
         biases = [module.bias.detach().to("cpu", copy=False).numpy() for module in linears]
-        if weights[0].shape[1] != NUM_FEATURES:
-            raise ValueError(f"network's first layer has {weights[0].shape[1]} inputs, the encoding {NUM_FEATURES}")
+        width = num_features(net.encoding_version)
+        if weights[0].shape[1] != width:
+            raise ValueError(f"network's first layer has {weights[0].shape[1]} inputs, its encoding {width}")
+        self.exposure = net.encoding_version >= 2
         # First layer transposed: the weights of one feature are one contiguous row.
-        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259, H0)
+        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259 or 309, H0)
         self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
         # The free-checker units of a point (>= 1, >= 2, >= 3, (n - 3) / 2) summed per count n = 0..15.
         units = self.first_weights[: 2 * _OPPONENT_BLOCK].reshape(48, 5, -1)  # (48 points, 5 units, H0)
@@ -357,7 +436,7 @@ class FastEvaluator:
             np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
             np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
             np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
-            mother_rules, flip, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
+            mother_rules, flip, self.exposure, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
             self.dense_weights, self.dense_bias, self.layer_shapes, self.activation, self.points, output_order,
         )
         threads = self.threads if threads is None else max(1, int(threads))

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from .config import ModelConfig
-from .encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES
+from .encoding import ENCODING_NAME, ENCODING_VERSIONS, num_features as encoding_width
 from .movegen import kernel as _movegen_kernel
 from .rules.options import RuleOptions, variant_rules
 from .rules.position import SIDES, GameResult
@@ -227,9 +227,19 @@ class EvaluatorNet(nn.Module):
         # Not a parameter and not saved: derived from the rules, which a checkpoint stores.
         self.register_buffer("points", torch.from_numpy(outcome_points(rules)), persistent=False)
 
+    @property
+    def encoding_version(self) -> int:
+        """The ``tapa-td`` version of this network's input: call ``encode(batch, version=net.encoding_version)``."""
+        return self.config.encoding_version
+
+    @property
+    def num_features(self) -> int:
+        """Width of the input (259 for encoding version 1, 309 for version 2)."""
+        return encoding_width(self.config.encoding_version)
+
     def _build(self, config: ModelConfig) -> nn.Sequential:
         modules: list[nn.Module] = []
-        width = NUM_FEATURES
+        width = encoding_width(config.encoding_version)
         for _ in range(config.layers):
             modules += [nn.Linear(width, config.hidden), ACTIVATIONS[config.activation]()]
             width = config.hidden
@@ -262,23 +272,30 @@ class EvaluatorNet(nn.Module):
         return {
             "model": self.config.to_dict(),
             "rules": self.rules.to_dict(),
-            "num_features": NUM_FEATURES,
+            "num_features": self.num_features,
             "num_outcomes": self.num_outcomes,
             "outcome_names": list(self.outcome_names),
             "encoding": ENCODING_NAME,
-            "encoding_version": ENCODING_VERSION,
+            "encoding_version": self.encoding_version,
         }
 
     @classmethod
     def from_architecture(cls, architecture: Mapping[str, Any]) -> "EvaluatorNet":
         """A freshly initialized network of a stored :meth:`architecture`; refuses another encoding."""
         found = (architecture.get("encoding"), architecture.get("encoding_version"), architecture.get("num_features"))
-        if found != (ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES):
+        known = [(ENCODING_NAME, version, encoding_width(version)) for version in ENCODING_VERSIONS]
+        if found not in known:
             raise ValueError(
                 f"network was built for encoding {found[0]!r} version {found[1]} with {found[2]} features; "
-                f"this program has {ENCODING_NAME!r} version {ENCODING_VERSION} with {NUM_FEATURES}"
+                f"this program has {ENCODING_NAME!r} " + ", ".join(f"version {v} with {n}" for _, v, n in known)
             )
-        return cls(ModelConfig.from_dict(architecture["model"]), RuleOptions.from_dict(architecture["rules"]))
+        # Networks written before ModelConfig had encoding_version store it only here.
+        model = {"encoding_version": found[1], **architecture["model"]}
+        config = ModelConfig.from_dict(model)
+        if config.encoding_version != found[1]:
+            raise ValueError(f"network's model config says encoding version {config.encoding_version}, "
+                             f"its architecture {found[1]}")
+        return cls(config, RuleOptions.from_dict(architecture["rules"]))
 
 
 def evaluate(net: EvaluatorNet, features: Array) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from tapa_ai.export import ONNX_OPSET, ExportError, export_checkpoint, export_ne
 from tapa_ai.model import EvaluatorNet, evaluate, outcome_names, outcome_points
 from tapa_ai.movegen.batch import PositionBatch, concatenate
 from tapa_ai.movegen.random_positions import mixed_positions
-from tapa_ai.notation.json_position import position_from_json
+from tapa_ai.notation.json_position import position_from_json, position_to_json
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.rules.position import start_position
 
@@ -342,7 +342,7 @@ def test_onnx_graph_names_shapes_opset_and_metadata(tmp_path):
     assert json.loads(props["outcome_points"]) == outcome_points(rules).tolist()
     assert json.loads(props["training_games"]) == 1234
     assert props["tapa_ai_version"] == __version__
-    assert json.loads(props["model"]) == {"layers": 1, "hidden": 8, "activation": "relu"}
+    assert json.loads(props["model"]) == {"layers": 1, "hidden": 8, "activation": "relu", "encoding_version": 1}
     assert set(json.loads(props["outputs"])) == {"probabilities", "equity"}
     whole = json.loads(props["metadata_json"])
     assert whole["variant"] == "tapa" and whole["training_games"] == 1234
@@ -423,3 +423,29 @@ def test_export_command_error_in_a_real_process(tmp_path):
     assert done.stderr.strip().splitlines() == [
         f"tapa-ai export: {corrupt} is not a tapa-ai checkpoint: not a torch zip archive (corrupt, truncated, or "
         "another kind of file)"]
+
+
+# -- encoding version 2 ---------------------------------------------------------------------------
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_version_2_network_exports_to_every_format_and_the_numpy_encoder_computes_it(variant, tmp_path):
+    net = EvaluatorNet(ModelConfig(hidden=16, encoding_version=2), variant_rules(variant), seed=4)
+    with torch.no_grad():
+        net.layers[0].weight.mul_(4.0)
+    net.eval()
+    batch = sample_positions(variant, count=40)
+    features = encode(batch, version=2)
+    for format in FORMATS:
+        path = export_network(net, format, tmp_path / f"v2.{format}", games=1)
+        probabilities, equity = max_differences(net, path, format, features)
+        assert probabilities < TOLERANCE and equity < TOLERANCE, format
+    model = numpy_model.load(str(tmp_path / "v2.npz"))
+    assert (model.encoding_version, model.num_features) == (2, 309)
+    assert model.metadata["encoding_version"] == 2 and model.metadata["num_features"] == 309
+    positions = [position_to_json(position) for position in batch.to_positions()]
+    assert np.array_equal(numpy_model.encode_positions(positions, version=2), features)
+    probabilities, _ = model.evaluate_positions(positions)
+    assert np.abs(probabilities - evaluate(net, features)[0]).max() < TOLERANCE
+    assert numpy_model.feature_names(2) == feature_names(2)
+    with pytest.raises(numpy_model.ModelFileError, match=r"want a \(batch, 309\) array \(encoding version 2\)"):
+        model.evaluate(features[:, :259])
+    assert load_npz_network(tmp_path / "v2.npz").encoding_version == 2

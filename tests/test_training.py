@@ -107,6 +107,24 @@ def test_training_writes_self_describing_checkpoints(tmp_path):
     assert (trainer.run_dir / "best.pt").is_file()
 
 
+def test_encoding_version_2_trains_records_its_version_and_resumes(tmp_path):
+    from tapa_ai.checkpoint import load_network
+
+    config = tiny_config(tmp_path, "run.total_games=12", "model.encoding_version=2")
+    first = Trainer(config, new_run_directory(config))
+    first.train(progress=False)
+    checkpoint = load_checkpoint(first.run_dir / "latest.pt")
+    assert checkpoint.encoding == ("tapa-td", 2) and checkpoint.model_config["num_features"] == 309
+    net = load_network(first.run_dir / "latest.pt")
+    assert net.encoding_version == 2 and net.layers[0].in_features == 309
+    run_dir, checkpoint = resume_checkpoint(first.run_dir)
+    config = checkpoint.train_config()
+    config.run.total_games = 24
+    resumed = Trainer(config, run_dir, checkpoint)
+    resumed.train(progress=False)
+    assert resumed.games >= 24 and resumed.net.encoding_version == 2
+
+
 def test_train_command_learns_and_reports(tmp_path, capsys):
     assert main(["train", "--quiet", *sum((["--set", s] for s in TINY), []),
                  "--set", f"checkpoint.directory={tmp_path}"]) == 0

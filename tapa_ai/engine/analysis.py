@@ -122,11 +122,11 @@ class Analyzer:
 
     # -- the commands ---------------------------------------------------------------------
     def encode(self, position: Position) -> np.ndarray:
-        """(NUM_FEATURES,) float32: the network input of ``position`` from its side to move."""
+        """(net.num_features,) float32: the network input of ``position`` from its side to move."""
         from ..encoding import encode
         from ..movegen.batch import PositionBatch
 
-        return encode(PositionBatch.from_positions([position]))[0]
+        return encode(PositionBatch.from_positions([position]), version=self.net.encoding_version)[0]
 
     def evaluate(self, position: Position) -> tuple[np.ndarray, float, bool]:
         """(probabilities (K,), equity, exact) for the side to move; a finished game is its exact outcome."""

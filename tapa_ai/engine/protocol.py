@@ -276,10 +276,12 @@ class Engine:
         position = self._position(request)
         if self.analyzer is not None:
             self.analyzer.check(position)
-        features = encode(PositionBatch.from_positions([position]))[0]
+        # The model's encoding version; without a model, the default one.
+        version = self.analyzer.net.encoding_version if self.analyzer is not None else ENCODING_VERSION
+        features = encode(PositionBatch.from_positions([position]), version=version)[0]
         # Shortest text of each float32 value: reads back as exactly the same float32.
         return {"features": [float(str(value)) for value in features],
-                "encoding": ENCODING_NAME, "encoding_version": ENCODING_VERSION}
+                "encoding": ENCODING_NAME, "encoding_version": version}
 
     def _cmd_evaluate(self, request: dict) -> dict:
         analyzer = self._model(request, "evaluate")

@@ -21,7 +21,7 @@ from torch import nn
 from .. import __version__
 from ..checkpoint import CheckpointError, _atomic_write, load_checkpoint, load_network
 from ..config import ConfigError, ModelConfig
-from ..encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES
+from ..encoding import ENCODING_NAME
 from ..model import EvaluatorNet, outcome_points
 from ..rules.options import RuleOptions, RulesError
 from . import FORMATS, ExportError
@@ -57,8 +57,8 @@ def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", sour
         "variant": rules.name,
         "rule_options": rules.to_dict(),
         "encoding": ENCODING_NAME,
-        "encoding_version": ENCODING_VERSION,
-        "num_features": NUM_FEATURES,
+        "encoding_version": net.encoding_version,
+        "num_features": net.num_features,
         "model": net.config.to_dict(),
         "input": "features",
         "outputs": dict(OUTPUT_MEANINGS),

@@ -7,7 +7,7 @@ this single file and evaluate positions with a model written by
 
     import numpy_model                                  # or: from tapa_ai.export import numpy_model
     model = numpy_model.load("model.npz")
-    features = numpy_model.encode_positions([position_json, ...])   # (B, 259) float32
+    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259|309)
     probabilities, equity = model.evaluate(features)    # (B, K) and (B,) float32
     probabilities, equity = model.evaluate_positions([position_json, ...])  # both steps at once
 
@@ -18,7 +18,8 @@ the variant's options). Every position is evaluated **from the side to move**
 (``turn``); ``probabilities[:, k]`` is the chance of outcome class
 ``model.outcome_names[k]`` and ``equity`` the expected points
 (``probabilities @ model.outcome_points``). ``docs/export.md`` describes the
-file format and ``docs/encoding.md`` the 259 input columns.
+file format and ``docs/encoding.md`` the input columns (259 in encoding
+version 1, 309 in version 2; a model says which, ``model.encoding_version``).
 
 The encoder here is a plain per-position loop written from
 ``docs/encoding.md`` (``tapa_ai.encoding`` is the fast batch version of the same
@@ -39,7 +40,8 @@ from typing import IO, Any, Mapping, Sequence, Union
 import numpy as np
 
 __all__ = [
-    "METADATA_FORMAT", "METADATA_FORMAT_VERSION", "ENCODING_NAME", "ENCODING_VERSION", "NUM_FEATURES", "ACTIVATIONS",
+    "METADATA_FORMAT", "METADATA_FORMAT_VERSION", "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES",
+    "num_features", "ACTIVATIONS",
     "VARIANT_RULES", "ModelFileError", "NumpyEvaluator", "load", "save_npz", "feature_names", "encode_position",
     "encode_positions",
 ]
@@ -52,9 +54,19 @@ METADATA_FORMAT_VERSION = 1
 ENCODING_NAME = "tapa-td"
 """The input encoding this module computes (must equal ``tapa_ai.encoding.ENCODING_NAME``)."""
 ENCODING_VERSION = 1
-"""Its version (must equal ``tapa_ai.encoding.ENCODING_VERSION``; the tests check both)."""
+"""The default version (must equal ``tapa_ai.encoding.ENCODING_VERSION``; the tests check both)."""
+ENCODING_VERSIONS = (1, 2)
+"""The versions this module computes: 2 is 1 followed by 50 exposure columns."""
 NUM_FEATURES = 259
-"""Input columns."""
+"""Input columns of version 1."""
+_WIDTHS = {1: 259, 2: 309}
+
+
+def num_features(version: int = ENCODING_VERSION) -> int:
+    """Input columns of an encoding version (259 or 309)."""
+    if isinstance(version, bool) or version not in _WIDTHS:
+        raise ModelFileError(f"encoding version {version!r}: this module computes versions {list(ENCODING_VERSIONS)}")
+    return _WIDTHS[version]
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid", "gelu", "silu")
 """Hidden-layer activations a model may use (as ``torch.nn``: GELU is the exact, erf-based one)."""
@@ -83,8 +95,10 @@ class ModelFileError(ValueError):
 
 
 # -- the encoder --------------------------------------------------------------------------------
-def feature_names() -> list[str]:
-    """One name per input column: ``mover.p01.free1`` ... ``opponent.p24.pinned``, ``mover.on_24`` ..., ``rules.pins`` ..."""
+def feature_names(version: int = ENCODING_VERSION) -> list[str]:
+    """One name per input column: ``mover.p01.free1`` ... ``opponent.p24.pinned``, ``mover.on_24`` ..., ``rules.pins`` ...
+    and in version 2 ``mover.p01.exposed`` ... ``opponent.exposed_any``."""
+    num_features(version)
     names = []
     for side in ("mover", "opponent"):
         for point in range(1, 25):
@@ -92,6 +106,9 @@ def feature_names() -> list[str]:
     for side in ("mover", "opponent"):
         names.extend(f"{side}.{scalar}" for scalar in _SIDE_SCALARS)
     names.extend(f"rules.{flag}" for flag in _RULE_FLAGS)
+    if version >= 2:
+        for side in ("mover", "opponent"):
+            names.extend([f"{side}.p{point:02d}.exposed" for point in range(1, 25)] + [f"{side}.exposed_any"])
     return names
 
 
@@ -157,12 +174,57 @@ def _parse(position: Any, where: str) -> Mapping[str, Any]:
     return position
 
 
-def encode_position(position: Mapping[str, Any] | str, where: str = "position") -> np.ndarray:
-    """(NUM_FEATURES,) float32 input of one JSON position (a dict or a JSON string), from its side to move.
+def _exposure(stacks: list, bar: dict, defender: str) -> list[float]:
+    """The 25 exposure columns of ``defender`` (docs/encoding.md, "Version 2: exposure")."""
+    attacker = "O" if defender == "X" else "X"
+
+    def stack(point: int) -> tuple:  # the attacker's own point 1..24
+        return stacks[point - 1] if attacker == "X" else stacks[24 - point]
+
+    def lone(point: int) -> bool:
+        top, number, under = stack(point)
+        return top == defender and number == 1 and under is None
+
+    targets = {point for point in range(1, 25) if lone(point)}
+    sources = {25} if bar[attacker] > 0 else {point for point in range(1, 25) if stack(point)[0] == attacker}
+    open_ = {point for point in range(1, 25) if stack(point)[0] != defender or lone(point)}
+    hits_at = dict.fromkeys(targets, 0)
+    any_hit = 0
+    for a in range(1, 7):
+        for b in range(1, 7):
+            reach = set()
+            for source in sources:
+                if a == b:
+                    point = source - a
+                    for _ in range(4):
+                        if point < 1:
+                            break
+                        reach.add(point)
+                        if point not in open_:
+                            break
+                        point -= a
+                else:
+                    for first, second in ((a, b), (b, a)):
+                        if source - first >= 1:
+                            reach.add(source - first)
+                            if source - first in open_ and source - first - second >= 1:
+                                reach.add(source - first - second)
+            hit = reach & targets
+            for point in hit:
+                hits_at[point] += 1
+            any_hit += bool(hit)
+    # The defender's own point q is the attacker's point 25 - q.
+    return [hits_at.get(25 - q, 0) / 36.0 for q in range(1, 25)] + [any_hit / 36.0]
+
+
+def encode_position(position: Mapping[str, Any] | str, where: str = "position",
+                    version: int = ENCODING_VERSION) -> np.ndarray:
+    """(num_features(version),) float32 input of one JSON position (a dict or a JSON string), from its side to move.
 
     Follows ``docs/encoding.md`` column by column. ``points[i]`` is X's point
     ``i + 1`` and O's point ``24 - i``; a stack string lists checkers bottom to top.
     """
+    width = num_features(version)
     position = _parse(position, where)
     pins, backgammons, mother_points = _encoding_rules(position, where)
     mother_rules = pins and mother_points > 0
@@ -176,7 +238,7 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position") 
     off = _counts(position, "off", where)
     bar = _counts(position, "bar", where)
 
-    features = np.zeros(NUM_FEATURES, dtype=np.float32)
+    features = np.zeros(width, dtype=np.float32)
     opponent = "O" if mover == "X" else "X"
     for block, side in enumerate((mover, opponent)):
         counts = [0] * 25  # counts[p] = count(side, p), p = 1..24 in the side's own numbering
@@ -207,14 +269,17 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position") 
     features[256] = pins
     features[257] = backgammons
     features[258] = mother_points / _MOTHER_POINTS_SCALE
+    if version >= 2:
+        features[259:284] = _exposure(stacks, bar, mover)
+        features[284:309] = _exposure(stacks, bar, opponent)
     return features
 
 
-def encode_positions(positions: Sequence[Mapping[str, Any] | str]) -> np.ndarray:
-    """(B, NUM_FEATURES) float32 inputs of JSON positions, each from its side to move."""
-    out = np.zeros((len(positions), NUM_FEATURES), dtype=np.float32)
+def encode_positions(positions: Sequence[Mapping[str, Any] | str], version: int = ENCODING_VERSION) -> np.ndarray:
+    """(B, num_features(version)) float32 inputs of JSON positions, each from its side to move."""
+    out = np.zeros((len(positions), num_features(version)), dtype=np.float32)
     for row, position in enumerate(positions):
-        out[row] = encode_position(position, where=f"positions[{row}]")
+        out[row] = encode_position(position, where=f"positions[{row}]", version=version)
     return out
 
 
@@ -254,9 +319,12 @@ class NumpyEvaluator:
                                  f"got {model!r:.120}")
         self.activation = model["activation"]
         encoding = (self.metadata.get("encoding"), self.metadata.get("encoding_version"))
-        if encoding != (ENCODING_NAME, ENCODING_VERSION):
+        if encoding[0] != ENCODING_NAME or isinstance(encoding[1], bool) or encoding[1] not in ENCODING_VERSIONS:
             raise ModelFileError(f"{source}: model is for encoding {encoding[0]!r} version {encoding[1]}; this "
-                                 f"module computes {ENCODING_NAME!r} version {ENCODING_VERSION}")
+                                 f"module computes {ENCODING_NAME!r} versions {list(ENCODING_VERSIONS)}")
+        self.encoding_version: int = encoding[1]
+        """The input encoding version: ``encode_positions(..., version=model.encoding_version)``."""
+        self.num_features = num_features(self.encoding_version)
         names = self.metadata.get("outcome_names")
         points = self.metadata.get("outcome_points")
         if not isinstance(names, list) or not isinstance(points, list) or len(names) != len(points):
@@ -266,7 +334,7 @@ class NumpyEvaluator:
         if not self.weights or len(self.weights) != len(self.biases):
             raise ModelFileError(f"{source}: want one or more layers with a weight and a bias each, got "
                                  f"{len(self.weights)} weights and {len(self.biases)} biases")
-        width = NUM_FEATURES
+        width = self.num_features
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
             if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
                 raise ModelFileError(f"{source}: layer {index}: weight {weight.shape} and bias {bias.shape} do not "
@@ -285,10 +353,11 @@ class NumpyEvaluator:
         return len(self.outcome_names)
 
     def logits(self, features: np.ndarray) -> np.ndarray:
-        """(B, NUM_FEATURES) -> (B, K) float32 logits."""
+        """(B, num_features) -> (B, K) float32 logits."""
         hidden = np.asarray(features, dtype=np.float32)
-        if hidden.ndim != 2 or hidden.shape[1] != NUM_FEATURES:
-            raise ModelFileError(f"features: want a (batch, {NUM_FEATURES}) array, got shape {hidden.shape}")
+        if hidden.ndim != 2 or hidden.shape[1] != self.num_features:
+            raise ModelFileError(f"features: want a (batch, {self.num_features}) array (encoding version "
+                                 f"{self.encoding_version}), got shape {hidden.shape}")
         last = len(self.weights) - 1
         for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
             hidden = hidden @ weight.T + bias
@@ -297,7 +366,7 @@ class NumpyEvaluator:
         return hidden
 
     def evaluate(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(B, NUM_FEATURES) -> probabilities (B, K) and equity (B,), float32, from the side to move."""
+        """(B, num_features) -> probabilities (B, K) and equity (B,), float32, from the side to move."""
         logits = self.logits(features)
         shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
         probabilities = (shifted / shifted.sum(axis=1, keepdims=True)).astype(np.float32)
@@ -315,7 +384,7 @@ class NumpyEvaluator:
                     f"positions[{row}]: a {position.get('variant')!r} position (pins, backgammons, mother points = "
                     f"{found}) does not fit this {self.variant!r} model {wanted}"
                 )
-        return self.evaluate(encode_positions(parsed))
+        return self.evaluate(encode_positions(parsed, version=self.encoding_version))
 
 
 # -- the file -------------------------------------------------------------------------------------

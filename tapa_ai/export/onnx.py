@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..encoding import NUM_FEATURES
 from ..model import EvaluatorNet
 from . import ONNX_OPSET, ExportError
 
@@ -116,8 +115,9 @@ def onnx_model(net: EvaluatorNet, metadata: dict[str, Any]):
     nodes.append(helper.make_node("MatMul", ["probabilities", "outcome_points"], ["equity"], name="equity"))
 
     classes = len(metadata["outcome_names"])
-    inputs = [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", NUM_FEATURES],
-                                            doc_string="tapa-td v1 encoding of each position, from its side to move")]
+    inputs = [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", net.num_features],
+                                            doc_string=f"tapa-td v{net.encoding_version} encoding of each position, "
+                                                       "from its side to move")]
     outputs = [
         helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", classes],
                                       doc_string=metadata["outputs"]["probabilities"]),

@@ -29,7 +29,7 @@ def afterstate_distributions(net: EvaluatorNet, afterstates: Afterstates) -> np.
 
 def afterstate_distributions_torch(net: EvaluatorNet, afterstates: Afterstates) -> np.ndarray:
     """:func:`afterstate_distributions` computed by ``encode`` and the torch network (the reference)."""
-    features = encode(afterstates.positions.flipped())
+    features = encode(afterstates.positions.flipped(), version=net.encoding_version)
     with torch.inference_mode():
         logits = net(torch.from_numpy(features).to(net.points.device))
         opponent_view = torch.softmax(logits, dim=-1).cpu().numpy()

@@ -23,7 +23,7 @@ import torch
 from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
 from ..checkpoint import Checkpoint, CheckpointManager, load_checkpoint
 from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
-from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
+from ..encoding import ENCODING_NAME, ENCODING_VERSIONS, encode
 from ..fast_eval import refresh_fast_evaluator
 from ..model import EvaluatorNet, configure_threads
 from ..rules.options import RULES_VERSION, variant_rules
@@ -105,7 +105,8 @@ class Trainer:
             return float("nan")
         states = np.concatenate([game.states for game in games])
         targets = np.concatenate([lambda_returns(game.next_values, self.config.learning.lambda_) for game in games])
-        features = torch.from_numpy(encode(unpack_states(states, self.rules))).to(self.device)
+        features = torch.from_numpy(encode(unpack_states(states, self.rules), version=self.net.encoding_version))
+        features = features.to(self.device)
         targets_t = torch.from_numpy(targets.astype(np.float32)).to(self.device)
         order = torch.from_numpy(self.rng.permutation(len(states))).to(self.device)
         batch_size = self.config.learning.batch_size
@@ -127,7 +128,8 @@ class Trainer:
 
     def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
         """``learning.method = "online-traces"``: one TD(lambda) update per ply (see :mod:`traces`)."""
-        self.online_losses.append(self.traces.step(encode(batch), next_values, new_game))
+        self.online_losses.append(self.traces.step(encode(batch, version=self.net.encoding_version), next_values,
+                                                   new_game))
         self.steps += 1
 
     # -- evaluation -------------------------------------------------------
@@ -163,7 +165,7 @@ class Trainer:
         return dict(
             model_state={k: v.detach().cpu() for k, v in self.net.state_dict().items()},
             model_config=self.net.architecture(),
-            encoding=(ENCODING_NAME, ENCODING_VERSION),
+            encoding=(ENCODING_NAME, self.net.encoding_version),
             rule_options=self.rules,
             config=self.config,
             games=self.games,
@@ -408,8 +410,11 @@ def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:
         checkpoint_path, run_dir = path, path.parent
     else:
         raise TrainingError(f"--resume {run}: no such run directory or checkpoint file")
-    checkpoint = load_checkpoint(checkpoint_path, expect_encoding=(ENCODING_NAME, ENCODING_VERSION),
-                                 expect_rules_version=RULES_VERSION)
+    checkpoint = load_checkpoint(checkpoint_path, expect_rules_version=RULES_VERSION)
+    if checkpoint.encoding[0] != ENCODING_NAME or checkpoint.encoding[1] not in ENCODING_VERSIONS:
+        raise TrainingError(f"--resume {run}: {checkpoint_path} was trained on encoding {checkpoint.encoding[0]!r} "
+                            f"version {checkpoint.encoding[1]}; this program computes {ENCODING_NAME!r} "
+                            f"versions {list(ENCODING_VERSIONS)}")
     if "selfplay" not in checkpoint.extra or checkpoint.optimizer_state is None:
         raise TrainingError(f"--resume {run}: {checkpoint_path} holds a network only (a slim copy, e.g. a kept "
                             "generation), not the optimizer and running games a resume needs")
