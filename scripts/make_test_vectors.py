@@ -7,9 +7,10 @@ Writes, under ``--out`` (default ``tests/data``):
   checked against these copies, so they stay valid when the checkpoints are
   replaced by stronger ones; run this script again to follow the new ones.
 - ``encoding_vectors.json``: for positions of every variant (JSON positions,
-  ``tapa_ai.notation.json_position``): the ``tapa-td`` input vector
-  (``tapa_ai.encoding``) and the outputs of that variant's model (probabilities
-  and equity from torch, ``tapa_ai.model.evaluate``).
+  ``tapa_ai.notation.json_position``): the ``tapa-td`` input vector of the
+  latest encoding version (``tapa_ai.encoding``; each earlier version is a
+  prefix of it) and the outputs of that variant's model on the columns of its
+  own version (probabilities and equity from torch, ``tapa_ai.model.evaluate``).
 
 ``docs/export.md`` explains how to check another implementation against
 them; ``tests/test_export.py`` checks this package's encoders and every
@@ -38,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from tapa_ai import __version__  # noqa: E402
 from tapa_ai.checkpoint import load_network  # noqa: E402
-from tapa_ai.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode_positions, feature_names  # noqa: E402
+from tapa_ai.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode_positions, feature_names, num_features  # noqa: E402
 from tapa_ai.export import export_checkpoint  # noqa: E402
 from tapa_ai.model import evaluate, outcome_points  # noqa: E402
 from tapa_ai.movegen.random_positions import endgame_position, playout_positions  # noqa: E402
@@ -49,6 +50,7 @@ from tapa_ai.rules.position import start_position  # noqa: E402
 from tapa_ai.rules.reference import finished_result  # noqa: E402
 
 VARIANTS = ("tapa", "plakoto", "backgammon")
+LATEST = max(ENCODING_VERSIONS)
 VECTORS_FILE = "encoding_vectors.json"
 SEED = 2024
 RANDOM_PER_STYLE = 2
@@ -123,12 +125,13 @@ def build(checkpoints: Path, out: Path) -> None:
             "checkpoint": f"checkpoints/{variant}.pt",
             "checkpoint_sha256": _sha256(checkpoint),
             "training_games": int(net.games_trained),
+            "encoding_version": net.encoding_version,
             "outcome_names": list(net.outcome_names),
             "outcome_points": [float(v) for v in outcome_points(net.rules)],
         }
         cases = positions_of(variant, rng)
-        features = encode_positions([position for _, position in cases])
-        probabilities, equities = evaluate(net, features)
+        features = encode_positions([position for _, position in cases], version=LATEST)
+        probabilities, equities = evaluate(net, features[:, :net.num_features])
         for (name, position), row, p, e in zip(cases, features, probabilities, equities):
             case_lines.append(
                 "    {" + f"\"name\": {json.dumps(name)}, \"model\": {json.dumps(variant)},\n"
@@ -142,10 +145,13 @@ def build(checkpoints: Path, out: Path) -> None:
                        "See docs/export.md.",
         "generated_by": "python scripts/make_test_vectors.py",
         "tapa_ai_version": __version__,
-        "encoding": {"name": ENCODING_NAME, "version": ENCODING_VERSION, "num_features": NUM_FEATURES},
+        "encoding": {"name": ENCODING_NAME, "version": LATEST, "num_features": num_features(LATEST),
+                     "versions": {str(v): num_features(v) for v in ENCODING_VERSIONS},
+                     "note": "'features' holds the latest version; version v is its first versions[v] values, and "
+                             "each model reads those of its own encoding_version"},
         "tolerance": {"features": 1e-6, "probabilities": 1e-5, "equity": 1e-5},
         "models": models,
-        "feature_names": feature_names(),
+        "feature_names": feature_names(LATEST),
     }
     text = json.dumps(header, indent=2)
     assert text.endswith("\n}")

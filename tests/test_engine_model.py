@@ -28,11 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {variant: ROOT / "checkpoints" / f"{variant}.pt" for variant in ("tapa", "plakoto", "backgammon")}
 
 
-def save_tiny_net(variant: str, path: Path, seed: int = 3, hidden: int = 16) -> Path:
+def save_tiny_net(variant: str, path: Path, seed: int = 3, hidden: int = 16, encoding_version: int = 1) -> Path:
     """A small random network of ``variant`` saved as a checkpoint (fast to search, exact to check)."""
-    net = EvaluatorNet(ModelConfig(layers=1, hidden=hidden), variant_rules(variant), seed=seed).eval()
+    net = EvaluatorNet(ModelConfig(layers=1, hidden=hidden, encoding_version=encoding_version),
+                       variant_rules(variant), seed=seed).eval()
     return save_checkpoint(path, model_state=net.state_dict(), model_config=net.architecture(),
-                           encoding=(ENCODING_NAME, ENCODING_VERSION), rule_options=net.rules, config=TrainConfig(),
+                           encoding=(ENCODING_NAME, encoding_version), rule_options=net.rules, config=TrainConfig(),
                            games=0)
 
 
@@ -85,6 +86,20 @@ def test_encode_is_the_encoding_of_the_side_to_move(engine):
         features = np.array(response["features"], dtype=np.float32)
         assert features.shape == (NUM_FEATURES,)
         assert np.array_equal(features, encode_positions([position])[0])  # the JSON numbers read back exactly
+
+
+def test_encode_and_evaluate_follow_the_models_encoding_version(tmp_path):
+    path = save_tiny_net("tapa", tmp_path / "v2.pt", encoding_version=2)
+    engine = Engine(bot=f"net:{path}")
+    net = load_network(path)
+    for position in tapa_positions()[:5]:
+        request = {"position": position_to_json(position)}
+        response = ask(engine, {"cmd": "encode", **request})
+        features = np.array(response["features"], dtype=np.float32)
+        assert response["encoding_version"] == 2 and features.shape == (309,)
+        assert np.array_equal(features, encode_positions([position], version=2)[0])
+        answer = ask(engine, {"cmd": "evaluate", **request})
+        assert np.allclose(list(answer["probabilities"].values()), net_probabilities(net, [features])[0], atol=1e-6)
 
 
 def test_encode_needs_no_model_but_a_model_refuses_other_variants(engine):

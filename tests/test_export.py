@@ -263,8 +263,10 @@ def test_numpy_model_load_errors_name_the_file(tmp_path):
 
 # -- the committed test vectors ---------------------------------------------------------------------
 def test_vector_file_covers_every_variant_and_names_its_models():
-    assert VECTORS["encoding"] == {"name": ENCODING_NAME, "version": ENCODING_VERSION, "num_features": NUM_FEATURES}
-    assert VECTORS["feature_names"] == feature_names()
+    encoding = VECTORS["encoding"]
+    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 2, 309)
+    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309}
+    assert VECTORS["feature_names"] == feature_names(2) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
     assert {case["model"] for case in VECTORS["cases"]} == set(VARIANTS)
     assert {case["position"]["variant"] for case in VECTORS["cases"]} == set(VARIANTS)
     for variant, model in VECTORS["models"].items():
@@ -277,14 +279,17 @@ def test_vector_file_covers_every_variant_and_names_its_models():
         assert model["outcome_names"] == metadata["outcome_names"] == list(outcome_names(rules))
         assert model["outcome_points"] == metadata["outcome_points"] == outcome_points(rules).tolist()
         assert model["training_games"] == metadata["training_games"] > 0
+        assert model["encoding_version"] == metadata["encoding_version"]
 
 
 def test_both_encoders_reproduce_the_vectors_exactly():
     positions = [case["position"] for case in VECTORS["cases"]]
     expected = np.array([case["features"] for case in VECTORS["cases"]], dtype=np.float32)
-    assert expected.shape == (len(positions), NUM_FEATURES)
-    assert np.array_equal(encode_positions([position_from_json(p) for p in positions]), expected)
-    assert np.array_equal(numpy_model.encode_positions(positions), expected)
+    assert expected.shape == (len(positions), 309)
+    reference = [position_from_json(p) for p in positions]
+    for version, width in ((1, NUM_FEATURES), (2, 309)):
+        assert np.array_equal(encode_positions(reference, version=version), expected[:, :width])
+        assert np.array_equal(numpy_model.encode_positions(positions, version=version), expected[:, :width])
 
 
 @pytest.mark.parametrize("format", FORMATS + ["torch"])
@@ -292,8 +297,8 @@ def test_every_format_reproduces_the_vector_outputs(format, tmp_path):
     tolerance = VECTORS["tolerance"]
     for variant in VARIANTS:
         cases = [case for case in VECTORS["cases"] if case["model"] == variant]
-        features = np.array([case["features"] for case in cases], dtype=np.float32)
         net = shipped_net(variant)
+        features = np.array([case["features"][:net.num_features] for case in cases], dtype=np.float32)
         if format == "torch":
             probabilities, equity = evaluate(net, features)
         else:
