@@ -278,7 +278,7 @@ ROLLS = tuple((a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 
 """The 21 distinct rolls and how many of the 36 each stands for."""
 _POINT_BITS = np.int64(0x1FFFFFE)  # bits 1..24
 _BAR_BIT = np.int64(1) << 25
-_BIT_INDEX = np.arange(26, dtype=np.int64)
+_ROLL_WEIGHTS = np.array([weight for _, _, weight in ROLLS], dtype=np.int32)
 
 
 def roll_reach(sources: np.ndarray, open_: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -303,14 +303,17 @@ def roll_reach(sources: np.ndarray, open_: np.ndarray, a: int, b: int) -> np.nda
 
 def _shots(sources: np.ndarray, open_: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(R, 26) rolls (of 36) landing on each target bit, and (R,) rolls landing on any target."""
-    per_bit = np.zeros((sources.shape[0], 26), dtype=np.int32)
-    any_target = np.zeros(sources.shape[0], dtype=np.int32)
+    rows = sources.shape[0]
     if not targets.any():
-        return per_bit, any_target
-    for a, b, weight in ROLLS:
-        hits = roll_reach(sources, open_, a, b) & targets
-        any_target += weight * (hits != 0)
-        per_bit += weight * ((hits[:, None] >> _BIT_INDEX) & 1).astype(np.int32)
+        return np.zeros((rows, 26), dtype=np.int32), np.zeros(rows, dtype=np.int32)
+    hits = np.empty((rows, len(ROLLS)), dtype=np.int64)
+    for index, (a, b, _) in enumerate(ROLLS):
+        hits[:, index] = roll_reach(sources, open_, a, b) & targets
+    any_target = (hits != 0).astype(np.int32) @ _ROLL_WEIGHTS
+    # Bits of the little-endian int64 masks: (rows, 21 rolls, 64 bits), weighted over the rolls.
+    little = hits.astype("<i8", copy=False)  # no copy on little-endian machines
+    bits = np.unpackbits(little.view(np.uint8).reshape(rows, len(ROLLS), 8), axis=2, bitorder="little")
+    per_bit = np.einsum("rkb,k->rb", bits[:, :, :26].astype(np.int32), _ROLL_WEIGHTS)
     return per_bit, any_target
 
 

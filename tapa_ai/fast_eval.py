@@ -116,28 +116,40 @@ def _reach(sources, open_, a, b):
 
 
 @njit(cache=True, nogil=True)
-def _add_exposure(hidden, first_weights, base, sources, open_, targets, per_bit):
+def _add_exposure(hidden, first_weights, base, sources, open_, targets, hits_of_roll):
     """Version-2 exposure columns ``base .. base + 24`` of one side (see ``encoding.exposure_features``)."""
-    if targets == 0:
+    if targets == 0 or sources == 0:
         return
-    for bit in range(26):
-        per_bit[bit] = 0
     any_target = 0
+    roll = 0
     for a in range(1, 7):
         for b in range(a, 7):
             hits = _reach(sources, open_, a, b) & targets
+            hits_of_roll[roll] = hits
+            roll += 1
             if hits != 0:
-                weight = 1 if a == b else 2
-                any_target += weight
-                for bit in range(1, 25):
-                    if (hits >> bit) & 1:
-                        per_bit[bit] += weight
+                any_target += 1 if a == b else 2
+    if any_target == 0:
+        return
+    # Per target (a side has few lone checkers): the rolls that reach it.
+    remaining = targets
     for bit in range(1, 25):
-        if per_bit[bit] > 0:
-            # The side's own point q is the attacker's point 25 - q: column base + q - 1.
-            _add_column(hidden, first_weights, base + 24 - bit, np.float32(per_bit[bit] / np.float32(36.0)))
-    if any_target > 0:
-        _add_column(hidden, first_weights, base + 24, np.float32(any_target / np.float32(36.0)))
+        if remaining == 0:
+            break
+        mask = 1 << bit
+        if remaining & mask:
+            remaining ^= mask
+            count = 0
+            roll = 0
+            for a in range(1, 7):
+                for b in range(a, 7):
+                    if hits_of_roll[roll] & mask:
+                        count += 1 if a == b else 2
+                    roll += 1
+            if count > 0:
+                # The side's own point q is the attacker's point 25 - q: column base + q - 1.
+                _add_column(hidden, first_weights, base + 24 - bit, np.float32(count / np.float32(36.0)))
+    _add_column(hidden, first_weights, base + 24, np.float32(any_target / np.float32(36.0)))
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -181,7 +193,7 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
         scalars_a, scalars_b = _MOVER_SCALARS, _OPPONENT_SCALARS
         table_a, table_b = 0, 24
         exposure_a, exposure_b = _MOVER_EXPOSURE, _OPPONENT_EXPOSURE
-    per_bit = np.zeros(26, dtype=np.int64)
+    hits_of_roll = np.zeros(21, dtype=np.int64)
     for row in range(start, stop):
         outcome = classes[row]
         if outcome >= 0:
@@ -255,8 +267,8 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
                 sources_a = 1 << 25
             if bar[row, 1] > 0:
                 sources_b = 1 << 25
-            _add_exposure(hidden, first_weights, exposure_a, sources_b, open_b, lone_a, per_bit)
-            _add_exposure(hidden, first_weights, exposure_b, sources_a, open_a, lone_b, per_bit)
+            _add_exposure(hidden, first_weights, exposure_a, sources_b, open_b, lone_a, hits_of_roll)
+            _add_exposure(hidden, first_weights, exposure_b, sources_a, open_a, lone_b, hits_of_roll)
         mother_on = mother_rules[rules]
         for side in range(2):
             if side == 0:
