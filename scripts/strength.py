@@ -28,6 +28,9 @@ def main() -> int:
     parser.add_argument("model", help="checkpoint of the model")
     parser.add_argument("--games", type=int, default=10000, help="games per 0-ply match (default 10000)")
     parser.add_argument("--games-2ply", type=int, default=200, help="games per 2-ply match (default 200)")
+    parser.add_argument("--games-2ply-for", action="append", default=[], metavar="OPPONENT=N",
+                        help="games of one 2-ply match instead of --games-2ply (OPPONENT: a fixed bot, or 0ply for "
+                             "the model itself; N = 0 skips it); repeat for several")
     parser.add_argument("--previous", help="checkpoint of the previous generation (0-ply duel)")
     parser.add_argument("--parts", nargs="+", default=["0ply", "2ply", "previous"], choices=["0ply", "2ply", "previous"])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -45,8 +48,15 @@ def main() -> int:
             summary_path = out / "summary.json"
             summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
         else:
+            counts = {}
+            for item in args.games_2ply_for:
+                opponent, _, number = item.partition("=")
+                if not opponent or not number.isdigit():
+                    print(f"strength: --games-2ply-for {item!r}: want OPPONENT=N, e.g. heuristic=3000", file=sys.stderr)
+                    return 2
+                counts[opponent] = int(number)
             summary = strength_matches(args.model, args.games, args.games_2ply, args.previous, out, args.workers,
-                                       tuple(args.parts), progress=not args.quiet)
+                                       tuple(args.parts), progress=not args.quiet, games_2ply_for=counts)
             command = "python " + " ".join(shlex.quote(arg) for arg in sys.argv)
             commands = summary.setdefault("commands", [])
             if command not in commands:

@@ -30,6 +30,25 @@ def test_strength_matches_write_records_and_the_model_card_states_the_facts(tmp_
     assert "vs heuristic | 8 |" in card
 
 
+def test_2ply_ladder_plays_every_fixed_bot_with_per_opponent_counts(tmp_path):
+    import pytest
+
+    from tapa_ai.bots.base import BotError
+
+    config = load_config("configs/quick.toml", [*TINY, "model.hidden=4", f"checkpoint.directory={tmp_path}"])
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    model = str(trainer.run_dir / "latest.pt")
+    summary = strength_matches(model, games=2, games_2ply=2, previous=None, out=tmp_path / "report", workers=1,
+                               parts=("2ply",), progress=False, games_2ply_for={"heuristic": 4, "0ply": 0})
+    counts = {name: match["games"] for name, match in summary["matches"].items()}
+    assert counts == {"2ply_vs_random": 2, "2ply_vs_runner": 2, "2ply_vs_heuristic": 4}
+    assert summary["matches"]["2ply_vs_heuristic"]["bot_a"] == f"net:{model}@2ply"
+    with pytest.raises(BotError, match=r"2-ply game counts for \['pubeval'\]: not opponents of a tapa model"):
+        strength_matches(model, games=2, games_2ply=2, previous=None, out=tmp_path / "report", workers=1,
+                         parts=("2ply",), progress=False, games_2ply_for={"pubeval": 2})
+
+
 def test_training_curve_png_from_the_checkpoints_evaluations(tmp_path):
     from tapa_ai.arena.strength import plot_training_curve
 

@@ -5,8 +5,9 @@ duplicate pairs:
 
 - the model at 0-ply against every fixed bot of its variant (``random``,
   ``runner``, ``heuristic``, and for backgammon ``pubeval`` and ``gnubg:0``),
-- the model at 2-ply against the strongest fixed bots and against itself at
-  0-ply (2-ply costs ~10,000 times more than 0-ply per move, so fewer games),
+- the model at 2-ply against the same fixed bots and against itself at 0-ply
+  (2-ply costs ~1,000 times more than 0-ply per move, so fewer games: each
+  2-ply match may get its own count, sized for the confidence interval wanted),
 - optionally the model against the previous generation,
 
 writes one JSON record per match (the ``tapa-ai match --out`` format) and a
@@ -23,6 +24,7 @@ import platform
 from pathlib import Path
 from typing import Optional
 
+from ..bots.base import BotError
 from ..checkpoint import load_checkpoint
 from ..config import config_to_toml
 from .match import run_match
@@ -33,8 +35,8 @@ FIXED_OPPONENTS = {
     "backgammon": ["random", "runner", "heuristic", "pubeval", "gnubg:0"],
 }
 """The fixed bots every shipped model is measured against, per variant."""
-SEARCH_OPPONENTS = {"tapa": ["heuristic"], "plakoto": ["heuristic"], "backgammon": ["pubeval", "gnubg:0"]}
-"""The fixed bots the 2-ply model plays."""
+SEARCH_OPPONENTS = FIXED_OPPONENTS
+"""The fixed bots the 2-ply model plays (all of them, as the issue's ladder asks)."""
 
 
 def _label(spec: str) -> str:
@@ -43,8 +45,14 @@ def _label(spec: str) -> str:
 
 def strength_matches(model: str, games: int, games_2ply: int, previous: Optional[str], out: Path,
                      workers: int = os.cpu_count() or 1, parts: tuple[str, ...] = ("0ply", "2ply", "previous"),
-                     progress: bool = True) -> dict:
-    """Play the strength matches of ``model`` (a checkpoint path) and write their records under ``out``."""
+                     progress: bool = True, games_2ply_for: Optional[dict[str, int]] = None) -> dict:
+    """Play the strength matches of ``model`` (a checkpoint path) and write their records under ``out``.
+
+    ``games_2ply_for`` maps a 2-ply opponent (a fixed bot spec, or ``0ply`` for
+    the model itself) to its own game count instead of ``games_2ply``; a count of
+    0 skips that match (its earlier record, if any, stays in the summary).
+    """
+    counts_2ply = dict(games_2ply_for or {})
     checkpoint = load_checkpoint(model)
     rules = checkpoint.rules()
     variant = rules.name
@@ -57,8 +65,14 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
     if "0ply" in parts:
         plan += [(f"0ply_vs_{_label(o)}", f"net:{model}", o, games, 1) for o in FIXED_OPPONENTS[variant]]
     if "2ply" in parts:
-        plan += [(f"2ply_vs_{_label(o)}", f"net:{model}@2ply", o, games_2ply, 2) for o in SEARCH_OPPONENTS[variant]]
-        plan.append(("2ply_vs_0ply", f"net:{model}@2ply", f"net:{model}", games_2ply, 3))
+        unknown = sorted(set(counts_2ply) - set(SEARCH_OPPONENTS[variant]) - {"0ply"})
+        if unknown:
+            raise BotError(f"2-ply game counts for {unknown}: not opponents of a {variant} model "
+                           f"(known: {SEARCH_OPPONENTS[variant] + ['0ply']})")
+        plan += [(f"2ply_vs_{_label(o)}", f"net:{model}@2ply", o, counts_2ply.get(o, games_2ply), 2)
+                 for o in SEARCH_OPPONENTS[variant]]
+        plan.append(("2ply_vs_0ply", f"net:{model}@2ply", f"net:{model}", counts_2ply.get("0ply", games_2ply), 3))
+        plan = [entry for entry in plan if entry[3] > 0]
     if "previous" in parts and previous:
         plan.append(("0ply_vs_previous", f"net:{model}", f"net:{previous}", games, 4))
     for name, spec_a, spec_b, count, seed in plan:
