@@ -125,6 +125,19 @@ def test_encoding_version_2_trains_records_its_version_and_resumes(tmp_path):
     assert resumed.games >= 24 and resumed.net.encoding_version == 2
 
 
+def test_resume_refuses_to_change_the_network_with_the_option_named(tmp_path):
+    from tapa_ai.config import apply_overrides
+    from tapa_ai.training.trainer import TrainingError
+
+    config = tiny_config(tmp_path, "run.total_games=8")
+    Trainer(config, new_run_directory(config)).train(progress=False)
+    run_dir, checkpoint = resume_checkpoint(next(tmp_path.glob("tapa__*")))
+    for override, message in (("model.encoding_version=2", "model.encoding_version 1 -> 2"),
+                              ("model.hidden=32", "model.hidden 16 -> 32")):
+        with pytest.raises(TrainingError, match=f"keeps its network; .*{message}"):
+            Trainer(apply_overrides(checkpoint.train_config(), [override]), run_dir, checkpoint)
+
+
 def test_train_command_learns_and_reports(tmp_path, capsys):
     assert main(["train", "--quiet", *sum((["--set", s] for s in TINY), []),
                  "--set", f"checkpoint.directory={tmp_path}"]) == 0

@@ -191,6 +191,13 @@ class Trainer:
         return self.manager.save(best=best, **self._payload())
 
     def _restore(self, checkpoint: Checkpoint) -> None:
+        stored = {"encoding_version": checkpoint.encoding[1], **checkpoint.model_config.get("model", {})}
+        wanted = self.config.model.to_dict()
+        changed = [f"model.{key} {stored.get(key)!r} -> {value!r}" for key, value in wanted.items()
+                   if stored.get(key) != value]
+        if changed:
+            raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
+                                f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")
         try:
             self.net.load_state_dict(checkpoint.model_state)
             if checkpoint.optimizer_state is not None:
