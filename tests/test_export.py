@@ -115,7 +115,7 @@ def one_line_error(capsys) -> str:
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_format_equals_torch_for_the_shipped_models(variant, tmp_path):
     net = shipped_net(variant)
-    features = encode(sample_positions(variant))
+    features = encode(sample_positions(variant), version=net.encoding_version)
     for format in FORMATS:
         path = export_network(net, format, tmp_path / f"model.{format}")
         probabilities, equity = max_differences(net, path, format, features)
