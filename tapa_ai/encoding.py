@@ -287,9 +287,13 @@ def roll_reach(sources: np.ndarray, open_: np.ndarray, a: int, b: int) -> np.nda
     One die: any point ``d`` below a source. Both dice, or up to four steps
     of a double: every intermediate point must be open. The landing point
     itself is not required open (the targets asked about are).
+
+    Plain integer operations only, so that the same function serves numpy
+    arrays of masks here and single int64 masks in the numba kernel
+    (``tapa_ai.fast_eval`` compiles it).
     """
     if a == b:
-        reach = np.zeros_like(sources)
+        reach = sources & 0
         step = sources
         for _ in range(4):
             landed = (step >> a) & _POINT_BITS

@@ -41,7 +41,7 @@ from numba import njit
 
 from .encoding import (
     BAR_SCALE, CHECKER_SCALE, MOTHER_POINTS_SCALE, MOVER_EXPOSURE, MOVER_SCALARS, OPPONENT_EXPOSURE,
-    OPPONENT_POINTS, OPPONENT_SCALARS, PIP_SCALE, RULES_COLUMNS, num_features,
+    OPPONENT_POINTS, OPPONENT_SCALARS, PIP_SCALE, RULES_COLUMNS, num_features, roll_reach,
 )
 from .model import EvaluatorNet, outcome_classes, outcome_points, swap_sides
 from .movegen.batch import PositionBatch
@@ -62,7 +62,6 @@ _OPPONENT_SCALARS = OPPONENT_SCALARS.start  # 248
 _RULES = RULES_COLUMNS.start  # 256
 _MOVER_EXPOSURE = MOVER_EXPOSURE.start  # 259 (version 2)
 _OPPONENT_EXPOSURE = OPPONENT_EXPOSURE.start  # 284
-_POINT_BITS = 0x1FFFFFE  # bits 1..24 of an exposure mask (tapa_ai.encoding, version 2)
 _EXTRA_VALUES = (np.arange(4, 16, dtype=np.float32) - 3) / 2  # free_extra of 4..15 free checkers
 
 
@@ -99,20 +98,8 @@ def _activate(values, count, activation):
             values[i] = values[i] / (1.0 + math.exp(-values[i]))
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _reach(sources, open_, a, b):
-    """:func:`tapa_ai.encoding.roll_reach` of one row (int64 bit masks in the attacker's numbering)."""
-    if a == b:
-        reach = 0
-        step = sources
-        for _ in range(4):
-            landed = (step >> a) & _POINT_BITS
-            reach |= landed
-            step = landed & open_
-        return reach
-    by_a = (sources >> a) & _POINT_BITS
-    by_b = (sources >> b) & _POINT_BITS
-    return by_a | by_b | (((by_a & open_) >> b) & _POINT_BITS) | (((by_b & open_) >> a) & _POINT_BITS)
+# The roll reach of one row (int64 bit masks in the attacker's numbering): the encoder's own function.
+_reach = njit(cache=True, nogil=True, inline="always")(roll_reach)
 
 
 @njit(cache=True, nogil=True)
