@@ -289,13 +289,18 @@ class EvaluatorNet(nn.Module):
                 f"network was built for encoding {found[0]!r} version {found[1]} with {found[2]} features; "
                 f"this program has {ENCODING_NAME!r} " + ", ".join(f"version {v} with {n}" for _, v, n in known)
             )
-        # Networks written before ModelConfig had encoding_version store it only here.
-        model = {"encoding_version": found[1], **architecture["model"]}
-        config = ModelConfig.from_dict(model)
+        config = cls.architecture_config(architecture)
         if config.encoding_version != found[1]:
             raise ValueError(f"network's model config says encoding version {config.encoding_version}, "
                              f"its architecture {found[1]}")
         return cls(config, RuleOptions.from_dict(architecture["rules"]))
+
+    @staticmethod
+    def architecture_config(architecture: Mapping[str, Any]) -> ModelConfig:
+        """The :class:`ModelConfig` of a stored :meth:`architecture` (no encoding check)."""
+        # Networks written before ModelConfig had encoding_version store it only beside the model config.
+        return ModelConfig.from_dict({"encoding_version": architecture.get("encoding_version"),
+                                      **architecture["model"]})
 
 
 def evaluate(net: EvaluatorNet, features: Array) -> tuple[np.ndarray, np.ndarray]:

@@ -191,7 +191,10 @@ class Trainer:
         return self.manager.save(best=best, **self._payload())
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        stored = {"encoding_version": checkpoint.encoding[1], **checkpoint.model_config.get("model", {})}
+        try:
+            stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
+        except (KeyError, TypeError, ValueError) as error:
+            raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
         wanted = self.config.model.to_dict()
         changed = [f"model.{key} {stored.get(key)!r} -> {value!r}" for key, value in wanted.items()
                    if stored.get(key) != value]
