@@ -94,3 +94,33 @@ def test_promote_ships_a_clearly_better_candidate_and_keeps_the_old_one_slim(tmp
     assert load_checkpoint(shipped).games == trainer.games
     kept = load_checkpoint(tmp_path / "gens" / "tapa-g1.pt")
     assert kept.games == 0 and kept.optimizer_state is None
+
+
+def test_a_second_run_writing_the_same_report_meanwhile_keeps_its_matches(tmp_path, monkeypatch):
+    """Two strength runs may share --out (say 2-ply rows on two cores): neither drops the other's rows."""
+    import tapa_ai.arena.strength as strength
+
+    config = load_config("configs/quick.toml", [*TINY, "model.hidden=4", f"checkpoint.directory={tmp_path}"])
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    model = str(trainer.run_dir / "latest.pt")
+    out = tmp_path / "report"
+    real_run_match = strength.run_match
+    other = {"bot_a": "x", "bot_b": "y", "games": 2, "ppg": 0.0, "ppg_ci95": [0.0, 0.0], "win_rate": 0.5,
+             "win_rate_ci95": [0.0, 1.0], "kinds": {}, "seed": 9, "games_per_s": 1.0}
+
+    def run_match_while_another_run_writes(*args, **kwargs):
+        # The other run finishes a match while this one plays.
+        path = out / "summary.json"
+        summary = json.loads(path.read_text()) if path.is_file() else {}
+        summary.setdefault("matches", {})["2ply_vs_other"] = other
+        path.write_text(json.dumps(summary))
+        return real_run_match(*args, **kwargs)
+
+    monkeypatch.setattr(strength, "run_match", run_match_while_another_run_writes)
+    summary = strength_matches(model, games=2, games_2ply=2, previous=None, out=out, workers=1, parts=("0ply",),
+                               progress=False)
+    on_disk = json.loads((out / "summary.json").read_text())
+    assert on_disk == summary
+    assert set(on_disk["matches"]) == {"2ply_vs_other", "0ply_vs_random", "0ply_vs_runner", "0ply_vs_heuristic"}
+    assert on_disk["matches"]["2ply_vs_other"] == other

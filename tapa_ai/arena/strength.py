@@ -80,6 +80,10 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
                            desc=name)
         result.write(out / f"{name}.json")
         record = result.to_dict()
+        # Re-read the file first: another run may have added its matches to the same --out meanwhile.
+        if summary_path.is_file():
+            matches = dict(json.loads(summary_path.read_text()).get("matches", {}))
+            summary["matches"] = matches
         matches[name] = {key: record[key] for key in ("bot_a", "bot_b", "games", "ppg", "ppg_ci95", "win_rate",
                                                       "win_rate_ci95", "kinds", "seed", "games_per_s")}
         summary_path.write_text(json.dumps(summary, indent=1) + "\n")  # after every match: nothing lost on a kill
