@@ -82,7 +82,8 @@ class ModelConfig:
     activation: Activation = "relu"
     """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
     encoding_version: int = 1
-    """Input encoding ``tapa-td`` version: 1 (259 columns) or 2 (+ 50 exposure columns); ``docs/encoding.md``."""
+    """Input encoding ``tapa-td`` version: 1 (259 columns), 2 (+ 50 exposure columns) or 3 (+ 6 contact
+    columns); ``docs/encoding.md``."""
 
     def __post_init__(self) -> None:
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 0:
@@ -91,8 +92,8 @@ class ModelConfig:
             raise ConfigError(f"model.hidden={self.hidden!r}: must be an integer >= 1")
         if self.activation not in typing.get_args(Activation):
             raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
-        if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2):
-            raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1 or 2")
+        if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3):
+            raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1, 2 or 3")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

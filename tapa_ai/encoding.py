@@ -1,8 +1,8 @@
 """The network input: a fixed-length float32 vector per position, computed for a whole batch at once.
 
-Encoding ``tapa-td``, versions 1 and 2 (``docs/encoding.md`` is the full
+Encoding ``tapa-td``, versions 1, 2 and 3 (``docs/encoding.md`` is the full
 specification, with a worked example). Version 2 is version 1 followed by 50
-**exposure** columns (see below); a network stores the version it was built
+**exposure** columns, version 3 is version 2 followed by 6 **contact** columns (see below); a network stores the version it was built
 for (``ModelConfig.encoding_version``). Every position is described **from the view of the side
 to move** (the side a :class:`~tapa_ai.movegen.batch.PositionBatch` is seen
 from), and each side's features are written in **that side's own point
@@ -18,10 +18,14 @@ Layout (``NUM_FEATURES`` = 259 columns)::
     [240, 248)  mover's scalars: on_24, mother_alone, mother_pinned, mother_safe, off, pips, bar, all_home
     [248, 256)  opponent's scalars, same 8
     [256, 259)  rule flags: pins, backgammons, mother_points / 3
-    version 2 only:
+    versions 2 and 3:
     [259, 284)  mover's exposure: the share of the other side's 36 rolls that can land on the mover's
                 lone checker at each of its points 1..24, then the share that can land on any of them
     [284, 309)  opponent's exposure (to the mover's roll), same 25
+    version 3 only:
+    [309, 312)  mover's contact: escapes of its rearmost checker past the opponent's blockade, the longest
+                prime in front of it, the rolls that cannot move (shares of 36, prime / 6)
+    [312, 315)  opponent's contact, same 3
 
 An afterstate is seen from the side that just moved, which is *not* to roll
 next: encode ``afterstates.positions.flipped()`` (the opponent to roll) and read
@@ -44,7 +48,8 @@ from .rules.position import Position
 
 __all__ = [
     "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES", "num_features", "check_version",
-    "EXPOSURE_UNITS", "MOVER_EXPOSURE", "OPPONENT_EXPOSURE", "exposure_features", "POINT_UNITS", "SIDE_SCALARS", "RULE_FLAGS",
+    "EXPOSURE_UNITS", "MOVER_EXPOSURE", "OPPONENT_EXPOSURE", "exposure_features",
+    "CONTACT_UNITS", "MOVER_CONTACT", "OPPONENT_CONTACT", "contact_features", "contact_counts", "POINT_UNITS", "SIDE_SCALARS", "RULE_FLAGS",
     "MOVER_POINTS", "OPPONENT_POINTS", "MOVER_SCALARS", "OPPONENT_SCALARS", "RULES_COLUMNS",
     "PIP_SCALE", "BAR_SCALE", "CHECKER_SCALE", "feature_names", "encode", "encode_positions", "column",
     "swap_side_blocks",
@@ -56,8 +61,9 @@ ENCODING_VERSION = 1
 """The version new networks get unless their ``ModelConfig.encoding_version`` says otherwise.
 
 A new version is added (never an old one changed) whenever a column's meaning or scaling changes."""
-ENCODING_VERSIONS = (1, 2)
-"""The versions this program computes; version 2 = version 1 + the exposure columns."""
+ENCODING_VERSIONS = (1, 2, 3)
+"""The versions this program computes; version 2 = version 1 + the exposure columns; version 3 = version 2 +
+the contact columns."""
 
 POINT_UNITS = ("free1", "free2", "free3", "free_extra", "pinned")
 """Units per point and side: free (top) checkers n >= 1, >= 2, >= 3, max(n - 3, 0) / 2, a checker pinned there."""
@@ -89,7 +95,11 @@ EXPOSURE_UNITS = tuple(f"p{point:02d}.exposed" for point in range(1, 25)) + ("ex
 """Version 2, per side: exposure of the side's lone checker on each of its points, and of any of them."""
 MOVER_EXPOSURE = slice(NUM_FEATURES, NUM_FEATURES + len(EXPOSURE_UNITS))
 OPPONENT_EXPOSURE = slice(MOVER_EXPOSURE.stop, MOVER_EXPOSURE.stop + len(EXPOSURE_UNITS))
-_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop}
+CONTACT_UNITS = ("escapes", "prime", "dance")
+"""Version 3, per side: escape rolls of its rearmost checker, the prime in front of it, rolls that cannot move."""
+MOVER_CONTACT = slice(OPPONENT_EXPOSURE.stop, OPPONENT_EXPOSURE.stop + len(CONTACT_UNITS))
+OPPONENT_CONTACT = slice(MOVER_CONTACT.stop, MOVER_CONTACT.stop + len(CONTACT_UNITS))
+_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop, 3: OPPONENT_CONTACT.stop}
 
 
 def check_version(version: object) -> int:
@@ -100,7 +110,7 @@ def check_version(version: object) -> int:
 
 
 def num_features(version: int = ENCODING_VERSION) -> int:
-    """Columns of an encoding version: 259 (version 1), 309 (version 2)."""
+    """Columns of an encoding version: 259 (version 1), 309 (version 2), 315 (version 3)."""
     return _WIDTHS[check_version(version)]
 
 _SIDES = ("mover", "opponent")
@@ -108,7 +118,8 @@ _SIDES = ("mover", "opponent")
 
 def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     """One name per column, e.g. ``mover.p01.free1``, ``opponent.p24.pinned``, ``mover.pips``, ``rules.pins``,
-    and in version 2 ``mover.p07.exposed``, ``opponent.exposed_any``."""
+    in version 2 ``mover.p07.exposed``, ``opponent.exposed_any``, in version 3 ``mover.escapes``,
+    ``opponent.dance``."""
     check_version(version)
     names = []
     for side in _SIDES:
@@ -120,6 +131,9 @@ def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     if version >= 2:
         for side in _SIDES:
             names.extend(f"{side}.{unit}" for unit in EXPOSURE_UNITS)
+    if version >= 3:
+        for side in _SIDES:
+            names.extend(f"{side}.{unit}" for unit in CONTACT_UNITS)
     return names
 
 
@@ -137,6 +151,8 @@ def swap_side_blocks(features: np.ndarray) -> np.ndarray:
     pairs = [(MOVER_POINTS, OPPONENT_POINTS), (MOVER_SCALARS, OPPONENT_SCALARS)]
     if features.shape[1] >= OPPONENT_EXPOSURE.stop:
         pairs.append((MOVER_EXPOSURE, OPPONENT_EXPOSURE))
+    if features.shape[1] >= OPPONENT_CONTACT.stop:
+        pairs.append((MOVER_CONTACT, OPPONENT_CONTACT))
     for mine, theirs in pairs:
         swapped[:, mine] = features[:, theirs]
         swapped[:, theirs] = features[:, mine]
@@ -221,7 +237,10 @@ def encode(batch: PositionBatch, out: Optional[np.ndarray] = None, version: int 
         stop = min(start + CHUNK_ROWS, size)
         _encode_rows(batch, start, stop, flags, mother_rules, out[start:stop, :NUM_FEATURES])
         if version >= 2:
-            out[start:stop, NUM_FEATURES:] = exposure_features(
+            out[start:stop, NUM_FEATURES:OPPONENT_EXPOSURE.stop] = exposure_features(
+                batch.board[start:stop], batch.pinned[start:stop], batch.bar[start:stop])
+        if version >= 3:
+            out[start:stop, MOVER_CONTACT.start:OPPONENT_CONTACT.stop] = contact_features(
                 batch.board[start:stop], batch.pinned[start:stop], batch.bar[start:stop])
     return out
 
@@ -354,4 +373,86 @@ def exposure_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) ->
         # The side's own point q is the attacker's point 25 - q.
         block[:, :24] = per_bit[:, 24:0:-1] / np.float32(36.0)
         block[:, 24] = any_target / np.float32(36.0)
+    return out
+
+
+# -- version 3: contact ---------------------------------------------------------------------
+# Masks in the *moving side's own* numbering: bit q is its point q (1..24), bit 25 its bar.
+ESCAPE_ZONE = 12
+"""Points in front of the rearmost checker where the other side's closed points count as its blockade."""
+PRIME_CAP = 6
+"""Longest prime counted (a run of six closed points cannot be passed)."""
+
+
+def contact_counts(sources, open_, home):
+    """(escapes, prime, dance) of one side from its masks; ``docs/encoding.md`` "Version 3: contact".
+
+    ``sources``: the side's points with a free checker on top (only its bar, bit 25, when it has checkers
+    there); ``open_``: the points it may land on (RULES.md 3.2); ``home``: all its checkers home or off.
+    Returns the rolls (of 36) that carry its rearmost checker past the blockade, the length of the longest
+    run of closed points in front of that checker (at most :data:`PRIME_CAP`), and the rolls (of 36) with
+    which no checker can move by either die (0 when ``home``). Plain integer operations only, so that
+    the same function serves numpy arrays of masks here and single int64 masks in the numba kernel.
+    """
+    closed = _POINT_BITS & ~open_
+    rear = sources & 0
+    for q in range(25, 0, -1):
+        rear = rear | ((((sources >> q) & 1) << q) * (rear == 0))
+    ahead = (rear - 1) * (rear != 0)  # every point in front of it (towards point 1)
+    below_zone = rear >> ESCAPE_ZONE
+    zone = ahead ^ ((below_zone - 1) * (below_zone != 0))  # the 12 points in front of it
+    blocks = closed & zone
+    lowest = blocks & -blocks
+    beyond = ahead + (blocks != 0) * ((lowest - 1) - ahead)  # in front of the blockade's last point
+    landing = open_ & beyond
+    escapes = rear & 0
+    dance = rear & 0
+    for a, b, weight in ROLLS:
+        escapes = escapes + weight * ((roll_reach(rear, open_, a, b) & landing) != 0)
+        stuck = ((((sources >> a) | (sources >> b)) & open_ & _POINT_BITS) == 0) & (sources != 0)
+        dance = dance + weight * stuck
+    run = rear & 0
+    prime = rear & 0
+    in_front = closed & ahead
+    for q in range(1, 25):
+        run = (run + 1) * ((in_front >> q) & 1)
+        prime = prime + (run > prime) * (run - prime)
+    prime = prime - (prime > PRIME_CAP) * (prime - PRIME_CAP)
+    return escapes, prime, dance * (1 - home)
+
+
+def contact_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) -> np.ndarray:
+    """(R, 6) float32 version-3 columns of mover-relative rows (board > 0 = the side to move).
+
+    Per side ``S`` (the mover, then the opponent), in ``S``'s own numbering:
+    ``escapes`` = share of ``S``'s 36 rolls with which a checker on its rearmost
+    point can land on an open point beyond the other side's last closed point
+    within 12 points in front of it (anywhere in front when there is none);
+    ``prime`` = the longest run of closed points in front of that checker / 6;
+    ``dance`` = share of the rolls with which no free checker of ``S`` can move
+    by either die (0 once ``S`` is all home). See :func:`contact_counts`.
+    """
+    board = board.astype(np.int16)
+    rows = board.shape[0]
+    mine = np.clip(board, 0, None)
+    theirs = np.clip(-board, 0, None)
+    unpinned = pinned == 0
+    columns = np.arange(24)
+    out = np.zeros((rows, 2 * len(CONTACT_UNITS)), dtype=np.float32)
+    # side 0 = the mover (its point = column + 1), side 1 = the opponent (its point = 24 - column).
+    for side, (own, other, own_pinned, bits) in enumerate((
+        (mine, theirs, pinned == 1, np.int64(1) << (columns + 1)),
+        (theirs, mine, pinned == -1, np.int64(1) << (24 - columns)),
+    )):
+        sources = ((own > 0) * bits).sum(axis=1)
+        sources = np.where(bar[:, side] > 0, _BAR_BIT, sources)
+        open_ = (((other == 0) | ((other == 1) & unpinned)) * bits).sum(axis=1)
+        home_columns = columns < 6 if side == 0 else columns >= 18
+        outside = ((own + own_pinned) * ~home_columns).sum(axis=1)
+        home = ((outside + bar[:, side]) == 0).astype(np.int64)
+        escapes, prime, dance = contact_counts(sources, open_, home)
+        block = out[:, side * len(CONTACT_UNITS):(side + 1) * len(CONTACT_UNITS)]
+        block[:, 0] = escapes / np.float32(36.0)
+        block[:, 1] = prime / np.float32(PRIME_CAP)
+        block[:, 2] = dance / np.float32(36.0)
     return out

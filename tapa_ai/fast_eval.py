@@ -34,14 +34,16 @@ import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+import types
 from typing import Optional
 
 import numpy as np
 from numba import njit
 
 from .encoding import (
-    BAR_SCALE, CHECKER_SCALE, MOTHER_POINTS_SCALE, MOVER_EXPOSURE, MOVER_SCALARS, OPPONENT_EXPOSURE,
-    OPPONENT_POINTS, OPPONENT_SCALARS, PIP_SCALE, RULES_COLUMNS, num_features, roll_reach,
+    BAR_SCALE, CHECKER_SCALE, MOTHER_POINTS_SCALE, MOVER_CONTACT, MOVER_EXPOSURE, MOVER_SCALARS, OPPONENT_CONTACT,
+    OPPONENT_EXPOSURE, OPPONENT_POINTS, OPPONENT_SCALARS, PIP_SCALE, PRIME_CAP, RULES_COLUMNS, contact_counts,
+    num_features, roll_reach,
 )
 from .model import EvaluatorNet, outcome_classes, outcome_points, swap_sides
 from .movegen.batch import PositionBatch
@@ -62,6 +64,8 @@ _OPPONENT_SCALARS = OPPONENT_SCALARS.start  # 248
 _RULES = RULES_COLUMNS.start  # 256
 _MOVER_EXPOSURE = MOVER_EXPOSURE.start  # 259 (version 2)
 _OPPONENT_EXPOSURE = OPPONENT_EXPOSURE.start  # 284
+_MOVER_CONTACT = MOVER_CONTACT.start  # 309 (version 3)
+_OPPONENT_CONTACT = OPPONENT_CONTACT.start  # 312
 _EXTRA_VALUES = (np.arange(4, 16, dtype=np.float32) - 3) / 2  # free_extra of 4..15 free checkers
 
 
@@ -100,6 +104,24 @@ def _activate(values, count, activation):
 
 # The roll reach of one row (int64 bit masks in the attacker's numbering): the encoder's own function.
 _reach = njit(cache=True, nogil=True, inline="always")(roll_reach)
+# The contact counts of one side (version 3): the encoder's own function, compiled with its call of
+# roll_reach bound to the compiled one above (numba cannot call a plain Python function).
+_contact = njit(cache=True, nogil=True)(types.FunctionType(
+    contact_counts.__code__, {**contact_counts.__globals__, "roll_reach": _reach}, "_contact"))
+
+
+@njit(cache=True, nogil=True)
+def _add_contact(hidden, first_weights, base, sources, open_, home):
+    """Version-3 contact columns ``base .. base + 2`` of one side (see ``encoding.contact_features``)."""
+    if sources == 0:
+        return
+    escapes, prime, dance = _contact(sources, open_, home)
+    if escapes != 0:
+        _add_column(hidden, first_weights, base, np.float32(escapes / np.float32(36.0)))
+    if prime != 0:
+        _add_column(hidden, first_weights, base + 1, np.float32(prime / np.float32(PRIME_CAP)))
+    if dance != 0:
+        _add_column(hidden, first_weights, base + 2, np.float32(dance / np.float32(36.0)))
 
 
 @njit(cache=True, nogil=True)
@@ -140,7 +162,7 @@ def _add_exposure(hidden, first_weights, base, sources, open_, targets, hits_of_
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, flip, exposure, classes,
+def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, flip, exposure, contact, classes,
                    first_weights, point_table, dense_weights, dense_bias, layer_shapes, activation,
                    points, output_order, start, stop, probabilities, equities):
     """Rows ``start:stop``: probabilities (in ``output_order``) and equity (with ``points``) into the outputs.
@@ -149,10 +171,11 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
     rule_bias: (R, H0) float32 first-layer bias plus the rule-flag columns of each rule set;
     mother_rules: (R,) bool.
     flip: read each position from the other side (the opponent of its mover to move).
-    exposure: compute the version-2 exposure columns (first_weights has 309 rows).
+    exposure: compute the version-2 exposure columns (first_weights has 309 rows or more).
+    contact: compute the version-3 contact columns too (first_weights has 315 rows).
     classes: (B,) int64 outcome class (in output order) of a finished row, written one-hot and not
     evaluated; -1 for the rows to evaluate.
-    first_weights: (259 or 309, H0) float32, the first layer transposed.
+    first_weights: (259, 309 or 315, H0) float32, the first layer transposed.
     point_table: (48, 16, H0) float32, the first layer's sum over the four free-checker units of a point
     (``24 * side + point - 1``, side 0 = the view's mover) holding n free checkers.
     dense_weights / dense_bias: later layers, flat, each (out, in) row-major;
@@ -175,11 +198,13 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
         scalars_a, scalars_b = _OPPONENT_SCALARS, _MOVER_SCALARS
         table_a, table_b = 24, 0
         exposure_a, exposure_b = _OPPONENT_EXPOSURE, _MOVER_EXPOSURE
+        contact_a, contact_b = _OPPONENT_CONTACT, _MOVER_CONTACT
     else:
         points_a, points_b = _MOVER_BLOCK, _OPPONENT_BLOCK
         scalars_a, scalars_b = _MOVER_SCALARS, _OPPONENT_SCALARS
         table_a, table_b = 0, 24
         exposure_a, exposure_b = _MOVER_EXPOSURE, _OPPONENT_EXPOSURE
+        contact_a, contact_b = _MOVER_CONTACT, _OPPONENT_CONTACT
     hits_of_roll = np.zeros(21, dtype=np.int64)
     for row in range(start, stop):
         outcome = classes[row]
@@ -256,6 +281,10 @@ def _evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, f
                 sources_b = 1 << 25
             _add_exposure(hidden, first_weights, exposure_a, sources_b, open_b, lone_a, hits_of_roll)
             _add_exposure(hidden, first_weights, exposure_b, sources_a, open_a, lone_b, hits_of_roll)
+        if contact:
+            # Each side's own masks: its sources, the points open to it, whether it is all home.
+            _add_contact(hidden, first_weights, contact_a, sources_a, open_a, 1 if outside_a + bar[row, 0] == 0 else 0)
+            _add_contact(hidden, first_weights, contact_b, sources_b, open_b, 1 if outside_b + bar[row, 1] == 0 else 0)
         mother_on = mother_rules[rules]
         for side in range(2):
             if side == 0:
@@ -389,8 +418,9 @@ class FastEvaluator:
         if weights[0].shape[1] != width:
             raise ValueError(f"network's first layer has {weights[0].shape[1]} inputs, its encoding {width}")
         self.exposure = net.encoding_version >= 2
+        self.contact = net.encoding_version >= 3
         # First layer transposed: the weights of one feature are one contiguous row.
-        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259 or 309, H0)
+        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259, 309 or 315, H0)
         self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
         # The free-checker units of a point (>= 1, >= 2, >= 3, (n - 3) / 2) summed per count n = 0..15.
         units = self.first_weights[: 2 * _OPPONENT_BLOCK].reshape(48, 5, -1)  # (48 points, 5 units, H0)
@@ -435,7 +465,7 @@ class FastEvaluator:
             np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
             np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
             np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
-            mother_rules, flip, self.exposure, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
+            mother_rules, flip, self.exposure, self.contact, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
             self.dense_weights, self.dense_bias, self.layer_shapes, self.activation, self.points, output_order,
         )
         threads = self.threads if threads is None else max(1, int(threads))

@@ -264,9 +264,9 @@ def test_numpy_model_load_errors_name_the_file(tmp_path):
 # -- the committed test vectors ---------------------------------------------------------------------
 def test_vector_file_covers_every_variant_and_names_its_models():
     encoding = VECTORS["encoding"]
-    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 2, 309)
-    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309}
-    assert VECTORS["feature_names"] == feature_names(2) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
+    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 3, 315)
+    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309, "3": 315}
+    assert VECTORS["feature_names"] == feature_names(3) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
     assert {case["model"] for case in VECTORS["cases"]} == set(VARIANTS)
     assert {case["position"]["variant"] for case in VECTORS["cases"]} == set(VARIANTS)
     for variant, model in VECTORS["models"].items():
@@ -285,9 +285,10 @@ def test_vector_file_covers_every_variant_and_names_its_models():
 def test_both_encoders_reproduce_the_vectors_exactly():
     positions = [case["position"] for case in VECTORS["cases"]]
     expected = np.array([case["features"] for case in VECTORS["cases"]], dtype=np.float32)
-    assert expected.shape == (len(positions), 309)
+    assert expected.shape == (len(positions), 315)
+    assert expected[:, 309:].any(), "the vectors should exercise the version-3 columns"
     reference = [position_from_json(p) for p in positions]
-    for version, width in ((1, NUM_FEATURES), (2, 309)):
+    for version, width in ((1, NUM_FEATURES), (2, 309), (3, 315)):
         assert np.array_equal(encode_positions(reference, version=version), expected[:, :width])
         assert np.array_equal(numpy_model.encode_positions(positions, version=version), expected[:, :width])
 
@@ -430,27 +431,30 @@ def test_export_command_error_in_a_real_process(tmp_path):
         "another kind of file)"]
 
 
-# -- encoding version 2 ---------------------------------------------------------------------------
+# -- encoding versions 2 and 3 ----------------------------------------------------------------------
+@pytest.mark.parametrize("version, width", [(2, 309), (3, 315)])
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_version_2_network_exports_to_every_format_and_the_numpy_encoder_computes_it(variant, tmp_path):
-    net = EvaluatorNet(ModelConfig(hidden=16, encoding_version=2), variant_rules(variant), seed=4)
+def test_version_2_and_3_networks_export_to_every_format_and_the_numpy_encoder_computes_them(variant, version, width,
+                                                                                            tmp_path):
+    net = EvaluatorNet(ModelConfig(hidden=16, encoding_version=version), variant_rules(variant), seed=4)
     with torch.no_grad():
         net.layers[0].weight.mul_(4.0)
     net.eval()
     batch = sample_positions(variant, count=40)
-    features = encode(batch, version=2)
+    features = encode(batch, version=version)
     for format in FORMATS:
-        path = export_network(net, format, tmp_path / f"v2.{format}", games=1)
+        path = export_network(net, format, tmp_path / f"v{version}.{format}", games=1)
         probabilities, equity = max_differences(net, path, format, features)
         assert probabilities < TOLERANCE and equity < TOLERANCE, format
-    model = numpy_model.load(str(tmp_path / "v2.npz"))
-    assert (model.encoding_version, model.num_features) == (2, 309)
-    assert model.metadata["encoding_version"] == 2 and model.metadata["num_features"] == 309
+    model = numpy_model.load(str(tmp_path / f"v{version}.npz"))
+    assert (model.encoding_version, model.num_features) == (version, width)
+    assert model.metadata["encoding_version"] == version and model.metadata["num_features"] == width
     positions = [position_to_json(position) for position in batch.to_positions()]
-    assert np.array_equal(numpy_model.encode_positions(positions, version=2), features)
+    assert np.array_equal(numpy_model.encode_positions(positions, version=version), features)
     probabilities, _ = model.evaluate_positions(positions)
     assert np.abs(probabilities - evaluate(net, features)[0]).max() < TOLERANCE
-    assert numpy_model.feature_names(2) == feature_names(2)
-    with pytest.raises(numpy_model.ModelFileError, match=r"want a \(batch, 309\) array \(encoding version 2\)"):
+    assert numpy_model.feature_names(version) == feature_names(version)
+    with pytest.raises(numpy_model.ModelFileError,
+                       match=rf"want a \(batch, {width}\) array \(encoding version {version}\)"):
         model.evaluate(features[:, :259])
-    assert load_npz_network(tmp_path / "v2.npz").encoding_version == 2
+    assert load_npz_network(tmp_path / f"v{version}.npz").encoding_version == version

@@ -11,7 +11,7 @@ Commands (docs/protocol.md has examples):
 With a model (``tapa-ai engine --bot net:checkpoints/tapa.pt``, see
 :mod:`tapa_ai.engine.analysis`):
 
-- ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259 or 309 numbers...], "encoding_version": ...}``
+- ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259, 309 or 315 numbers...], "encoding_version": ...}``
 - ``{"cmd": "evaluate", "position": {...}}`` -> ``{"probabilities": {"win_single": p, ...}, "equity": e}``
 - ``{"cmd": "best_move", "position": {...}, "dice": [5, 2], "plies": 1}`` ->
   ``{"move": ..., "position": {...}, "equity": e, "probabilities": {...}, "plies": 1}``

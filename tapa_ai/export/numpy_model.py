@@ -7,7 +7,7 @@ this single file and evaluate positions with a model written by
 
     import numpy_model                                  # or: from tapa_ai.export import numpy_model
     model = numpy_model.load("model.npz")
-    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259|309)
+    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259|309|315)
     probabilities, equity = model.evaluate(features)    # (B, K) and (B,) float32
     probabilities, equity = model.evaluate_positions([position_json, ...])  # both steps at once
 
@@ -19,7 +19,7 @@ the variant's options). Every position is evaluated **from the side to move**
 ``model.outcome_names[k]`` and ``equity`` the expected points
 (``probabilities @ model.outcome_points``). ``docs/export.md`` describes the
 file format and ``docs/encoding.md`` the input columns (259 in encoding
-version 1, 309 in version 2; a model says which, ``model.encoding_version``).
+version 1, 309 in version 2, 315 in version 3; a model says which, ``model.encoding_version``).
 
 The encoder here is a plain per-position loop written from
 ``docs/encoding.md`` (``tapa_ai.encoding`` is the fast batch version of the same
@@ -55,15 +55,15 @@ ENCODING_NAME = "tapa-td"
 """The input encoding this module computes (must equal ``tapa_ai.encoding.ENCODING_NAME``)."""
 ENCODING_VERSION = 1
 """The default version (must equal ``tapa_ai.encoding.ENCODING_VERSION``; the tests check both)."""
-ENCODING_VERSIONS = (1, 2)
-"""The versions this module computes: 2 is 1 followed by 50 exposure columns."""
+ENCODING_VERSIONS = (1, 2, 3)
+"""The versions this module computes: 2 is 1 followed by 50 exposure columns, 3 is 2 followed by 6 contact columns."""
 NUM_FEATURES = 259
 """Input columns of version 1."""
-_WIDTHS = {1: 259, 2: 309}
+_WIDTHS = {1: 259, 2: 309, 3: 315}
 
 
 def num_features(version: int = ENCODING_VERSION) -> int:
-    """Input columns of an encoding version (259 or 309)."""
+    """Input columns of an encoding version (259, 309 or 315)."""
     if isinstance(version, bool) or version not in _WIDTHS:
         raise ModelFileError(f"encoding version {version!r}: this module computes versions {list(ENCODING_VERSIONS)}")
     return _WIDTHS[version]
@@ -97,7 +97,8 @@ class ModelFileError(ValueError):
 # -- the encoder --------------------------------------------------------------------------------
 def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     """One name per input column: ``mover.p01.free1`` ... ``opponent.p24.pinned``, ``mover.on_24`` ..., ``rules.pins`` ...
-    and in version 2 ``mover.p01.exposed`` ... ``opponent.exposed_any``."""
+    and in version 2 ``mover.p01.exposed`` ... ``opponent.exposed_any``, in version 3 ``mover.escapes`` ...
+    ``opponent.dance``."""
     num_features(version)
     names = []
     for side in ("mover", "opponent"):
@@ -109,6 +110,9 @@ def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     if version >= 2:
         for side in ("mover", "opponent"):
             names.extend([f"{side}.p{point:02d}.exposed" for point in range(1, 25)] + [f"{side}.exposed_any"])
+    if version >= 3:
+        for side in ("mover", "opponent"):
+            names.extend(f"{side}.{unit}" for unit in ("escapes", "prime", "dance"))
     return names
 
 
@@ -217,6 +221,52 @@ def _exposure(stacks: list, bar: dict, defender: str) -> list[float]:
     return [hits_at.get(25 - q, 0) / 36.0 for q in range(1, 25)] + [any_hit / 36.0]
 
 
+def _contact(stacks: list, bar: dict, side: str, home: bool) -> list[float]:
+    """The 3 contact columns of ``side`` (docs/encoding.md, "Version 3: contact"): escapes, prime, dance."""
+    other = "O" if side == "X" else "X"
+
+    def stack(point: int) -> tuple:  # the side's own point 1..24
+        return stacks[point - 1] if side == "X" else stacks[24 - point]
+
+    def is_open(point: int) -> bool:
+        top, number, under = stack(point)
+        return top != other or (number == 1 and under is None)
+
+    sources = [25] if bar[side] > 0 else [point for point in range(1, 25) if stack(point)[0] == side]
+    if not sources:
+        return [0.0, 0.0, 0.0]
+    rear = max(sources)
+    zone_blocks = [point for point in range(max(1, rear - 12), rear) if not is_open(point)]
+    beyond = min(zone_blocks) if zone_blocks else rear  # land below this point
+    escapes = dance = 0
+    for a in range(1, 7):
+        for b in range(1, 7):
+            landed = set()
+            if a == b:
+                point = rear
+                for _ in range(4):
+                    point -= a
+                    if point < 1:
+                        break
+                    landed.add(point)
+                    if not is_open(point):
+                        break
+            else:
+                for first, second in ((a, b), (b, a)):
+                    if rear - first >= 1:
+                        landed.add(rear - first)
+                        if is_open(rear - first) and rear - first - second >= 1:
+                            landed.add(rear - first - second)
+            escapes += any(point < beyond and is_open(point) for point in landed)
+            movable = any(p - d >= 1 and is_open(p - d) for p in sources for d in (a, b))
+            dance += not movable and not home
+    prime = run = 0
+    for point in range(1, rear):
+        run = run + 1 if not is_open(point) else 0
+        prime = max(prime, run)
+    return [escapes / 36.0, min(prime, 6) / 6.0, dance / 36.0]
+
+
 def encode_position(position: Mapping[str, Any] | str, where: str = "position",
                     version: int = ENCODING_VERSION) -> np.ndarray:
     """(num_features(version),) float32 input of one JSON position (a dict or a JSON string), from its side to move.
@@ -240,6 +290,7 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
 
     features = np.zeros(width, dtype=np.float32)
     opponent = "O" if mover == "X" else "X"
+    all_home = {}
     for block, side in enumerate((mover, opponent)):
         counts = [0] * 25  # counts[p] = count(side, p), p = 1..24 in the side's own numbering
         own_24 = (None, 0, None)
@@ -265,13 +316,16 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
         pips = sum(point * counts[point] for point in range(1, 25)) + 25 * bar[side]
         features[scalars + 5] = pips / _PIP_SCALE
         features[scalars + 6] = bar[side] / _BAR_SCALE
-        features[scalars + 7] = bar[side] == 0 and sum(counts[7:]) == 0
+        features[scalars + 7] = all_home[side] = bar[side] == 0 and sum(counts[7:]) == 0
     features[256] = pins
     features[257] = backgammons
     features[258] = mother_points / _MOTHER_POINTS_SCALE
     if version >= 2:
         features[259:284] = _exposure(stacks, bar, mover)
         features[284:309] = _exposure(stacks, bar, opponent)
+    if version >= 3:
+        features[309:312] = _contact(stacks, bar, mover, all_home[mover])
+        features[312:315] = _contact(stacks, bar, opponent, all_home[opponent])
     return features
 
 
