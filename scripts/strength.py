@@ -40,6 +40,9 @@ def main() -> int:
     parser.add_argument("--curve", help="write the learning-curve PNG here (the trainer's evaluations in the checkpoint)")
     parser.add_argument("--curve-report", help="also plot these snapshots (docs/curves/<variant>.json)")
     parser.add_argument("--only-card", action="store_true", help="play nothing; render the card (and --curve) from --out/summary.json")
+    parser.add_argument("--partial", default="runs/strength-chunks", metavar="DIR",
+                        help="keep every finished chunk of games under DIR/<variant>/<match> and resume from it "
+                             "(default runs/strength-chunks; 'none' turns it off)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
     out = Path(args.out)
@@ -56,7 +59,8 @@ def main() -> int:
                     return 2
                 counts[opponent] = int(number)
             summary = strength_matches(args.model, args.games, args.games_2ply, args.previous, out, args.workers,
-                                       tuple(args.parts), progress=not args.quiet, games_2ply_for=counts)
+                                       tuple(args.parts), progress=not args.quiet, games_2ply_for=counts,
+                                       partial=None if args.partial == "none" else Path(args.partial))
             command = "python " + " ".join(shlex.quote(arg) for arg in sys.argv)
             commands = summary.setdefault("commands", [])
             if command not in commands:

@@ -134,6 +134,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
         rules = _arena_variant([args.bot_a, args.bot_b], args.variant)
         if args.matches is not None and not args.match_length:
             raise BotError("--matches needs --match-length N (the points to win each match)")
+        if args.partial and (args.match_length or args.cube):
+            raise BotError("--partial keeps the chunks of single games (no --cube, no --match-length)")
         if args.match_length and args.cube:
             raise BotError("--cube is money play with the cube; matches (--match-length) always use the cube "
                            "where the rules have one: give one or the other")
@@ -146,7 +148,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
                                     progress=not args.quiet, ray_address=args.ray_address)
         else:
             result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
-                               progress=not args.quiet, ray_address=args.ray_address)
+                               progress=not args.quiet, ray_address=args.ray_address, partial=args.partial)
     except BotError as error:
         print(f"tapa-ai match: {error}", file=sys.stderr)
         return 2
@@ -256,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--out", metavar="JSON", help="write the full record here (and a CSV of the games)")
     match.add_argument("--csv", metavar="CSV", help="where the CSV goes (default: --out with .csv)")
     match.add_argument("--json", action="store_true", help="print the record as one JSON line")
+    match.add_argument("--partial", metavar="DIR", help="save every finished chunk of games here and resume from "
+                       "it: a killed match loses only the chunks in flight; more --games reuses the first ones")
     match.set_defaults(func=_cmd_match)
 
     tournament = sub.add_parser("tournament", help="round robin of several bots: Elo ratings with 95%% CIs")

@@ -74,3 +74,51 @@ def test_bad_bot_in_a_match_is_a_clear_error(capsys):
     assert "plays only backgammon" in capsys.readouterr().err
     with pytest.raises(BotError, match="Valid forms"):
         run_match("runner", "strong", variant_rules("tapa"), 2, progress=False)
+
+
+def test_partial_chunks_resume_a_killed_match_and_extend_a_shorter_one(tmp_path, monkeypatch):
+    import tapa_ai.arena.match as match
+
+    rules = variant_rules("tapa")
+    fresh = run_match("random", "runner", rules, 16, seed=5, chunk_pairs=2, progress=False)  # 4 chunks
+    partial = tmp_path / "chunks"
+    # A match killed during its third chunk: the two finished chunks are on disk.
+    real_play = match._play_chunk
+    calls = []
+
+    def killed_after_two(job):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(job[0])
+        return real_play(job)
+
+    monkeypatch.setitem(match._CHUNK_PLAYERS, "games", killed_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        run_match("random", "runner", rules, 12, seed=5, chunk_pairs=2, progress=False, partial=partial)
+    assert sorted(p.name for p in partial.glob("chunk_*")) == ["chunk_00000_2.npz", "chunk_00001_2.npz"]
+    # Resumed with more games: plays only the missing chunks, and the result is the fresh 16-game match.
+    played = []
+
+    def counting(job):
+        played.append(job[0])
+        return real_play(job)
+
+    monkeypatch.setitem(match._CHUNK_PLAYERS, "games", counting)
+    resumed = run_match("random", "runner", rules, 16, seed=5, chunk_pairs=2, progress=False, partial=partial)
+    assert played == [2, 3]
+    for name in ("points_for_a", "a_won", "kind", "turns"):
+        assert np.array_equal(getattr(resumed.records, name), getattr(fresh.records, name))
+    # The same directory for another match is refused, naming what differs.
+    with pytest.raises(BotError, match=r"holds chunks of another match \(different seed\)"):
+        run_match("random", "runner", rules, 12, seed=6, chunk_pairs=2, progress=False, partial=partial)
+
+
+def test_partial_chunks_belong_to_the_network_files(tmp_path):
+    from .test_engine_model import save_tiny_net
+
+    rules = variant_rules("tapa")
+    path = save_tiny_net("tapa", tmp_path / "net.pt", seed=1, hidden=4)
+    run_match(f"net:{path}", "runner", rules, 4, seed=1, chunk_pairs=2, progress=False, partial=tmp_path / "c")
+    save_tiny_net("tapa", path, seed=2, hidden=4)  # another net under the same path
+    with pytest.raises(BotError, match=r"different files"):
+        run_match(f"net:{path}", "runner", rules, 4, seed=1, chunk_pairs=2, progress=False, partial=tmp_path / "c")

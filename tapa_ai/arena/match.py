@@ -11,11 +11,20 @@ result depends on the seed only, not on how many workers played it. Workers
 are separate processes (``spawn``), each building the two bots once from
 their spec strings; with ``ray_address`` the chunks are Ray tasks spread
 over a Ray cluster instead (each Ray worker process builds the bots once).
+
+With ``partial=DIR`` every finished chunk of :func:`run_match` is saved at
+once under ``DIR`` (``chunk_<index>_<pairs>.npz``, beside a ``match.json``
+naming the bots, rules, seed and chunking), and a later call with the same
+``DIR`` plays only the chunks not there: a killed long match (hours of 2-ply
+games) loses at most the chunks in flight, and a longer match of the same
+bots and seed reuses the games of a shorter one, whose chunks it begins
+with.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -173,13 +182,68 @@ def _play_jobs(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: l
     return workers
 
 
+def _partial_identity(spec_a: str, spec_b: str, rules: RuleOptions, seed: int, chunk_pairs: int,
+                      max_turns: int) -> dict:
+    from ..bots.spec import net_checkpoint_path
+
+    # A network's file is part of the match: a checkpoint replaced under the same path is another bot.
+    files = {}
+    for spec in (spec_a, spec_b):
+        path = net_checkpoint_path(spec)
+        if path is not None:
+            files[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    identity = {"bot_a": spec_a, "bot_b": spec_b, "rules": rules.to_dict(), "seed": seed,
+                "chunk_pairs": chunk_pairs, "max_turns": max_turns, "files": files}
+    return json.loads(json.dumps(identity))  # as read back from match.json (tuples become lists)
+
+
+def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> dict[int, GameRecords]:
+    """The saved chunks of ``jobs`` under ``directory`` (created, with its match.json, when new)."""
+    marker = directory / "match.json"
+    if marker.is_file():
+        try:
+            found = json.loads(marker.read_text())
+        except (OSError, ValueError) as error:
+            raise BotError(f"{marker}: unreadable ({error}); delete {directory} to start the match afresh") from None
+        if found != identity:
+            changed = sorted(key for key in identity if found.get(key) != identity[key])
+            raise BotError(f"{directory} holds chunks of another match (different {', '.join(changed)}); "
+                           f"use another directory or delete it")
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(identity, indent=1) + "\n")
+    saved = {}
+    for index, pairs, _, _ in jobs:
+        path = directory / f"chunk_{index:05d}_{pairs}.npz"
+        if path.is_file():
+            try:
+                with np.load(path) as data:
+                    records = GameRecords(*(data[name] for name in ("points_for_a", "a_won", "kind", "turns")))
+            except (OSError, ValueError, KeyError) as error:
+                raise BotError(f"{path}: unreadable chunk ({error}); delete it to play it again") from None
+            if records.games != 2 * pairs:
+                raise BotError(f"{path}: holds {records.games} games, want {2 * pairs}; delete it to play it again")
+            saved[index] = records
+    return saved
+
+
+def _save_chunk(directory: Path, index: int, records: GameRecords) -> None:
+    path = directory / f"chunk_{index:05d}_{records.games // 2}.npz"
+    temporary = path.with_suffix(".tmp.npz")
+    np.savez(temporary, points_for_a=records.points_for_a, a_won=records.a_won, kind=records.kind,
+             turns=records.turns)
+    os.replace(temporary, path)  # never a half-written chunk
+
+
 def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,
               chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
-              desc: Optional[str] = None, ray_address: Optional[str] = None) -> MatchResult:
+              desc: Optional[str] = None, ray_address: Optional[str] = None,
+              partial: Optional[str | Path] = None) -> MatchResult:
     """Play ``games`` (rounded up to whole pairs) of bot A against bot B; see the module docstring.
 
     ``ray_address``: play the chunks on that Ray cluster (``auto``, ``host:port``, ``local``) instead of
-    ``workers`` local processes; the result is the same.
+    ``workers`` local processes; the result is the same. ``partial``: a directory keeping every finished
+    chunk, from which a repeated call resumes (module docstring); ``seconds`` then counts this call only.
     """
     from tqdm import tqdm
 
@@ -192,16 +256,24 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
     pairs = math.ceil(games / 2)
     jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns)
             for i, start in enumerate(range(0, pairs, chunk_pairs))]
+    directory = Path(partial) if partial is not None else None
     parts: dict[int, GameRecords] = {}
+    if directory is not None:
+        parts = _load_partial(directory, _partial_identity(spec_a, spec_b, rules, seed, chunk_pairs, max_turns),
+                              jobs)
     bar = tqdm(total=2 * pairs, unit="game", disable=not progress, desc=desc or f"{spec_a} vs {spec_b}",
-               dynamic_ncols=True)
+               dynamic_ncols=True, initial=sum(part.games for part in parts.values()))
     def done(index: int, records: GameRecords) -> None:
         parts[index] = records
+        if directory is not None:
+            _save_chunk(directory, index, records)
         bar.update(records.games)
 
     start = time.perf_counter()
+    remaining = [job for job in jobs if job[0] not in parts]
     try:
-        workers = _play_jobs("games", spec_a, spec_b, rules, jobs, workers, ray_address, done)
+        if remaining:
+            workers = _play_jobs("games", spec_a, spec_b, rules, remaining, workers, ray_address, done)
     finally:
         bar.close()
     seconds = time.perf_counter() - start

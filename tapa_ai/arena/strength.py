@@ -45,12 +45,15 @@ def _label(spec: str) -> str:
 
 def strength_matches(model: str, games: int, games_2ply: int, previous: Optional[str], out: Path,
                      workers: int = os.cpu_count() or 1, parts: tuple[str, ...] = ("0ply", "2ply", "previous"),
-                     progress: bool = True, games_2ply_for: Optional[dict[str, int]] = None) -> dict:
+                     progress: bool = True, games_2ply_for: Optional[dict[str, int]] = None,
+                     partial: Optional[Path] = None) -> dict:
     """Play the strength matches of ``model`` (a checkpoint path) and write their records under ``out``.
 
     ``games_2ply_for`` maps a 2-ply opponent (a fixed bot spec, or ``0ply`` for
     the model itself) to its own game count instead of ``games_2ply``; a count of
-    0 skips that match (its earlier record, if any, stays in the summary).
+    0 skips that match (its earlier record, if any, stays in the summary). ``partial``: a directory
+    keeping every finished chunk of games, one subdirectory per match (``run_match(partial=...)``), so
+    that a killed run resumes where it stopped and a longer match reuses the games of a shorter one.
     """
     counts_2ply = dict(games_2ply_for or {})
     checkpoint = load_checkpoint(model)
@@ -77,7 +80,7 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
         plan.append(("0ply_vs_previous", f"net:{model}", f"net:{previous}", games, 4))
     for name, spec_a, spec_b, count, seed in plan:
         result = run_match(spec_a, spec_b, rules, count, seed=seed, workers=workers, progress=progress,
-                           desc=name)
+                           desc=name, partial=partial / variant / name if partial is not None else None)
         result.write(out / f"{name}.json")
         record = result.to_dict()
         # Re-read the file first: another run may have added its matches to the same --out meanwhile.
