@@ -137,3 +137,28 @@ def test_net_spec_loads_a_checkpoint_with_its_plies(tmp_path):
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(BotError, match="bad.pt"):
         make_bot(f"net:{tmp_path / 'bad.pt'}", variant_rules("plakoto"))
+
+
+def test_wins_option_chooses_by_the_chance_of_winning(tmp_path):
+    from tapa_ai.training.policy import afterstate_distributions
+
+    from .test_engine_model import save_tiny_net
+
+    path = save_tiny_net("tapa", tmp_path / "net.pt", seed=11)
+    rules = variant_rules("tapa")
+    by_points = make_bot(f"net:{path}", rules)
+    by_wins = make_bot(f"net:{path},wins", rules)
+    assert by_wins.name.endswith(",wins")
+    rng = np.random.default_rng(0)
+    batch = PositionBatch.from_positions([board("tapa", layout, "X") for _, layout, _ in SMALL[:2]] * 20)
+    afterstates = generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
+    distributions = afterstate_distributions(by_points.net, afterstates).astype(np.float64)
+    points = outcome_points(rules).astype(np.float64)
+    win_minus_loss = distributions @ np.sign(points)
+    chosen_points = by_points.choose(afterstates, np.random.default_rng(1))
+    chosen_wins = by_wins.choose(afterstates, np.random.default_rng(1))
+    for source, (start, stop) in enumerate(zip(afterstates.offsets[:-1], afterstates.offsets[1:])):
+        assert win_minus_loss[chosen_wins[source]] == pytest.approx(win_minus_loss[start:stop].max())
+        assert (distributions @ points)[chosen_points[source]] == pytest.approx((distributions @ points)[start:stop].max())
+    with pytest.raises(BotError, match="wins is an option of net: bots"):
+        make_bot("heuristic,wins", rules)

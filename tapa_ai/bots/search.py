@@ -112,6 +112,13 @@ class NetBot(Bot):
         self.match_cube = True
         """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
 
+    def play_for_wins(self) -> None:
+        """Choose checker plays by P(win) - P(loss) instead of the expected points (``net:PATH,wins``).
+
+        Every win class counts +1, every loss -1, a draw 0; cube decisions still use the full distribution.
+        """
+        self.points = np.sign(outcome_points(self.net.rules)).astype(np.float64)
+
     def check_rules(self, rules) -> None:
         if rules != self.net.rules:
             raise BotError(f"bot {self.name!r} was trained for rule set {self.net.rules.name!r}; "

@@ -16,7 +16,10 @@ Cube options follow a comma: ``net:PATH,nocube`` plays the passive cube (never
 doubles, always takes) instead of the net's cube decisions, and
 ``net:PATH,cube_life=0.8`` sets Janowski's cube life of its decisions
 (default 0.68), and ``net:PATH,money_cube`` makes its match decisions as in
-money play, ignoring the score (a baseline). Bots without an evaluator always
+money play, ignoring the score (a baseline). ``net:PATH,wins`` chooses its
+checker plays by the chance of winning instead of the expected points
+(gammons, backgammons and mother wins count as plain wins), as at double
+match point. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
 """
 
@@ -31,9 +34,9 @@ from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
               "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "SPEC,nocube",
-              "net:PATH,cube_life=X")
+              "net:PATH,cube_life=X", "net:PATH,wins")
 """The valid forms, for error messages and ``--help``."""
-_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube")
+_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins")
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
@@ -85,6 +88,10 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
         if option == "nocube":
             if isinstance(bot, NetBot):
                 bot.cube = False
+        elif option == "wins":
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "wins is an option of net: bots")
+            bot.play_for_wins()
         elif option == "money_cube":
             if not isinstance(bot, NetBot):
                 raise _bad(text, "money_cube is an option of net: bots (the others play the passive cube)")
@@ -100,7 +107,7 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
                 raise _bad(text, f"{option!r}: the cube life is a number from 0 (dead cube) to 1 (fully live)")
             bot.cube_life = value
         else:
-            raise _bad(text, f"unknown option {option!r} (cube options: {', '.join(_CUBE_OPTIONS)})")
+            raise _bad(text, f"unknown option {option!r} (options: {', '.join(_CUBE_OPTIONS)})")
     if options:
         bot.name = bot.name + "," + ",".join(options)
 
