@@ -340,6 +340,12 @@ def _shots(sources: np.ndarray, open_: np.ndarray, targets: np.ndarray) -> tuple
     return per_bit, any_target
 
 
+def _side_counts(board: np.ndarray, pinned: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Free checkers of the mover and of the opponent per column (int16), where nothing is pinned, the columns."""
+    board = board.astype(np.int16)
+    return np.clip(board, 0, None), np.clip(-board, 0, None), pinned == 0, np.arange(24)
+
+
 def exposure_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) -> np.ndarray:
     """(R, 50) float32 version-2 columns of mover-relative rows (board > 0 = the side to move).
 
@@ -351,13 +357,8 @@ def exposure_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) ->
     on (:func:`roll_reach`). The maximum-use rule and ``T``'s other
     obligations are ignored.
     """
-    board = board.astype(np.int16)
-    rows = board.shape[0]
-    mine = np.clip(board, 0, None)
-    theirs = np.clip(-board, 0, None)
-    unpinned = pinned == 0
-    columns = np.arange(24)
-    out = np.zeros((rows, 2 * len(EXPOSURE_UNITS)), dtype=np.float32)
+    mine, theirs, unpinned, columns = _side_counts(board, pinned)
+    out = np.zeros((board.shape[0], 2 * len(EXPOSURE_UNITS)), dtype=np.float32)
     # side 0 = the mover (its point = column + 1), side 1 = the opponent (its point = 24 - column).
     for side, (own, other, bits_of_attacker) in enumerate((
         (mine, theirs, np.int64(1) << (24 - columns)),   # mover's lone checkers, the opponent attacking
@@ -432,13 +433,8 @@ def contact_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) -> 
     ``dance`` = share of the rolls with which no free checker of ``S`` can move
     by either die (0 once ``S`` is all home). See :func:`contact_counts`.
     """
-    board = board.astype(np.int16)
-    rows = board.shape[0]
-    mine = np.clip(board, 0, None)
-    theirs = np.clip(-board, 0, None)
-    unpinned = pinned == 0
-    columns = np.arange(24)
-    out = np.zeros((rows, 2 * len(CONTACT_UNITS)), dtype=np.float32)
+    mine, theirs, unpinned, columns = _side_counts(board, pinned)
+    out = np.zeros((board.shape[0], 2 * len(CONTACT_UNITS)), dtype=np.float32)
     # side 0 = the mover (its point = column + 1), side 1 = the opponent (its point = 24 - column).
     for side, (own, other, own_pinned, bits) in enumerate((
         (mine, theirs, pinned == 1, np.int64(1) << (columns + 1)),
