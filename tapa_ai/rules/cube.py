@@ -115,6 +115,16 @@ class Cube:
             raise CubeError(f"{where}: {error}") from None
 
 
+def match_winner(length: int, score: tuple[int, int]) -> Optional[str]:
+    """The side whose ``score`` (of X, O) has reached ``length``, else None (always None in money play, 0)."""
+    if not length:
+        return None
+    for side, points in zip(SIDES, score):
+        if points >= length:
+            return side
+    return None
+
+
 @dataclass(frozen=True)
 class MatchScore:
     """The score before a game: money play (``length`` 0) or a match to ``length`` points.
@@ -160,12 +170,7 @@ class MatchScore:
     @property
     def winner(self) -> Optional[str]:
         """The side that has reached the length (the match is over), else None."""
-        if not self.length:
-            return None
-        for side, points in zip(SIDES, self.score):
-            if points >= self.length:
-                return side
-        return None
+        return match_winner(self.length, self.score)
 
     @property
     def is_over(self) -> bool:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Optional, Protocol, Sequence, Union
 # Module imports, not name imports: tapa_ai.notation imports tapa_ai.rules, so
 # this keeps ``tapa_ai.rules`` free to export flow names without an import cycle.
 from ..notation import json_position, move_text
-from .cube import CUBE_VALUES, MAX_CUBE, Cube, MatchScore
+from .cube import CUBE_VALUES, MAX_CUBE, Cube, MatchScore, match_winner
 from .options import RuleOptions, RulesError, variant_rules
 from .position import SIDES, GameResult, Position, other, start_position
 from .reference import Move, check_dice, legal_moves, next_turn
@@ -649,12 +649,7 @@ class MatchState:
     @property
     def winner(self) -> Optional[str]:
         """The side that has reached the match length, or None (always None in money play)."""
-        if not self.length:
-            return None
-        for side, points in zip(SIDES, self.score):
-            if points >= self.length:
-                return side
-        return None
+        return match_winner(self.length, self.score)
 
     @property
     def is_over(self) -> bool:
