@@ -33,8 +33,8 @@ import math
 import os
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 import types
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np

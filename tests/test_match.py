@@ -96,6 +96,8 @@ def test_partial_chunks_resume_a_killed_match_and_extend_a_shorter_one(tmp_path,
     with pytest.raises(KeyboardInterrupt):
         run_match("random", "runner", rules, 12, seed=5, chunk_pairs=2, progress=False, partial=partial)
     assert sorted(p.name for p in partial.glob("chunk_*")) == ["chunk_00000_2.npz", "chunk_00001_2.npz"]
+    earlier = sum(float(np.load(p)["seconds"]) for p in partial.glob("chunk_*"))
+    assert earlier > 0
     # Resumed with more games: plays only the missing chunks, and the result is the fresh 16-game match.
     played = []
 
@@ -106,6 +108,7 @@ def test_partial_chunks_resume_a_killed_match_and_extend_a_shorter_one(tmp_path,
     monkeypatch.setitem(match._CHUNK_PLAYERS, "games", counting)
     resumed = run_match("random", "runner", rules, 16, seed=5, chunk_pairs=2, progress=False, partial=partial)
     assert played == [2, 3]
+    assert resumed.seconds > earlier  # the wall time of the saved chunks counts too
     for name in ("points_for_a", "a_won", "kind", "turns"):
         assert np.array_equal(getattr(resumed.records, name), getattr(fresh.records, name))
     # The same directory for another match is refused, naming what differs.

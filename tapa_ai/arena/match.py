@@ -197,8 +197,9 @@ def _partial_identity(spec_a: str, spec_b: str, rules: RuleOptions, seed: int, c
     return json.loads(json.dumps(identity))  # as read back from match.json (tuples become lists)
 
 
-def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> dict[int, GameRecords]:
-    """The saved chunks of ``jobs`` under ``directory`` (created, with its match.json, when new)."""
+def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> tuple[dict[int, GameRecords], float]:
+    """The saved chunks of ``jobs`` under ``directory`` (created, with its match.json, when new), and the
+    seconds they took to play."""
     marker = directory / "match.json"
     if marker.is_file():
         try:
@@ -213,25 +214,28 @@ def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> dict[in
         directory.mkdir(parents=True, exist_ok=True)
         marker.write_text(json.dumps(identity, indent=1) + "\n")
     saved = {}
+    seconds = 0.0
     for index, pairs, _, _ in jobs:
         path = directory / f"chunk_{index:05d}_{pairs}.npz"
         if path.is_file():
             try:
                 with np.load(path) as data:
                     records = GameRecords(*(data[name] for name in ("points_for_a", "a_won", "kind", "turns")))
+                    took = float(data["seconds"])
             except (OSError, ValueError, KeyError) as error:
                 raise BotError(f"{path}: unreadable chunk ({error}); delete it to play it again") from None
             if records.games != 2 * pairs:
                 raise BotError(f"{path}: holds {records.games} games, want {2 * pairs}; delete it to play it again")
             saved[index] = records
-    return saved
+            seconds += took
+    return saved, seconds
 
 
-def _save_chunk(directory: Path, index: int, records: GameRecords) -> None:
+def _save_chunk(directory: Path, index: int, records: GameRecords, seconds: float) -> None:
     path = directory / f"chunk_{index:05d}_{records.games // 2}.npz"
     temporary = path.with_suffix(".tmp.npz")
     np.savez(temporary, points_for_a=records.points_for_a, a_won=records.a_won, kind=records.kind,
-             turns=records.turns)
+             turns=records.turns, seconds=np.float64(seconds))
     os.replace(temporary, path)  # never a half-written chunk
 
 
@@ -243,7 +247,8 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
 
     ``ray_address``: play the chunks on that Ray cluster (``auto``, ``host:port``, ``local``) instead of
     ``workers`` local processes; the result is the same. ``partial``: a directory keeping every finished
-    chunk, from which a repeated call resumes (module docstring); ``seconds`` then counts this call only.
+    chunk, from which a repeated call resumes (module docstring); ``seconds`` then adds the wall time the
+    saved chunks took when they were played.
     """
     from tqdm import tqdm
 
@@ -258,15 +263,20 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
             for i, start in enumerate(range(0, pairs, chunk_pairs))]
     directory = Path(partial) if partial is not None else None
     parts: dict[int, GameRecords] = {}
+    earlier_seconds = 0.0
     if directory is not None:
-        parts = _load_partial(directory, _partial_identity(spec_a, spec_b, rules, seed, chunk_pairs, max_turns),
-                              jobs)
+        parts, earlier_seconds = _load_partial(
+            directory, _partial_identity(spec_a, spec_b, rules, seed, chunk_pairs, max_turns), jobs)
     bar = tqdm(total=2 * pairs, unit="game", disable=not progress, desc=desc or f"{spec_a} vs {spec_b}",
                dynamic_ncols=True, initial=sum(part.games for part in parts.values()))
+    last_done = [time.perf_counter()]
+
     def done(index: int, records: GameRecords) -> None:
         parts[index] = records
         if directory is not None:
-            _save_chunk(directory, index, records)
+            now = time.perf_counter()
+            _save_chunk(directory, index, records, now - last_done[0])  # wall time since the last chunk ended
+            last_done[0] = now
         bar.update(records.games)
 
     start = time.perf_counter()
@@ -276,7 +286,7 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
             workers = _play_jobs("games", spec_a, spec_b, rules, remaining, workers, ray_address, done)
     finally:
         bar.close()
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start + earlier_seconds
     records = GameRecords.concatenate([parts[i] for i in range(len(jobs))])
     return MatchResult(spec_a, spec_b, rules.name, seed, records, seconds, workers)
 
