@@ -178,6 +178,28 @@ def _parse(position: Any, where: str) -> Mapping[str, Any]:
     return position
 
 
+def _landings(source: int, a: int, b: int, is_open) -> set:
+    """Points a checker on ``source`` reaches with roll ``(a, b)`` (docs/encoding.md, version 2 "reach"): one die;
+    both dice with the first landing open; a double up to four steps, each landing before the next open."""
+    landed = set()
+    if a == b:
+        point = source
+        for _ in range(4):
+            point -= a
+            if point < 1:
+                break
+            landed.add(point)
+            if not is_open(point):
+                break
+    else:
+        for first, second in ((a, b), (b, a)):
+            if source - first >= 1:
+                landed.add(source - first)
+                if is_open(source - first) and source - first - second >= 1:
+                    landed.add(source - first - second)
+    return landed
+
+
 def _exposure(stacks: list, bar: dict, defender: str) -> list[float]:
     """The 25 exposure columns of ``defender`` (docs/encoding.md, "Version 2: exposure")."""
     attacker = "O" if defender == "X" else "X"
@@ -198,21 +220,7 @@ def _exposure(stacks: list, bar: dict, defender: str) -> list[float]:
         for b in range(1, 7):
             reach = set()
             for source in sources:
-                if a == b:
-                    point = source - a
-                    for _ in range(4):
-                        if point < 1:
-                            break
-                        reach.add(point)
-                        if point not in open_:
-                            break
-                        point -= a
-                else:
-                    for first, second in ((a, b), (b, a)):
-                        if source - first >= 1:
-                            reach.add(source - first)
-                            if source - first in open_ and source - first - second >= 1:
-                                reach.add(source - first - second)
+                reach |= _landings(source, a, b, open_.__contains__)
             hit = reach & targets
             for point in hit:
                 hits_at[point] += 1
@@ -241,22 +249,7 @@ def _contact(stacks: list, bar: dict, side: str, home: bool) -> list[float]:
     escapes = dance = 0
     for a in range(1, 7):
         for b in range(1, 7):
-            landed = set()
-            if a == b:
-                point = rear
-                for _ in range(4):
-                    point -= a
-                    if point < 1:
-                        break
-                    landed.add(point)
-                    if not is_open(point):
-                        break
-            else:
-                for first, second in ((a, b), (b, a)):
-                    if rear - first >= 1:
-                        landed.add(rear - first)
-                        if is_open(rear - first) and rear - first - second >= 1:
-                            landed.add(rear - first - second)
+            landed = _landings(rear, a, b, is_open)
             escapes += any(point < beyond and is_open(point) for point in landed)
             movable = any(p - d >= 1 and is_open(p - d) for p in sources for d in (a, b))
             dance += not movable and not home
