@@ -1,0 +1,293 @@
+"""Learning from search: fit a network's 0-ply evaluation to its own n-ply evaluations.
+
+TD(lambda) self-play learns from the net's 0-ply value one turn later; a
+search target looks further: the **n-ply value of a position before its
+roll** (:meth:`~tapa_ai.bots.search.NetBot.pre_roll_distributions`: the
+average over the 21 rolls of the value of the move the side would play, that
+value itself searched n - 1 plies deeper). Distilling it back into the 0-ply
+net moves the net toward its own search strength, as GNU Backgammon's nets
+were trained on rollouts and deeper evaluations.
+
+Three steps, each its own function so experiments can mix them:
+
+1. :func:`collect_states` - positions before the roll, from 0-ply self-play of the teacher;
+2. :func:`search_targets` - the value of the move the teacher's n-ply search plays after a roll;
+3. :func:`fit` - minibatch cross-entropy steps of the student toward them (the trainer's loss).
+
+``scripts/search_distill.py`` runs them on a shipped checkpoint and measures the result
+(docs/training.md, *Learning from search*).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ..bots.basic import segment_argmax
+from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot
+from ..encoding import encode
+from ..fast_eval import refresh_fast_evaluator
+from ..model import EvaluatorNet
+from ..movegen.generate import generate
+from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
+
+
+class DistillError(ValueError):
+    """A distillation request that cannot be carried out; the message says why."""
+
+
+def collect_states(net: EvaluatorNet, states: int, rng: np.random.Generator, parallel_games: int = 128,
+                   every: int = 1, max_turns: int = 1000, progress: bool = False) -> np.ndarray:
+    """(states, 52) int8 compact positions before the roll (mover's view) from greedy 0-ply self-play of ``net``.
+
+    Every ``every``-th turn of each game is kept (1 = all), so fewer
+    consecutive, strongly correlated positions enter the sample. The first
+    turn is left out: under ``use-opening-dice`` it plays the opening roll,
+    which a target's ordinary roll would misrepresent.
+    """
+    if states <= 0:
+        raise DistillError(f"states={states}: ask for at least one position")
+    if every < 1:
+        raise DistillError(f"every={every}: keep every 1st, 2nd, ... turn (>= 1)")
+    selfplay = SelfPlay(net.rules, net, parallel_games, rng, max_turns)
+    kept: list[np.ndarray] = []
+    total = 0
+    with tqdm(total=states, desc="positions", unit="pos", disable=not progress) as bar:
+        while total < states:
+            for game in selfplay.play_ply(epsilon=0.0):
+                rows = game.states[1::every]
+                kept.append(rows)
+                total += len(rows)
+                bar.update(len(rows))
+    return np.concatenate(kept)[:states]
+
+
+def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optional[np.random.Generator] = None,
+                   rolls: str = "sample", candidates: Optional[int] = DEFAULT_CANDIDATES,
+                   margin: Optional[float] = DEFAULT_MARGIN, chunk: int = 256, progress: bool = False) -> np.ndarray:
+    """(N, K) float32 search values of compact positions before the roll, from the mover's view.
+
+    For each position and roll, the move a ``plies``-ply :class:`NetBot` would
+    play (0-ply equity, then the best ``candidates`` within ``margin`` searched
+    ``plies`` deep) and its ``plies``-ply value: with ``rolls="all"`` averaged
+    over the 21 rolls, with ``rolls="sample"`` for one roll drawn from ``rng``
+    (21 times cheaper; unbiased, like a TD target). ``plies = 0`` with one
+    sampled roll is the TD(0) target of the net's greedy move: the control.
+    """
+    if not 0 <= plies <= MAX_PLIES:
+        raise DistillError(f"plies={plies}: search targets come from 0 to {MAX_PLIES} plies")
+    if rolls not in ("sample", "all"):
+        raise DistillError(f"rolls={rolls!r}: 'sample' (one roll per position) or 'all' (the 21 rolls)")
+    if rolls == "sample" and rng is None:
+        raise DistillError("rolls='sample' needs a random generator (rng) to draw the dice")
+    states = np.asarray(states, dtype=np.int8)
+    if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
+        raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
+    bot = NetBot(net, plies=plies, candidates=candidates, margin=margin)
+    out = np.empty((len(states), net.num_outcomes), dtype=np.float32)
+    with tqdm(total=len(states), desc=f"{plies}-ply targets", unit="pos", disable=not progress) as bar:
+        for start in range(0, len(states), chunk):
+            batch = unpack_states(states[start:start + chunk], net.rules)
+            count = len(batch)
+            if rolls == "all":
+                batch = batch.take(np.repeat(np.arange(count), len(ROLLS)))
+                dice = np.tile(ROLLS, (count, 1))
+            else:
+                dice = rng.integers(1, 7, size=(count, 2)).astype(np.int8)
+            afterstates = generate(batch, dice)
+            rows, values, equities = bot.ranked(afterstates)
+            best = segment_argmax(equities, np.searchsorted(rows, afterstates.offsets))
+            chosen = values[best]  # the mover's view: the side that moved
+            if rolls == "all":
+                chosen = np.einsum("nrk,r->nk", chosen.reshape(count, len(ROLLS), -1), ROLL_WEIGHTS)
+            out[start:start + count] = chosen
+            bar.update(count)
+    return out
+
+
+@dataclass
+class FitReport:
+    epochs: int
+    steps: int
+    train_loss: list[float]
+    """Mean training cross-entropy of each epoch."""
+    held_out_before: float
+    held_out_after: float
+    """Cross-entropy on the held-out positions before and after fitting (targets' entropy is the floor)."""
+    held_out_entropy: float
+
+
+def fit(net: EvaluatorNet, states: np.ndarray, targets: np.ndarray, rng: np.random.Generator, epochs: int = 4,
+        learning_rate: float = 1e-4, batch_size: int = 256, held_out: float = 0.05,
+        progress: bool = False) -> FitReport:
+    """Fit ``net`` in place toward ``targets`` by Adam on the trainer's cross-entropy; the fast evaluator follows.
+
+    A ``held_out`` fraction of the positions is kept out of the steps and
+    reports the loss before and after, so over-fitting shows.
+    """
+    if len(states) != len(targets):
+        raise DistillError(f"{len(states)} positions but {len(targets)} targets")
+    if not 0 <= held_out < 1:
+        raise DistillError(f"held_out={held_out}: a fraction in [0, 1)")
+    if epochs < 1 or batch_size < 1 or not learning_rate > 0:
+        raise DistillError(f"epochs={epochs}, batch_size={batch_size}, learning_rate={learning_rate}: "
+                           "all must be positive")
+    device = next(net.parameters()).device
+    features = torch.from_numpy(encode(unpack_states(states, net.rules), version=net.encoding_version)).to(device)
+    targets_t = torch.from_numpy(np.asarray(targets, dtype=np.float32)).to(device)
+    order = rng.permutation(len(states))
+    test_count = int(round(held_out * len(states)))
+    test, train = order[:test_count], order[test_count:]
+    if train.size == 0:
+        raise DistillError(f"no positions left to fit after holding out {test_count}")
+
+    def held_out_loss() -> float:
+        if test.size == 0:
+            return float("nan")
+        with torch.inference_mode():
+            log_p = torch.log_softmax(net(features[test]), dim=-1)
+            return float(-(targets_t[test] * log_p).sum(-1).mean())
+
+    target_test = targets_t[test]
+    entropy = float(-(target_test * torch.log(target_test.clamp_min(1e-12))).sum(-1).mean()) if test.size else float("nan")
+    before = held_out_loss()
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    losses: list[float] = []
+    steps = 0
+    for _ in tqdm(range(epochs), desc="fit", unit="epoch", disable=not progress):
+        permutation = torch.from_numpy(rng.permutation(train)).to(device)
+        epoch_losses = []
+        for start in range(0, len(permutation), batch_size):
+            index = permutation[start:start + batch_size]
+            loss = -(targets_t[index] * torch.log_softmax(net(features[index]), dim=-1)).sum(-1).mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            steps += 1
+            epoch_losses.append(float(loss.detach()))
+        losses.append(float(np.mean(epoch_losses)))
+    refresh_fast_evaluator(net)
+    return FitReport(epochs, steps, losses, before, held_out_loss(), entropy)
+
+
+def student_of(teacher: EvaluatorNet) -> EvaluatorNet:
+    """An independent copy of ``teacher`` to fit (the teacher's weights, and its targets, stay as they were)."""
+    student = copy.deepcopy(teacher)
+    refresh_fast_evaluator(student)
+    return student
+
+
+def distill(teacher: EvaluatorNet, states: np.ndarray, plies: int, rng: np.random.Generator,
+            targets: Optional[np.ndarray] = None, **fit_options) -> tuple[EvaluatorNet, FitReport]:
+    """A copy of ``teacher`` fitted to its own ``plies``-ply values of ``states`` (or the given ``targets``)."""
+    if targets is None:
+        targets = search_targets(teacher, states, plies, rng)
+    student = student_of(teacher)
+    return student, fit(student, states, targets, rng, **fit_options)
+
+
+def save_student(student: EvaluatorNet, teacher_path: str | Path, path: str | Path, facts: dict) -> Path:
+    """Write ``student`` as a network-only checkpoint: the teacher's config and counters, new weights.
+
+    ``facts`` (plain data: how it was fitted) go to ``extra["distill"]``; the
+    file plays and evaluates like any checkpoint (``net:PATH``) but cannot be resumed.
+    """
+    from ..checkpoint import load_checkpoint, save_checkpoint
+
+    teacher = load_checkpoint(teacher_path)
+    extra = {key: value for key, value in teacher.extra.items() if key != "selfplay"}
+    extra["distilled_from"] = str(teacher_path)
+    extra["distill"] = facts
+    return save_checkpoint(path, model_state={k: v.detach().cpu() for k, v in student.state_dict().items()},
+                           model_config=teacher.model_config,
+                           encoding=tuple(teacher.encoding),
+                           rule_options=teacher.rule_options, config=teacher.config, games=teacher.games,
+                           steps=teacher.steps, decisions=teacher.decisions, save_torch_rng=False, extra=extra)
+
+
+def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, every: int = 1,
+               plies: Sequence[int] = (0, 1), rolls: str = "sample", epochs: int = 4, learning_rate: float = 1e-4,
+               batch_size: int = 256, pairs: int = 5000, opponents: Sequence[str] = ("heuristic",),
+               seed: int = 1, eval_seed: int = 1, progress: bool = True) -> dict:
+    """Distil a checkpoint's n-ply search into copies of it and measure them; returns the report (also out/report.json).
+
+    Every student is fitted from the same teacher on the same positions; the
+    ``plies = 0`` student (the TD(0) target, no search) is the control, so the
+    comparison isolates what search adds. Targets are kept under ``out`` (a
+    rerun with the same settings reuses them; other settings are refused).
+    Measured: teacher and every student at 0-ply against each opponent
+    (``pairs`` duplicate pairs, ``eval_seed``: the same deals for all), every
+    student against the teacher, and every student against the control.
+    """
+    import json
+
+    from ..arena.duels import duel, net_policy
+    from ..bots.spec import make_bot
+    from ..checkpoint import load_network
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    teacher = load_network(checkpoint)
+    settings = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+                "states": states, "every": every, "rolls": rolls, "seed": seed}
+    meta_path = out / "targets.json"
+    if meta_path.exists():
+        kept = json.loads(meta_path.read_text())
+        if kept != settings:
+            differ = sorted(key for key in settings if kept.get(key) != settings[key])
+            raise DistillError(f"{out} holds targets of other settings ({', '.join(differ)} differ); "
+                               "use another --out or remove it")
+    meta_path.write_text(json.dumps(settings, indent=1) + "\n")
+    rng = np.random.default_rng(seed)
+    state_path = out / "states.npy"
+    if state_path.exists():
+        sample = np.load(state_path)
+    else:
+        sample = collect_states(teacher, states, rng, every=every, progress=progress)
+        np.save(state_path, sample)
+    report: dict = {"settings": {**settings, "plies": list(plies), "epochs": epochs, "learning_rate": learning_rate,
+                                 "batch_size": batch_size, "pairs": pairs, "eval_seed": eval_seed},
+                    "students": {}}
+    students: dict[int, EvaluatorNet] = {}
+    for depth in plies:
+        target_path = out / f"targets_{depth}ply.npy"
+        if target_path.exists():
+            targets, seconds = np.load(target_path), None
+        else:
+            start = time.process_time()
+            targets = search_targets(teacher, sample, depth, np.random.default_rng([seed, depth]), rolls=rolls,
+                                     progress=progress)
+            seconds = time.process_time() - start
+            np.save(target_path, targets)
+        student = student_of(teacher)
+        fitted = fit(student, sample, targets, np.random.default_rng([seed, depth, 1]), epochs=epochs,
+                     learning_rate=learning_rate, batch_size=batch_size, progress=progress)
+        facts = {"plies": depth, "rolls": rolls, "states": len(sample), "epochs": epochs,
+                 "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
+                 "target_cpu_seconds": seconds, **asdict(fitted)}
+        save_student(student, checkpoint, out / f"student_{depth}ply.pt", facts)
+        students[depth] = student
+        report["students"][f"{depth}ply"] = facts
+    rules = teacher.rules
+    report["matches"] = matches = {}
+    for name in opponents:
+        opponent = make_bot(name, rules)
+        matches[f"teacher_vs_{name}"] = duel(rules, net_policy(teacher), opponent, pairs, eval_seed).summary()
+        for depth, student in students.items():
+            matches[f"{depth}ply_vs_{name}"] = duel(rules, net_policy(student), opponent, pairs, eval_seed).summary()
+    for depth, student in students.items():
+        matches[f"{depth}ply_vs_teacher"] = duel(rules, net_policy(student), net_policy(teacher), pairs,
+                                                 eval_seed + 3).summary()
+        if depth != 0 and 0 in students:
+            matches[f"{depth}ply_vs_0ply"] = duel(rules, net_policy(student), net_policy(students[0]), pairs,
+                                                  eval_seed + 3).summary()
+    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return report
