@@ -123,6 +123,11 @@ def test_experiment_writes_students_and_report_and_refuses_other_settings(tmp_pa
     student = load_network(out / "student_1ply.pt")
     assert student.rules == rules
     assert not torch.equal(student.state_dict()["layers.0.weight"], net.state_dict()["layers.0.weight"])
+    again = experiment(teacher, out, states=300, every=2, plies=(1,), epochs=2, pairs=3, opponents=("random",),
+                       progress=False)  # the same positions and targets, another fit
+    assert again["students"]["1ply"]["target_cpu_seconds"] == report["students"]["1ply"]["target_cpu_seconds"]
+    assert again["students"]["1ply"]["held_out_before"] == report["students"]["1ply"]["held_out_before"]
+    assert again["students"]["1ply"]["steps"] == 2 * report["students"]["1ply"]["steps"]
     with pytest.raises(DistillError) as error:
         experiment(teacher, out, states=300, every=2, seed=2, progress=False)
     assert "seed" in str(error.value)

@@ -258,15 +258,16 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
                     "students": {}}
     students: dict[int, EvaluatorNet] = {}
     for depth in plies:
-        target_path = out / f"targets_{depth}ply.npy"
+        target_path = out / f"targets_{depth}ply.npz"
         if target_path.exists():
-            targets, seconds = np.load(target_path), None
+            with np.load(target_path) as kept_targets:
+                targets, seconds = kept_targets["targets"], float(kept_targets["cpu_seconds"])
         else:
             start = time.process_time()
             targets = search_targets(teacher, sample, depth, np.random.default_rng([seed, depth]), rolls=rolls,
                                      progress=progress)
             seconds = time.process_time() - start
-            np.save(target_path, targets)
+            np.savez(target_path, targets=targets, cpu_seconds=seconds)
         student = student_of(teacher)
         fitted = fit(student, sample, targets, np.random.default_rng([seed, depth, 1]), epochs=epochs,
                      learning_rate=learning_rate, batch_size=batch_size, progress=progress)
