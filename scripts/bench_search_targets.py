@@ -1,0 +1,59 @@
+"""Cost of a search target: CPU time per position of ``search_targets`` at 0, 1 and 2 plies, side by side.
+
+    NUMBA_NUM_THREADS=1 python scripts/bench_search_targets.py checkpoints/tapa.pt [--positions 3000 1000 150] [--seed 5]
+
+Positions before the roll come from 0-ply self-play of the checkpoint (every
+4th turn); each depth is timed on the first N of them with one sampled roll
+per position (process CPU time, so other load on the machine matters less).
+For scale, the self-play cost per position of the checkpoint's own training
+run (its CPU time over its decisions) is printed too.
+Logic: tapa_ai/training/distill.py; results in docs/training.md, *Learning from search*.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from tapa_ai.checkpoint import CheckpointError, load_checkpoint, load_network
+from tapa_ai.training.distill import collect_states, search_targets
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("checkpoint")
+    parser.add_argument("--positions", type=int, nargs=3, default=[3000, 1000, 150], metavar=("N0", "N1", "N2"),
+                        help="positions timed at 0, 1 and 2 plies")
+    parser.add_argument("--seed", type=int, default=5)
+    args = parser.parse_args()
+    try:
+        net = load_network(args.checkpoint)
+        checkpoint = load_checkpoint(args.checkpoint)
+    except CheckpointError as error:
+        print(f"bench_search_targets: {error}", file=sys.stderr)
+        return 2
+    rng = np.random.default_rng(args.seed)
+    states = collect_states(net, max(args.positions), rng, every=4)
+    search_targets(net, states[:20], 2, rng)  # compile and warm the kernels outside the timing
+    result = {"checkpoint": args.checkpoint, "ms_per_position": {}}
+    for plies, count in enumerate(args.positions):
+        start = time.process_time()
+        search_targets(net, states[:count], plies, rng)
+        result["ms_per_position"][f"{plies}ply"] = (time.process_time() - start) / count * 1e3
+    cpu = checkpoint.extra.get("cpu_seconds")
+    if cpu and checkpoint.decisions:
+        result["selfplay_ms_per_position"] = cpu / checkpoint.decisions * 1e3
+    for name, ms in result["ms_per_position"].items():
+        print(f"{name} sampled target: {ms:8.3f} ms per position (CPU)")
+    if "selfplay_ms_per_position" in result:
+        print(f"training self-play:  {result['selfplay_ms_per_position']:8.4f} ms per position (CPU, its run)")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
