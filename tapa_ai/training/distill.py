@@ -1,12 +1,13 @@
-"""Learning from search: fit a network's 0-ply evaluation to its own n-ply evaluations.
+"""Learning from search: fit a network's 0-ply evaluation to its own n-ply search values.
 
-TD(lambda) self-play learns from the net's 0-ply value one turn later; a
-search target looks further: the **n-ply value of a position before its
-roll** (:meth:`~tapa_ai.bots.search.NetBot.pre_roll_distributions`: the
-average over the 21 rolls of the value of the move the side would play, that
-value itself searched n - 1 plies deeper). Distilling it back into the 0-ply
-net moves the net toward its own search strength, as GNU Backgammon's nets
-were trained on rollouts and deeper evaluations.
+TD(lambda) self-play learns from the net's 0-ply value of the next
+positions; a **search target** looks deeper: after a roll, the move the net's
+n-ply search plays (:class:`~tapa_ai.bots.search.NetBot`: 0-ply filter, the
+candidates searched n plies) and that move's n-ply value, for one sampled
+roll or averaged over the 21. Distilling it back into the 0-ply net moves
+the net toward its own search strength, as GNU Backgammon's nets were
+trained on rollouts and deeper evaluations. At 0 plies the target is the
+TD(0) target of the greedy move: the control of every experiment.
 
 Three steps, each its own function so experiments can mix them:
 
