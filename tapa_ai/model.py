@@ -316,6 +316,11 @@ def evaluate(net: EvaluatorNet, features: Array) -> tuple[np.ndarray, np.ndarray
     return probabilities.cpu().numpy(), values.cpu().numpy()
 
 
+def soft_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of target outcome distributions under ``logits``: the loss of every learning step."""
+    return -(targets * torch.log_softmax(logits, dim=-1)).sum(dim=-1).mean()
+
+
 def configure_threads(threads: Optional[int]) -> None:
     """Set torch's intra-op thread count (``None`` or 0 leaves torch's default). Call once at start-up."""
     if threads:

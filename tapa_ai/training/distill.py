@@ -36,7 +36,7 @@ from ..bots.basic import segment_argmax
 from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot
 from ..encoding import encode
 from ..fast_eval import refresh_fast_evaluator
-from ..model import EvaluatorNet
+from ..model import EvaluatorNet, soft_cross_entropy
 from ..movegen.generate import generate
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
 
@@ -154,8 +154,7 @@ def fit(net: EvaluatorNet, states: np.ndarray, targets: np.ndarray, rng: np.rand
         if test.size == 0:
             return float("nan")
         with torch.inference_mode():
-            log_p = torch.log_softmax(net(features[test]), dim=-1)
-            return float(-(targets_t[test] * log_p).sum(-1).mean())
+            return float(soft_cross_entropy(net(features[test]), targets_t[test]))
 
     target_test = targets_t[test]
     entropy = float(-(target_test * torch.log(target_test.clamp_min(1e-12))).sum(-1).mean()) if test.size else float("nan")
@@ -168,7 +167,7 @@ def fit(net: EvaluatorNet, states: np.ndarray, targets: np.ndarray, rng: np.rand
         epoch_losses = []
         for start in range(0, len(permutation), batch_size):
             index = permutation[start:start + batch_size]
-            loss = -(targets_t[index] * torch.log_softmax(net(features[index]), dim=-1)).sum(-1).mean()
+            loss = soft_cross_entropy(net(features[index]), targets_t[index])
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

@@ -25,7 +25,7 @@ from ..checkpoint import Checkpoint, CheckpointManager, load_checkpoint
 from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
 from ..encoding import ENCODING_NAME, ENCODING_VERSIONS, encode
 from ..fast_eval import refresh_fast_evaluator
-from ..model import EvaluatorNet, configure_threads
+from ..model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import RULES_VERSION, variant_rules
 from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
 from .traces import OnlineTraces
@@ -113,8 +113,7 @@ class Trainer:
         losses = []
         for start in range(0, len(states), batch_size):
             index = order[start:start + batch_size]
-            log_probabilities = torch.log_softmax(self.net(features[index]), dim=-1)
-            loss = -(targets_t[index] * log_probabilities).sum(dim=-1).mean()
+            loss = soft_cross_entropy(self.net(features[index]), targets_t[index])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if self.config.learning.grad_clip > 0:
