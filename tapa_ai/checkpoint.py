@@ -600,13 +600,17 @@ def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
     return net
 
 
-def slim_checkpoint(source: str | Path, target: str | Path) -> Path:
+def slim_checkpoint(source: str | Path, target: str | Path, *, model_state: Mapping[str, torch.Tensor] | None = None,
+                    extra: Mapping[str, Any] | None = None) -> Path:
     """Copy a checkpoint without what only resuming needs: optimizer, RNG states and running games.
 
     The slim file plays, evaluates and exports exactly like the source (same
     network, config, counters, CPU time and evaluation history) at about a
     third of its size; ``tapa-ai train --resume`` refuses it. Used to keep
-    earlier generations of the shipped models.
+    earlier generations of the shipped models. With ``model_state`` (new
+    weights of the same architecture) and ``extra`` (plain data added to the
+    source's), it is a network derived from the source, such as a distilled
+    student (:mod:`tapa_ai.training.distill`).
     """
     load_checkpoint(source)  # the same checks as any load: a damaged source is refused here
     data = _read(Path(source), "cpu")
@@ -614,4 +618,12 @@ def slim_checkpoint(source: str | Path, target: str | Path) -> Path:
     data["rng"] = {"torch": None, "numpy": None, "python": None}
     data["extra"] = {key: value for key, value in data["extra"].items() if key != "selfplay"}
     data["extra"]["slim_of"] = str(source)
+    if extra is not None:
+        _check_plain(dict(extra), "extra")
+        data["extra"].update(extra)
+    if model_state is not None:
+        shapes = {name: tuple(value.shape) for name, value in model_state.items()}
+        if shapes != {name: tuple(value.shape) for name, value in data["model_state"].items()}:
+            raise CheckpointError(f"{source}: the new weights do not fit its network ({shapes})")
+        data["model_state"] = {name: value.detach().cpu() for name, value in model_state.items()}
     return write_payload(target, data)

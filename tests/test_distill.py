@@ -17,7 +17,7 @@ from tapa_ai.rules import variant_rules
 from tapa_ai.rules.reference import legal_moves
 from tapa_ai.training.distill import (DistillError, collect_states, distill, experiment, fit, search_targets,
                                       student_of)
-from tapa_ai.training.selfplay import pack_states
+from tapa_ai.training.selfplay import pack_states, unpack_states
 
 from .test_search import SMALL, brute_value, small_net
 
@@ -63,10 +63,7 @@ def test_collected_states_are_legal_positions_after_the_opening():
     net = small_net("tapa", seed=2)
     states = collect_states(net, 500, np.random.default_rng(0), parallel_games=16, every=2)
     assert states.shape == (500, 52) and states.dtype == np.int8
-    batch = PositionBatch(states[:, :24].copy(), states[:, 24:48].copy(), states[:, 48:50].copy(),
-                          states[:, 50:52].copy(), np.zeros(500, np.int8), np.zeros(500, np.int8),
-                          (variant_rules("tapa"),))
-    assert (batch.checker_counts() == 15).all()
+    assert (unpack_states(states, variant_rules("tapa")).checker_counts() == 15).all()
     start = pack_states(PositionBatch.from_positions([board("tapa", "24:XXXXX 23:XXXXX 22:XXXXX "
                                                              "1:OOOOO 2:OOOOO 3:OOOOO", "X")]))[0]
     assert not (states == start).all(axis=1).any()  # the opening turn is left out

@@ -244,3 +244,22 @@ def test_slim_checkpoint_plays_the_same_and_refuses_to_resume(tmp_path):
     assert kept.games == trainer.games and "selfplay" not in kept.extra and kept.optimizer_state is None
     with pytest.raises(TrainingError, match="network only"):
         resume_checkpoint(slim)
+
+
+def test_slim_checkpoint_with_new_weights_keeps_the_rest_and_refuses_weights_that_do_not_fit(tmp_path):
+    from tapa_ai.checkpoint import CheckpointError, load_network, slim_checkpoint
+
+    config = tiny_config(tmp_path)
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    full = trainer.run_dir / "latest.pt"
+    weights = {name: value + 1.0 for name, value in trainer.net.state_dict().items()}
+    derived = slim_checkpoint(full, tmp_path / "derived.pt", model_state=weights, extra={"note": "plus one"})
+    kept = load_checkpoint(derived)
+    assert kept.games == trainer.games and kept.extra["note"] == "plus one" and kept.extra["slim_of"] == str(full)
+    for name, value in load_network(derived).state_dict().items():
+        assert torch.equal(value, weights[name])
+    wrong = {name: value[..., :1] for name, value in weights.items()}
+    with pytest.raises(CheckpointError, match="do not fit"):
+        slim_checkpoint(full, tmp_path / "wrong.pt", model_state=wrong)
+    assert not (tmp_path / "wrong.pt").exists()

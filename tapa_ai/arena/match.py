@@ -197,22 +197,32 @@ def _partial_identity(spec_a: str, spec_b: str, rules: RuleOptions, seed: int, c
     return json.loads(json.dumps(identity))  # as read back from match.json (tuples become lists)
 
 
+def claim_directory(directory: Path, marker: str, identity: dict, others: str, error: type[Exception]) -> None:
+    """Tie a directory of kept work to ``identity`` (JSON data), written to ``directory/marker`` when new.
+
+    A directory another run wrote (its marker differs) or whose marker is
+    unreadable is refused with ``error``, naming what differs, so kept work
+    is reused only by the run that made it. ``others`` names that work.
+    """
+    path = directory / marker
+    if path.is_file():
+        try:
+            found = json.loads(path.read_text())
+        except (OSError, ValueError) as reason:
+            raise error(f"{path}: unreadable ({reason}); delete {directory} to start afresh") from None
+        if found != identity:
+            changed = sorted(key for key in identity if found.get(key) != identity[key])
+            raise error(f"{directory} holds {others} (different {', '.join(changed)}); "
+                        f"use another directory or delete it")
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(identity, indent=1) + "\n")
+
+
 def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> tuple[dict[int, GameRecords], float]:
     """The saved chunks of ``jobs`` under ``directory`` (created, with its match.json, when new), and the
     seconds they took to play."""
-    marker = directory / "match.json"
-    if marker.is_file():
-        try:
-            found = json.loads(marker.read_text())
-        except (OSError, ValueError) as error:
-            raise BotError(f"{marker}: unreadable ({error}); delete {directory} to start the match afresh") from None
-        if found != identity:
-            changed = sorted(key for key in identity if found.get(key) != identity[key])
-            raise BotError(f"{directory} holds chunks of another match (different {', '.join(changed)}); "
-                           f"use another directory or delete it")
-    else:
-        directory.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps(identity, indent=1) + "\n")
+    claim_directory(directory, "match.json", identity, "chunks of another match", BotError)
     saved = {}
     seconds = 0.0
     for index, pairs, _, _ in jobs:

@@ -200,17 +200,10 @@ def save_student(student: EvaluatorNet, teacher_path: str | Path, path: str | Pa
     ``facts`` (plain data: how it was fitted) go to ``extra["distill"]``; the
     file plays and evaluates like any checkpoint (``net:PATH``) but cannot be resumed.
     """
-    from ..checkpoint import load_checkpoint, save_checkpoint
+    from ..checkpoint import slim_checkpoint
 
-    teacher = load_checkpoint(teacher_path)
-    extra = {key: value for key, value in teacher.extra.items() if key != "selfplay"}
-    extra["distilled_from"] = str(teacher_path)
-    extra["distill"] = facts
-    return save_checkpoint(path, model_state={k: v.detach().cpu() for k, v in student.state_dict().items()},
-                           model_config=teacher.model_config,
-                           encoding=tuple(teacher.encoding),
-                           rule_options=teacher.rule_options, config=teacher.config, games=teacher.games,
-                           steps=teacher.steps, decisions=teacher.decisions, save_torch_rng=False, extra=extra)
+    return slim_checkpoint(teacher_path, path, model_state=student.state_dict(),
+                           extra={"distilled_from": str(teacher_path), "distill": facts})
 
 
 def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, every: int = 1,
@@ -230,22 +223,15 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     import json
 
     from ..arena.duels import duel, net_policy
+    from ..arena.match import claim_directory
     from ..bots.spec import make_bot
     from ..checkpoint import load_network
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     teacher = load_network(checkpoint)
     settings = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
                 "states": states, "every": every, "rolls": rolls, "seed": seed}
-    meta_path = out / "targets.json"
-    if meta_path.exists():
-        kept = json.loads(meta_path.read_text())
-        if kept != settings:
-            differ = sorted(key for key in settings if kept.get(key) != settings[key])
-            raise DistillError(f"{out} holds targets of other settings ({', '.join(differ)} differ); "
-                               "use another --out or remove it")
-    meta_path.write_text(json.dumps(settings, indent=1) + "\n")
+    claim_directory(out, "targets.json", settings, "targets of other settings", DistillError)
     rng = np.random.default_rng(seed)
     state_path = out / "states.npy"
     if state_path.exists():
@@ -268,9 +254,9 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
                                      progress=progress)
             seconds = time.process_time() - start
             np.savez(target_path, targets=targets, cpu_seconds=seconds)
-        student = student_of(teacher)
-        fitted = fit(student, sample, targets, np.random.default_rng([seed, depth, 1]), epochs=epochs,
-                     learning_rate=learning_rate, batch_size=batch_size, progress=progress)
+        student, fitted = distill(teacher, sample, depth, np.random.default_rng([seed, depth, 1]), targets=targets,
+                                  epochs=epochs, learning_rate=learning_rate, batch_size=batch_size,
+                                  progress=progress)
         facts = {"plies": depth, "rolls": rolls, "states": len(sample), "epochs": epochs,
                  "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
                  "target_cpu_seconds": seconds, **asdict(fitted)}
