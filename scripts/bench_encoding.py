@@ -1,4 +1,4 @@
-"""Encoding speed: rows (positions) per second of ``tapa_ai.encoding.encode`` and of the fast kernel, per version.
+"""Encoding speed: rows (positions) per second of ``tapa_ai.net.encoding.encode`` and of the fast kernel, per version.
 
     python scripts/bench_encoding.py [--rows 50000] [--repeat 20] [--seed 0] [--threads 1] [--versions 1 2] [--json]
 
@@ -7,9 +7,9 @@ contact style, so pins and mothers appear), tiled to ``--rows`` rows and
 shuffled; the batch mixes the three rule sets. The best of ``--repeat`` timed
 calls is reported, writing into a reused output buffer (as self-play does) and
 with a fresh allocation per call. For scale, the same rows are then scored by
-``tapa_ai.model.evaluate`` with a default network (1 x 128 relu) on
+``tapa_ai.net.model.evaluate`` with a default network (1 x 128 relu) on
 ``--threads`` torch threads, and by the numba kernel of
-``tapa_ai.fast_eval`` (encoding and network in one pass, one thread), which
+``tapa_ai.net.fast_eval`` (encoding and network in one pass, one thread), which
 is what self-play runs. Every encoding version in ``--versions`` is measured
 in the same run, one after the other, so their ratios compare like with like.
 """
@@ -22,9 +22,9 @@ import time
 
 import numpy as np
 
-from tapa_ai.encoding import ENCODING_VERSIONS, encode, num_features
-from tapa_ai.fast_eval import FastEvaluator
-from tapa_ai.model import EvaluatorNet, ModelConfig, configure_threads, evaluate
+from tapa_ai.net.encoding import ENCODING_VERSIONS, encode, num_features
+from tapa_ai.net.fast_eval import FastEvaluator
+from tapa_ai.net.model import EvaluatorNet, ModelConfig, configure_threads, evaluate
 from tapa_ai.movegen.batch import concatenate
 from tapa_ai.movegen.random_positions import playout_positions
 

@@ -52,7 +52,7 @@ class Args:
     json: bool = False
     """Print one JSON object as the last line."""
     numpy_prototype: bool = False
-    """Also time the pure-numpy prototype (``tapa_ai.movegen.numpy_prototype``) against the kernel on backgammon."""
+    """Also time the pure-numpy prototype (``scripts/movegen_numpy_prototype.py``) against the kernel on backgammon."""
     profile: bool = False
     """Also print where the kernel's time goes: CPU time per position by kind of roll, one thread."""
 
@@ -195,7 +195,7 @@ def profile_kernel(variant: str, pool: PositionBatch, dice: np.ndarray, repeats:
 
 def time_numpy_prototype(pool: PositionBatch, dice: np.ndarray, seconds: float) -> dict:
     """Positions/s of the numpy prototype and of the kernel (one thread), batches of 1024 and 8192."""
-    from tapa_ai.movegen.numpy_prototype import generate_numpy
+    from movegen_numpy_prototype import generate_numpy  # beside this script
 
     results = {}
     for batch_size in (1024, 8192):

@@ -16,9 +16,9 @@ import time
 import numpy as np
 
 from tapa_ai.bots.search import NetBot
-from tapa_ai.checkpoint import load_network
+from tapa_ai.net.checkpoint import load_network
 from tapa_ai.config import ModelConfig
-from tapa_ai.model import EvaluatorNet
+from tapa_ai.net.model import EvaluatorNet
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.random_positions import playout_positions, random_dice
 from tapa_ai.rules import variant_rules

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from tapa_ai.checkpoint import CheckpointError, load_checkpoint, load_network
+from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint, load_network
 from tapa_ai.training.distill import collect_states, search_targets
 
 

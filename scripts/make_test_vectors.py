@@ -8,9 +8,9 @@ Writes, under ``--out`` (default ``tests/data``):
   replaced by stronger ones; run this script again to follow the new ones.
 - ``encoding_vectors.json``: for positions of every variant (JSON positions,
   ``tapa_ai.notation.json_position``): the ``tapa-td`` input vector of the
-  latest encoding version (``tapa_ai.encoding``; each earlier version is a
+  latest encoding version (``tapa_ai.net.encoding``; each earlier version is a
   prefix of it) and the outputs of that variant's model on the columns of its
-  own version (probabilities and equity from torch, ``tapa_ai.model.evaluate``).
+  own version (probabilities and equity from torch, ``tapa_ai.net.model.evaluate``).
 
 ``docs/export.md`` explains how to check another implementation against
 them; ``tests/test_export.py`` checks this package's encoders and every
@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tapa_ai import __version__  # noqa: E402
-from tapa_ai.checkpoint import load_network  # noqa: E402
-from tapa_ai.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode_positions, feature_names, num_features  # noqa: E402
+from tapa_ai.net.checkpoint import load_network  # noqa: E402
+from tapa_ai.net.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode_positions, feature_names, num_features  # noqa: E402
 from tapa_ai.export import export_checkpoint  # noqa: E402
-from tapa_ai.model import evaluate, outcome_points  # noqa: E402
+from tapa_ai.net.model import evaluate, outcome_points  # noqa: E402
 from tapa_ai.movegen.random_positions import endgame_position, playout_positions  # noqa: E402
 from tapa_ai.notation import board  # noqa: E402
 from tapa_ai.notation.json_position import position_to_json  # noqa: E402

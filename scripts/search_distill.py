@@ -17,7 +17,7 @@ import json
 import sys
 
 from tapa_ai.bots.base import BotError
-from tapa_ai.checkpoint import CheckpointError
+from tapa_ai.net.checkpoint import CheckpointError
 from tapa_ai.training.distill import DistillError, experiment
 
 

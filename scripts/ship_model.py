@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tapa_ai.arena.strength import promote
 from tapa_ai.bots.base import BotError
-from tapa_ai.checkpoint import CheckpointError, load_checkpoint
+from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint
 
 
 def main() -> int:

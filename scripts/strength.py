@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tapa_ai.arena.strength import model_card, plot_training_curve, strength_matches, strength_table
 from tapa_ai.bots.base import BotError
-from tapa_ai.checkpoint import CheckpointError
+from tapa_ai.net.checkpoint import CheckpointError
 
 
 def main() -> int:

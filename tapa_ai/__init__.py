@@ -1,7 +1,46 @@
 """tapa_ai: a self-play AI training toolkit for Tapa, Plakoto and backgammon.
 
-Layers, each in its own package: ``rules`` (pure, no torch) -> ``notation``
-(JSON positions, move text, gnubg IDs) -> ``engine`` (line protocol).
+The package is a stack of layers, lowest first (:data:`LAYERS`). A module may
+import modules of its own layer and of the layers below it, never of a layer
+above, and no two modules import each other, directly or round a circle
+(``tests/test_layers.py`` checks both on every module, counting imports inside
+functions too):
+
+- foundation: ``config`` (typed configs), ``ray_cluster`` (the optional Ray
+  dependency) and this package's ``__version__``; they import no other layer;
+- ``rules``: rule options, positions, the reference move generator, the cube's
+  rules (pure Python, no torch);
+- ``notation``: JSON positions, move text, the mini-language, gnubg IDs;
+- ``flow``: game and match flow (dice, games, matches, snapshots, play loops);
+- ``movegen``: the vectorized whole-turn move generator (numba);
+- ``net``: the evaluator (encoding, network, fast kernel, afterstate values,
+  checkpoints);
+- ``cube``: cubeful equity and match equity tables;
+- ``bots``: the bot interface, fixed bots, n-ply search, spec strings;
+- ``arena``: duels, matches, tournaments, cube and match play, strength reports;
+- ``training``: self-play learning (it plays the arena to measure itself);
+- ``export``: ONNX, TorchScript and numpy-only models;
+- ``engine``: the JSON-lines protocol and the HTTP server;
+- ``play``: the terminal game;
+- ``cli``: the ``tapa-ai`` command.
 """
 
 __version__ = "0.1.0"
+
+LAYERS = (
+    ("config", "ray_cluster"),
+    ("rules",),
+    ("notation",),
+    ("flow",),
+    ("movegen",),
+    ("net",),
+    ("cube",),
+    ("bots",),
+    ("arena",),
+    ("training",),
+    ("export",),
+    ("engine",),
+    ("play",),
+    ("cli",),
+)
+"""The layers, lowest first: each a tuple of the top-level modules and packages of ``tapa_ai`` it holds."""

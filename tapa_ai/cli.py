@@ -12,7 +12,7 @@ from .rules.options import VARIANTS
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import random_play
+    from .rules.demo import random_play
 
     variants = list(VARIANTS) if args.variant == "all" else [args.variant]
     rows = []
@@ -69,7 +69,7 @@ DEFAULT_TRAIN_CONFIG = "configs/quick.toml"
 def _cmd_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .checkpoint import CheckpointError
+    from .net.checkpoint import CheckpointError
     from .config import ConfigError, apply_overrides, load_config
     from .ray_cluster import RayUnavailable
     from .training.distributed import make_trainer
@@ -111,7 +111,7 @@ def _arena_variant(specs: list[str], variant: str | None):
     """The rule set of an arena command: ``--variant``, else the first net's, else tapa."""
     from .bots.base import BotError
     from .bots.spec import net_checkpoint_path
-    from .checkpoint import CheckpointError, load_checkpoint
+    from .net.checkpoint import CheckpointError, load_checkpoint
     from .rules.options import variant_rules
 
     if variant:

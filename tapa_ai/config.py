@@ -13,6 +13,9 @@ Overrides are ``section.key=value`` with ``value`` read as a TOML literal
 (``0.5``, ``true``, ``["random", "pipcount"]``); strings may go unquoted
 (``run.variant=plakoto``) and string lists may drop the quotes
 (``eval.opponents=[random,pipcount]``).
+
+Kept whole: the sections' dataclasses and the one parser and checker that
+reads them all belong together, so a new field is added in one place.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ class RunConfig:
 class ModelConfig:
     """The evaluator network: an MLP from the encoded position to the result distribution.
 
-    The one model configuration of the project: ``tapa_ai.model.EvaluatorNet``
+    The one model configuration of the project: ``tapa_ai.net.model.EvaluatorNet``
     takes it, checkpoints store it (``to_dict``).
     """
 

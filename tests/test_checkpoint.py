@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-import tapa_ai.checkpoint as checkpoint_module
-from tapa_ai.checkpoint import (
+import tapa_ai.net.checkpoint as checkpoint_module
+from tapa_ai.net.checkpoint_dir import CheckpointManager
+from tapa_ai.net.checkpoint import (
     FORMAT_VERSION,
     Checkpoint,
     CheckpointError,
-    CheckpointManager,
     load_checkpoint,
     make_payload,
     save_checkpoint,

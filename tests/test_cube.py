@@ -13,10 +13,11 @@ import pytest
 from tapa_ai.bots.cube import CubeSituation, cube_equities
 from tapa_ai.cube.equity import (OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT, janowski_live, money_live_by_levels,
                                  outcome_split, top_points)
-from tapa_ai.model import outcome_points
-from tapa_ai.model import top_points as model_top_points
+from tapa_ai.flow import GameState, play_match
+from tapa_ai.net.model import outcome_points
+from tapa_ai.net.model import top_points as model_top_points
 from tapa_ai.notation.mini import board
-from tapa_ai.rules import GameResult, GameState, play_match, variant_rules
+from tapa_ai.rules import GameResult, variant_rules
 from tapa_ai.rules.cube import CUBE_VALUES, Cube, CubeError, MatchScore, double_refusal
 from tapa_ai.rules.reference import legal_moves
 
@@ -276,7 +277,7 @@ def test_the_level_recursion_is_janowskis_live_cube():
     rng = np.random.default_rng(0)
     probabilities = rng.dirichlet(np.ones(6), size=300)
     win, lose, draw, points = outcome_split(probabilities, BACKGAMMON)
-    from tapa_ai.cube.equity import _average_values
+    from tapa_ai.cube.equity import average_values as _average_values
 
     p, w, l, _ = _average_values(win, lose, points)
     for owner in (OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT):
@@ -355,7 +356,7 @@ def test_match_decisions_are_symmetric_in_the_sides():
 def test_money_decisions_of_a_net_bot_come_from_its_evaluation():
     from tapa_ai.bots.search import NetBot
     from tapa_ai.config import ModelConfig
-    from tapa_ai.model import EvaluatorNet
+    from tapa_ai.net.model import EvaluatorNet
     from tapa_ai.movegen import PositionBatch
 
     net = EvaluatorNet(ModelConfig(layers=1, hidden=8), BACKGAMMON, seed=1).eval()

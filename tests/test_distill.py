@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS
-from tapa_ai.checkpoint import load_network, save_checkpoint
+from tapa_ai.net.checkpoint import load_network, save_checkpoint
 from tapa_ai.config import ModelConfig
-from tapa_ai.encoding import ENCODING_NAME
-from tapa_ai.model import EvaluatorNet, outcome_points
+from tapa_ai.net.encoding import ENCODING_NAME
+from tapa_ai.net.model import EvaluatorNet, outcome_points
 from tapa_ai.movegen import PositionBatch
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import variant_rules

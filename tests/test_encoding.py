@@ -13,8 +13,8 @@ import random
 import numpy as np
 import pytest
 
-from tapa_ai import encoding
-from tapa_ai.encoding import (
+from tapa_ai.net import encoding
+from tapa_ai.net.encoding import (
     ENCODING_NAME,
     ENCODING_VERSION,
     MOVER_POINTS,

@@ -13,12 +13,12 @@ import pytest
 import torch
 
 from tapa_ai.config import ConfigError, ModelConfig
-from tapa_ai.encoding import (
+from tapa_ai.net.encoding import (
     ENCODING_VERSIONS, MOVER_EXPOSURE, NUM_FEATURES, OPPONENT_EXPOSURE, column, encode, encode_positions,
     feature_names, num_features, swap_side_blocks,
 )
-from tapa_ai.fast_eval import FastEvaluator
-from tapa_ai.model import EvaluatorNet, evaluate, swap_sides
+from tapa_ai.net.fast_eval import FastEvaluator
+from tapa_ai.net.model import EvaluatorNet, evaluate, swap_sides
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.notation import board
 from tapa_ai.rules import Position, other

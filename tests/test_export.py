@@ -1,6 +1,6 @@
 """Export (tapa_ai.export): ONNX, TorchScript and npz compute what torch computes; the test vectors hold; clear errors.
 
-Parity: every format's probabilities and equity equal ``tapa_ai.model.evaluate``
+Parity: every format's probabilities and equity equal ``tapa_ai.net.model.evaluate``
 within 1e-5 on fixed and random positions of every variant, for the shipped
 models (the npz copies in ``tests/data``) and for small nets of every
 activation. The vectors of ``tests/data/encoding_vectors.json`` (made by
@@ -22,12 +22,12 @@ import pytest
 import torch
 
 from tapa_ai import __version__
-from tapa_ai.checkpoint import save_checkpoint
+from tapa_ai.net.checkpoint import save_checkpoint
 from tapa_ai.cli import main
 from tapa_ai.config import ModelConfig, TrainConfig
-from tapa_ai.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode, encode_positions, feature_names
+from tapa_ai.net.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode, encode_positions, feature_names
 from tapa_ai.export import ONNX_OPSET, ExportError, export_checkpoint, export_network, load_npz_network, numpy_model
-from tapa_ai.model import EvaluatorNet, evaluate, outcome_names, outcome_points
+from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_names, outcome_points
 from tapa_ai.movegen.batch import PositionBatch, concatenate
 from tapa_ai.movegen.random_positions import mixed_positions
 from tapa_ai.notation.json_position import position_from_json, position_to_json

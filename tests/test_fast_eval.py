@@ -1,17 +1,17 @@
-"""The fast evaluator (tapa_ai.fast_eval) equals encode() + the torch network on every variant and net shape."""
+"""The fast evaluator (tapa_ai.net.fast_eval) equals encode() + the torch network on every variant and net shape."""
 
 import numpy as np
 import pytest
 import torch
 
 from tapa_ai.config import ModelConfig
-from tapa_ai.encoding import encode
-from tapa_ai.fast_eval import FastEvaluator, afterstate_distributions_fast, fast_evaluator_for
-from tapa_ai.model import EvaluatorNet, evaluate, outcome_points, swap_sides
+from tapa_ai.net.encoding import encode
+from tapa_ai.net.fast_eval import FastEvaluator, afterstate_distributions_fast, fast_evaluator_for
+from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_points, swap_sides
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
 from tapa_ai.rules.options import variant_rules
-from tapa_ai.training.policy import afterstate_distributions, afterstate_distributions_torch
+from tapa_ai.net.afterstates import afterstate_distributions, afterstate_distributions_torch
 
 VARIANTS = ["tapa", "plakoto", "backgammon"]
 TOLERANCE = 1e-5

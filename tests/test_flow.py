@@ -8,8 +8,7 @@ import random
 
 import pytest
 
-from tapa_ai.notation import board, format_move
-from tapa_ai.rules.flow import (
+from tapa_ai.flow import (
     FlowError,
     GameState,
     MatchState,
@@ -19,6 +18,7 @@ from tapa_ai.rules.flow import (
     play_game,
     play_match,
 )
+from tapa_ai.notation import board, format_move
 from tapa_ai.rules.options import BACKGAMMON, PLAKOTO, TAPA, RulesError
 from tapa_ai.rules.position import start_position
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from tapa_ai.encoding import ENCODING_VERSION, NUM_FEATURES, encode_positions
-from tapa_ai.model import (
+from tapa_ai.net.encoding import ENCODING_VERSION, NUM_FEATURES, encode_positions
+from tapa_ai.net.model import (
     ACTIVATIONS,
     CUMULATIVE_NAMES,
     DRAW,

@@ -7,8 +7,8 @@ from tapa_ai.bots.base import BotError
 from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, NetBot, filter_candidates
 from tapa_ai.bots.spec import SPEC_FORMS, make_bot
 from tapa_ai.config import ModelConfig
-from tapa_ai.encoding import encode_positions
-from tapa_ai.model import EvaluatorNet, evaluate, outcome_class, outcome_points, swap_sides
+from tapa_ai.net.encoding import encode_positions
+from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_class, outcome_points, swap_sides
 from tapa_ai.movegen import PositionBatch, generate
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import variant_rules
@@ -124,7 +124,7 @@ def test_bad_bot_spec_is_a_clear_error_listing_the_valid_forms(spec, fragment):
 
 
 def test_net_spec_loads_a_checkpoint_with_its_plies(tmp_path):
-    from tapa_ai.checkpoint import save_checkpoint
+    from tapa_ai.net.checkpoint import save_checkpoint
     from tapa_ai.config import TrainConfig
 
     net = small_net("plakoto")
@@ -140,7 +140,7 @@ def test_net_spec_loads_a_checkpoint_with_its_plies(tmp_path):
 
 
 def test_wins_option_chooses_by_the_chance_of_winning(tmp_path):
-    from tapa_ai.training.policy import afterstate_distributions
+    from tapa_ai.net.afterstates import afterstate_distributions
 
     from .test_engine_model import save_tiny_net
 

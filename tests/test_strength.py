@@ -64,7 +64,7 @@ def test_promote_ships_only_a_candidate_that_is_better_with_confidence(tmp_path)
     import shutil
 
     from tapa_ai.arena.strength import promote
-    from tapa_ai.checkpoint import load_checkpoint
+    from tapa_ai.net.checkpoint import load_checkpoint
 
     config = load_config("configs/quick.toml", [*TINY, f"checkpoint.directory={tmp_path}"])
     trainer = Trainer(config, new_run_directory(config))
@@ -79,7 +79,7 @@ def test_promote_ships_only_a_candidate_that_is_better_with_confidence(tmp_path)
 
 def test_promote_ships_a_clearly_better_candidate_and_keeps_the_old_one_slim(tmp_path):
     from tapa_ai.arena.strength import promote
-    from tapa_ai.checkpoint import load_checkpoint
+    from tapa_ai.net.checkpoint import load_checkpoint
 
     config = load_config("configs/quick.toml", ["run.total_games=3000", "logging.tensorboard=false",
                                                 "eval.every_games=100000", f"checkpoint.directory={tmp_path}"])

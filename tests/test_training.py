@@ -6,8 +6,8 @@ import torch
 
 from tapa_ai.cli import main
 from tapa_ai.config import load_config
-from tapa_ai.checkpoint import load_checkpoint
-from tapa_ai.model import swap_sides
+from tapa_ai.net.checkpoint import load_checkpoint
+from tapa_ai.net.model import swap_sides
 from tapa_ai.training.selfplay import SelfPlay, lambda_returns
 from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
 
@@ -108,7 +108,7 @@ def test_training_writes_self_describing_checkpoints(tmp_path):
 
 
 def test_encoding_version_2_trains_records_its_version_and_resumes(tmp_path):
-    from tapa_ai.checkpoint import load_network
+    from tapa_ai.net.checkpoint import load_network
 
     config = tiny_config(tmp_path, "run.total_games=12", "model.encoding_version=2")
     first = Trainer(config, new_run_directory(config))
@@ -165,7 +165,7 @@ def test_train_command_rejects_an_empty_run_directory(tmp_path, capsys):
 
 def test_online_traces_with_lambda_zero_is_one_td0_step_per_game():
     from tapa_ai.config import ModelConfig
-    from tapa_ai.model import EvaluatorNet
+    from tapa_ai.net.model import EvaluatorNet
     from tapa_ai.rules import TAPA
     from tapa_ai.training.traces import OnlineTraces
 
@@ -188,7 +188,7 @@ def test_online_traces_with_lambda_zero_is_one_td0_step_per_game():
 
 def test_online_traces_decay_and_swap_sides_between_turns():
     from tapa_ai.config import ModelConfig
-    from tapa_ai.model import EvaluatorNet
+    from tapa_ai.net.model import EvaluatorNet
     from tapa_ai.rules import TAPA
     from tapa_ai.training.traces import OnlineTraces
 
@@ -226,8 +226,8 @@ def test_eval_opponents_take_bot_specs_and_reject_bad_ones(tmp_path):
 
 
 def test_slim_checkpoint_plays_the_same_and_refuses_to_resume(tmp_path):
-    from tapa_ai.checkpoint import load_network, slim_checkpoint
-    from tapa_ai.encoding import encode
+    from tapa_ai.net.checkpoint import load_network, slim_checkpoint
+    from tapa_ai.net.encoding import encode
     from tapa_ai.movegen.random_positions import playout_positions
     from tapa_ai.training.trainer import TrainingError
 
@@ -247,7 +247,7 @@ def test_slim_checkpoint_plays_the_same_and_refuses_to_resume(tmp_path):
 
 
 def test_slim_checkpoint_with_new_weights_keeps_the_rest_and_refuses_weights_that_do_not_fit(tmp_path):
-    from tapa_ai.checkpoint import CheckpointError, load_network, slim_checkpoint
+    from tapa_ai.net.checkpoint import CheckpointError, load_network, slim_checkpoint
 
     config = tiny_config(tmp_path)
     trainer = Trainer(config, new_run_directory(config))

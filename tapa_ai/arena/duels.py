@@ -14,10 +14,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..bots.basic import choose_pipcount, choose_random, segment_argmax
-from ..model import EvaluatorNet, outcome_points
+from ..bots.basic import choose_pipcount
 from ..movegen import PositionBatch, generate
 from ..movegen import kernel as movegen_kernel
+from ..movegen.choice import choose_random, segment_argmax
+from ..net.model import EvaluatorNet, outcome_points
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 
@@ -35,7 +36,7 @@ def pipcount_policy(afterstates, rng):
 
 def net_policy(net: EvaluatorNet) -> Policy:
     """Greedy 0-ply policy of a network: the afterstate with the best equity for the mover."""
-    from ..training.policy import afterstate_distributions
+    from ..net.afterstates import afterstate_distributions
 
     points = outcome_points(net.rules)
 

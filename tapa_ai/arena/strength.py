@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..bots.base import BotError
-from ..checkpoint import load_checkpoint
 from ..config import config_to_toml
+from ..net.checkpoint import load_checkpoint
 from .match import run_match
 
 FIXED_OPPONENTS = {
@@ -142,7 +142,7 @@ def model_card(model: str, summary: Optional[dict], history: str = "", command: 
         f"`runs/<name>/latest.pt`, then `tapa-ai train --resume runs/<name>`) |",
         "",
         "Use it: `tapa-ai match net:" + model + " heuristic --games 1000`, "
-        "`net:" + model + "@2ply` for 2-ply search; load in Python with `tapa_ai.checkpoint.load_network`.",
+        "`net:" + model + "@2ply` for 2-ply search; load in Python with `tapa_ai.net.checkpoint.load_network`.",
         "",
     ]
     if history:
@@ -219,7 +219,7 @@ def promote(candidate: str, shipped: str, generations: str | Path, games: int = 
     """
     import shutil
 
-    from ..checkpoint import slim_checkpoint
+    from ..net.checkpoint import slim_checkpoint
 
     rules = load_checkpoint(candidate).rules()
     if load_checkpoint(shipped).rules() != rules:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from ..movegen.batch import PositionBatch
+from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
 from ..rules.options import RuleOptions
 from ..rules.position import Position
@@ -96,6 +97,4 @@ class ScoringBot(Bot):
         raise NotImplementedError
 
     def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
-        from .basic import segment_argmax
-
         return segment_argmax(self.scores(afterstates), afterstates.offsets, rng)

@@ -9,35 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..movegen.batch import PositionBatch
+from ..movegen.choice import choose_random, segment_argmax
 from ..movegen.generate import Afterstates
 from .base import Bot, ScoringBot
 
 _POINT_NUMBERS = np.arange(1, 25, dtype=np.int32)
-
-
-def segment_argmax(scores: np.ndarray, offsets: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Row of the highest score in each segment ``offsets[b]:offsets[b+1]`` (ties broken at random).
-
-    scores: (N,) float; offsets: (B + 1,) int, every segment non-empty. Returns (B,) int64 rows.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if rng is not None:
-        # Scale-aware jitter far below any real difference between equities.
-        scores = scores + rng.random(scores.shape[0]) * 1e-9
-    starts = offsets[:-1]
-    counts = np.diff(offsets)
-    best = np.maximum.reduceat(scores, starts)
-    hits = np.flatnonzero(scores == np.repeat(best, counts))
-    segment_of_hit = np.searchsorted(offsets, hits, side="right") - 1
-    _, first = np.unique(segment_of_hit, return_index=True)
-    return hits[first]
-
-
-def choose_random(afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random afterstate per position: (B,) rows."""
-    starts = afterstates.offsets[:-1]
-    counts = np.diff(afterstates.offsets)
-    return starts + (rng.random(starts.shape[0]) * counts).astype(np.int64)
 
 
 def pip_counts(batch: PositionBatch) -> np.ndarray:

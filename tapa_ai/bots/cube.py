@@ -26,8 +26,8 @@ from typing import Optional
 import numpy as np
 
 from ..cube.equity import (DEFAULT_CUBE_LIFE, OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT, CubeEquities,
-                           janowski_money, match_cube_equities, outcome_split)
-from ..cube.met import variant_met
+                           janowski_money, outcome_split)
+from ..cube.met import match_cube_equities, variant_met
 from ..rules.cube import Cube, MatchScore
 from ..rules.options import RuleOptions
 from ..rules.position import other
@@ -106,7 +106,7 @@ def cube_equities(probabilities: np.ndarray, situation: CubeSituation,
 
 
 class BotCubePolicy:
-    """A bot's cube decisions as a :class:`tapa_ai.rules.flow.CubePolicy`, for ``play_game``/``play_match``.
+    """A bot's cube decisions as a :class:`tapa_ai.flow.CubePolicy`, for ``play_game``/``play_match``.
 
     The game flow asks one side at a time; this builds the one-position batch
     and :class:`CubeSituation` from the game (and match) state and asks the

@@ -1,7 +1,7 @@
 """Network bots with n-ply expectimax search, batched over whole plies.
 
 Values are outcome distributions (the network's classes), always read from
-one side's view and swapped (:func:`~tapa_ai.model.swap_sides`) when the view
+one side's view and swapped (:func:`~tapa_ai.net.model.swap_sides`) when the view
 changes. As in GNU Backgammon:
 
 - the **0-ply** value of an afterstate is the network's evaluation of it
@@ -25,12 +25,12 @@ from typing import Optional
 
 import numpy as np
 
-from ..model import EvaluatorNet, outcome_points, swap_sides
 from ..movegen.batch import PositionBatch
+from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
-from ..training.policy import afterstate_distributions
+from ..net.afterstates import afterstate_distributions
+from ..net.model import EvaluatorNet, outcome_points, swap_sides
 from .base import Bot, BotError
-from .basic import segment_argmax
 
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
 """The 21 distinct rolls."""

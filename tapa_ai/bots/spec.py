@@ -143,7 +143,7 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
 
 
 def _net(text: str) -> Bot:
-    from ..checkpoint import CheckpointError, load_network
+    from ..net.checkpoint import CheckpointError, load_network
     from .search import MAX_PLIES, NetBot
 
     match = _NET.match(text)

@@ -10,8 +10,9 @@ double, scoring, Crawford) are in :mod:`tapa_ai.rules.cube`; bots use these
 through :mod:`tapa_ai.bots.cube`.
 """
 
-from .equity import DEFAULT_CUBE_LIFE, CubeEquities, janowski_money, match_cube_equities, outcome_split
-from .met import MAX_MATCH_LENGTH, VARIANT_RATES, MatchEquityTable, ResultRates, build_met, variant_met
+from .equity import DEFAULT_CUBE_LIFE, CubeEquities, janowski_money, outcome_split
+from .met import (MAX_MATCH_LENGTH, VARIANT_RATES, MatchEquityTable, ResultRates, build_met, match_cube_equities,
+                  variant_met)
 
 __all__ = ["DEFAULT_CUBE_LIFE", "CubeEquities", "MAX_MATCH_LENGTH", "MatchEquityTable", "ResultRates",
            "VARIANT_RATES", "build_met", "janowski_money", "match_cube_equities", "outcome_split", "variant_met"]

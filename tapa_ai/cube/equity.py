@@ -17,7 +17,7 @@ live-cube equity is piecewise linear in ``p`` through the take point
 nothing whatever the cube, so the game part is scaled by the chance of a
 decisive game while a passed double is worth the cube for sure.
 
-**Match play** (:func:`match_cube_equities`): the same model in match
+**Match play** (:func:`tapa_ai.cube.met.match_cube_equities`): the same model in match
 winning chances. The values of winning and losing at each cube level come
 from a match equity table (:mod:`tapa_ai.cube.met`) at the scores the game
 would leave; the live-cube curves are built level by level from the highest
@@ -32,14 +32,10 @@ docs/cube.md has the formulas, the decision rules and their sources.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..rules.options import RuleOptions
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .met import MatchEquityTable
 
 DEFAULT_CUBE_LIFE = 0.68
 """Janowski's cube life ``x`` (0 = dead cube, 1 = fully live): GNU Backgammon's value for contact positions."""
@@ -58,7 +54,7 @@ TIE = 1e-4
 
 
 def top_points(rules: RuleOptions) -> int:
-    """Points of the top outcome class (a backgammon or a mother win); as :func:`tapa_ai.model.top_points`."""
+    """Points of the top outcome class (a backgammon or a mother win); as :func:`tapa_ai.net.model.top_points`."""
     if rules.backgammons:
         return 3
     if rules.has_draws:
@@ -70,7 +66,7 @@ def outcome_split(probabilities: np.ndarray, rules: RuleOptions) -> tuple[np.nda
                                                                               np.ndarray]:
     """The network's classes as ``(win (B, 3), lose (B, 3), draw (B,), points (3,))``.
 
-    ``probabilities`` (B, K) are in :func:`tapa_ai.model.outcome_names` order
+    ``probabilities`` (B, K) are in :func:`tapa_ai.net.model.outcome_names` order
     from the side to roll's view; ``win[:, k]`` is the chance of winning
     ``points[k]`` points (1, 2, top) before the cube, ``lose`` likewise.
     """
@@ -147,7 +143,7 @@ class CubeEquities:
 
 
 # -- money: Janowski --------------------------------------------------------------------------------
-def _average_values(win: np.ndarray, lose: np.ndarray, points: np.ndarray):
+def average_values(win: np.ndarray, lose: np.ndarray, points: np.ndarray):
     """(p, W, L, decisive): win chance of a decisive game, average points of a win and a loss, P(decisive)."""
     p_win, p_lose = win.sum(axis=1), lose.sum(axis=1)
     decisive = p_win + p_lose
@@ -187,7 +183,7 @@ def janowski_money(win: np.ndarray, lose: np.ndarray, draw: np.ndarray, points: 
     value = np.broadcast_to(np.asarray(cube_value, dtype=np.float64), (count,))
     owner = np.broadcast_to(np.asarray(owner, dtype=np.int64), (count,))
     x = float(cube_life)
-    p, w, l, decisive = _average_values(win, lose, points)
+    p, w, l, decisive = average_values(win, lose, points)
     dead = p * (w + l) - l
 
     def cubeful(owner_code, cube):
@@ -314,62 +310,6 @@ def cubeful_curves(win: np.ndarray, lose: np.ndarray, cash: np.ndarray, drop: np
     return CubefulCurves(owned_x, owned_y, unavailable_x, unavailable_y, centred_x, centred_y)
 
 
-# -- match play ----------------------------------------------------------------------------------------
-def match_cube_equities(win: np.ndarray, lose: np.ndarray, draw: np.ndarray, points: np.ndarray, cube_value,
-                        owner, away: np.ndarray, opponent_away: np.ndarray, crawford_done,
-                        met: "MatchEquityTable", cube_life: float = DEFAULT_CUBE_LIFE,
-                        crawford_game=False) -> CubeEquities:
-    """Match-play cube equities: the doubler's match-winning chances of no double, double/take, double/pass.
-
-    ``away``/``opponent_away`` (B,): points the roller and the other side
-    still need; ``crawford_done`` (B,) bool: the Crawford game has been
-    played (scores at 1-away are post-Crawford); ``crawford_game`` (B,):
-    this is the Crawford game (no doubling at all). The values of every
-    result come from ``met`` at the score the game would leave.
-    """
-    count = win.shape[0]
-    value = np.broadcast_to(np.asarray(cube_value, dtype=np.int64), (count,))
-    owner = np.broadcast_to(np.asarray(owner, dtype=np.int64), (count,))
-    away = np.broadcast_to(np.asarray(away, dtype=np.int64), (count,))
-    opponent_away = np.broadcast_to(np.asarray(opponent_away, dtype=np.int64), (count,))
-    done = np.broadcast_to(np.asarray(crawford_done, dtype=bool), (count,))
-    no_cube = np.broadcast_to(np.asarray(crawford_game, dtype=bool), (count,)) | (not met.cube)
-    x = float(cube_life)
-    p, _, _, decisive = _average_values(win, lose, points)
-    p_win, p_lose = win.sum(axis=1), lose.sum(axis=1)
-    win_share = np.where(p_win[:, None] > 0, win / np.where(p_win > 0, p_win, 1.0)[:, None], [1.0, 0.0, 0.0])
-    lose_share = np.where(p_lose[:, None] > 0, lose / np.where(p_lose > 0, p_lose, 1.0)[:, None], [1.0, 0.0, 0.0])
-    level_values = value[:, None] * (2 ** np.arange(LEVELS))[None, :]  # (B, LEVELS)
-    capped = np.minimum(level_values, 4 * MAX_CUBE)  # beyond the cap nothing is read; keeps the integers small
-    win_v, lose_v, dead_v = (np.zeros((count, LEVELS)) for _ in range(3))
-    for k, pts in enumerate(points.astype(np.int64)):
-        won = met.lookup(away[:, None] - capped * pts, opponent_away[:, None], done[:, None])
-        lost = met.lookup(away[:, None], opponent_away[:, None] - capped * pts, done[:, None])
-        win_v += win_share[:, k:k + 1] * won
-        lose_v += lose_share[:, k:k + 1] * lost
-        dead_v += win[:, k:k + 1] * won + lose[:, k:k + 1] * lost
-    # A draw: the next game at the same score (not read where there are no draws: while a table is
-    # being built, the score being computed has no value yet).
-    same_score = met.lookup(away, opponent_away, done) if (draw > 0).any() else np.zeros(count)
-    draw_value = np.where(draw > 0, draw * same_score, 0.0)
-    dead_v += draw_value[:, None]
-    cash_v = met.lookup(away[:, None] - capped, opponent_away[:, None], done[:, None])
-    drop_v = met.lookup(away[:, None], opponent_away[:, None] - capped, done[:, None])
-    can_double = (level_values[:, 1:] <= MAX_CUBE) & ~no_cube[:, None]
-    can_double = np.concatenate([can_double, np.zeros((count, 1), dtype=bool)], axis=1)
-    curves = cubeful_curves(win_v, lose_v, cash_v, drop_v, can_double)
-
-    def cubeful(level, owner_code):
-        live = decisive * curves.value(p, level, owner_code) + draw_value
-        return x * live + (1.0 - x) * dead_v[:, level]
-
-    no_double = cubeful(0, owner)
-    double_take = cubeful(1, np.full(count, OWNER_OPPONENT))
-    double_pass = cash_v[:, 0]
-    may_double = can_double[:, 0] & (owner != OWNER_OPPONENT)
-    return CubeEquities(no_double, double_take, double_pass, "mwc", may_double)
-
-
 def money_live_by_levels(win: np.ndarray, lose: np.ndarray, draw: np.ndarray, points: np.ndarray,
                           owner, levels: int = 12) -> np.ndarray:
     """(B,) the level recursion of :func:`cubeful_curves` with money payoffs, per unit of cube, at level 0.
@@ -378,7 +318,7 @@ def money_live_by_levels(win: np.ndarray, lose: np.ndarray, draw: np.ndarray, po
     recursion is the same model as the money formulas.
     """
     count = win.shape[0]
-    p, w, l, _ = _average_values(win, lose, points)
+    p, w, l, _ = average_values(win, lose, points)
     scale = 2.0 ** np.arange(levels)[None, :]
     curves = cubeful_curves(w[:, None] * scale, -l[:, None] * scale, scale.repeat(count, 0),
                             -scale.repeat(count, 0), np.ones((count, levels), dtype=bool))

@@ -37,7 +37,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..rules.options import RuleOptions, variant_rules
-from .equity import OWNER_CENTRED, match_cube_equities, top_points
+from .equity import (DEFAULT_CUBE_LIFE, LEVELS, MAX_CUBE, OWNER_CENTRED, OWNER_OPPONENT, CubeEquities, average_values,
+                     cubeful_curves, top_points)
 
 MAX_MATCH_LENGTH = 25
 """Longest match the tables cover (as GNU Backgammon's)."""
@@ -169,6 +170,63 @@ class MatchEquityTable:
             cells = " | ".join(f"{100 * self.equity(a, b):.1f}" for b in range(1, size + 1))
             rows.append(f"| **{a}** | {cells} |")
         return "\n".join(rows)
+
+
+# -- match play ----------------------------------------------------------------------------------------
+def match_cube_equities(win: np.ndarray, lose: np.ndarray, draw: np.ndarray, points: np.ndarray, cube_value,
+                        owner, away: np.ndarray, opponent_away: np.ndarray, crawford_done,
+                        met: MatchEquityTable, cube_life: float = DEFAULT_CUBE_LIFE,
+                        crawford_game=False) -> CubeEquities:
+    """Match-play cube equities: the doubler's match-winning chances of no double, double/take, double/pass.
+
+    ``away``/``opponent_away`` (B,): points the roller and the other side
+    still need; ``crawford_done`` (B,) bool: the Crawford game has been
+    played (scores at 1-away are post-Crawford); ``crawford_game`` (B,):
+    this is the Crawford game (no doubling at all). The values of every
+    result come from ``met`` at the score the game would leave.
+    """
+    count = win.shape[0]
+    value = np.broadcast_to(np.asarray(cube_value, dtype=np.int64), (count,))
+    owner = np.broadcast_to(np.asarray(owner, dtype=np.int64), (count,))
+    away = np.broadcast_to(np.asarray(away, dtype=np.int64), (count,))
+    opponent_away = np.broadcast_to(np.asarray(opponent_away, dtype=np.int64), (count,))
+    done = np.broadcast_to(np.asarray(crawford_done, dtype=bool), (count,))
+    no_cube = np.broadcast_to(np.asarray(crawford_game, dtype=bool), (count,)) | (not met.cube)
+    x = float(cube_life)
+    p, _, _, decisive = average_values(win, lose, points)
+    p_win, p_lose = win.sum(axis=1), lose.sum(axis=1)
+    win_share = np.where(p_win[:, None] > 0, win / np.where(p_win > 0, p_win, 1.0)[:, None], [1.0, 0.0, 0.0])
+    lose_share = np.where(p_lose[:, None] > 0, lose / np.where(p_lose > 0, p_lose, 1.0)[:, None], [1.0, 0.0, 0.0])
+    level_values = value[:, None] * (2 ** np.arange(LEVELS))[None, :]  # (B, LEVELS)
+    capped = np.minimum(level_values, 4 * MAX_CUBE)  # beyond the cap nothing is read; keeps the integers small
+    win_v, lose_v, dead_v = (np.zeros((count, LEVELS)) for _ in range(3))
+    for k, pts in enumerate(points.astype(np.int64)):
+        won = met.lookup(away[:, None] - capped * pts, opponent_away[:, None], done[:, None])
+        lost = met.lookup(away[:, None], opponent_away[:, None] - capped * pts, done[:, None])
+        win_v += win_share[:, k:k + 1] * won
+        lose_v += lose_share[:, k:k + 1] * lost
+        dead_v += win[:, k:k + 1] * won + lose[:, k:k + 1] * lost
+    # A draw: the next game at the same score (not read where there are no draws: while a table is
+    # being built, the score being computed has no value yet).
+    same_score = met.lookup(away, opponent_away, done) if (draw > 0).any() else np.zeros(count)
+    draw_value = np.where(draw > 0, draw * same_score, 0.0)
+    dead_v += draw_value[:, None]
+    cash_v = met.lookup(away[:, None] - capped, opponent_away[:, None], done[:, None])
+    drop_v = met.lookup(away[:, None], opponent_away[:, None] - capped, done[:, None])
+    can_double = (level_values[:, 1:] <= MAX_CUBE) & ~no_cube[:, None]
+    can_double = np.concatenate([can_double, np.zeros((count, 1), dtype=bool)], axis=1)
+    curves = cubeful_curves(win_v, lose_v, cash_v, drop_v, can_double)
+
+    def cubeful(level, owner_code):
+        live = decisive * curves.value(p, level, owner_code) + draw_value
+        return x * live + (1.0 - x) * dead_v[:, level]
+
+    no_double = cubeful(0, owner)
+    double_take = cubeful(1, np.full(count, OWNER_OPPONENT))
+    double_pass = cash_v[:, 0]
+    may_double = can_double[:, 0] & (owner != OWNER_OPPONENT)
+    return CubeEquities(no_double, double_take, double_pass, "mwc", may_double)
+
 
 
 def build_met(rates: ResultRates, *, max_away: int = MAX_MATCH_LENGTH, cube: bool = True, crawford: bool = True,

@@ -5,7 +5,7 @@ An :class:`Analyzer` holds one trained network searching ``plies`` deep (a
 :class:`~tapa_ai.rules.position.Position` at a time, exactly as the bot plays:
 
 - **encode**: the network input of the position from its side to move
-  (:func:`tapa_ai.encoding.encode` of ``PositionBatch.from_positions``);
+  (:func:`tapa_ai.net.encoding.encode` of ``PositionBatch.from_positions``);
 - **evaluate**: the network's outcome probabilities and equity for those
   features (the side to move's view, before it rolls); a finished game is its
   exact outcome;
@@ -29,8 +29,8 @@ from typing import Optional, Union
 
 import numpy as np
 
-from ..rules.position import Position
 from ..rules import reference
+from ..rules.position import Position
 
 MAX_REQUEST_PLIES = 2
 """Deepest search a single request may ask for (a bot spec may set 3 as its own default)."""
@@ -63,7 +63,7 @@ class Analyzer:
 
     def __init__(self, bot) -> None:
         from ..bots.search import NetBot
-        from ..model import outcome_names, outcome_points
+        from ..net.model import outcome_names, outcome_points
 
         if not isinstance(bot, NetBot):
             raise TypeError(f"Analyzer needs a NetBot, got {type(bot).__name__}")
@@ -123,14 +123,14 @@ class Analyzer:
     # -- the commands ---------------------------------------------------------------------
     def encode(self, position: Position) -> np.ndarray:
         """(net.num_features,) float32: the network input of ``position`` from its side to move."""
-        from ..encoding import encode
+        from ..net.encoding import encode
         from ..movegen.batch import PositionBatch
 
         return encode(PositionBatch.from_positions([position]), version=self.net.encoding_version)[0]
 
     def evaluate(self, position: Position) -> tuple[np.ndarray, float, bool]:
         """(probabilities (K,), equity, exact) for the side to move; a finished game is its exact outcome."""
-        from ..model import evaluate, outcome_class
+        from ..net.model import evaluate, outcome_class
 
         self.check(position)
         result = reference.finished_result(position)
@@ -153,7 +153,7 @@ class Analyzer:
         from ..bots.search import filter_candidates
         from ..movegen.batch import PositionBatch
         from ..movegen.generate import generate
-        from ..training.policy import afterstate_distributions
+        from ..net.afterstates import afterstate_distributions
 
         self.check(position)
         plies = self.plies if plies is None else plies
@@ -249,7 +249,7 @@ class Analyzer:
         return answer
 
     def named(self, probabilities: np.ndarray) -> dict[str, float]:
-        """Probabilities by outcome name (:func:`tapa_ai.model.outcome_names`)."""
+        """Probabilities by outcome name (:func:`tapa_ai.net.model.outcome_names`)."""
         return {name: float(p) for name, p in zip(self.outcome_names, probabilities.tolist())}
 
 

@@ -39,9 +39,9 @@ from typing import IO, Any, Callable
 
 from ..notation.json_position import position_from_json, position_to_json
 from ..notation.move_text import MoveTextError, find_move, format_move
+from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, Position, start_position
-from ..rules import reference
 from .analysis import MAX_REQUEST_PLIES, AnalysisError
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
@@ -268,7 +268,7 @@ class Engine:
         return plies
 
     def _cmd_encode(self, request: dict) -> dict:
-        from ..encoding import ENCODING_NAME, ENCODING_VERSION, encode
+        from ..net.encoding import ENCODING_NAME, ENCODING_VERSION, encode
         from ..movegen.batch import PositionBatch
 
         if "bot" in request:

@@ -5,7 +5,7 @@ Every format computes the same function of the ``tapa-td`` input
 
     features (batch, 259) float32  ->  probabilities (batch, K) float32,  equity (batch,) float32
 
-with ``K`` outcome classes (``tapa_ai.model.outcome_names``) and the equity
+with ``K`` outcome classes (``tapa_ai.net.model.outcome_names``) and the equity
 ``probabilities @ outcome_points``. Each file carries the same metadata
 (variant, rule options, encoding, outcome classes and their points, training
 games, versions); ``docs/export.md`` lists the keys, shapes and the ONNX opset.

@@ -1,4 +1,4 @@
-"""Export an :class:`~tapa_ai.model.EvaluatorNet` (or a checkpoint) to ONNX, TorchScript or ``.npz``.
+"""Export an :class:`~tapa_ai.net.model.EvaluatorNet` (or a checkpoint) to ONNX, TorchScript or ``.npz``.
 
 The metadata of :func:`export_metadata` goes into every format; the numbers
 come from the network's weights unchanged (float32). Files are written to a
@@ -14,20 +14,19 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import numpy as np
 import torch
-from torch import nn
 
 from .. import __version__
-from ..checkpoint import CheckpointError, _atomic_write, load_checkpoint, load_network
 from ..config import ConfigError, ModelConfig
-from ..encoding import ENCODING_NAME
-from ..model import EvaluatorNet, outcome_points
+from ..net.atomic_files import atomic_write
+from ..net.checkpoint import CheckpointError, load_checkpoint, load_network
+from ..net.encoding import ENCODING_NAME
+from ..net.model import EvaluatorNet, network_arrays, outcome_points
 from ..rules.options import RuleOptions, RulesError
 from . import FORMATS, ExportError
 from . import numpy_model
 
-__all__ = ["export_metadata", "export_network", "export_checkpoint", "load_npz_network", "network_arrays"]
+__all__ = ["export_metadata", "export_network", "export_checkpoint", "load_npz_network"]
 
 OUTPUT_MEANINGS = {
     "probabilities": "(batch, K) float32: probability of each outcome class (outcome_names, in order) for the side "
@@ -71,20 +70,12 @@ def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", sour
     }
 
 
-def network_arrays(net: EvaluatorNet) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The weights (out, in) and biases of the network's linear layers, in order, as float32 numpy copies."""
-    linears = [module for module in net.layers if isinstance(module, nn.Linear)]
-    weights = [module.weight.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
-    biases = [module.bias.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
-    return weights, biases
-
-
 def _write(path: Path, write: Callable[[Any], None]) -> Path:
     if path.is_dir():
         raise ExportError(f"--out {path}: is a directory; give the path of the file to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(path, write)
+        atomic_write(path, write)
         # The temporary file was created private (0600); a model is an ordinary file, readable as umask allows.
         umask = os.umask(0)
         os.umask(umask)
@@ -171,7 +162,7 @@ def load_npz_network(path: str | Path) -> EvaluatorNet:
     metadata = model.metadata
     try:
         net = EvaluatorNet(ModelConfig.from_dict(metadata["model"]), RuleOptions.from_dict(metadata["rule_options"]))
-        linears = [module for module in net.layers if isinstance(module, nn.Linear)]
+        linears = net.linear_layers()
         if len(linears) != len(model.weights):
             raise ValueError(f"{len(model.weights)} layers in the file, {len(linears)} in its model config")
         with torch.no_grad():

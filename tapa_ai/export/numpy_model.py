@@ -22,11 +22,13 @@ file format and ``docs/encoding.md`` the input columns (259 in encoding
 version 1, 309 in version 2, 315 in version 3; a model says which, ``model.encoding_version``).
 
 The encoder here is a plain per-position loop written from
-``docs/encoding.md`` (``tapa_ai.encoding`` is the fast batch version of the same
+``docs/encoding.md`` (``tapa_ai.net.encoding`` is the fast batch version of the same
 thing); ``tests/test_export.py`` checks that both give the same numbers and
 that both reproduce ``tests/data/encoding_vectors.json``. It checks that a
 position is well formed (24 stacks of ``X``/``O`` letters, counts in range)
 but not that it is reachable: ``tapa_ai.notation.json_position`` does that.
+
+Kept whole: it is made to be copied into other programs as one file.
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ METADATA_FORMAT_VERSION = 1
 """``metadata["format_version"]``: bumped whenever the metadata keys or an exported file's layout change."""
 
 ENCODING_NAME = "tapa-td"
-"""The input encoding this module computes (must equal ``tapa_ai.encoding.ENCODING_NAME``)."""
+"""The input encoding this module computes (must equal ``tapa_ai.net.encoding.ENCODING_NAME``)."""
 ENCODING_VERSION = 1
-"""The default version (must equal ``tapa_ai.encoding.ENCODING_VERSION``; the tests check both)."""
+"""The default version (must equal ``tapa_ai.net.encoding.ENCODING_VERSION``; the tests check both)."""
 ENCODING_VERSIONS = (1, 2, 3)
 """The versions this module computes: 2 is 1 followed by 50 exposure columns, 3 is 2 followed by 6 contact columns."""
 NUM_FEATURES = 259

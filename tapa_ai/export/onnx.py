@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..model import EvaluatorNet
+from ..net.model import EvaluatorNet, network_arrays
 from . import ONNX_OPSET, ExportError
 
 __all__ = ["onnx_model", "onnx_model_bytes", "metadata_props", "IR_VERSION"]
@@ -63,8 +63,6 @@ def metadata_props(metadata: dict[str, Any]) -> dict[str, str]:
 
 def onnx_model(net: EvaluatorNet, metadata: dict[str, Any]):
     """The ``onnx.ModelProto`` of ``net``, checked with ``onnx.checker``."""
-    from .core import network_arrays
-
     onnx, helper, numpy_helper = _require_onnx()
     TensorProto = onnx.TensorProto
     weights, biases = network_arrays(net)

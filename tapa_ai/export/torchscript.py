@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 from torch import nn
 
-from ..model import EvaluatorNet
+from ..net.model import EvaluatorNet
 
 __all__ = ["ExportedEvaluator", "torchscript_bytes", "EXTRA_FILE"]
 

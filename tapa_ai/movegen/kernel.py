@@ -40,6 +40,11 @@ reference generator, on one board that is changed in place and changed back
   remembers the most dice any sequence reaching it used and whether a
   one-die sequence reaching it played the higher die; the maximum-use and
   higher-die rules are a filter over those leaves at the end.
+
+Kept whole: its njit functions are one depth-first search (steps, make and
+unmake, the turn's filters, the key table) that call each other and are
+compiled and cached together; split, they would be read apart but never used
+apart.
 """
 
 from __future__ import annotations

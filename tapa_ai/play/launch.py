@@ -21,7 +21,7 @@ class LaunchError(ValueError):
 
 def _net_rules(spec: str) -> Optional[RuleOptions]:
     from ..bots.spec import net_checkpoint_path
-    from ..checkpoint import CheckpointError, load_checkpoint
+    from ..net.checkpoint import CheckpointError, load_checkpoint
 
     path = net_checkpoint_path(spec)
     if path is None or not path.is_file():

@@ -12,7 +12,7 @@ The file (format ``tapa-ai/play``, version 1)::
      "match": {...MatchState.to_dict(): the whole state...},
      "rng": {"dice": {...}, "bot": {...}}}
 
-``match`` is the whole state (:meth:`tapa_ai.rules.flow.MatchState.to_dict`)
+``match`` is the whole state (:meth:`tapa_ai.flow.MatchState.to_dict`)
 and is what loading uses; the fields before it are the same facts in
 readable form and must agree with it. ``rng`` continues the same dice after a
 load. A hand-written file may leave out ``match`` (and anything else but
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..flow import SNAPSHOT_VERSION, FlowError, GameState, MatchState
 from ..notation.json_position import position_from_json, position_to_json
-from ..rules.flow import SNAPSHOT_VERSION, FlowError, GameState, MatchState
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES
 

@@ -1,5 +1,10 @@
-"""The rules: pure Python, no torch. ``reference`` is the oracle move generator."""
+"""The rules: pure Python, no torch. ``reference`` is the oracle move generator.
 
+The game and match flow built on them is :mod:`tapa_ai.flow` (it needs
+:mod:`tapa_ai.notation`, which needs these rules, so it lives above both).
+"""
+
+from .cube import CUBE_VALUES, MAX_CUBE, Cube, CubeError, MatchScore, double_refusal
 from .options import BACKGAMMON, PLAKOTO, RULES_VERSION, TAPA, VARIANTS, RuleOptions, RulesError, variant_rules
 from .position import (
     BAR_POINT,
@@ -13,32 +18,10 @@ from .position import (
     validate_position,
 )
 from .reference import Move, Step, check_dice, finished_result, legal_moves, next_turn
-from .cube import Cube, CubeError, MatchScore, double_refusal
-from .flow import (
-    CUBE_VALUES,
-    MAX_CUBE,
-    PHASES,
-    ChooseMove,
-    CubePolicy,
-    DiceSource,
-    Event,
-    FlowError,
-    GameRecord,
-    GameState,
-    MatchState,
-    NeverDouble,
-    ScriptedDice,
-    SnapshotError,
-    play_game,
-    play_match,
-    roll_die,
-)
 
 __all__ = [
     "BACKGAMMON", "PLAKOTO", "TAPA", "VARIANTS", "RULES_VERSION", "RuleOptions", "RulesError", "variant_rules",
     "BAR_POINT", "OFF_POINT", "SIDES", "GameResult", "Position", "PositionError", "other", "start_position",
     "validate_position", "Move", "Step", "check_dice", "finished_result", "legal_moves", "next_turn",
-    "CUBE_VALUES", "MAX_CUBE", "PHASES", "ChooseMove", "CubePolicy", "DiceSource", "Event", "FlowError",
-    "GameRecord", "GameState", "MatchState", "NeverDouble", "ScriptedDice", "SnapshotError", "play_game",
-    "play_match", "roll_die", "Cube", "CubeError", "MatchScore", "double_refusal",
+    "CUBE_VALUES", "MAX_CUBE", "Cube", "CubeError", "MatchScore", "double_refusal",
 ]

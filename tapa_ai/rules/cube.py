@@ -3,7 +3,7 @@
 :class:`Cube` is the cube (value and owner) and who may turn it;
 :class:`MatchScore` is the score of a match (or money play) with its Crawford
 state and how one game changes it. The game flow
-(:mod:`tapa_ai.rules.flow`) plays by these rules; the arena, the engine's
+(:mod:`tapa_ai.flow`) plays by these rules; the arena, the engine's
 ``cube`` command and the cube decisions read them from here.
 
 RULES.md, section 5, and how each rule is kept:

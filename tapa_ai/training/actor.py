@@ -83,7 +83,7 @@ class SelfPlayActor:
 
     def __init__(self, config: Any, slot: int, seed: list[int], incarnation: int = 0) -> None:
         from ..config import TrainConfig, config_from_dict
-        from ..model import EvaluatorNet
+        from ..net.model import EvaluatorNet
         from ..rules.options import variant_rules
         from .selfplay import SelfPlay
 

@@ -15,8 +15,8 @@ from typing import Optional, Sequence
 
 from ..arena.duels import duel, net_policy
 from ..bots.spec import make_bot
-from ..checkpoint import load_network
 from ..config import apply_overrides, load_config
+from ..net.checkpoint import load_network
 from .trainer import Trainer, new_run_directory, resume_checkpoint
 
 OPPONENTS = ("random", "pipcount", "heuristic")
@@ -71,7 +71,7 @@ def train_to_games(config_path: str, overrides: Sequence[str], marks_games: Sequ
     """
     import math
 
-    from ..checkpoint import CheckpointManager
+    from ..net.checkpoint_dir import CheckpointManager
     from .distributed import make_trainer
 
     marks = sorted(int(mark) for mark in marks_games)
@@ -94,7 +94,7 @@ def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, pro
     """Duel every snapshot (0-ply, greedy) against the fixed bots, ``2 * pairs`` games each, paired dice."""
     from tqdm import tqdm
 
-    from ..checkpoint import load_checkpoint
+    from ..net.checkpoint import load_checkpoint
 
     for row in tqdm(rows, desc="evaluate snapshots", disable=not progress):
         net = load_network(row["checkpoint"])

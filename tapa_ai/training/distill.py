@@ -32,12 +32,12 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..bots.basic import segment_argmax
 from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot
-from ..encoding import encode
-from ..fast_eval import refresh_fast_evaluator
-from ..model import EvaluatorNet, soft_cross_entropy
+from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
+from ..net.encoding import encode
+from ..net.fast_eval import refresh_fast_evaluator
+from ..net.model import EvaluatorNet, soft_cross_entropy
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
 
 
@@ -200,7 +200,7 @@ def save_student(student: EvaluatorNet, teacher_path: str | Path, path: str | Pa
     ``facts`` (plain data: how it was fitted) go to ``extra["distill"]``; the
     file plays and evaluates like any checkpoint (``net:PATH``) but cannot be resumed.
     """
-    from ..checkpoint import slim_checkpoint
+    from ..net.checkpoint import slim_checkpoint
 
     return slim_checkpoint(teacher_path, path, model_state=student.state_dict(),
                            extra={"distilled_from": str(teacher_path), "distill": facts})
@@ -225,7 +225,7 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     from ..arena.duels import duel, net_policy
     from ..arena.match import claim_directory
     from ..bots.spec import make_bot
-    from ..checkpoint import load_network
+    from ..net.checkpoint import load_network
 
     out = Path(out)
     teacher = load_network(checkpoint)

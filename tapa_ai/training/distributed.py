@@ -35,41 +35,20 @@ from collections import deque
 from dataclasses import dataclass
 from multiprocessing import connection as mp_connection
 from multiprocessing import get_context
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..checkpoint import Checkpoint
 from ..config import TrainConfig, config_to_dict
+from ..net.checkpoint import Checkpoint
 from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, numpy_state
+from .actor_pool import ActorFailed, ActorPool, Weights, failures_allowed
 from .trainer import Trainer, TrainingError, _Schedule
-
-Weights = tuple[int, dict[str, np.ndarray], float]
-"""A publication: (version, state_dict as numpy arrays, exploration rate epsilon)."""
 
 RECEIVE_TIMEOUT = 0.25
 """Seconds the learner waits for a batch before looking at its schedule (stop requests) again."""
 HISTORY = 100_000
 """Losses and staleness values a learner keeps (the latest; TensorBoard has the whole run)."""
-
-
-class ActorPool(Protocol):
-    """What the learner needs of a transport: start actors, publish weights, receive batches, stop."""
-
-    restarts: int
-    """Actors replaced so far (dead, hung or lost)."""
-
-    def start(self, weights: Weights) -> None: ...
-
-    def publish(self, weights: Weights) -> None: ...
-
-    def receive(self, timeout: float) -> list[ActorBatch]: ...
-
-    def close(self) -> None: ...
-
-
-class ActorFailed(TrainingError):
-    """An actor raised an error (not a crash): it would fail again, so training stops with its traceback."""
 
 
 @dataclass
@@ -78,11 +57,6 @@ class _ActorError:
 
     slot: int
     traceback: str
-
-
-def failures_allowed(workers: int) -> int:
-    """Actor losses in a row (no batch received in between) after which the learner gives up."""
-    return 2 * workers + 2
 
 
 # ---------------------------------------------------------------------------------------------------

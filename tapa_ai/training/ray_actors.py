@@ -20,6 +20,7 @@ from typing import Any, Optional
 from ..config import TrainConfig, config_to_dict
 from ..ray_cluster import connect, disconnect, require_ray
 from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, play_batch
+from .actor_pool import ActorFailed, failures_allowed
 from .trainer import TrainingError
 
 
@@ -41,8 +42,6 @@ class RayActors:
     """``workers`` self-play actors on the Ray cluster at ``address``; see the module docstring."""
 
     def __init__(self, config: TrainConfig, workers: int, start_games: int, address: str) -> None:
-        from .distributed import failures_allowed
-
         self.ray = require_ray()
         self.config = config
         self.config_dict = config_to_dict(config)
@@ -116,8 +115,6 @@ class RayActors:
         self.weights = (version, self.ray.put(state), epsilon)
 
     def receive(self, timeout: float) -> list[ActorBatch]:
-        from .distributed import ActorFailed
-
         ray = self.ray
         calls = list(self.in_flight)
         ready, rest = ray.wait(calls, num_returns=1, timeout=timeout)

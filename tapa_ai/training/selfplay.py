@@ -18,13 +18,13 @@ import numpy as np
 import torch
 from numba import njit
 
-from ..bots.basic import choose_random, segment_argmax
-from ..model import EvaluatorNet, outcome_points, swap_sides
 from ..movegen import PositionBatch, generate
 from ..movegen import kernel as movegen_kernel
+from ..movegen.choice import choose_random, segment_argmax
+from ..net.afterstates import afterstate_distributions
+from ..net.model import EvaluatorNet, outcome_points, swap_sides
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
-from .policy import afterstate_distributions
 
 STATE_WIDTH = 52
 """Columns of a compact state row: board (24), pinned (24), off (2), bar (2), all int8, mover's view."""

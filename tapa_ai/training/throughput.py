@@ -180,12 +180,12 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
     import torch
 
     from ..config import ModelConfig
-    from ..fast_eval import FastEvaluator
-    from ..model import EvaluatorNet
+    from ..net.fast_eval import FastEvaluator
+    from ..net.model import EvaluatorNet
     from ..movegen import generate
     from ..movegen.random_positions import mixed_positions, random_dice
     from ..rules.options import variant_rules
-    from .policy import afterstate_distributions_torch
+    from ..net.afterstates import afterstate_distributions_torch
 
     rules = variant_rules(variant)
     rng = np.random.default_rng(seed)

@@ -21,11 +21,12 @@ import numpy as np
 import torch
 
 from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
-from ..checkpoint import Checkpoint, CheckpointManager, load_checkpoint
 from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
-from ..encoding import ENCODING_NAME, ENCODING_VERSIONS, encode
-from ..fast_eval import refresh_fast_evaluator
-from ..model import EvaluatorNet, configure_threads, soft_cross_entropy
+from ..net.checkpoint import Checkpoint, load_checkpoint
+from ..net.checkpoint_dir import CheckpointManager
+from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode
+from ..net.fast_eval import refresh_fast_evaluator
+from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import RULES_VERSION, variant_rules
 from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
 from .traces import OnlineTraces

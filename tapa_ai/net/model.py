@@ -1,6 +1,6 @@
 """The evaluator network: encoded positions -> distribution over how the game ends, from the side to move.
 
-The network is an MLP from the ``tapa-td`` encoding (:mod:`tapa_ai.encoding`)
+The network is an MLP from the ``tapa-td`` encoding (:mod:`tapa_ai.net.encoding`)
 to a softmax over mutually exclusive **outcome classes**, always from the view
 of the side to move (the side the encoded batch is seen from)::
 
@@ -22,18 +22,17 @@ encoding. Torch's thread count is left alone here; call
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 import torch
 from torch import nn
 
-from .config import ModelConfig
+from ..config import ModelConfig
+from ..movegen import kernel as _movegen_kernel
+from ..rules.options import RuleOptions, variant_rules
+from ..rules.position import SIDES, GameResult
 from .encoding import ENCODING_NAME, ENCODING_VERSIONS, num_features as encoding_width
-from .movegen import kernel as _movegen_kernel
-from .rules.options import RuleOptions, variant_rules
-from .rules.position import SIDES, GameResult
 
 __all__ = [
     "ACTIVATIONS", "ModelConfig", "EvaluatorNet", "WIN_SINGLE", "WIN_GAMMON", "WIN_TOP", "LOSE_SINGLE",
@@ -255,6 +254,10 @@ class EvaluatorNet(nn.Module):
                     bound = 1.0 / math.sqrt(module.in_features)
                     nn.init.uniform_(module.bias, -bound, bound, generator=generator)
 
+    def linear_layers(self) -> list[nn.Linear]:
+        """The network's linear layers, input first (every other module is an activation)."""
+        return [module for module in self.layers if isinstance(module, nn.Linear)]
+
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """(B, NUM_FEATURES) float32 -> (B, K) logits (use ``log_softmax`` for a loss)."""
         return self.layers(features)
@@ -301,6 +304,14 @@ class EvaluatorNet(nn.Module):
         # Networks written before ModelConfig had encoding_version store it only beside the model config.
         return ModelConfig.from_dict({"encoding_version": architecture.get("encoding_version"),
                                       **architecture["model"]})
+
+
+def network_arrays(net: EvaluatorNet) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The weights (out, in) and biases of the network's linear layers, in order, as float32 numpy copies."""
+    linears = net.linear_layers()
+    weights = [module.weight.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
+    biases = [module.bias.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
+    return weights, biases
 
 
 def evaluate(net: EvaluatorNet, features: Array) -> tuple[np.ndarray, np.ndarray]:

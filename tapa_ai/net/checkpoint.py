@@ -41,12 +41,9 @@ weights unless told otherwise)::
 
 from __future__ import annotations
 
-import os
 import pickle
 import random
 import re
-import shutil
-import tempfile
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -57,9 +54,10 @@ from typing import Any, Mapping, NoReturn
 import numpy as np
 import torch
 
-from . import __version__
-from .config import ConfigError, TrainConfig, config_from_dict, config_to_dict
-from .rules.options import RULES_VERSION, RuleOptions, RulesError
+from .. import __version__
+from ..config import ConfigError, TrainConfig, config_from_dict, config_to_dict
+from ..rules.options import RULES_VERSION, RuleOptions, RulesError
+from .atomic_files import atomic_write
 
 FORMAT_NAME = "tapa-ai-checkpoint"
 #: Bumped whenever the layout of the checkpoint dict changes.
@@ -70,8 +68,6 @@ REQUIRED_KEYS = (
     "rule_options", "config", "counters", "model_state", "optimizer_state", "rng", "extra",
 )
 
-_TEMP_PREFIX = ".tapa-ai-checkpoint-"
-_TEMP_SUFFIX = ".tmp"
 
 
 class CheckpointError(ValueError):
@@ -226,7 +222,7 @@ def write_payload(path: str | Path, payload: Mapping[str, Any]) -> Path:
     def write(handle: Any) -> None:
         torch.save(dict(payload), handle)
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
     return path
 
 
@@ -440,148 +436,8 @@ def _check_encoding(encoding: Any, what: str) -> tuple[str, int]:
     return name, version
 
 
-# ---------------------------------------------------------------------------
-# Atomic files
-
-
-def _atomic_write(path: Path, write: Any) -> None:
-    """Call ``write(handle)`` on a temporary file in ``path``'s directory, then rename it to ``path``."""
-    # Same directory, so os.replace is a rename within one file system (atomic on POSIX and Windows).
-    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX + path.name + ".",
-                                             suffix=_TEMP_SUFFIX)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
-        try:
-            os.unlink(temp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_directory(path.parent)
-
-
-def _atomic_copy(source: Path, target: Path) -> None:
-    def write(handle: Any) -> None:
-        with open(source, "rb") as original:
-            shutil.copyfileobj(original, handle, length=1 << 20)
-
-    _atomic_write(target, write)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (POSIX); not possible on Windows, where it is skipped."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
-
-
-# ---------------------------------------------------------------------------
-# A directory of checkpoints
-
-
-_STEP_PATTERN = re.compile(r"^step_(\d+)\.pt$")
-
-
-class CheckpointManager:
-    """The checkpoints of one run: ``step_<games>.pt`` (the last ``keep_last``), ``latest.pt`` and ``best.pt``.
-
-    ``latest.pt`` is written first and the numbered file copied from it, so
-    ``latest.pt`` is never older than the newest numbered file, even after a
-    kill between the two writes.
-    """
-
-    LATEST = "latest.pt"
-    BEST = "best.pt"
-
-    def __init__(self, directory: str | Path, keep_last: int) -> None:
-        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 1:
-            raise CheckpointError(f"keep_last={keep_last!r}: must be an integer >= 1")
-        self.directory = Path(directory)
-        self.keep_last = keep_last
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._remove_stale_temporaries()
-
-    def step_path(self, games: int) -> Path:
-        return self.directory / f"step_{games}.pt"
-
-    @property
-    def latest_path(self) -> Path:
-        return self.directory / self.LATEST
-
-    @property
-    def best_path(self) -> Path:
-        return self.directory / self.BEST
-
-    def save(self, *, best: bool = False, **payload: Any) -> Path:
-        """Write ``step_<games>.pt`` and ``latest.pt`` (and ``best.pt`` if ``best``), then prune.
-
-        Takes the keyword arguments of :func:`save_checkpoint`; returns the numbered file.
-        """
-        data = make_payload(**payload)
-        write_payload(self.latest_path, data)
-        step_path = self.step_path(data["counters"]["games"])
-        _atomic_copy(self.latest_path, step_path)
-        if best:
-            _atomic_copy(self.latest_path, self.best_path)
-        self.prune()
-        return step_path
-
-    def save_best(self, **payload: Any) -> Path:
-        """Write ``best.pt`` alone (for a best model found between checkpoints)."""
-        return save_checkpoint(self.best_path, **payload)
-
-    def mark_best(self, path: str | Path) -> Path:
-        """Copy an existing checkpoint of this run to ``best.pt``."""
-        _atomic_copy(Path(path), self.best_path)
-        return self.best_path
-
-    def steps(self) -> list[tuple[int, Path]]:
-        """The numbered checkpoints as (games, path), oldest first."""
-        found = []
-        for entry in self.directory.iterdir():
-            match = _STEP_PATTERN.match(entry.name)
-            if match and entry.is_file():
-                found.append((int(match.group(1)), entry))
-        return sorted(found)
-
-    def prune(self) -> list[Path]:
-        """Delete all but the newest ``keep_last`` numbered checkpoints; returns the deleted paths."""
-        removed = [path for _, path in self.steps()[:-self.keep_last]]
-        for path in removed:
-            path.unlink(missing_ok=True)
-        return removed
-
-    def latest(self) -> Path | None:
-        """The checkpoint to resume from: ``latest.pt``, else the newest numbered one, else None."""
-        if self.latest_path.is_file():
-            return self.latest_path
-        steps = self.steps()
-        return steps[-1][1] if steps else None
-
-    def load_latest(self, **expect: Any) -> Checkpoint | None:
-        """Load :meth:`latest` (with :func:`load_checkpoint`'s ``expect_*`` checks), or None if there is none."""
-        path = self.latest()
-        return None if path is None else load_checkpoint(path, **expect)
-
-    def _remove_stale_temporaries(self) -> None:
-        # Left behind only when a writer was killed mid-write; one run writes one directory.
-        for entry in self.directory.glob(_TEMP_PREFIX + "*" + _TEMP_SUFFIX):
-            entry.unlink(missing_ok=True)
-
-
 def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
-    """The trained :class:`~tapa_ai.model.EvaluatorNet` of a checkpoint, in eval mode.
+    """The trained :class:`~tapa_ai.net.model.EvaluatorNet` of a checkpoint, in eval mode.
 
     Raises :class:`CheckpointError` for a missing, corrupt or mismatched file
     (another encoding, or weights that do not fit the stored architecture).

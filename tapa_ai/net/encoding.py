@@ -43,8 +43,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .movegen.batch import PositionBatch
-from .rules.position import Position
+from ..movegen.batch import PositionBatch
+from ..rules.position import Position
 
 __all__ = [
     "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES", "num_features", "check_version",
@@ -309,7 +309,7 @@ def roll_reach(sources: np.ndarray, open_: np.ndarray, a: int, b: int) -> np.nda
 
     Plain integer operations only, so that the same function serves numpy
     arrays of masks here and single int64 masks in the numba kernel
-    (``tapa_ai.fast_eval`` compiles it).
+    (``tapa_ai.net.fast_eval`` compiles it).
     """
     if a == b:
         reach = sources & 0

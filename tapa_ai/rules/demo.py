@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from .rules.options import RuleOptions, variant_rules
-from .rules.position import Position, start_position
-from .rules.reference import legal_moves, next_turn
+from .options import RuleOptions, variant_rules
+from .position import Position, start_position
+from .reference import legal_moves, next_turn
 
 
 @dataclass

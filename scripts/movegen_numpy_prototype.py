@@ -1,7 +1,7 @@
 """A pure-numpy whole-turn generator for backgammon, kept only to measure the technique (docs/movegen.md).
 
-Not used by the package: it shows what array code without a compiled kernel
-costs. It expands a frontier of boards one die at a time for the whole batch
+Not part of the package: ``scripts/bench_movegen.py --numpy-prototype`` times
+it, to show what array code without a compiled kernel costs. It expands a frontier of boards one die at a time for the whole batch
 at once (every state times every source point as one mask), then
 deduplicates the leaves per source position with ``np.unique`` over the raw
 bytes. It plays backgammon steps (bar first, hits, bearing off) in both
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import PositionBatch
+from tapa_ai.movegen.batch import PositionBatch
 
 
 def _step(board, bar, off, opp_bar, root, die):

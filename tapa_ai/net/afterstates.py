@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..encoding import encode
-from ..fast_eval import fast_evaluator_for
-from ..model import EvaluatorNet, outcome_classes, swap_sides
 from ..movegen.generate import Afterstates
+from .encoding import encode
+from .fast_eval import fast_evaluator_for
+from .model import EvaluatorNet, outcome_classes, swap_sides
 
 
 def afterstate_distributions(net: EvaluatorNet, afterstates: Afterstates) -> np.ndarray:
@@ -17,7 +17,7 @@ def afterstate_distributions(net: EvaluatorNet, afterstates: Afterstates) -> np.
     A finished game is its exact outcome (one-hot); any other afterstate is
     the net's evaluation of the position with the opponent to roll, read from
     the mover's side. Computed by the sparse numba kernel of
-    :mod:`tapa_ai.fast_eval` (about 7x faster), kept in step with the net's
+    :mod:`tapa_ai.net.fast_eval` (about 7x faster), kept in step with the net's
     weights; :func:`afterstate_distributions_torch` is the reference, used
     when the kernel cannot evaluate the net (or ``TAPA_FAST_EVAL=0``).
     """

@@ -1,0 +1,56 @@
+"""Atomic file writes: a private temporary file beside the target, fsynced, then renamed over it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TEMP_PREFIX = ".tapa-ai-checkpoint-"
+TEMP_SUFFIX = ".tmp"
+"""A temporary file is ``TEMP_PREFIX + <target name> + "." + <random> + TEMP_SUFFIX`` in the target's directory."""
+
+
+def atomic_write(path: Path, write: Any) -> None:
+    """Call ``write(handle)`` on a temporary file in ``path``'s directory, then rename it to ``path``."""
+    # Same directory, so os.replace is a rename within one file system (atomic on POSIX and Windows).
+    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX + path.name + ".",
+                                             suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        try:
+            os.unlink(temp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_directory(path.parent)
+
+
+def atomic_copy(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` through :func:`atomic_write`."""
+    def write(handle: Any) -> None:
+        with open(source, "rb") as original:
+            shutil.copyfileobj(original, handle, length=1 << 20)
+
+    atomic_write(target, write)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX); not possible on Windows, where it is skipped."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

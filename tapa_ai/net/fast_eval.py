@@ -1,0 +1,243 @@
+"""Fast inference: encoding + :class:`~tapa_ai.net.model.EvaluatorNet` in one numba kernel, exploiting sparsity.
+
+The ``tapa-td`` encoding (:mod:`tapa_ai.net.encoding`) has 259 columns, but a
+position sets only a few dozen of them: an empty point sets none, a point
+with ``n`` free checkers sets at most four. So the first layer is computed as
+GNU Backgammon does, as the bias plus the weight columns of the nonzero
+features (each times its value), straight from the int8 arrays of a
+:class:`~tapa_ai.movegen.batch.PositionBatch` — the feature matrix is never
+built. The remaining layers, the activation, the softmax and the equity are
+dense. The result equals ``encode`` followed by the torch network to float32
+rounding (``tests/test_fast_eval.py`` checks 1e-5 on every variant).
+
+The kernel can read a batch **from the other side** (``flip=True``) by index
+arithmetic, so the afterstates of self-play (seen from the side that moved)
+are evaluated with the opponent to roll without copying them into
+``positions.flipped()``.
+
+Usage::
+
+    evaluator = FastEvaluator.from_net(net)          # copies the weights (numpy float32)
+    probabilities, equities = evaluator.evaluate(batch)   # == evaluate(net, encode(batch))
+    distributions = afterstate_distributions_fast(evaluator, afterstates)
+    evaluator.refresh(net)                           # after a learning step (about 0.1 ms at 259 x 128)
+
+:func:`fast_evaluator_for` keeps one evaluator per network and refreshes it
+whenever torch reports that a parameter changed in place (an optimizer step,
+``load_state_dict``), so callers holding only the network stay correct.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+import numpy as np
+
+from ..movegen.batch import PositionBatch
+from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
+from .fast_kernel import ACTIVATION_CODES, EXTRA_VALUES, evaluate_rows
+from .model import EvaluatorNet, outcome_classes, outcome_points, swap_sides
+
+__all__ = ["ACTIVATION_CODES", "FastEvaluator", "afterstate_distributions_fast", "fast_evaluator_for",
+           "MIN_ROWS_PER_THREAD"]
+
+MIN_ROWS_PER_THREAD = 256
+"""Below this many rows per thread a batch runs on the calling thread (a hand-off costs ~20 us)."""
+
+
+# -- threads ------------------------------------------------------------------------------
+_executor: Optional[ThreadPoolExecutor] = None
+_executor_lock = threading.Lock()
+
+
+def default_threads() -> int:
+    """Threads of the kernel: ``TAPA_EVAL_THREADS`` or the CPU count."""
+    return max(1, int(os.environ.get("TAPA_EVAL_THREADS", os.cpu_count() or 1)))
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None or _executor._max_workers < threads:  # noqa: SLF001 - resize only when needed
+            _executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fast-eval")
+        return _executor
+
+
+# -- the evaluator ----------------------------------------------------------------------------
+class FastEvaluator:
+    """A numpy copy of an :class:`EvaluatorNet`'s weights and the kernel that evaluates batches with them.
+
+    Not tied to torch after :meth:`from_net`: call :meth:`refresh` after the
+    network's weights change (a learning step); until then it evaluates the
+    weights it copied.
+    """
+
+    def __init__(self, net: EvaluatorNet, threads: Optional[int] = None) -> None:
+        activation = net.config.activation
+        if activation not in ACTIVATION_CODES:
+            raise ValueError(f"fast evaluator: activation {activation!r} is not implemented; "
+                             f"known: {sorted(ACTIVATION_CODES)} (use the torch path)")
+        self.activation = ACTIVATION_CODES[activation]
+        self.rules = net.rules
+        self.num_outcomes = net.num_outcomes
+        self.points = outcome_points(net.rules).astype(np.float32)
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+        classes = self.num_outcomes
+        self._identity = np.arange(classes, dtype=np.int64)
+        self._swapped = swap_sides(self._identity)
+        self.refresh(net)
+
+    @classmethod
+    def from_net(cls, net: EvaluatorNet, threads: Optional[int] = None) -> "FastEvaluator":
+        """An evaluator holding a copy of ``net``'s current weights."""
+        return cls(net, threads)
+
+    def refresh(self, net: EvaluatorNet) -> None:
+        """Copy ``net``'s current weights (same architecture as at construction)."""
+        linears = [module for module in net.layers if hasattr(module, "weight")]
+        weights = [module.weight.detach().to("cpu", copy=False).numpy() for module in linears]
+        biases = [module.bias.detach().to("cpu", copy=False).numpy() for module in linears]
+        width = num_features(net.encoding_version)
+        if weights[0].shape[1] != width:
+            raise ValueError(f"network's first layer has {weights[0].shape[1]} inputs, its encoding {width}")
+        self.exposure = net.encoding_version >= 2
+        self.contact = net.encoding_version >= 3
+        # First layer transposed: the weights of one feature are one contiguous row.
+        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259, 309 or 315, H0)
+        self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
+        # The free-checker units of a point (>= 1, >= 2, >= 3, (n - 3) / 2) summed per count n = 0..15.
+        units = self.first_weights[: 2 * OPPONENT_POINTS.start].reshape(48, 5, -1)  # (48 points, 5 units, H0)
+        table = np.empty((48, 16, units.shape[2]), dtype=np.float32)
+        table[:, 0] = 0.0
+        table[:, 1] = units[:, 0]
+        table[:, 2] = units[:, 0] + units[:, 1]
+        table[:, 3] = table[:, 2] + units[:, 2]
+        table[:, 4:] = table[:, 3, None] + EXTRA_VALUES[None, :, None] * units[:, 3, None]
+        self.point_table = table  # (48, 16, H0)
+        shapes = []
+        weight_at = bias_at = 0
+        for weight in weights[1:]:
+            shapes.append((weight.shape[1], weight.shape[0], weight_at, bias_at))
+            weight_at += weight.size
+            bias_at += weight.shape[0]
+        self.layer_shapes = np.array(shapes, dtype=np.int64).reshape(len(shapes), 4)
+        if weights[1:]:
+            self.dense_weights = np.concatenate([w.reshape(-1) for w in weights[1:]]).astype(np.float32)
+            self.dense_bias = np.concatenate(biases[1:]).astype(np.float32)
+        else:
+            self.dense_weights = np.zeros(1, dtype=np.float32)
+            self.dense_bias = np.zeros(1, dtype=np.float32)
+        outputs = weights[-1].shape[0]
+        if outputs != self.num_outcomes:
+            raise ValueError(f"network has {outputs} outputs, its rule set {self.num_outcomes} outcome classes")
+
+    # ------------------------------------------------------------------
+    def _run(self, batch: PositionBatch, flip: bool, classes: np.ndarray, output_order: np.ndarray,
+             threads: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+        size = len(batch)
+        probabilities = np.empty((size, self.num_outcomes), dtype=np.float32)
+        equities = np.empty(size, dtype=np.float32)
+        if size == 0:
+            return probabilities, equities
+        flags = np.array([[float(r.pins), float(r.backgammons), r.mother_points / MOTHER_POINTS_SCALE]
+                          for r in batch.rules], dtype=np.float32).reshape(len(batch.rules), 3)
+        # The rule flags are constant per rule set: folded into one first-layer bias per rule set.
+        rule_bias = self.first_bias + (flags[:, :, None] * self.first_weights[None, RULES_COLUMNS.start:RULES_COLUMNS.start + 3]).sum(axis=1)
+        mother_rules = np.array([r.pins and r.mother_points > 0 for r in batch.rules], dtype=np.bool_)
+        arrays = (
+            np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
+            np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
+            np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
+            mother_rules, flip, self.exposure, self.contact, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
+            self.dense_weights, self.dense_bias, self.layer_shapes, self.activation, self.points, output_order,
+        )
+        threads = self.threads if threads is None else max(1, int(threads))
+        parts = min(threads, max(1, size // MIN_ROWS_PER_THREAD))
+        if parts <= 1:
+            evaluate_rows(*arrays, 0, size, probabilities, equities)
+        else:
+            bounds = np.linspace(0, size, parts + 1).astype(np.int64)
+            pool = _pool(parts)
+            futures = [pool.submit(evaluate_rows, *arrays, int(lo), int(hi), probabilities, equities)
+                       for lo, hi in zip(bounds[1:-1], bounds[2:])]
+            evaluate_rows(*arrays, 0, int(bounds[1]), probabilities, equities)  # the first slice here
+            for future in futures:
+                future.result()
+        return probabilities, equities
+
+    def evaluate(self, batch: PositionBatch, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+        """Probabilities (B, K) and equity (B,), float32, of every position from its side to move.
+
+        Equals :func:`tapa_ai.net.model.evaluate` of ``encode(batch)``.
+        """
+        classes = np.full(len(batch), -1, dtype=np.int64)
+        return self._run(batch, False, classes, self._identity, threads)
+
+    def evaluate_flipped(self, batch: PositionBatch, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+        """The evaluation of ``batch.flipped()`` (the other side to move), read back from ``batch``'s side.
+
+        Probabilities (B, K) and equity (B,) from the view of ``batch``'s side
+        to move; no copy of the batch is made.
+        """
+        classes = np.full(len(batch), -1, dtype=np.int64)
+        return self._run(batch, True, classes, self._swapped, threads)
+
+    def afterstate_distributions(self, afterstates, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+        """(N, K) distributions and (N,) equities of afterstates from the mover's side (see the module function)."""
+        classes = np.full(len(afterstates), -1, dtype=np.int64)
+        over = np.flatnonzero(afterstates.game_over)
+        if over.size:
+            classes[over] = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
+        return self._run(afterstates.positions, True, classes, self._swapped, threads)
+
+
+def afterstate_distributions_fast(evaluator: FastEvaluator, afterstates) -> np.ndarray:
+    """(N, K) outcome probabilities of every afterstate, from the view of the side that moved.
+
+    Same contract as :func:`tapa_ai.net.afterstates.afterstate_distributions`:
+    a finished game is its exact outcome (one-hot); any other afterstate is the
+    network's evaluation of the position with the opponent to roll, read from
+    the mover's side. The afterstates are read flipped in place (no copy).
+    """
+    return evaluator.afterstate_distributions(afterstates)[0]
+
+
+# -- one evaluator per network, kept up to date ----------------------------------------------
+_EVALUATORS: "weakref.WeakKeyDictionary[EvaluatorNet, tuple[tuple, FastEvaluator]]" = weakref.WeakKeyDictionary()
+
+
+def _parameter_versions(net: EvaluatorNet) -> tuple:
+    # Every in-place change of a tensor (optimizer step, load_state_dict, copy_) bumps its version.
+    return tuple((id(p), p._version) for p in net.parameters())  # noqa: SLF001
+
+
+def fast_evaluator_for(net: EvaluatorNet) -> Optional[FastEvaluator]:
+    """The cached evaluator of ``net``, refreshed if its parameters changed since; None if it cannot have one.
+
+    Cheap when nothing changed (a tuple of parameter versions is compared).
+    ``TAPA_FAST_EVAL=0`` in the environment disables the fast path (None).
+    """
+    if os.environ.get("TAPA_FAST_EVAL", "1") == "0":
+        return None
+    if net.config.activation not in ACTIVATION_CODES:
+        return None
+    versions = _parameter_versions(net)
+    cached = _EVALUATORS.get(net)
+    if cached is not None:
+        seen, evaluator = cached
+        if seen == versions:
+            return evaluator
+        evaluator.refresh(net)
+    else:
+        evaluator = FastEvaluator.from_net(net)
+    _EVALUATORS[net] = (versions, evaluator)
+    return evaluator
+
+
+def refresh_fast_evaluator(net: EvaluatorNet) -> None:
+    """Copy ``net``'s weights into its cached evaluator now (call after a learning step)."""
+    fast_evaluator_for(net)
