@@ -6,12 +6,16 @@
     python scripts/bench_selfplay.py --profile /tmp/tapa.prof --variants tapa
     python scripts/bench_selfplay.py --evaluator             # ns per afterstate: torch path vs fast kernel
 
-Ours: the real trainer (configs/quick.toml with a 259 x 128 network, see
-``tapa_ai/training/throughput.py``) playing and learning on both cores.
+Ours: the real trainer playing and learning on both cores, with each variant's
+training config, the one its shipped model is trained with
+(``configs/<variant>.toml``: network, encoding, learning method, parallel
+games; ``--config`` for another), evaluation and checkpoints pushed out of
+the timed window (``tapa_ai/training/throughput.py``).
 gnubg: ``gnubg_nn.bestmove`` at 0-ply in a loop (``--gnubg-processes`` loops
 side by side); skipped with a message when ``gnubg-nn`` is not installed.
 With ``--json`` the last line is ``{"<variant>": {"decisions_per_s": ...,
-"games_per_s": ...}, ..., "gnubg": {...}}`` (with several ``--parallel-games``,
+"games_per_s": ..., "network": "1 x 128 relu", "parallel_games": 128}, ...,
+"gnubg": {"decisions_per_s": ..., "games_per_s": ...}}`` (with several ``--parallel-games``,
 the variants' entries are of the last one).
 """
 
@@ -25,7 +29,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tapa_ai.training.throughput import (  # noqa: E402
-    DEFAULT_PARALLEL_GAMES, evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
+    evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
 )
 
 VARIANTS = ("tapa", "plakoto", "backgammon")
@@ -36,7 +40,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="timed seconds per measurement")
     parser.add_argument("--warmup", type=float, default=2.0, help="untimed seconds of play before each measurement")
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    parser.add_argument("--parallel-games", type=int, nargs="+", default=[DEFAULT_PARALLEL_GAMES])
+    parser.add_argument("--parallel-games", type=int, nargs="+", default=[None],
+                        help="parallel self-play games (default: the config's)")
+    parser.add_argument("--config", metavar="TOML", help="bench this config instead of configs/<variant>.toml")
     parser.add_argument("--gnubg-processes", type=int, default=1, help="gnubg loops side by side (1 = the anchor)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="config override for our self-play (repeatable)")
@@ -57,8 +63,10 @@ def main(argv=None) -> int:
     summary: dict = {}
     for variant in args.variants:
         for games in args.parallel_games:
-            result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile)
-            print(f"{variant:<11} parallel_games={games:<4} {result.decisions_per_s:9,.0f} decisions/s "
+            result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile,
+                                         args.config)
+            print(f"{variant:<11} {result.network:<16} parallel_games={result.parallel_games:<4} "
+                  f"{result.decisions_per_s:9,.0f} decisions/s "
                   f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
                   f"in {result.seconds:.1f} s)", flush=True)
             summary[variant] = result.to_json()

@@ -28,6 +28,7 @@ import inspect
 import math
 import textwrap
 import tomllib
+import types
 import typing
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -79,9 +80,10 @@ class ModelConfig:
     """
 
     layers: int = _bounded(1, minimum=0)
-    """Hidden layers of the MLP (0 = a linear softmax model on the features)."""
-    hidden: int = _bounded(128, minimum=1)
-    """Units in each hidden layer."""
+    """Hidden layers of the MLP (0 = a linear softmax model on the features); with a list of widths in
+    ``hidden``, its length."""
+    hidden: int | list[int] = _bounded(128, minimum=1)
+    """Units in each hidden layer, or a list of widths, input side first (``[256, 128]``: two layers)."""
     activation: Activation = "relu"
     """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
     encoding_version: int = 1
@@ -91,12 +93,33 @@ class ModelConfig:
     def __post_init__(self) -> None:
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 0:
             raise ConfigError(f"model.layers={self.layers!r}: must be an integer >= 0")
-        if isinstance(self.hidden, bool) or not isinstance(self.hidden, int) or self.hidden < 1:
-            raise ConfigError(f"model.hidden={self.hidden!r}: must be an integer >= 1")
+        if isinstance(self.hidden, list):
+            if not self.hidden or any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in self.hidden):
+                raise ConfigError(f"model.hidden={self.hidden!r}: a list of widths must hold integers >= 1")
+            if self.layers != len(self.hidden):
+                raise ConfigError(f"model.layers={self.layers} but model.hidden={self.hidden!r} lists "
+                                  f"{len(self.hidden)} widths: set model.layers={len(self.hidden)}")
+        elif isinstance(self.hidden, bool) or not isinstance(self.hidden, int) or self.hidden < 1:
+            raise ConfigError(f"model.hidden={self.hidden!r}: must be an integer >= 1 or a list of them")
         if self.activation not in typing.get_args(Activation):
             raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
         if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3):
             raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1, 2 or 3")
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """The units of every hidden layer, input side first (empty for a linear model)."""
+        if isinstance(self.hidden, list):
+            return tuple(self.hidden)
+        return (self.hidden,) * self.layers
+
+    def describe(self) -> str:
+        """The shape in words, e.g. ``2 x 128 relu`` or ``256-128 relu`` (``linear`` without hidden layers)."""
+        widths = self.widths
+        if not widths:
+            return "linear"
+        shape = f"{len(widths)} x {widths[0]}" if len(set(widths)) == 1 else "-".join(map(str, widths))
+        return f"{shape} {self.activation}"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -346,7 +369,12 @@ def _build(cls: type, data: Any, section: str, source: str) -> Any:
             values[item.name] = _build(expected, data[item.name], name, source)
         else:
             values[item.name] = _check_value(data[item.name], expected, item.metadata, name, source)
-    return cls(**values)
+    try:
+        return cls(**values)
+    except ConfigError as error:
+        # A check across keys (``__post_init__``): say which file it is about.
+        message = str(error)
+        raise ConfigError(message if message.startswith(source) else f"{source}: {message}") from None
 
 
 def _check_value(value: Any, expected: Any, bounds: Any, name: str, source: str) -> Any:
@@ -354,6 +382,15 @@ def _check_value(value: Any, expected: Any, bounds: Any, name: str, source: str)
         raise ConfigError(f"{source}: {name} = {_show(value)}: {why}")
 
     origin = typing.get_origin(expected)
+    if origin in (typing.Union, types.UnionType):
+        # One of several types (``int | list[int]``): a list is checked as the list member, anything else as the
+        # first other member, so its error message is the familiar one ("expected an integer, ...").
+        members = typing.get_args(expected)
+        lists = [member for member in members if typing.get_origin(member) is list]
+        others = [member for member in members if typing.get_origin(member) is not list]
+        if isinstance(value, list) and lists:
+            return _check_value(value, lists[0], bounds, name, source)
+        return _check_value(value, others[0], bounds, name, source)
     if origin is Literal:
         choices = typing.get_args(expected)
         if value not in choices or not isinstance(value, str):

@@ -269,3 +269,27 @@ def test_epsilon_falls_linearly_then_stays_at_the_end_value():
 def test_run_name_is_variant_name_seed_time():
     config = apply_overrides(TrainConfig(), ["run.variant=plakoto", "run.name=exp", "run.seed=3"])
     assert run_name(config, datetime(2024, 5, 6, 7, 8, 9)) == "plakoto__exp__3__20240506-070809"
+
+
+# --- hidden layers of different widths -------------------------------------------
+
+
+def test_hidden_may_list_one_width_per_layer(tmp_path):
+    config = load_config(write(tmp_path, "[model]\nlayers = 2\nhidden = [256, 128]\n"))
+    assert config.model.widths == (256, 128)
+    assert config.model.describe() == "256-128 relu"
+    assert loads_config(config_to_toml(config)) == config
+    assert TrainConfig().model.widths == (128,) and TrainConfig().model.describe() == "1 x 128 relu"
+    assert apply_overrides(TrainConfig(), ["model.hidden=[64,32,16]", "model.layers=3"]).model.widths == (64, 32, 16)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("layers = 1\nhidden = [256, 128]", "model.layers=1 but model.hidden=[256, 128] lists 2 widths: set model.layers=2"),
+    ("layers = 2\nhidden = [256, 0]", "a list of widths must hold integers >= 1"),
+    ("layers = 0\nhidden = []", "a list of widths must hold integers >= 1"),
+    ("layers = 2\nhidden = [1.5, 2]", "model.hidden = [1.5, 2]: expected a list of integers, got a list"),
+])
+def test_bad_widths_say_what_is_wrong_and_name_the_file(tmp_path, text, message):
+    path = write(tmp_path, f"[model]\n{text}\n")
+    error = config_error(load_config, path)
+    assert message in error and str(path) in error

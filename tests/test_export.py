@@ -46,8 +46,9 @@ VECTORS = json.loads((DATA / "encoding_vectors.json").read_text())
 VARIANTS = ["tapa", "plakoto", "backgammon"]
 FORMATS = ["onnx", "torchscript", "npz"]
 TOLERANCE = 1e-5
-SMALL_NETS = [(0, 1, "relu"), (2, 16, "tanh"), (1, 12, "sigmoid"), (2, 10, "gelu"), (1, 8, "silu")]
-"""(hidden layers, units, activation) of the small test networks."""
+SMALL_NETS = [(0, 1, "relu"), (2, 16, "tanh"), (1, 12, "sigmoid"), (2, 10, "gelu"), (1, 8, "silu"), (2, [12, 6], "relu"),
+              (3, [10, 8, 6], "gelu")]
+"""(hidden layers, units or a list of widths, activation) of the small test networks."""
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -126,8 +127,9 @@ def test_every_format_equals_torch_for_the_shipped_models(variant, tmp_path):
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("layers, hidden, activation", SMALL_NETS)
 def test_every_format_equals_torch_for_small_nets_of_every_activation(variant, layers, hidden, activation, tmp_path):
-    net = small_net(variant, layers, hidden, activation, seed=layers * 7 + hidden)
-    features = encode(sample_positions(variant, count=30, seed=hidden))
+    units = hidden if isinstance(hidden, int) else sum(hidden)
+    net = small_net(variant, layers, hidden, activation, seed=layers * 7 + units)
+    features = encode(sample_positions(variant, count=30, seed=units))
     for format in FORMATS:
         path = export_network(net, format, tmp_path / f"model.{format}")
         probabilities, equity = max_differences(net, path, format, features)

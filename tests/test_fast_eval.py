@@ -6,7 +6,7 @@ import torch
 
 from tapa_ai.config import ModelConfig
 from tapa_ai.net.encoding import encode
-from tapa_ai.net.fast_eval import FastEvaluator, afterstate_distributions_fast, fast_evaluator_for
+from tapa_ai.net.fast_eval import DENSE_MODES, FastEvaluator, afterstate_distributions_fast, fast_evaluator_for
 from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_points, swap_sides
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
@@ -15,7 +15,8 @@ from tapa_ai.net.afterstates import afterstate_distributions, afterstate_distrib
 
 VARIANTS = ["tapa", "plakoto", "backgammon"]
 TOLERANCE = 1e-5
-SHAPES = [(0, 8, "relu"), (1, 128, "relu"), (1, 24, "tanh"), (2, 16, "sigmoid"), (3, 12, "gelu"), (2, 20, "silu")]
+SHAPES = [(0, 8, "relu"), (1, 128, "relu"), (1, 24, "tanh"), (2, 16, "sigmoid"), (3, 12, "gelu"), (2, 20, "silu"),
+          (2, [48, 16], "relu"), (3, [40, 24, 8], "tanh")]
 
 
 def _net(variant, layers, hidden, activation, seed=7):
@@ -34,10 +35,11 @@ def _positions(variant, count, seed):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("layers, hidden, activation", SHAPES)
-def test_fast_evaluation_equals_encoding_and_torch_network(variant, layers, hidden, activation):
+@pytest.mark.parametrize("dense", DENSE_MODES)
+def test_fast_evaluation_equals_encoding_and_torch_network(variant, layers, hidden, activation, dense):
     net = _net(variant, layers, hidden, activation)
-    evaluator = FastEvaluator.from_net(net)
-    batch = _positions(variant, 90, seed=layers * 31 + hidden)
+    evaluator = FastEvaluator.from_net(net, dense=dense)
+    batch = _positions(variant, 90, seed=layers * 31 + (hidden if isinstance(hidden, int) else sum(hidden)))
     probabilities, equities = evaluator.evaluate(batch)
     expected_probabilities, expected_equities = evaluate(net, encode(batch))
     assert np.abs(probabilities - expected_probabilities).max() < TOLERANCE
@@ -64,13 +66,14 @@ def test_afterstate_distributions_equal_the_torch_reference(variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_finished_games_are_their_exact_outcome_from_the_movers_side(variant):
-    net = _net(variant, 1, 16, "tanh")
+@pytest.mark.parametrize("layers, hidden, dense", [(1, 16, "fused"), (2, [24, 8], "fused"), (2, [24, 8], "batched")])
+def test_finished_games_are_their_exact_outcome_from_the_movers_side(variant, layers, hidden, dense):
+    net = _net(variant, layers, hidden, "tanh")
     rng = np.random.default_rng(5)
     batch = endgame_positions(variant_rules(variant), 150, rng)
     afterstates = generate(batch, random_dice(len(batch), rng))
     assert afterstates.game_over.any(), "the end-game positions should give some finished games"
-    distributions, equities = FastEvaluator.from_net(net).afterstate_distributions(afterstates)
+    distributions, equities = FastEvaluator.from_net(net, dense=dense).afterstate_distributions(afterstates)
     reference = afterstate_distributions_torch(net, afterstates)
     over = afterstates.game_over
     assert np.array_equal(distributions[over], reference[over])
@@ -81,13 +84,19 @@ def test_finished_games_are_their_exact_outcome_from_the_movers_side(variant):
     assert np.allclose(equities, distributions @ outcome_points(net.rules), atol=1e-5)
 
 
-def test_thread_split_gives_the_same_numbers_as_one_thread():
-    net = _net("tapa", 1, 32, "relu")
+@pytest.mark.parametrize("layers, hidden", [(1, 32), (2, [32, 16])])
+def test_thread_split_gives_the_same_numbers_as_one_thread(layers, hidden):
+    net = _net("tapa", layers, hidden, "relu")
     evaluator = FastEvaluator.from_net(net)
     batch = _positions("tapa", 600, seed=9)
     one, _ = evaluator.evaluate(batch, threads=1)
     two, _ = evaluator.evaluate(batch, threads=2)
     assert np.array_equal(one, two)
+
+
+def test_unknown_dense_mode_is_refused_clearly():
+    with pytest.raises(ValueError, match="dense='blas'; known"):
+        FastEvaluator.from_net(_net("tapa", 2, 8, "relu"), dense="blas")
 
 
 def test_cached_evaluator_follows_an_optimizer_step():

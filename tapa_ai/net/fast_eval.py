@@ -36,14 +36,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
+import torch
 
 from ..movegen.batch import PositionBatch
 from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
 from .fast_kernel import ACTIVATION_CODES, EXTRA_VALUES, evaluate_rows
-from .model import EvaluatorNet, outcome_classes, outcome_points, swap_sides
+from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
-__all__ = ["ACTIVATION_CODES", "FastEvaluator", "afterstate_distributions_fast", "fast_evaluator_for",
+__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "FastEvaluator", "afterstate_distributions_fast", "fast_evaluator_for",
            "MIN_ROWS_PER_THREAD"]
+
+DENSE_MODES = ("fused", "batched")
+"""How the layers after the first run: ``fused`` in the kernel, row by row; ``batched`` as one matrix product
+per layer over the whole batch (torch, so BLAS) after the kernel's sparse first layer."""
 
 MIN_ROWS_PER_THREAD = 256
 """Below this many rows per thread a batch runs on the calling thread (a hand-off costs ~20 us)."""
@@ -76,12 +81,20 @@ class FastEvaluator:
     weights it copied.
     """
 
-    def __init__(self, net: EvaluatorNet, threads: Optional[int] = None) -> None:
+    def __init__(self, net: EvaluatorNet, threads: Optional[int] = None, dense: Optional[str] = None) -> None:
         activation = net.config.activation
         if activation not in ACTIVATION_CODES:
             raise ValueError(f"fast evaluator: activation {activation!r} is not implemented; "
                              f"known: {sorted(ACTIVATION_CODES)} (use the torch path)")
         self.activation = ACTIVATION_CODES[activation]
+        self._torch_activation = ACTIVATIONS[activation]()
+        # Hidden-to-hidden layers run as batched matrix products (BLAS) by default; with one hidden layer
+        # or none the whole network stays in the kernel, which measures faster there (docs/training.md).
+        if dense is None:
+            dense = "batched" if len(net.config.widths) >= 2 else "fused"
+        if dense not in DENSE_MODES:
+            raise ValueError(f"fast evaluator: dense={dense!r}; known: {DENSE_MODES}")
+        self.dense = dense
         self.rules = net.rules
         self.num_outcomes = net.num_outcomes
         self.points = outcome_points(net.rules).astype(np.float32)
@@ -92,9 +105,10 @@ class FastEvaluator:
         self.refresh(net)
 
     @classmethod
-    def from_net(cls, net: EvaluatorNet, threads: Optional[int] = None) -> "FastEvaluator":
-        """An evaluator holding a copy of ``net``'s current weights."""
-        return cls(net, threads)
+    def from_net(cls, net: EvaluatorNet, threads: Optional[int] = None,
+                 dense: Optional[str] = None) -> "FastEvaluator":
+        """An evaluator holding a copy of ``net``'s current weights (``dense``: see :data:`DENSE_MODES`)."""
+        return cls(net, threads, dense)
 
     def refresh(self, net: EvaluatorNet) -> None:
         """Copy ``net``'s current weights (same architecture as at construction)."""
@@ -131,6 +145,9 @@ class FastEvaluator:
         else:
             self.dense_weights = np.zeros(1, dtype=np.float32)
             self.dense_bias = np.zeros(1, dtype=np.float32)
+        # The later layers again, as tensors for the batched path (torch's matrix product and activation).
+        self.dense_layers = [(torch.from_numpy(np.array(w, dtype=np.float32)), torch.from_numpy(np.array(b, dtype=np.float32)))
+                             for w, b in zip(weights[1:], biases[1:])]
         outputs = weights[-1].shape[0]
         if outputs != self.num_outcomes:
             raise ValueError(f"network has {outputs} outputs, its rule set {self.num_outcomes} outcome classes")
@@ -155,19 +172,38 @@ class FastEvaluator:
             mother_rules, flip, self.exposure, self.contact, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
             self.dense_weights, self.dense_bias, self.layer_shapes, self.activation, self.points, output_order,
         )
+        batched = self.dense == "batched" and bool(self.dense_layers)
+        first = np.empty((size, self.first_bias.shape[0]) if batched else (1, 1), dtype=np.float32)
+        outputs = (probabilities, equities, batched, first)
         threads = self.threads if threads is None else max(1, int(threads))
         parts = min(threads, max(1, size // MIN_ROWS_PER_THREAD))
         if parts <= 1:
-            evaluate_rows(*arrays, 0, size, probabilities, equities)
+            evaluate_rows(*arrays, 0, size, *outputs)
         else:
             bounds = np.linspace(0, size, parts + 1).astype(np.int64)
             pool = _pool(parts)
-            futures = [pool.submit(evaluate_rows, *arrays, int(lo), int(hi), probabilities, equities)
+            futures = [pool.submit(evaluate_rows, *arrays, int(lo), int(hi), *outputs)
                        for lo, hi in zip(bounds[1:-1], bounds[2:])]
-            evaluate_rows(*arrays, 0, int(bounds[1]), probabilities, equities)  # the first slice here
+            evaluate_rows(*arrays, 0, int(bounds[1]), *outputs)  # the first slice here
             for future in futures:
                 future.result()
+        if batched:
+            self._dense_batched(first, classes, output_order, probabilities, equities)
         return probabilities, equities
+
+    def _dense_batched(self, first: np.ndarray, classes: np.ndarray, output_order: np.ndarray,
+                       probabilities: np.ndarray, equities: np.ndarray) -> None:
+        """The layers after the first for every evaluated row at once: activation and matrix product, softmax."""
+        rows = np.flatnonzero(classes < 0)
+        if rows.size == 0:
+            return
+        hidden = torch.from_numpy(first if rows.size == first.shape[0] else first[rows])
+        with torch.inference_mode():
+            for weight, bias in self.dense_layers:
+                hidden = torch.nn.functional.linear(self._torch_activation(hidden), weight, bias)
+            chances = torch.softmax(hidden.double(), dim=-1).numpy()[:, output_order]
+        probabilities[rows] = chances
+        equities[rows] = chances @ self.points.astype(np.float64)
 
     def evaluate(self, batch: PositionBatch, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
         """Probabilities (B, K) and equity (B,), float32, of every position from its side to move.

@@ -129,8 +129,13 @@ def _add_exposure(hidden, first_weights, base, sources, open_, targets, hits_of_
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, flip, exposure, contact, classes,
                    first_weights, point_table, dense_weights, dense_bias, layer_shapes, activation,
-                   points, output_order, start, stop, probabilities, equities):
+                   points, output_order, start, stop, probabilities, equities, first_only, first_out):
     """Rows ``start:stop``: probabilities (in ``output_order``) and equity (with ``points``) into the outputs.
+
+    With ``first_only`` the kernel stops after the first layer: it writes each evaluated row's
+    first-layer pre-activations into ``first_out`` (B, H0) and leaves that row's probabilities and
+    equity to the caller (the dense layers then run batched, as matrix products); finished rows are
+    written as always.
 
     board, pinned: (B, 24) int8; off, bar: (B, 2) int8; rules_id: (B,) int8;
     rule_bias: (R, H0) float32 first-layer bias plus the rule-flag columns of each rule set;
@@ -148,6 +153,7 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
     activation: a code of ACTIVATION_CODES, applied after every layer but the last.
     points: (K,) points of the output classes; output_order: (K,) network class of each output column.
     probabilities: (B, K) float32 out; equities: (B,) float32 out.
+    first_only: bool; first_out: (B, H0) float32 out when ``first_only`` (else any float32 matrix).
     """
     width0 = first_weights.shape[1]
     widest = width0
@@ -291,6 +297,10 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
             if outside + side_bar == 0:
                 _add_column1(hidden, first_weights, base + 7)
 
+        if first_only:
+            for unit in range(width0):
+                first_out[row, unit] = hidden[unit]
+            continue
         # Dense layers: activation, then the next layer, until the logits.
         width = width0
         for layer in range(layer_shapes.shape[0]):

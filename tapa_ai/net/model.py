@@ -239,9 +239,9 @@ class EvaluatorNet(nn.Module):
     def _build(self, config: ModelConfig) -> nn.Sequential:
         modules: list[nn.Module] = []
         width = encoding_width(config.encoding_version)
-        for _ in range(config.layers):
-            modules += [nn.Linear(width, config.hidden), ACTIVATIONS[config.activation]()]
-            width = config.hidden
+        for units in config.widths:
+            modules += [nn.Linear(width, units), ACTIVATIONS[config.activation]()]
+            width = units
         modules.append(nn.Linear(width, self.num_outcomes))
         return nn.Sequential(*modules)
 

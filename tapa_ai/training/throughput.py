@@ -17,24 +17,37 @@ import tempfile
 import time
 from dataclasses import dataclass
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Optional, Sequence
 
-BENCH_CONFIG = "configs/quick.toml"
-"""The config the benchmark starts from (then :data:`BENCH_OVERRIDES` and the caller's)."""
+CONFIGS_DIR = Path(__file__).resolve().parents[2] / "configs"
+"""Where the shipped models' training configs are: ``configs/<variant>.toml``."""
 BENCH_OVERRIDES = (
-    "model.hidden=128", "model.layers=1", "run.torch_threads=1", "run.total_games=1000000000",
+    "run.torch_threads=1", "run.total_games=1000000000",
     "eval.every_games=1000000000", "checkpoint.every_games=1000000000", "logging.tensorboard=false",
     "logging.log_every_games=1000000000",
 )
-"""Fixed for the benchmark: a 259 x 128 network, no evaluation, checkpoint or log inside the timed window.
+"""Fixed for the benchmark: no evaluation, checkpoint or log inside the timed window (the network, encoding,
+learning method and parallel games are the config's own).
 
 One torch thread: the learning steps are small, and with two, torch's OpenMP
 workers spin between steps on the core the evaluation threads need (5x
 slower self-play here; ``OMP_WAIT_POLICY=PASSIVE`` also avoids it). The
 evaluation and the move generator still use both cores.
 """
+
+
+DISTRIBUTED_BENCH_CONFIG = CONFIGS_DIR / "quick.toml"
+DISTRIBUTED_BENCH_MODEL = ("model.hidden=128", "model.layers=1")
+"""The actor–learner benchmarks' base (``scripts/bench_distributed.py``): the quick config with a 259 x 128
+network, as their recorded measurements in docs/training.md were made."""
 DEFAULT_PARALLEL_GAMES = 256
-"""Parallel self-play games of the benchmark (see docs/training.md, "Speed", for the sweep)."""
+"""Parallel games per actor of the actor–learner benchmarks."""
+
+
+def training_config_path(variant: str) -> Path:
+    """``configs/<variant>.toml``: the config the shipped ``checkpoints/<variant>.pt`` is trained with."""
+    return CONFIGS_DIR / f"{variant}.toml"
 
 
 @dataclass
@@ -46,30 +59,42 @@ class Throughput:
     games: int
     cpu_seconds: float = 0.0
     """Process CPU time (all threads) in the window, where measured."""
+    network: str = ""
+    """The network measured (``ModelConfig.describe``), where there is one."""
+    parallel_games: int = 0
+    """Parallel self-play games, where there are any."""
 
     def to_json(self) -> dict:
-        return {"decisions_per_s": round(self.decisions_per_s, 1), "games_per_s": round(self.games_per_s, 2)}
+        data = {"decisions_per_s": round(self.decisions_per_s, 1), "games_per_s": round(self.games_per_s, 2)}
+        if self.network:
+            data.update(network=self.network, parallel_games=self.parallel_games)
+        return data
 
 
-def bench_config(variant: str, parallel_games: int, directory: str, overrides: Sequence[str] = ()):
+def bench_config(variant: str, parallel_games: Optional[int], directory: str, overrides: Sequence[str] = (),
+                 config_path: Optional[str | Path] = None):
+    """The benchmark's config: ``config_path`` (default :func:`training_config_path`) with :data:`BENCH_OVERRIDES`."""
     from ..config import load_config
 
-    return load_config(BENCH_CONFIG, [*BENCH_OVERRIDES, f"run.variant={variant}",
-                                      f"selfplay.parallel_games={parallel_games}",
-                                      f"checkpoint.directory={directory}", *overrides])
+    games = [] if parallel_games is None else [f"selfplay.parallel_games={parallel_games}"]
+    return load_config(config_path or training_config_path(variant),
+                       [*BENCH_OVERRIDES, f"run.variant={variant}", *games, f"checkpoint.directory={directory}",
+                        *overrides])
 
 
-def selfplay_throughput(variant: str, seconds: float, parallel_games: int = DEFAULT_PARALLEL_GAMES,
-                        warmup: float = 2.0, overrides: Sequence[str] = (), profile: Optional[str] = None
-                        ) -> Throughput:
+def selfplay_throughput(variant: str, seconds: float, parallel_games: Optional[int] = None,
+                        warmup: float = 2.0, overrides: Sequence[str] = (), profile: Optional[str] = None,
+                        config_path: Optional[str | Path] = None) -> Throughput:
     """Self-play with learning on ``variant`` for ``seconds`` after ``warmup`` seconds; decisions/s and games/s.
 
+    The run is the variant's training config (``configs/<variant>.toml``, or ``config_path``) with
+    :data:`BENCH_OVERRIDES`; ``parallel_games`` None keeps the config's.
     ``profile``: a path to write a ``cProfile`` of the timed window to (pstats format).
     """
     from .trainer import Trainer, new_run_directory
 
     with tempfile.TemporaryDirectory(prefix="bench-selfplay-") as directory:
-        config = bench_config(variant, parallel_games, directory, overrides)
+        config = bench_config(variant, parallel_games, directory, overrides, config_path)
         trainer = Trainer(config, new_run_directory(config))
         deadline = time.perf_counter() + warmup
         trainer.train(progress=False, should_stop=lambda: time.perf_counter() >= deadline)
@@ -100,7 +125,8 @@ def selfplay_throughput(variant: str, seconds: float, parallel_games: int = DEFA
         # Counted up to the moment the stop was seen (the final learn and checkpoint come after).
         decisions, games = trainer.decisions - start_decisions, trainer.games - start_games
         cpu = trainer.cpu_seconds - cpu_start
-    return Throughput(decisions / elapsed, games / elapsed, elapsed, decisions, games, cpu)
+    return Throughput(decisions / elapsed, games / elapsed, elapsed, decisions, games, cpu,
+                      config.model.describe(), config.selfplay.parallel_games)
 
 
 # -- GNU Backgammon ---------------------------------------------------------------------------------
@@ -245,7 +271,7 @@ def distributed_throughput(variant: str, seconds: float, workers: int, parallel_
                            ) -> DistributedThroughput:
     """The learner with ``workers`` actors (processes, or Ray actors at ``ray_address``) for ``seconds``.
 
-    Same config as :func:`selfplay_throughput` (each actor plays
+    Config: :data:`DISTRIBUTED_BENCH_CONFIG` (each actor plays
     ``parallel_games`` games); the window opens ``warmup`` seconds after the
     first batch arrives (the actors' start-up is not counted) and counts
     games and decisions as the learner takes them.
@@ -256,7 +282,8 @@ def distributed_throughput(variant: str, seconds: float, workers: int, parallel_
     from .trainer import new_run_directory
 
     with tempfile.TemporaryDirectory(prefix="bench-distributed-") as directory:
-        config = bench_config(variant, parallel_games, directory, overrides)
+        config = bench_config(variant, parallel_games, directory, [*DISTRIBUTED_BENCH_MODEL, *overrides],
+                              DISTRIBUTED_BENCH_CONFIG)
         trainer = DistributedTrainer(config, new_run_directory(config), workers=workers, ray_address=ray_address)
         marks: dict = {}
         actor = {"cpu": 0.0}
@@ -312,7 +339,8 @@ def learner_capacity(variant: str, seconds: float, games_per_update: int = 32, r
     from .trainer import Trainer, new_run_directory
 
     with tempfile.TemporaryDirectory(prefix="bench-learner-") as directory:
-        config = bench_config(variant, parallel_games, directory, overrides)
+        config = bench_config(variant, parallel_games, directory, [*DISTRIBUTED_BENCH_MODEL, *overrides],
+                              DISTRIBUTED_BENCH_CONFIG)
         trainer = Trainer(config, new_run_directory(config))
         games: list = []
         while len(games) < record_games:
