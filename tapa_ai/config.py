@@ -38,6 +38,8 @@ from typing import Any, Literal, Sequence
 Variant = Literal["tapa", "plakoto", "backgammon"]
 Activation = Literal["relu", "tanh", "sigmoid", "gelu", "silu"]
 LearningMethod = Literal["lambda-return", "online-traces"]
+Targets = Literal["sampled", "expected"]
+LrSchedule = Literal["constant", "linear", "cosine"]
 Optimizer = Literal["adam", "sgd"]
 
 
@@ -177,6 +179,34 @@ class LearningConfig:
     """L2 weight decay of the optimizer (0: none)."""
     grad_clip: float = _bounded(1.0, minimum=0.0)
     """Largest gradient norm per step; larger gradients are scaled down (0: no clipping)."""
+    targets: Targets = "sampled"
+    """What a turn's value is learned from: ``sampled``, the chosen move's value after the roll that was played
+    (TD-Gammon); ``expected``, the average over all 21 rolls of the best move's value (a 1-ply expectation, exact
+    where the move ends the game; each ply generates and evaluates 21 rolls, about 20 times the self-play cost).
+    Mixed with the next turn's target by ``lambda_`` as the sampled values are; lambda-return method only."""
+    lr_schedule: LrSchedule = "constant"
+    """Learning rate over the run: ``constant``, or falling from ``learning_rate`` to ``learning_rate_final``
+    over ``lr_decay_games`` games from ``lr_decay_start_games`` on, ``linear`` or ``cosine``, then staying there."""
+    learning_rate_final: float = _bounded(1e-4, above=0.0)
+    """The learning rate at the end of the decay (``lr_schedule`` linear or cosine)."""
+    lr_decay_start_games: int = _bounded(0, minimum=0)
+    """Games trained before the learning rate starts to fall."""
+    lr_decay_games: int = _bounded(1_000_000, minimum=1)
+    """Games over which the learning rate falls to ``learning_rate_final``."""
+
+    def __post_init__(self) -> None:
+        if self.targets == "expected" and self.method != "lambda-return":
+            raise ConfigError(f"learning.targets='expected' needs learning.method='lambda-return' "
+                              f"(got {self.method!r}): online traces learn from the sampled next position")
+
+    def rate(self, games: int) -> float:
+        """The learning rate after ``games`` games of the run (:attr:`lr_schedule`)."""
+        if self.lr_schedule == "constant" or games <= self.lr_decay_start_games:
+            return self.learning_rate
+        fraction = min(1.0, (games - self.lr_decay_start_games) / self.lr_decay_games)
+        if self.lr_schedule == "cosine":
+            fraction = (1.0 - math.cos(math.pi * fraction)) / 2.0
+        return self.learning_rate + fraction * (self.learning_rate_final - self.learning_rate)
 
 
 @dataclass

@@ -7,6 +7,14 @@ epsilon-random exploration). A game's trajectory keeps, per turn, the
 position before the roll (compact int8 arrays, encoded only when learned
 from) and the evaluation of the chosen afterstate from the mover's view;
 finished games turn it into TD(lambda) targets (:func:`lambda_returns`).
+
+With **expected targets** (``SelfPlay(..., expected=True)``, config
+``learning.targets = "expected"``) each ply generates the afterstates of all
+21 rolls of every game's position in one batch and evaluates them together;
+the roll actually drawn is played from that batch, and the value kept for the
+turn is the average over the rolls (doubles 1/36, the others 2/36; the opening
+roll of ``use-opening-dice`` has no doubles) of the best move's value: a 1-ply
+expectation of the position before the roll instead of one sampled roll.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import numpy as np
 import torch
 from numba import njit
 
+from ..bots.search import ROLLS, ROLL_WEIGHTS
 from ..movegen import PositionBatch, generate
 from ..movegen import kernel as movegen_kernel
 from ..movegen.choice import choose_random, segment_argmax
@@ -28,6 +37,12 @@ from ..rules.position import start_position
 
 STATE_WIDTH = 52
 """Columns of a compact state row: board (24), pinned (24), off (2), bar (2), all int8, mover's view."""
+
+_ROLL_INDEX = np.zeros((6, 6), dtype=np.int64)
+for _index, (_a, _b) in enumerate(ROLLS.tolist()):
+    _ROLL_INDEX[_a - 1, _b - 1] = _ROLL_INDEX[_b - 1, _a - 1] = _index
+OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
+"""Probability of each of the 21 rolls as an opening roll of two different dice (``use-opening-dice``)."""
 
 
 def pack_states(batch: PositionBatch) -> np.ndarray:
@@ -46,7 +61,7 @@ def unpack_states(rows: np.ndarray, rules: RuleOptions) -> PositionBatch:
     )
 
 
-def lambda_returns(next_values: np.ndarray, lambda_: float) -> np.ndarray:
+def lambda_returns(next_values: np.ndarray, lambda_: float, outcome: np.ndarray | None = None) -> np.ndarray:
     """(T, K) TD(lambda) targets of one finished game, each from the view of the side to move at that turn.
 
     ``next_values[t]`` is the value of the position after turn ``t`` from the
@@ -55,20 +70,29 @@ def lambda_returns(next_values: np.ndarray, lambda_: float) -> np.ndarray:
     ``G[T-1] = next_values[T-1]`` and
     ``G[t] = (1 - lambda) * next_values[t] + lambda * swap(G[t+1])``
     (``swap`` reads the next mover's target from this mover's side).
+
+    With expected targets ``next_values[t]`` is turn ``t``'s 1-ply
+    expectation over the rolls and ``outcome`` (K,) the game's exact result
+    from the last mover's view: then ``G[T-1] = (1 - lambda) * next_values[T-1]
+    + lambda * outcome`` (lambda 0: every target is the expectation).
     """
     next_values = np.ascontiguousarray(next_values)
     # numba loop: one call per finished game, hundreds of turns (a Python loop cost ~15% of self-play).
     order = swap_sides(np.arange(next_values.shape[1]))
     keep = next_values.dtype.type(1.0 - lambda_)
     carry = next_values.dtype.type(lambda_)
-    return _lambda_returns(next_values, keep, carry, order)
+    if outcome is None:
+        last = next_values[-1]
+    else:
+        last = keep * next_values[-1] + carry * np.asarray(outcome, dtype=next_values.dtype)
+    return _lambda_returns(next_values, np.ascontiguousarray(last), keep, carry, order)
 
 
 @njit(cache=True, nogil=True)
-def _lambda_returns(next_values, keep, carry, order):
+def _lambda_returns(next_values, last_target, keep, carry, order):
     targets = np.empty_like(next_values)
     last = next_values.shape[0] - 1
-    targets[last] = next_values[last]
+    targets[last] = last_target
     for turn in range(last - 1, -1, -1):
         for k in range(next_values.shape[1]):
             targets[turn, k] = keep * next_values[turn, k] + carry * targets[turn + 1, order[k]]
@@ -86,6 +110,13 @@ class FinishedGame:
     kind: str
     """How it ended: single, gammon, backgammon, mother, draw."""
     turns: int
+    outcome: np.ndarray | None = None
+    """With expected targets: (K,) the exact result from the last mover's view (``next_values`` are then
+    the turns' expectations over the rolls); None with sampled targets (the last next value is the result)."""
+
+    def targets(self, lambda_: float) -> np.ndarray:
+        """(T, K) the TD(lambda) targets of the game's turns (:func:`lambda_returns`)."""
+        return lambda_returns(self.next_values, lambda_, self.outcome)
 
 
 @dataclass
@@ -106,8 +137,10 @@ class SelfPlay:
     """
 
     def __init__(self, rules: RuleOptions, net: EvaluatorNet, games: int, rng: np.random.Generator,
-                 max_turns: int = 1000) -> None:
+                 max_turns: int = 1000, expected: bool = False) -> None:
         self.rules = rules
+        self.expected = expected
+        """Keep each turn's 1-ply expectation over the 21 rolls instead of the played roll's value."""
         self.net = net
         self.size = games
         self.rng = rng
@@ -149,17 +182,21 @@ class SelfPlay:
         """Every running game plays one turn; returns the games that finished in it."""
         dice = self._roll()
         before = pack_states(self.batch)
-        afterstates = generate(self.batch, dice)
-        distributions = afterstate_distributions(self.net, afterstates)
-        equities = distributions @ self.points
-        chosen = segment_argmax(equities, afterstates.offsets, self.rng)
-        if epsilon > 0:
-            explore = self.rng.random(self.size) < epsilon
-            if explore.any():
-                chosen = np.where(explore, choose_random(afterstates, self.rng), chosen)
+        if self.expected:
+            afterstates, distributions, chosen, kept = self._expected_ply(dice, epsilon)
+        else:
+            afterstates = generate(self.batch, dice)
+            distributions = afterstate_distributions(self.net, afterstates)
+            equities = distributions @ self.points
+            chosen = segment_argmax(equities, afterstates.offsets, self.rng)
+            if epsilon > 0:
+                explore = self.rng.random(self.size) < epsilon
+                if explore.any():
+                    chosen = np.where(explore, choose_random(afterstates, self.rng), chosen)
+            kept = distributions[chosen]
         for game in range(self.size):
             self.states[game].append(before[game])
-            self.values[game].append(distributions[chosen[game]])
+            self.values[game].append(kept[game])
         if self.on_ply is not None:
             self.on_ply(self.batch, distributions[chosen], self.turns == 0)
         self.turns += 1
@@ -169,8 +206,9 @@ class SelfPlay:
         over = afterstates.game_over[chosen]
         for game in np.flatnonzero(over).tolist():
             kind = movegen_kernel.RESULT_KINDS[int(afterstates.result_kind[chosen[game]])]
+            outcome = distributions[chosen[game]].astype(np.float32) if self.expected else None
             finished.append(FinishedGame(np.stack(self.states[game]), np.stack(self.values[game]).astype(np.float32),
-                                         kind, int(self.turns[game])))
+                                         kind, int(self.turns[game]), outcome))
             self.stats.games += 1
             self.stats.turns_of_finished += int(self.turns[game])
             self.stats.kinds[kind] += 1
@@ -181,6 +219,32 @@ class SelfPlay:
         if ended.size or stale.size:
             self._reset(np.concatenate([ended, stale]))
         return finished
+
+    def _expected_ply(self, dice: np.ndarray, epsilon: float):
+        """One ply from all 21 rolls of every game: (afterstates, distributions, chosen rows, expectations).
+
+        ``chosen`` are rows of the drawn roll's segment (greedy, or random with chance ``epsilon``);
+        the expectations (G, K) average the greedy move's distribution over the rolls.
+        """
+        games, rolls = self.size, len(ROLLS)
+        afterstates = generate(self.batch.take(np.repeat(np.arange(games), rolls)), np.tile(ROLLS, (games, 1)))
+        distributions = afterstate_distributions(self.net, afterstates)
+        best = segment_argmax(distributions @ self.points, afterstates.offsets, self.rng)
+        weights = np.broadcast_to(ROLL_WEIGHTS, (games, rolls)).copy()
+        if self.rules.opening == "use-opening-dice":
+            # A game's first turn plays the opening roll: the 15 rolls of two different dice, equally likely.
+            weights[self.turns == 0] = OPENING_WEIGHTS
+        expectations = np.einsum("grk,gr->gk", distributions[best].reshape(games, rolls, -1), weights)
+        segments = np.arange(games) * rolls + _ROLL_INDEX[dice[:, 0] - 1, dice[:, 1] - 1]
+        chosen = best[segments]
+        if epsilon > 0:
+            explore = self.rng.random(games) < epsilon
+            if explore.any():
+                starts = afterstates.offsets[segments]
+                counts = afterstates.offsets[segments + 1] - starts
+                random_rows = starts + (self.rng.random(games) * counts).astype(np.int64)
+                chosen = np.where(explore, random_rows, chosen)
+        return afterstates, distributions, chosen, expectations.astype(np.float32)
 
     # ------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -28,7 +28,7 @@ from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode
 from ..net.fast_eval import refresh_fast_evaluator
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import RULES_VERSION, variant_rules
-from .selfplay import FinishedGame, SelfPlay, lambda_returns, unpack_states
+from .selfplay import FinishedGame, SelfPlay, unpack_states
 from .traces import OnlineTraces
 
 OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
@@ -71,7 +71,7 @@ class Trainer:
             self.optimizer = torch.optim.SGD(self.net.parameters(), lr=learning.learning_rate,
                                              weight_decay=learning.weight_decay)
         self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
-                                 config.selfplay.max_turns)
+                                 config.selfplay.max_turns, expected=learning.targets == "expected")
         self.pending: list[FinishedGame] = []
         self.traces: Optional[OnlineTraces] = None
         if learning.method == "online-traces":
@@ -105,7 +105,10 @@ class Trainer:
         if not games:
             return float("nan")
         states = np.concatenate([game.states for game in games])
-        targets = np.concatenate([lambda_returns(game.next_values, self.config.learning.lambda_) for game in games])
+        targets = np.concatenate([game.targets(self.config.learning.lambda_) for game in games])
+        rate = self.config.learning.rate(self.games)
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
         features = torch.from_numpy(encode(unpack_states(states, self.rules), version=self.net.encoding_version))
         features = features.to(self.device)
         targets_t = torch.from_numpy(targets.astype(np.float32)).to(self.device)
@@ -128,6 +131,7 @@ class Trainer:
 
     def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
         """``learning.method = "online-traces"``: one TD(lambda) update per ply (see :mod:`traces`)."""
+        self.traces.learning_rate = self.config.learning.rate(self.games)
         self.online_losses.append(self.traces.step(encode(batch, version=self.net.encoding_version), next_values,
                                                    new_game))
         self.steps += 1
@@ -322,6 +326,7 @@ class _Schedule:
             if self.writer:
                 _log_window(self.writer, stats, trainer.games, config.selfplay.epsilon(trainer.games))
                 self.writer.add_scalar("charts/cpu_minutes", trainer.cpu_seconds / 60, trainer.games)
+                self.writer.add_scalar("charts/learning_rate", config.learning.rate(trainer.games), trainer.games)
                 for name, value in (scalars or {}).items():
                     self.writer.add_scalar(name, value, trainer.games)
             self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)

@@ -1,0 +1,158 @@
+"""Learning targets beyond the sampled roll (1-ply expectations over the 21 rolls) and learning-rate schedules."""
+
+import numpy as np
+import pytest
+
+from tapa_ai.config import ConfigError, load_config, loads_config
+from tapa_ai.movegen import generate
+from tapa_ai.net.afterstates import afterstate_distributions_torch
+from tapa_ai.net.model import EvaluatorNet, outcome_points, swap_sides
+from tapa_ai.config import ModelConfig
+from tapa_ai.rules.options import variant_rules
+from tapa_ai.training.selfplay import OPENING_WEIGHTS, SelfPlay, lambda_returns
+from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
+
+ROLLS_AND_WEIGHTS = [((a, b), (1 if a == b else 2) / 36) for a in range(1, 7) for b in range(a, 7)]
+
+TINY = ["run.total_games=16", "selfplay.parallel_games=6", "model.hidden=16", "learning.batch_size=64",
+        "eval.every_games=8", "eval.games=4", "checkpoint.every_games=8", "logging.log_every_games=4",
+        "logging.tensorboard=false"]
+
+
+def tiny_config(tmp_path, *extra):
+    return load_config("configs/quick.toml", [*TINY, f"checkpoint.directory={tmp_path}", *extra])
+
+
+def plain_expectation(net, batch, row, opening):
+    """The 1-ply expectation of one position, roll by roll: greedy move by equity, torch evaluation."""
+    points = outcome_points(net.rules)
+    total = np.zeros(net.num_outcomes)
+    single = batch.take(np.array([row]))
+    for (a, b), weight in ROLLS_AND_WEIGHTS:
+        if opening:
+            weight = 0.0 if a == b else 1 / 15
+        afterstates = generate(single, np.array([[a, b]], dtype=np.int8))
+        distributions = afterstate_distributions_torch(net, afterstates)
+        total += weight * distributions[int(np.argmax(distributions @ points))]
+    return total
+
+
+def test_expected_lambda_returns_end_on_the_exact_outcome():
+    expectations = np.random.default_rng(2).dirichlet(np.ones(6), size=3).astype(np.float32)
+    outcome = np.eye(6, dtype=np.float32)[1]  # the last mover won a gammon
+    assert np.allclose(lambda_returns(expectations, 0.0, outcome), expectations)
+    targets = lambda_returns(expectations, 0.5, outcome)
+    last = 0.5 * expectations[2] + 0.5 * outcome
+    assert np.allclose(targets[2], last)
+    assert np.allclose(targets[1], 0.5 * expectations[1] + 0.5 * swap_sides(last))
+    assert np.allclose(lambda_returns(expectations, 1.0, outcome)[0], outcome)
+
+
+def test_opening_roll_weights_leave_out_doubles():
+    assert OPENING_WEIGHTS.sum() == pytest.approx(1.0)
+    for ((a, b), _), weight in zip(ROLLS_AND_WEIGHTS, OPENING_WEIGHTS):
+        assert weight == (0.0 if a == b else pytest.approx(1 / 15))
+
+
+@pytest.mark.parametrize("variant", ["tapa", "backgammon"])
+def test_expected_targets_are_the_average_of_the_best_moves_value_over_the_21_rolls(variant):
+    rules = variant_rules(variant)
+    net = EvaluatorNet(ModelConfig(layers=2, hidden=[24, 12]), rules, seed=3)
+    selfplay = SelfPlay(rules, net, 5, np.random.default_rng(4), expected=True)
+    checked = 0
+    for _ in range(6):
+        before = selfplay.batch.take(np.arange(selfplay.size))
+        turns = selfplay.turns.copy()
+        selfplay.play_ply(0.0)
+        for game in range(selfplay.size):
+            if len(selfplay.values[game]) != turns[game] + 1:
+                continue  # the game ended in this ply and was reset
+            opening = turns[game] == 0 and rules.opening == "use-opening-dice"
+            expected = plain_expectation(net, before, game, opening)
+            assert np.abs(selfplay.values[game][-1] - expected).max() < 1e-5
+            checked += 1
+    assert checked >= 20
+
+
+def test_expected_self_play_plays_the_drawn_roll_greedily():
+    rules = variant_rules("plakoto")
+    net = EvaluatorNet(ModelConfig(hidden=16), rules, seed=5)
+    selfplay = SelfPlay(rules, net, 4, np.random.default_rng(6), expected=True)
+    points = outcome_points(rules)
+    for dice in ([[3, 1], [6, 6], [5, 2], [4, 4]], [[2, 1], [6, 5], [3, 3], [1, 1]]):
+        dice = np.array(dice, dtype=np.int64)
+        selfplay._roll = lambda dice=dice: dice.copy()
+        before = selfplay.batch.take(np.arange(4))
+        selfplay.play_ply(0.0)
+        afterstates = generate(before, dice.astype(np.int8))
+        equities = afterstate_distributions_torch(net, afterstates) @ points
+        for game in range(4):
+            rows = np.arange(afterstates.offsets[game], afterstates.offsets[game + 1])
+            best = rows[np.argmax(equities[rows])]
+            played = selfplay.batch.take(np.array([game])).flipped()
+            assert np.array_equal(played.board[0], afterstates.positions.board[best])
+            assert np.array_equal(played.pinned[0], afterstates.positions.pinned[best])
+
+
+def test_finished_expected_games_carry_their_exact_outcome(tmp_path):
+    config = tiny_config(tmp_path, "learning.targets=expected")
+    trainer = Trainer(config, new_run_directory(config))
+    finished = []
+    while len(finished) < 3:
+        finished += trainer.selfplay.play_ply(0.0)
+    for game in finished:
+        assert game.outcome is not None and sorted(game.outcome.tolist())[-1] == 1.0 and game.outcome.sum() == 1.0
+        assert np.allclose(game.next_values.sum(axis=1), 1.0, atol=1e-5)
+        assert np.array_equal(game.targets(0.0), game.next_values)
+
+
+def test_training_with_expected_targets_resumes_exactly(tmp_path):
+    whole = tiny_config(tmp_path / "whole", "learning.targets=expected")
+    uninterrupted = Trainer(whole, new_run_directory(whole))
+    uninterrupted.train(progress=False)
+    half = tiny_config(tmp_path / "split", "learning.targets=expected", "run.total_games=8")
+    split = Trainer(half, new_run_directory(half))
+    split.train(progress=False)
+    run_dir, checkpoint = resume_checkpoint(split.run_dir)
+    config = checkpoint.train_config()
+    assert config.learning.targets == "expected"
+    config.run.total_games = 16
+    resumed = Trainer(config, run_dir, checkpoint)
+    resumed.train(progress=False)
+    assert resumed.games == uninterrupted.games and resumed.steps == uninterrupted.steps > 0
+    for name, tensor in uninterrupted.net.state_dict().items():
+        assert np.array_equal(tensor.numpy(), resumed.net.state_dict()[name].numpy()), name
+
+
+def test_expected_targets_need_the_lambda_return_method():
+    with pytest.raises(ConfigError, match="needs learning.method='lambda-return'"):
+        loads_config('[learning]\nmethod = "online-traces"\ntargets = "expected"\n')
+
+
+# -- learning-rate schedules --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("schedule, middle", [("linear", 5.5e-4), ("cosine", 5.5e-4), ("constant", 1e-3)])
+def test_learning_rate_schedules(schedule, middle):
+    learning = loads_config(f'[learning]\nlr_schedule = "{schedule}"\nlearning_rate = 0.001\n'
+                            "learning_rate_final = 0.0001\nlr_decay_start_games = 100\nlr_decay_games = 1000\n").learning
+    final = 1e-4 if schedule != "constant" else 1e-3
+    assert learning.rate(0) == learning.rate(100) == 1e-3
+    assert learning.rate(600) == pytest.approx(middle)
+    assert learning.rate(1100) == learning.rate(10**9) == pytest.approx(final)
+    if schedule == "cosine":
+        # Slower than linear at first, faster later.
+        assert learning.rate(350) > 1e-3 - 0.25 * 9e-4 and learning.rate(850) < 1e-3 - 0.75 * 9e-4
+
+
+@pytest.mark.parametrize("method", ["lambda-return", "online-traces"])
+def test_trainer_follows_the_learning_rate_schedule(tmp_path, method):
+    config = tiny_config(tmp_path, f"learning.method={method}", "learning.lr_schedule=linear",
+                         "learning.lr_decay_games=10", "learning.learning_rate_final=0.0002")
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    assert trainer.games >= 16
+    if method == "online-traces":
+        assert trainer.traces.learning_rate == pytest.approx(2e-4)
+    else:
+        assert [group["lr"] for group in trainer.optimizer.param_groups] == [pytest.approx(2e-4)]
