@@ -5,6 +5,7 @@
     python scripts/bench_selfplay.py --parallel-games 64 128 256 512 --variants tapa
     python scripts/bench_selfplay.py --profile /tmp/tapa.prof --variants tapa
     python scripts/bench_selfplay.py --evaluator             # ns per afterstate: torch path vs fast kernel
+    python scripts/bench_selfplay.py --evaluator --hidden 256 128 --encoding-version 2   # a deeper network
 
 Ours: the real trainer playing and learning on both cores, with each variant's
 training config, the one its shipped model is trained with
@@ -49,15 +50,20 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", metavar="PATH", help="write a cProfile of the (last) timed window here")
     parser.add_argument("--evaluator", action="store_true",
                         help="only time the evaluation of afterstates (torch path vs fast kernel) per variant")
+    parser.add_argument("--hidden", type=int, nargs="+", default=[128],
+                        help="with --evaluator: the hidden widths of the timed network (e.g. 256 128)")
+    parser.add_argument("--encoding-version", type=int, default=1, choices=(1, 2, 3),
+                        help="with --evaluator: the encoding version of the timed network")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = parser.parse_args(argv)
 
     if args.evaluator:
         for variant in args.variants:
-            costs = evaluator_costs(variant)
+            costs = evaluator_costs(variant, hidden=args.hidden, encoding_version=args.encoding_version)
+            fused = f"   fused kernel 1 thread {costs['fused_1_thread']:5.0f}" if "fused_1_thread" in costs else ""
             print(f"{variant:<11} {costs['afterstates']:7.0f} afterstates, ns each: "
                   f"encode + torch (1 thread) {costs['torch_1_thread']:6.0f}   fast kernel 1 thread "
-                  f"{costs['fast_1_thread']:5.0f}   2 threads {costs['fast_2_threads']:5.0f}", flush=True)
+                  f"{costs['fast_1_thread']:5.0f}   2 threads {costs['fast_2_threads']:5.0f}{fused}", flush=True)
         return 0
 
     summary: dict = {}

@@ -195,9 +195,12 @@ def gnubg_throughput(seconds: float, processes: int = 1, seed: int = 1) -> Optio
 
 
 # -- the evaluator alone ------------------------------------------------------------------------------
-def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hidden: int = 128,
-                    seed: int = 0) -> dict[str, float]:
+def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hidden: int | Sequence[int] = 128,
+                    seed: int = 0, encoding_version: int = 1) -> dict[str, float]:
     """Nanoseconds per afterstate: ``encode`` + torch (1 thread) against the fast kernel on 1 and 2 threads.
+
+    ``hidden``: one width or a list of widths; with two or more hidden layers also the ``fused`` kernel
+    (every layer row by row) beside the default batched matrix products.
 
     The afterstates of ``positions`` mixed random positions (playouts and end
     games) with random dice; each path is timed for ``seconds``.
@@ -217,7 +220,9 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
     rng = np.random.default_rng(seed)
     batch = mixed_positions(rules, positions, rng)
     afterstates = generate(batch, random_dice(len(batch), rng))
-    net = EvaluatorNet(ModelConfig(layers=1, hidden=hidden), rules, seed=seed)
+    widths = [hidden] if isinstance(hidden, int) else list(hidden)
+    net = EvaluatorNet(ModelConfig(layers=len(widths), hidden=widths, encoding_version=encoding_version), rules,
+                       seed=seed)
     evaluator = FastEvaluator.from_net(net)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -227,6 +232,10 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
             "fast_1_thread": lambda: evaluator.afterstate_distributions(afterstates, threads=1),
             "fast_2_threads": lambda: evaluator.afterstate_distributions(afterstates, threads=2),
         }
+        if len(widths) >= 2:
+            # The other way to run the hidden-to-hidden layers, for the choice FastEvaluator makes.
+            fused = FastEvaluator.from_net(net, dense="fused")
+            paths["fused_1_thread"] = lambda: fused.afterstate_distributions(afterstates, threads=1)
         costs = {"afterstates": float(len(afterstates))}
         for name, run in paths.items():
             run()
