@@ -1,10 +1,15 @@
 """Cost of a search target: CPU time per position of ``search_targets`` at 0, 1 and 2 plies, side by side.
 
     NUMBA_NUM_THREADS=1 python scripts/bench_search_targets.py checkpoints/tapa.pt [--positions 3000 1000 150] [--seed 5]
+    NUMBA_NUM_THREADS=1 python scripts/bench_search_targets.py checkpoints/tapa.pt --refine 2 0.04   # + the refined 2-ply
 
 Positions before the roll come from 0-ply self-play of the checkpoint (every
 4th turn); each depth is timed on the first N of them with one sampled roll
 per position (process CPU time, so other load on the machine matters less).
+With ``--refine N MARGIN`` the 2-ply targets are timed a second time in the
+same run with the second move filter (``NetBot(refine=(N, MARGIN))``), on the
+same positions and dice, and the two kinds of target are compared (mean and
+largest difference of their equities, and how often they pick another move).
 For scale, the self-play cost per position of the checkpoint's own training
 run (its CPU time over its decisions) is printed too.
 Logic: tapa_ai/training/distill.py; results in docs/training.md, *Learning from search*.
@@ -20,6 +25,7 @@ import time
 import numpy as np
 
 from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint, load_network
+from tapa_ai.net.model import outcome_points
 from tapa_ai.training.distill import collect_states, search_targets
 
 
@@ -29,7 +35,13 @@ def main() -> int:
     parser.add_argument("--positions", type=int, nargs=3, default=[3000, 1000, 150], metavar=("N0", "N1", "N2"),
                         help="positions timed at 0, 1 and 2 plies")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--refine", nargs=2, metavar=("N", "MARGIN"),
+                        help="also time 2-ply targets with the second move filter: N moves within MARGIN")
     args = parser.parse_args()
+    try:
+        refine = (int(args.refine[0]), float(args.refine[1])) if args.refine else None
+    except ValueError:
+        parser.error(f"--refine {' '.join(args.refine)}: want an integer and a number, e.g. --refine 2 0.04")
     try:
         net = load_network(args.checkpoint)
         checkpoint = load_checkpoint(args.checkpoint)
@@ -40,15 +52,31 @@ def main() -> int:
     states = collect_states(net, max(args.positions), rng, every=4)
     search_targets(net, states[:20], 2, rng)  # compile and warm the kernels outside the timing
     result = {"checkpoint": args.checkpoint, "ms_per_position": {}}
+    targets = {}
     for plies, count in enumerate(args.positions):
         start = time.process_time()
-        search_targets(net, states[:count], plies, rng)
+        targets[plies] = search_targets(net, states[:count], plies, np.random.default_rng([args.seed, plies]))
         result["ms_per_position"][f"{plies}ply"] = (time.process_time() - start) / count * 1e3
+    if refine is not None:
+        count = args.positions[2]
+        start = time.process_time()
+        refined = search_targets(net, states[:count], 2, np.random.default_rng([args.seed, 2]), refine=refine)
+        name = f"2ply_refine_{refine[0]}_{refine[1]:g}"
+        result["ms_per_position"][name] = (time.process_time() - start) / count * 1e3
+        points = outcome_points(net.rules)
+        gap = np.abs((refined - targets[2]) @ points)
+        result["refined_vs_2ply"] = {"mean_abs_equity_difference": float(gap.mean()),
+                                     "max_abs_equity_difference": float(gap.max()),
+                                     "share_differing": float((gap > 1e-6).mean()), "positions": count}
     cpu = checkpoint.extra.get("cpu_seconds")
     if cpu and checkpoint.decisions:
         result["selfplay_ms_per_position"] = cpu / checkpoint.decisions * 1e3
     for name, ms in result["ms_per_position"].items():
         print(f"{name} sampled target: {ms:8.3f} ms per position (CPU)")
+    if "refined_vs_2ply" in result:
+        gap = result["refined_vs_2ply"]
+        print(f"refined vs 2-ply targets: equity differs on {gap['share_differing']:.1%} of {gap['positions']} "
+              f"positions, mean {gap['mean_abs_equity_difference']:.4f}, largest {gap['max_abs_equity_difference']:.4f}")
     if "selfplay_ms_per_position" in result:
         print(f"training self-play:  {result['selfplay_ms_per_position']:8.4f} ms per position (CPU, its run)")
     print(json.dumps(result))

@@ -162,3 +162,38 @@ def test_wins_option_chooses_by_the_chance_of_winning(tmp_path):
         assert (distributions @ points)[chosen_points[source]] == pytest.approx((distributions @ points)[start:stop].max())
     with pytest.raises(BotError, match="wins is an option of net: bots"):
         make_bot("heuristic,wins", rules)
+
+
+@pytest.mark.parametrize("variant,layout,dice", SMALL[:3])
+def test_refine_searches_the_best_of_the_shallower_search_at_full_depth(variant, layout, dice):
+    net = small_net(variant, seed=7)
+    afterstates = generate(PositionBatch.from_positions([board(variant, layout, "X")]), np.array([dice], np.int8))
+    points = outcome_points(net.rules).astype(np.float64)
+    cache = {}
+    moves = afterstates.moves_of(0)
+    one_ply = np.array([brute_value(net, move.position, 1, cache) @ points for move in moves])
+    two_ply = [brute_value(net, move.position, 2, cache) for move in moves]
+    # Keep one move: the best at 1 ply, valued at 2 plies.
+    rows, values, equities = NetBot(net, plies=2, candidates=None, margin=None, refine=(1, 0.0)).ranked(afterstates)
+    assert rows.tolist() == [int(np.argmax(one_ply))]
+    np.testing.assert_allclose(values[0], two_ply[rows[0]], atol=2e-5)
+    # A filter that keeps everything is the plain search.
+    plain = NetBot(net, plies=2, candidates=None, margin=None)
+    wide = NetBot(net, plies=2, candidates=None, margin=None, refine=(len(moves), 100.0))
+    assert np.array_equal(plain.ranked(afterstates)[0], wide.ranked(afterstates)[0])
+    np.testing.assert_allclose(plain.ranked(afterstates)[1], wide.ranked(afterstates)[1], atol=1e-12)
+
+
+def test_refine_spec_option_and_its_errors(tmp_path):
+    from .test_engine_model import save_tiny_net
+
+    path = save_tiny_net("tapa", tmp_path / "net.pt", seed=2)
+    rules = variant_rules("tapa")
+    bot = make_bot(f"net:{path}@2ply,refine=2:0.04", rules)
+    assert bot.refine == (2, 0.04) and bot.name.endswith(",refine=2:0.04")
+    for option, fragment in (("refine=0:0.1", "integer >= 1"), ("refine=2:-1", "number >= 0"),
+                             ("refine=two", "want refine=N:MARGIN")):
+        with pytest.raises(BotError, match=fragment):
+            make_bot(f"net:{path}@2ply,{option}", rules)
+    with pytest.raises(BotError, match="refine= is an option of net: bots"):
+        make_bot("heuristic,refine=2:0.04", rules)

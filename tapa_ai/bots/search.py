@@ -11,7 +11,11 @@ changes. As in GNU Backgammon:
   opponent's reply, the reply being chosen by its 0-ply equity;
 - at the root, every legal move is evaluated at 0-ply, the best
   ``candidates`` within ``margin`` points of equity of the best are kept
-  (GNU Backgammon's move filter), and those are evaluated at the full depth.
+  (GNU Backgammon's move filter), and those are evaluated at the full depth;
+  with ``refine = (n, m)`` a search of 2 plies or more first evaluates them
+  one ply less deep and keeps the best ``n`` within ``m`` of the best there
+  (a second filter of the same form, as GNU Backgammon's move filters allow
+  at every sub-ply), so that only those are searched at the full depth.
 
 Every level is one call of the vectorized move generator for all positions of
 all games times all 21 rolls, and one batched evaluation of all their
@@ -74,6 +78,21 @@ def _unfinished(positions: PositionBatch) -> Afterstates:
                        np.zeros((count, 4, 3), dtype=np.int8), zeros)
 
 
+def check_refine(refine) -> Optional[tuple[int, float]]:
+    """``refine`` as ``(n, m)`` (an integer >= 1 and a margin >= 0), or None; BotError when it is neither."""
+    if refine is None:
+        return None
+    try:
+        count, margin = refine
+    except (TypeError, ValueError):
+        raise BotError(f"refine={refine!r}: want (moves kept, equity margin), e.g. (2, 0.04)") from None
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise BotError(f"refine={refine!r}: the moves kept must be an integer >= 1")
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
+        raise BotError(f"refine={refine!r}: the margin must be a number >= 0 (points of equity)")
+    return int(count), float(margin)
+
+
 def filter_candidates(equities: np.ndarray, offsets: np.ndarray, candidates: Optional[int],
                       margin: Optional[float]) -> np.ndarray:
     """Rows kept per position: the best ``candidates`` within ``margin`` of the best (None = no limit), sorted."""
@@ -94,7 +113,8 @@ class NetBot(Bot):
 
     def __init__(self, net: EvaluatorNet, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
                  margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None,
-                 cube: bool = True, cube_life: Optional[float] = None) -> None:
+                 cube: bool = True, cube_life: Optional[float] = None,
+                 refine: Optional[tuple[int, float]] = None) -> None:
         from ..cube.equity import DEFAULT_CUBE_LIFE
 
         if not 0 <= plies <= MAX_PLIES:
@@ -103,6 +123,8 @@ class NetBot(Bot):
         self.plies = plies
         self.candidates = candidates
         self.margin = margin
+        self.refine = check_refine(refine)
+        """``(n, m)``: at 2 plies or more, keep the best n within m points after a search one ply shallower."""
         self.points = outcome_points(net.rules).astype(np.float64)
         self.name = name or f"net@{plies}ply"
         self.cube = cube
@@ -149,6 +171,10 @@ class NetBot(Bot):
         if self.plies == 0:
             return np.arange(len(afterstates)), base, equities
         rows = filter_candidates(equities, afterstates.offsets, self.candidates, self.margin)
+        if self.refine is not None and self.plies >= 2:
+            shallower = self.evaluate(afterstates, rows, self.plies - 1) @ self.points
+            kept = filter_candidates(shallower, np.searchsorted(rows, afterstates.offsets), *self.refine)
+            rows = rows[kept]
         values = self.evaluate(afterstates, rows)
         return rows, values, values @ self.points
 

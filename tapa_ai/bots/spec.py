@@ -19,7 +19,10 @@ doubles, always takes) instead of the net's cube decisions, and
 money play, ignoring the score (a baseline). ``net:PATH,wins`` chooses its
 checker plays by the chance of winning instead of the expected points
 (gammons, backgammons and mother wins count as plain wins), as at double
-match point. Bots without an evaluator always
+match point. ``net:PATH@2ply,refine=2:0.04`` adds a second move filter to a
+search of 2 plies or more: the candidates are searched one ply less deep first
+and only the best 2 within 0.04 points of the best are searched at the full
+depth. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
 """
 
@@ -34,9 +37,9 @@ from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
               "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "SPEC,nocube",
-              "net:PATH,cube_life=X", "net:PATH,wins")
+              "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN")
 """The valid forms, for error messages and ``--help``."""
-_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins")
+_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN")
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
@@ -82,7 +85,7 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
 def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
     if not options:
         return  # no import of the search module (and torch) for plain specs
-    from .search import NetBot
+    from .search import NetBot, check_refine
 
     for option in options:
         if option == "nocube":
@@ -96,6 +99,18 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
             if not isinstance(bot, NetBot):
                 raise _bad(text, "money_cube is an option of net: bots (the others play the passive cube)")
             bot.match_cube = False
+        elif option.startswith("refine="):
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "refine= is an option of net: bots")
+            count, _, margin = option.split("=", 1)[1].partition(":")
+            try:
+                numbers = int(count), float(margin)
+            except ValueError:
+                raise _bad(text, f"{option!r}: want refine=N:MARGIN, e.g. refine=2:0.04") from None
+            try:
+                bot.refine = check_refine(numbers)
+            except BotError as error:
+                raise _bad(text, f"{option!r}: {error}") from None
         elif option.startswith("cube_life="):
             if not isinstance(bot, NetBot):
                 raise _bad(text, "cube_life= is an option of net: bots (the others play the passive cube)")

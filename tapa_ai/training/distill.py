@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ..bots.base import BotError
 from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
@@ -73,7 +74,8 @@ def collect_states(net: EvaluatorNet, states: int, rng: np.random.Generator, par
 
 def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optional[np.random.Generator] = None,
                    rolls: str = "sample", candidates: Optional[int] = DEFAULT_CANDIDATES,
-                   margin: Optional[float] = DEFAULT_MARGIN, chunk: int = 256, progress: bool = False) -> np.ndarray:
+                   margin: Optional[float] = DEFAULT_MARGIN, chunk: int = 256, progress: bool = False,
+                   refine: Optional[tuple[int, float]] = None) -> np.ndarray:
     """(N, K) float32 search values of compact positions before the roll, from the mover's view.
 
     For each position and roll, the move a ``plies``-ply :class:`NetBot` would
@@ -82,6 +84,7 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     over the 21 rolls, with ``rolls="sample"`` for one roll drawn from ``rng``
     (21 times cheaper; unbiased, like a TD target). ``plies = 0`` with one
     sampled roll is the TD(0) target of the net's greedy move: the control.
+    ``refine``: the second move filter of :class:`NetBot` (searches of 2 plies or more).
     """
     if not 0 <= plies <= MAX_PLIES:
         raise DistillError(f"plies={plies}: search targets come from 0 to {MAX_PLIES} plies")
@@ -92,7 +95,10 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     states = np.asarray(states, dtype=np.int8)
     if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
         raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
-    bot = NetBot(net, plies=plies, candidates=candidates, margin=margin)
+    try:
+        bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine)
+    except BotError as error:
+        raise DistillError(str(error)) from None
     out = np.empty((len(states), net.num_outcomes), dtype=np.float32)
     with tqdm(total=len(states), desc=f"{plies}-ply targets", unit="pos", disable=not progress) as bar:
         for start in range(0, len(states), chunk):
@@ -209,7 +215,8 @@ def save_student(student: EvaluatorNet, teacher_path: str | Path, path: str | Pa
 def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, every: int = 1,
                plies: Sequence[int] = (0, 1), rolls: str = "sample", epochs: int = 4, learning_rate: float = 1e-4,
                batch_size: int = 256, pairs: int = 5000, opponents: Sequence[str] = ("heuristic",),
-               seed: int = 1, eval_seed: int = 1, progress: bool = True) -> dict:
+               seed: int = 1, eval_seed: int = 1, progress: bool = True,
+               refine: Optional[tuple[int, float]] = None) -> dict:
     """Distil a checkpoint's n-ply search into copies of it and measure them; returns the report (also out/report.json).
 
     Every student is fitted from the same teacher on the same positions; the
@@ -231,6 +238,9 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     teacher = load_network(checkpoint)
     settings = {"checkpoint": str(checkpoint), "sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
                 "states": states, "every": every, "rolls": rolls, "seed": seed}
+    if refine is not None:
+        # Only when given, so that directories of targets made before the option still match.
+        settings["refine"] = list(refine)
     claim_directory(out, "targets.json", settings, "targets of other settings", DistillError)
     rng = np.random.default_rng(seed)
     state_path = out / "states.npy"
@@ -251,7 +261,7 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
         else:
             start = time.process_time()
             targets = search_targets(teacher, sample, depth, np.random.default_rng([seed, depth]), rolls=rolls,
-                                     progress=progress)
+                                     progress=progress, refine=refine)
             seconds = time.process_time() - start
             np.savez(target_path, targets=targets, cpu_seconds=seconds)
         student, fitted = distill(teacher, sample, depth, np.random.default_rng([seed, depth, 1]), targets=targets,
