@@ -28,9 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = {variant: ROOT / "checkpoints" / f"{variant}.pt" for variant in ("tapa", "plakoto", "backgammon")}
 
 
-def save_tiny_net(variant: str, path: Path, seed: int = 3, hidden: int = 16, encoding_version: int = 1) -> Path:
+def save_tiny_net(variant: str, path: Path, seed: int = 3, hidden: int | list[int] = 16,
+                  encoding_version: int = 1) -> Path:
     """A small random network of ``variant`` saved as a checkpoint (fast to search, exact to check)."""
-    net = EvaluatorNet(ModelConfig(layers=1, hidden=hidden, encoding_version=encoding_version),
+    layers = 1 if isinstance(hidden, int) else len(hidden)
+    net = EvaluatorNet(ModelConfig(layers=layers, hidden=hidden, encoding_version=encoding_version),
                        variant_rules(variant), seed=seed).eval()
     return save_checkpoint(path, model_state=net.state_dict(), model_config=net.architecture(),
                            encoding=(ENCODING_NAME, encoding_version), rule_options=net.rules, config=TrainConfig(),
@@ -88,8 +90,9 @@ def test_encode_is_the_encoding_of_the_side_to_move(engine):
         assert np.array_equal(features, encode_positions([position])[0])  # the JSON numbers read back exactly
 
 
-def test_encode_and_evaluate_follow_the_models_encoding_version(tmp_path):
-    path = save_tiny_net("tapa", tmp_path / "v2.pt", encoding_version=2)
+@pytest.mark.parametrize("hidden", [16, [24, 12]])
+def test_encode_and_evaluate_follow_the_models_encoding_version(tmp_path, hidden):
+    path = save_tiny_net("tapa", tmp_path / "v2.pt", encoding_version=2, hidden=hidden)
     engine = Engine(bot=f"net:{path}")
     net = load_network(path)
     for position in tapa_positions()[:5]:

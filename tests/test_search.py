@@ -15,8 +15,9 @@ from tapa_ai.rules import variant_rules
 from tapa_ai.rules.reference import legal_moves, next_turn
 
 
-def small_net(variant, seed=3):
-    return EvaluatorNet(ModelConfig(layers=1, hidden=16), variant_rules(variant), seed=seed).eval()
+def small_net(variant, seed=3, hidden=16):
+    layers = 1 if isinstance(hidden, int) else len(hidden)
+    return EvaluatorNet(ModelConfig(layers=layers, hidden=hidden), variant_rules(variant), seed=seed).eval()
 
 
 def brute_value(net, after, plies, cache):
@@ -52,9 +53,10 @@ SMALL = [
 ]
 
 
+@pytest.mark.parametrize("hidden", [16, [12, 8]])
 @pytest.mark.parametrize("variant,layout,dice", SMALL)
-def test_two_ply_without_filtering_equals_brute_force_expectimax(variant, layout, dice):
-    net = small_net(variant)
+def test_two_ply_without_filtering_equals_brute_force_expectimax(variant, layout, dice, hidden):
+    net = small_net(variant, hidden=hidden)
     position = board(variant, layout, "X")
     afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
     bot = NetBot(net, plies=2, candidates=None, margin=None)
