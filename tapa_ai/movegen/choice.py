@@ -25,8 +25,13 @@ def segment_argmax(scores: np.ndarray, offsets: np.ndarray, rng: np.random.Gener
     return hits[first]
 
 
-def choose_random(afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random afterstate per position: (B,) rows."""
-    starts = afterstates.offsets[:-1]
-    counts = np.diff(afterstates.offsets)
+def choose_random(afterstates: Afterstates, rng: np.random.Generator,
+                  segments: np.ndarray | None = None) -> np.ndarray:
+    """A uniformly random afterstate per position: (B,) rows; with ``segments``, one per listed position only."""
+    offsets = afterstates.offsets
+    if segments is None:
+        starts, counts = offsets[:-1], np.diff(offsets)
+    else:
+        starts = offsets[segments]
+        counts = offsets[segments + 1] - starts
     return starts + (rng.random(starts.shape[0]) * counts).astype(np.int64)

@@ -112,7 +112,7 @@ class FastEvaluator:
 
     def refresh(self, net: EvaluatorNet) -> None:
         """Copy ``net``'s current weights (same architecture as at construction)."""
-        linears = [module for module in net.layers if hasattr(module, "weight")]
+        linears = net.linear_layers()
         weights = [module.weight.detach().to("cpu", copy=False).numpy() for module in linears]
         biases = [module.bias.detach().to("cpu", copy=False).numpy() for module in linears]
         width = num_features(net.encoding_version)
@@ -132,22 +132,25 @@ class FastEvaluator:
         table[:, 3] = table[:, 2] + units[:, 2]
         table[:, 4:] = table[:, 3, None] + EXTRA_VALUES[None, :, None] * units[:, 3, None]
         self.point_table = table  # (48, 16, H0)
+        # The later layers, copied in the form their path reads: tensors for the batched matrix products
+        # (torch's), or flat arrays and their shapes for the kernel (which then has none in the batched case).
+        later = linears[1:] if self.dense == "batched" else []
+        self.dense_layers = [(module.weight.detach().cpu().clone(), module.bias.detach().cpu().clone())
+                             for module in later]
+        fused = [] if later else list(zip(weights[1:], biases[1:]))
         shapes = []
         weight_at = bias_at = 0
-        for weight in weights[1:]:
+        for weight, _ in fused:
             shapes.append((weight.shape[1], weight.shape[0], weight_at, bias_at))
             weight_at += weight.size
             bias_at += weight.shape[0]
         self.layer_shapes = np.array(shapes, dtype=np.int64).reshape(len(shapes), 4)
-        if weights[1:]:
-            self.dense_weights = np.concatenate([w.reshape(-1) for w in weights[1:]]).astype(np.float32)
-            self.dense_bias = np.concatenate(biases[1:]).astype(np.float32)
+        if fused:
+            self.dense_weights = np.concatenate([w.reshape(-1) for w, _ in fused]).astype(np.float32)
+            self.dense_bias = np.concatenate([b for _, b in fused]).astype(np.float32)
         else:
             self.dense_weights = np.zeros(1, dtype=np.float32)
             self.dense_bias = np.zeros(1, dtype=np.float32)
-        # The later layers again, as tensors for the batched path (torch's matrix product and activation).
-        self.dense_layers = [(torch.from_numpy(np.array(w, dtype=np.float32)), torch.from_numpy(np.array(b, dtype=np.float32)))
-                             for w, b in zip(weights[1:], biases[1:])]
         outputs = weights[-1].shape[0]
         if outputs != self.num_outcomes:
             raise ValueError(f"network has {outputs} outputs, its rule set {self.num_outcomes} outcome classes")

@@ -248,11 +248,10 @@ class EvaluatorNet(nn.Module):
     def _initialize(self, generator: torch.Generator) -> None:
         """torch's default ``nn.Linear`` initialization, drawn from ``generator``."""
         with torch.no_grad():
-            for module in self.layers:
-                if isinstance(module, nn.Linear):
-                    nn.init.kaiming_uniform_(module.weight, a=math.sqrt(5), generator=generator)
-                    bound = 1.0 / math.sqrt(module.in_features)
-                    nn.init.uniform_(module.bias, -bound, bound, generator=generator)
+            for module in self.linear_layers():
+                nn.init.kaiming_uniform_(module.weight, a=math.sqrt(5), generator=generator)
+                bound = 1.0 / math.sqrt(module.in_features)
+                nn.init.uniform_(module.bias, -bound, bound, generator=generator)
 
     def linear_layers(self) -> list[nn.Linear]:
         """The network's linear layers, input first (every other module is an activation)."""

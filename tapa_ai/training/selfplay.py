@@ -240,10 +240,7 @@ class SelfPlay:
         if epsilon > 0:
             explore = self.rng.random(games) < epsilon
             if explore.any():
-                starts = afterstates.offsets[segments]
-                counts = afterstates.offsets[segments + 1] - starts
-                random_rows = starts + (self.rng.random(games) * counts).astype(np.int64)
-                chosen = np.where(explore, random_rows, chosen)
+                chosen = np.where(explore, choose_random(afterstates, self.rng, segments), chosen)
         return afterstates, distributions, chosen, expectations.astype(np.float32)
 
     # ------------------------------------------------------------------
