@@ -106,8 +106,11 @@ class Engine:
         if "vectorized" in self.generators or self.analyzer is not None:
             # The fast generator (and the model's fast evaluator) are compiled on first use (about
             # 10 s once after installing, then cached on disk); start now so the compile overlaps
-            # with the client's own start-up.
-            threading.Thread(target=self._warm_up, daemon=True).start()
+            # with the client's own start-up. Not a daemon: Python joins it before finalizing, so a
+            # short session never exits while it still holds (and then frees) torch tensors, which
+            # aborts the process ("terminate called without an active exception").
+            self._warm_thread = threading.Thread(target=self._warm_up, name="tapa-ai-warm-up")
+            self._warm_thread.start()
 
     def _warm_up(self) -> None:
         try:
