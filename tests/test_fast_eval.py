@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from tapa_ai.config import ModelConfig
-from tapa_ai.net.encoding import encode
-from tapa_ai.net.fast_eval import DENSE_MODES, FastEvaluator, afterstate_distributions_fast, fast_evaluator_for
+from tapa_ai.net.encoding import encode, num_features
+from tapa_ai.net.fast_eval import (DENSE_MODES, FastEncoder, FastEvaluator, afterstate_distributions_fast, fast_encode,
+                                   fast_evaluator_for)
 from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_points, swap_sides
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
@@ -120,3 +121,23 @@ def test_unsupported_activation_is_refused_clearly():
     with pytest.raises(ValueError, match="activation 'elu' is not implemented"):
         FastEvaluator.from_net(net)
     assert fast_evaluator_for(net) is None  # the policy falls back to the torch path
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_fast_encoder_writes_exactly_the_features_of_encode(variant, version):
+    # Playouts, contact playouts and end games (bear-offs, the bar, pinned and mother checkers).
+    batch = _positions(variant, 3000, seed=version)
+    assert np.array_equal(fast_encode(batch, version), encode(batch, version=version))
+    # Split over threads too, and into a given array.
+    out = np.full((len(batch), num_features(version)),
+                  np.nan, dtype=np.float32)
+    FastEncoder(version, threads=2).encode(batch, out=out)
+    assert np.array_equal(out, encode(batch, version=version))
+
+
+def test_fast_encoder_refuses_a_wrong_output_array():
+    batch = _positions("tapa", 6, seed=1)
+    with pytest.raises(ValueError, match="float32 array of shape"):
+        FastEncoder(2).encode(batch, out=np.zeros((6, 259), dtype=np.float32))
+    assert FastEncoder(1).encode(batch.take(np.arange(0))).shape == (0, 259)

@@ -65,11 +65,11 @@ def test_expected_targets_are_the_average_of_the_best_moves_value_over_the_21_ro
         turns = selfplay.turns.copy()
         selfplay.play_ply(0.0)
         for game in range(selfplay.size):
-            if len(selfplay.values[game]) != turns[game] + 1:
+            if selfplay.turns[game] != turns[game] + 1:
                 continue  # the game ended in this ply and was reset
             opening = turns[game] == 0 and rules.opening == "use-opening-dice"
             expected = plain_expectation(net, before, game, opening)
-            assert np.abs(selfplay.values[game][-1] - expected).max() < 1e-5
+            assert np.abs(selfplay.trajectory(game)[1][-1] - expected).max() < 1e-5
             checked += 1
     assert checked >= 20
 

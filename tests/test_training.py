@@ -55,7 +55,10 @@ def test_selfplay_games_finish_and_state_round_trips(variant, tmp_path):
     copy = SelfPlay(trainer.rules, trainer.net, config.selfplay.parallel_games, np.random.default_rng(5))
     copy.load_state_dict(state)
     assert np.array_equal(copy.batch.board, trainer.selfplay.batch.board)
-    assert [len(s) for s in copy.states] == [len(s) for s in trainer.selfplay.states]
+    assert copy.turns.tolist() == trainer.selfplay.turns.tolist() and trainer.selfplay.turns.any()
+    for game in range(copy.size):
+        for mine, theirs in zip(copy.trajectory(game), trainer.selfplay.trajectory(game)):
+            assert np.array_equal(mine, theirs)
 
 
 def test_training_resumes_exactly_as_an_uninterrupted_run(tmp_path):

@@ -43,7 +43,7 @@ from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_f
 from .fast_kernel import ACTIVATION_CODES, EXTRA_VALUES, evaluate_rows
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
-__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "FastEvaluator", "afterstate_distributions_fast", "fast_evaluator_for",
+__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "FastEncoder", "FastEvaluator", "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for",
            "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
@@ -58,10 +58,13 @@ MIN_ROWS_PER_THREAD = 256
 _executor: Optional[ThreadPoolExecutor] = None
 _executor_lock = threading.Lock()
 
+_CPUS = os.cpu_count() or 1
+"""The machine's CPU count, read once (os.cpu_count() reads /sys: ~0.1 ms, once per call was 1% of self-play)."""
+
 
 def default_threads() -> int:
     """Threads of the kernel: ``TAPA_EVAL_THREADS`` or the CPU count."""
-    return max(1, int(os.environ.get("TAPA_EVAL_THREADS", os.cpu_count() or 1)))
+    return max(1, int(os.environ.get("TAPA_EVAL_THREADS", _CPUS)))
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
@@ -70,6 +73,106 @@ def _pool(threads: int) -> ThreadPoolExecutor:
         if _executor is None or _executor._max_workers < threads:  # noqa: SLF001 - resize only when needed
             _executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fast-eval")
         return _executor
+
+
+def _point_table(first_weights: np.ndarray) -> np.ndarray:
+    """(48, 16, H0): the free-checker units of a point (>= 1, >= 2, >= 3, (n - 3) / 2) summed per count n = 0..15."""
+    units = first_weights[: 2 * OPPONENT_POINTS.start].reshape(48, 5, -1)  # (48 points, 5 units, H0)
+    table = np.empty((48, 16, units.shape[2]), dtype=np.float32)
+    table[:, 0] = 0.0
+    table[:, 1] = units[:, 0]
+    table[:, 2] = units[:, 0] + units[:, 1]
+    table[:, 3] = table[:, 2] + units[:, 2]
+    table[:, 4:] = table[:, 3, None] + EXTRA_VALUES[None, :, None] * units[:, 3, None]
+    return table
+
+
+def _run_kernel(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, output_order: np.ndarray,
+                outputs: tuple, threads: int) -> None:
+    """``evaluate_rows`` over ``batch`` with the arrays of ``layer`` (a FastEvaluator or FastEncoder), split over threads.
+
+    ``outputs``: (probabilities, equities, first_only, first_out) as the kernel takes them.
+    """
+    size = len(batch)
+    flags = np.array([[float(r.pins), float(r.backgammons), r.mother_points / MOTHER_POINTS_SCALE]
+                      for r in batch.rules], dtype=np.float32).reshape(len(batch.rules), 3)
+    # The rule flags are constant per rule set: folded into one first-layer bias per rule set.
+    rule_bias = layer.first_bias + (
+        flags[:, :, None] * layer.first_weights[None, RULES_COLUMNS.start:RULES_COLUMNS.start + 3]).sum(axis=1)
+    mother_rules = np.array([r.pins and r.mother_points > 0 for r in batch.rules], dtype=np.bool_)
+    arrays = (
+        np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
+        np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
+        np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
+        mother_rules, flip, layer.exposure, layer.contact, np.ascontiguousarray(classes, dtype=np.int64),
+        layer.first_weights, layer.point_table, layer.dense_weights, layer.dense_bias, layer.layer_shapes,
+        layer.activation, layer.points, output_order,
+    )
+    parts = min(threads, max(1, size // MIN_ROWS_PER_THREAD))
+    if parts <= 1:
+        evaluate_rows(*arrays, 0, size, *outputs)
+        return
+    bounds = np.linspace(0, size, parts + 1).astype(np.int64)
+    pool = _pool(parts)
+    futures = [pool.submit(evaluate_rows, *arrays, int(lo), int(hi), *outputs)
+               for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    evaluate_rows(*arrays, 0, int(bounds[1]), *outputs)  # the first slice here
+    for future in futures:
+        future.result()
+
+
+# -- the encoder --------------------------------------------------------------------------------
+class FastEncoder:
+    """:func:`~tapa_ai.net.encoding.encode` through the evaluator's kernel: its first layer with identity weights.
+
+    With the identity as first layer (and no bias) the first layer's
+    pre-activations *are* the features, so the kernel that evaluates
+    self-play also writes the rows that learning trains on: one loop over
+    the int8 arrays instead of the vectorized numpy encoder's passes (the
+    exposure columns most of all). Equal to ``encode`` (``tests/test_fast_eval.py``).
+    """
+
+    def __init__(self, version: int, threads: Optional[int] = None) -> None:
+        self.version = int(version)
+        self.width = num_features(self.version)
+        self.exposure = self.version >= 2
+        self.contact = self.version >= 3
+        self.first_weights = np.eye(self.width, dtype=np.float32)
+        self.first_bias = np.zeros(self.width, dtype=np.float32)
+        self.point_table = _point_table(self.first_weights)
+        self.dense_weights = np.zeros(1, dtype=np.float32)
+        self.dense_bias = np.zeros(1, dtype=np.float32)
+        self.layer_shapes = np.zeros((0, 4), dtype=np.int64)
+        self.activation = ACTIVATION_CODES["relu"]  # unused: the kernel stops after the first layer
+        self.points = np.zeros(1, dtype=np.float32)
+        self._order = np.zeros(1, dtype=np.int64)
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+
+    def encode(self, batch: PositionBatch, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """(B, num_features(version)) float32 features of ``batch`` from each side to move (as ``encode``)."""
+        size = len(batch)
+        if out is None:
+            out = np.empty((size, self.width), dtype=np.float32)
+        elif out.shape != (size, self.width) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out: want a C-contiguous float32 array of shape {(size, self.width)}, "
+                             f"got {out.dtype} {out.shape}")
+        if size:
+            classes = np.full(size, -1, dtype=np.int64)
+            scratch = np.empty((1, 1), dtype=np.float32)
+            _run_kernel(self, batch, False, classes, self._order, (scratch, np.empty(1, np.float32), True, out),
+                        self.threads)
+        return out
+
+
+_ENCODERS: dict[int, FastEncoder] = {}
+
+
+def fast_encode(batch: PositionBatch, version: int) -> np.ndarray:
+    """``encode(batch, version=version)`` through :class:`FastEncoder` (one cached encoder per version)."""
+    encoder = _ENCODERS.get(version)
+    if encoder is None:
+        encoder = _ENCODERS[version] = FastEncoder(version)
+    return encoder.encode(batch)
 
 
 # -- the evaluator ----------------------------------------------------------------------------
@@ -123,15 +226,7 @@ class FastEvaluator:
         # First layer transposed: the weights of one feature are one contiguous row.
         self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259, 309 or 315, H0)
         self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
-        # The free-checker units of a point (>= 1, >= 2, >= 3, (n - 3) / 2) summed per count n = 0..15.
-        units = self.first_weights[: 2 * OPPONENT_POINTS.start].reshape(48, 5, -1)  # (48 points, 5 units, H0)
-        table = np.empty((48, 16, units.shape[2]), dtype=np.float32)
-        table[:, 0] = 0.0
-        table[:, 1] = units[:, 0]
-        table[:, 2] = units[:, 0] + units[:, 1]
-        table[:, 3] = table[:, 2] + units[:, 2]
-        table[:, 4:] = table[:, 3, None] + EXTRA_VALUES[None, :, None] * units[:, 3, None]
-        self.point_table = table  # (48, 16, H0)
+        self.point_table = _point_table(self.first_weights)  # (48, 16, H0)
         # The later layers, copied in the form their path reads: tensors for the batched matrix products
         # (torch's), or flat arrays and their shapes for the kernel (which then has none in the batched case).
         later = linears[1:] if self.dense == "batched" else []
@@ -163,33 +258,10 @@ class FastEvaluator:
         equities = np.empty(size, dtype=np.float32)
         if size == 0:
             return probabilities, equities
-        flags = np.array([[float(r.pins), float(r.backgammons), r.mother_points / MOTHER_POINTS_SCALE]
-                          for r in batch.rules], dtype=np.float32).reshape(len(batch.rules), 3)
-        # The rule flags are constant per rule set: folded into one first-layer bias per rule set.
-        rule_bias = self.first_bias + (flags[:, :, None] * self.first_weights[None, RULES_COLUMNS.start:RULES_COLUMNS.start + 3]).sum(axis=1)
-        mother_rules = np.array([r.pins and r.mother_points > 0 for r in batch.rules], dtype=np.bool_)
-        arrays = (
-            np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
-            np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
-            np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
-            mother_rules, flip, self.exposure, self.contact, np.ascontiguousarray(classes, dtype=np.int64), self.first_weights, self.point_table,
-            self.dense_weights, self.dense_bias, self.layer_shapes, self.activation, self.points, output_order,
-        )
         batched = self.dense == "batched" and bool(self.dense_layers)
         first = np.empty((size, self.first_bias.shape[0]) if batched else (1, 1), dtype=np.float32)
-        outputs = (probabilities, equities, batched, first)
-        threads = self.threads if threads is None else max(1, int(threads))
-        parts = min(threads, max(1, size // MIN_ROWS_PER_THREAD))
-        if parts <= 1:
-            evaluate_rows(*arrays, 0, size, *outputs)
-        else:
-            bounds = np.linspace(0, size, parts + 1).astype(np.int64)
-            pool = _pool(parts)
-            futures = [pool.submit(evaluate_rows, *arrays, int(lo), int(hi), *outputs)
-                       for lo, hi in zip(bounds[1:-1], bounds[2:])]
-            evaluate_rows(*arrays, 0, int(bounds[1]), *outputs)  # the first slice here
-            for future in futures:
-                future.result()
+        _run_kernel(self, batch, flip, classes, output_order, (probabilities, equities, batched, first),
+                    self.threads if threads is None else max(1, int(threads)))
         if batched:
             self._dense_batched(first, classes, output_order, probabilities, equities)
         return probabilities, equities

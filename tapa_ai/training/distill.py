@@ -36,8 +36,7 @@ from ..bots.base import BotError
 from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
-from ..net.encoding import encode
-from ..net.fast_eval import refresh_fast_evaluator
+from ..net.fast_eval import fast_encode, refresh_fast_evaluator
 from ..net.model import EvaluatorNet, soft_cross_entropy
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
 
@@ -148,7 +147,7 @@ def fit(net: EvaluatorNet, states: np.ndarray, targets: np.ndarray, rng: np.rand
         raise DistillError(f"epochs={epochs}, batch_size={batch_size}, learning_rate={learning_rate}: "
                            "all must be positive")
     device = next(net.parameters()).device
-    features = torch.from_numpy(encode(unpack_states(states, net.rules), version=net.encoding_version)).to(device)
+    features = torch.from_numpy(fast_encode(unpack_states(states, net.rules), net.encoding_version)).to(device)
     targets_t = torch.from_numpy(np.asarray(targets, dtype=np.float32)).to(device)
     order = rng.permutation(len(states))
     test_count = int(round(held_out * len(states)))

@@ -150,8 +150,10 @@ class SelfPlay:
         self.batch = self._start.take(np.zeros(games, dtype=np.int64))
         self.batch.turn[:] = rng.integers(0, 2, games)
         self.turns = np.zeros(games, dtype=np.int64)
-        self.states: list[list[np.ndarray]] = [[] for _ in range(games)]
-        self.values: list[list[np.ndarray]] = [[] for _ in range(games)]
+        # Trajectories so far, by turn: turn t of game g is row [t, g] (each game holds self.turns[g] rows).
+        # One vectorized write per ply instead of a list append per game; grows when a game outlasts it.
+        self._states = np.zeros((min(max_turns, 256), games, STATE_WIDTH), dtype=np.int8)
+        self._values = np.zeros((min(max_turns, 256), games, len(self.points)), dtype=np.float32)
         self.stats = SelfPlayStats()
         self.on_ply = None
         """Optional ``(batch, next_values, new_game) -> None`` called every ply (online learning)."""
@@ -168,10 +170,25 @@ class SelfPlay:
                 first = doubles
         return dice
 
+    def trajectory(self, game: int) -> tuple[np.ndarray, np.ndarray]:
+        """(turns, 52) int8 states before each turn of running game ``game`` and (turns, K) their kept values (copies)."""
+        turns = int(self.turns[game])
+        return self._states[:turns, game].copy(), self._values[:turns, game].copy()
+
+    def _record(self, before: np.ndarray, kept: np.ndarray) -> None:
+        """Store this ply's state and kept value of every game at its turn number."""
+        needed = int(self.turns.max()) + 1
+        if needed > self._states.shape[0]:
+            grown = max(needed, 2 * self._states.shape[0])
+            self._states = np.concatenate([self._states, np.zeros((grown - self._states.shape[0],) + self._states.shape[1:],
+                                                                  dtype=np.int8)])
+            self._values = np.concatenate([self._values, np.zeros((grown - self._values.shape[0],) + self._values.shape[1:],
+                                                                  dtype=np.float32)])
+        games = np.arange(self.size)
+        self._states[self.turns, games] = before
+        self._values[self.turns, games] = kept
+
     def _reset(self, games: np.ndarray) -> None:
-        for game in games.tolist():
-            self.states[game] = []
-            self.values[game] = []
         self.turns[games] = 0
         fresh = self._start.take(np.zeros(games.size, dtype=np.int64))
         for name in ("board", "pinned", "off", "bar"):
@@ -194,9 +211,7 @@ class SelfPlay:
                 if explore.any():
                     chosen = np.where(explore, choose_random(afterstates, self.rng), chosen)
             kept = distributions[chosen]
-        for game in range(self.size):
-            self.states[game].append(before[game])
-            self.values[game].append(kept[game])
+        self._record(before, kept)
         if self.on_ply is not None:
             self.on_ply(self.batch, distributions[chosen], self.turns == 0)
         self.turns += 1
@@ -207,8 +222,8 @@ class SelfPlay:
         for game in np.flatnonzero(over).tolist():
             kind = movegen_kernel.RESULT_KINDS[int(afterstates.result_kind[chosen[game]])]
             outcome = distributions[chosen[game]].astype(np.float32) if self.expected else None
-            finished.append(FinishedGame(np.stack(self.states[game]), np.stack(self.values[game]).astype(np.float32),
-                                         kind, int(self.turns[game]), outcome))
+            states, values = self.trajectory(game)
+            finished.append(FinishedGame(states, values, kind, int(self.turns[game]), outcome))
             self.stats.games += 1
             self.stats.turns_of_finished += int(self.turns[game])
             self.stats.kinds[kind] += 1
@@ -246,10 +261,10 @@ class SelfPlay:
     # ------------------------------------------------------------------
     def state_dict(self) -> dict:
         """Plain data (tensors, ints, lists) of the running games, for a checkpoint."""
-        lengths = [len(states) for states in self.states]
-        width = len(self.points)
-        states = np.concatenate([np.stack(s) for s in self.states if s]) if any(lengths) else np.zeros((0, STATE_WIDTH), np.int8)
-        values = np.concatenate([np.stack(v) for v in self.values if v]) if any(lengths) else np.zeros((0, width), np.float32)
+        lengths = [int(turns) for turns in self.turns]
+        pieces = [self.trajectory(game) for game in range(self.size)]
+        states = np.concatenate([piece[0] for piece in pieces])
+        values = np.concatenate([piece[1] for piece in pieces])
         return {
             "batch": torch.from_numpy(pack_states(self.batch).copy()),
             "turn": torch.from_numpy(self.batch.turn.copy()),
@@ -270,10 +285,16 @@ class SelfPlay:
         batch.turn[:] = state["turn"].numpy()
         self.batch = batch
         self.turns = state["turns"].numpy().astype(np.int64).copy()
+        if lengths != self.turns.tolist():
+            raise ValueError("saved self-play: each game's stored trajectory must have one row per turn played")
         states, values = state["states"].numpy(), state["values"].numpy()
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        self.states = [list(states[offsets[g]:offsets[g + 1]]) for g in range(self.size)]
-        self.values = [list(values[offsets[g]:offsets[g + 1]]) for g in range(self.size)]
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        capacity = max(min(self.max_turns, 256), max(lengths, default=0) + 1)
+        self._states = np.zeros((capacity, self.size, STATE_WIDTH), dtype=np.int8)
+        self._values = np.zeros((capacity, self.size, values.shape[1]), dtype=np.float32)
+        for game in range(self.size):
+            self._states[:lengths[game], game] = states[offsets[game]:offsets[game + 1]]
+            self._values[:lengths[game], game] = values[offsets[game]:offsets[game + 1]]
         stats = state["stats"]
         self.stats = SelfPlayStats(stats["games"], stats["decisions"], stats["abandoned"],
                                    stats["turns_of_finished"], Counter(stats["kinds"]))

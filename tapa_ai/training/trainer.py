@@ -24,8 +24,8 @@ from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
 from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
 from ..net.checkpoint import Checkpoint, load_checkpoint
 from ..net.checkpoint_dir import CheckpointManager
-from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode
-from ..net.fast_eval import refresh_fast_evaluator
+from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
+from ..net.fast_eval import fast_encode, refresh_fast_evaluator
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import RULES_VERSION, variant_rules
 from .selfplay import FinishedGame, SelfPlay, unpack_states
@@ -65,8 +65,12 @@ class Trainer:
         self.net = EvaluatorNet(config.model, self.rules, seed=config.run.seed).to(self.device)
         learning = config.learning
         if learning.optimizer == "adam":
+            # foreach: the update as a few multi-tensor ops instead of a loop of small ones per tensor
+            # (~20% cheaper a step at 309 x 128 on one thread). Not fused=True: that kernel's rounding
+            # depends on where the tensors lie in memory, so a resumed run would drift from an
+            # uninterrupted one (tests/test_training.py).
             self.optimizer = torch.optim.Adam(self.net.parameters(), lr=learning.learning_rate,
-                                              weight_decay=learning.weight_decay)
+                                              weight_decay=learning.weight_decay, foreach=True)
         else:
             self.optimizer = torch.optim.SGD(self.net.parameters(), lr=learning.learning_rate,
                                              weight_decay=learning.weight_decay)
@@ -109,7 +113,8 @@ class Trainer:
         rate = self.config.learning.rate(self.games)
         for group in self.optimizer.param_groups:
             group["lr"] = rate
-        features = torch.from_numpy(encode(unpack_states(states, self.rules), version=self.net.encoding_version))
+        # The evaluator's kernel writes the features (bit-equal to encode, ~6x faster at version 2).
+        features = torch.from_numpy(fast_encode(unpack_states(states, self.rules), self.net.encoding_version))
         features = features.to(self.device)
         targets_t = torch.from_numpy(targets.astype(np.float32)).to(self.device)
         order = torch.from_numpy(self.rng.permutation(len(states))).to(self.device)
@@ -132,7 +137,7 @@ class Trainer:
     def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
         """``learning.method = "online-traces"``: one TD(lambda) update per ply (see :mod:`traces`)."""
         self.traces.learning_rate = self.config.learning.rate(self.games)
-        self.online_losses.append(self.traces.step(encode(batch, version=self.net.encoding_version), next_values,
+        self.online_losses.append(self.traces.step(fast_encode(batch, self.net.encoding_version), next_values,
                                                    new_game))
         self.steps += 1
 
@@ -214,6 +219,8 @@ class Trainer:
                 for group in self.optimizer.param_groups:
                     group["lr"] = self.config.learning.learning_rate
                     group["weight_decay"] = self.config.learning.weight_decay
+                    if isinstance(self.optimizer, torch.optim.Adam):  # older checkpoints stored foreach=None
+                        group["foreach"] = True
             checkpoint.restore_rng(numpy_generator=self.rng)
             self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
         except (KeyError, RuntimeError, ValueError) as error:
