@@ -38,7 +38,7 @@ from typing import Any, Literal, Sequence
 Variant = Literal["tapa", "plakoto", "backgammon"]
 Activation = Literal["relu", "tanh", "sigmoid", "gelu", "silu"]
 LearningMethod = Literal["lambda-return", "online-traces"]
-Targets = Literal["sampled", "expected"]
+Targets = Literal["sampled", "expected", "search"]
 LrSchedule = Literal["constant", "linear", "cosine"]
 Optimizer = Literal["adam", "sgd"]
 
@@ -183,7 +183,22 @@ class LearningConfig:
     """What a turn's value is learned from: ``sampled``, the chosen move's value after the roll that was played
     (TD-Gammon); ``expected``, the average over all 21 rolls of the best move's value (a 1-ply expectation, exact
     where the move ends the game; each ply generates and evaluates 21 rolls, about 20 times the self-play cost).
-    Mixed with the next turn's target by ``lambda_`` as the sampled values are; lambda-return method only."""
+    Mixed with the next turn's target by ``lambda_`` as the sampled values are; lambda-return method only.
+    ``search``: expert iteration, the net's own ``search_plies``-ply search value of a sampled roll (the move its
+    search plays, that move's value) for a ``search_fraction`` of the positions played, kept in a replay buffer of
+    ``replay_size`` rows that minibatches are drawn from (``replay_ratio`` draws per new row); lambda-return only."""
+    search_plies: int = _bounded(2, minimum=0, maximum=3)
+    """``targets = "search"``: plies of the search that labels positions (0 is the TD(0) control)."""
+    search_fraction: float = _bounded(0.1, above=0.0, maximum=1.0)
+    """``targets = "search"``: chance that a played position is labelled by search and added to the buffer."""
+    search_refine: int = _bounded(2, minimum=0)
+    """``targets = "search"``: candidates the second move filter keeps (0: none; NetBot ``refine``)."""
+    search_refine_margin: float = _bounded(0.04, minimum=0.0)
+    """``targets = "search"``: equity margin of the second move filter."""
+    replay_size: int = _bounded(50_000, minimum=1)
+    """``targets = "search"``: labelled positions kept (the oldest are replaced); fixed for a run."""
+    replay_ratio: float = _bounded(4.0, above=0.0)
+    """``targets = "search"``: positions drawn from the buffer for gradient steps per newly labelled position."""
     lr_schedule: LrSchedule = "constant"
     """Learning rate over the run: ``constant``, or falling from ``learning_rate`` to ``learning_rate_final``
     over ``lr_decay_games`` games from ``lr_decay_start_games`` on, ``linear`` or ``cosine``, then staying there."""
@@ -195,8 +210,8 @@ class LearningConfig:
     """Games over which the learning rate falls to ``learning_rate_final``."""
 
     def __post_init__(self) -> None:
-        if self.targets == "expected" and self.method != "lambda-return":
-            raise ConfigError(f"learning.targets='expected' needs learning.method='lambda-return' "
+        if self.targets != "sampled" and self.method != "lambda-return":
+            raise ConfigError(f"learning.targets={self.targets!r} needs learning.method='lambda-return' "
                               f"(got {self.method!r}): online traces learn from the sampled next position")
 
     def rate(self, games: int) -> float:

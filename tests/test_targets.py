@@ -1,5 +1,7 @@
 """Learning targets beyond the sampled roll (1-ply expectations over the 21 rolls) and learning-rate schedules."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,9 @@ from tapa_ai.net.model import EvaluatorNet, outcome_points, swap_sides
 from tapa_ai.config import ModelConfig
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.training.selfplay import OPENING_WEIGHTS, SelfPlay, lambda_returns
-from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
+from tapa_ai.training.distill import search_targets
+from tapa_ai.training.replay import ReplayBuffer
+from tapa_ai.training.trainer import Trainer, TrainingError, new_run_directory, resume_checkpoint
 
 ROLLS_AND_WEIGHTS = [((a, b), (1 if a == b else 2) / 36) for a in range(1, 7) for b in range(a, 7)]
 
@@ -127,6 +131,79 @@ def test_training_with_expected_targets_resumes_exactly(tmp_path):
 def test_expected_targets_need_the_lambda_return_method():
     with pytest.raises(ConfigError, match="needs learning.method='lambda-return'"):
         loads_config('[learning]\nmethod = "online-traces"\ntargets = "expected"\n')
+
+
+# -- expert iteration: search targets from a replay buffer -------------------------------------------
+SEARCH = ["learning.targets=search", "learning.search_plies=1", "learning.search_fraction=0.5",
+          "learning.replay_size=300", "learning.replay_ratio=2"]
+
+
+def test_replay_buffer_is_a_ring_of_the_newest_rows():
+    buffer = ReplayBuffer(5, 2, 1)
+    buffer.add(np.array([[1, 1], [2, 2], [3, 3]], np.int8), np.array([[1.0], [2.0], [3.0]], np.float32))
+    buffer.add(np.array([[4, 4], [5, 5], [6, 6], [7, 7]], np.int8), np.array([[4.0], [5.0], [6.0], [7.0]], np.float32))
+    assert len(buffer) == 5 and buffer.next == 2
+    assert sorted(buffer.states[:, 0].tolist()) == [3, 4, 5, 6, 7]
+    assert np.array_equal(buffer.states[:, 0].astype(np.float32), buffer.targets[:, 0])  # rows stay paired
+    states, targets = buffer.sample(50, np.random.default_rng(0))
+    assert set(states[:, 0].tolist()) <= {3, 4, 5, 6, 7} and np.array_equal(states[:, 0].astype(np.float32), targets[:, 0])
+    copy = ReplayBuffer(5, 2, 1)
+    copy.load_state_dict(buffer.state_dict())
+    assert np.array_equal(copy.states, buffer.states) and copy.next == buffer.next
+    with pytest.raises(ValueError, match="replay_size cannot change on resume"):
+        ReplayBuffer(6, 2, 1).load_state_dict(buffer.state_dict())
+    with pytest.raises(ValueError, match="empty"):
+        ReplayBuffer(3, 2, 1).sample(1, np.random.default_rng(0))
+
+
+def test_search_targets_label_a_sample_of_the_played_positions(tmp_path):
+    config = tiny_config(tmp_path, *SEARCH)
+    trainer = Trainer(config, new_run_directory(config))
+    games = []
+    while len(games) < 2:
+        games += trainer.selfplay.play_ply(0.0)
+    states = np.concatenate([game.states for game in games])
+    rng = copy.deepcopy(trainer.rng)
+    picked = states[rng.random(len(states)) < 0.5]
+    expected = search_targets(trainer.net, picked, 1, rng)
+    drawn, targets = trainer._replay_samples(states)
+    assert len(trainer.replay) == len(picked) > 0
+    assert np.array_equal(trainer.replay.states[:len(picked)], picked)
+    assert np.allclose(trainer.replay.targets[:len(picked)], expected, atol=1e-6)
+    # replay_ratio 2: two rows drawn per newly labelled one, each a buffer row with its own label.
+    assert len(drawn) == 2 * len(picked)
+    for state, target in zip(drawn, targets):  # (a position played twice may carry two labels: other rolls)
+        same = (picked == state).all(axis=1)
+        assert same.any() and np.abs(expected[same] - target).max(axis=1).min() < 1e-6
+
+
+def test_training_with_search_targets_resumes_exactly(tmp_path):
+    whole = tiny_config(tmp_path / "whole", *SEARCH)
+    uninterrupted = Trainer(whole, new_run_directory(whole))
+    uninterrupted.train(progress=False)
+    half = tiny_config(tmp_path / "split", *SEARCH, "run.total_games=8")
+    split = Trainer(half, new_run_directory(half))
+    split.train(progress=False)
+    run_dir, checkpoint = resume_checkpoint(split.run_dir)
+    assert len(checkpoint.extra["replay"]["states"]) == len(split.replay) > 0
+    config = checkpoint.train_config()
+    config.run.total_games = 16
+    resumed = Trainer(config, run_dir, checkpoint)
+    resumed.train(progress=False)
+    assert resumed.games == uninterrupted.games and resumed.steps == uninterrupted.steps > 0
+    for name, tensor in uninterrupted.net.state_dict().items():
+        assert np.array_equal(tensor.numpy(), resumed.net.state_dict()[name].numpy()), name
+
+
+def test_search_targets_resume_only_a_run_that_had_a_replay_buffer(tmp_path):
+    plain = tiny_config(tmp_path, "run.total_games=8")
+    first = Trainer(plain, new_run_directory(plain))
+    first.train(progress=False)
+    run_dir, checkpoint = resume_checkpoint(first.run_dir)
+    config = checkpoint.train_config()
+    config.learning.targets = "search"
+    with pytest.raises(TrainingError, match="no replay buffer"):
+        Trainer(config, run_dir, checkpoint)
 
 
 # -- learning-rate schedules --------------------------------------------------------------------------

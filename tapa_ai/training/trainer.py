@@ -28,7 +28,9 @@ from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import RULES_VERSION, variant_rules
-from .selfplay import FinishedGame, SelfPlay, unpack_states
+from .distill import search_targets
+from .replay import ReplayBuffer
+from .selfplay import STATE_WIDTH, FinishedGame, SelfPlay, unpack_states
 from .traces import OnlineTraces
 
 OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
@@ -77,6 +79,11 @@ class Trainer:
         self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
                                  config.selfplay.max_turns, expected=learning.targets == "expected")
         self.pending: list[FinishedGame] = []
+        # Expert iteration (learning.targets = "search"): search-labelled positions and the gradient
+        # samples owed to them (a fraction carried from one learning pass to the next).
+        self.replay = (ReplayBuffer(learning.replay_size, STATE_WIDTH, self.net.num_outcomes)
+                       if learning.targets == "search" else None)
+        self.replay_credit = 0.0
         self.traces: Optional[OnlineTraces] = None
         if learning.method == "online-traces":
             self.traces = OnlineTraces(self.net, config.selfplay.parallel_games, learning.lambda_,
@@ -109,10 +116,15 @@ class Trainer:
         if not games:
             return float("nan")
         states = np.concatenate([game.states for game in games])
-        targets = np.concatenate([game.targets(self.config.learning.lambda_) for game in games])
         rate = self.config.learning.rate(self.games)
         for group in self.optimizer.param_groups:
             group["lr"] = rate
+        if self.replay is not None:
+            states, targets = self._replay_samples(states)
+            if len(states) == 0:
+                return float("nan")
+        else:
+            targets = np.concatenate([game.targets(self.config.learning.lambda_) for game in games])
         # The evaluator's kernel writes the features (bit-equal to encode, ~6x faster at version 2).
         features = torch.from_numpy(fast_encode(unpack_states(states, self.rules), self.net.encoding_version))
         features = features.to(self.device)
@@ -133,6 +145,24 @@ class Trainer:
         # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
         refresh_fast_evaluator(self.net)
         return float(np.mean(losses))
+
+    def _replay_samples(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Expert iteration: label a sample of ``states`` by the net's search, add them, draw the rows to fit."""
+        learning = self.config.learning
+        labelled = states[self.rng.random(len(states)) < learning.search_fraction]
+        if len(labelled):
+            refine = (learning.search_refine, learning.search_refine_margin) if learning.search_refine else None
+            self.net.eval()
+            targets = search_targets(self.net, labelled, learning.search_plies, self.rng,
+                                     refine=refine if learning.search_plies >= 2 else None)
+            self.net.train()
+            self.replay.add(labelled, targets)
+        self.replay_credit += len(labelled) * learning.replay_ratio
+        draws = int(self.replay_credit)
+        self.replay_credit -= draws
+        if draws == 0 or len(self.replay) == 0:
+            return states[:0], np.zeros((0, self.net.num_outcomes), dtype=np.float32)
+        return self.replay.sample(draws, self.rng)
 
     def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
         """``learning.method = "online-traces"``: one TD(lambda) update per ply (see :mod:`traces`)."""
@@ -185,6 +215,7 @@ class Trainer:
             numpy_generator=self.rng,
             extra={
                 "selfplay": self.selfplay.state_dict(),
+                "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit},
                 "best_score": self.best_score if math.isfinite(self.best_score) else None,
                 "best_opponents": list(self.config.eval.opponents),
                 "cpu_seconds": self.cpu_seconds,
@@ -223,6 +254,13 @@ class Trainer:
                         group["foreach"] = True
             checkpoint.restore_rng(numpy_generator=self.rng)
             self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
+            if self.replay is not None:
+                replay = checkpoint.extra.get("replay")
+                if replay is None:
+                    raise ValueError("learning.targets='search' resumes only a run that trained with it "
+                                     "(this checkpoint has no replay buffer)")
+                self.replay.load_state_dict(replay)
+                self.replay_credit = float(replay["credit"])
         except (KeyError, RuntimeError, ValueError) as error:
             raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
         self.steps = checkpoint.steps
