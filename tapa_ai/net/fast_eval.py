@@ -58,6 +58,9 @@ MIN_ROWS_PER_THREAD = 256
 _executor: Optional[ThreadPoolExecutor] = None
 _executor_lock = threading.Lock()
 
+DENSE_BLOCK_ROWS = 512
+"""Rows per matrix product of the batched dense layers (fixed, so results do not depend on the thread count)."""
+
 _CPUS = os.cpu_count() or 1
 """The machine's CPU count, read once (os.cpu_count() reads /sys: ~0.1 ms, once per call was 1% of self-play)."""
 
@@ -263,22 +266,48 @@ class FastEvaluator:
         _run_kernel(self, batch, flip, classes, output_order, (probabilities, equities, batched, first),
                     self.threads if threads is None else max(1, int(threads)))
         if batched:
-            self._dense_batched(first, classes, output_order, probabilities, equities)
+            self._dense_batched(first, classes, output_order, probabilities, equities,
+                                self.threads if threads is None else max(1, int(threads)))
         return probabilities, equities
 
     def _dense_batched(self, first: np.ndarray, classes: np.ndarray, output_order: np.ndarray,
-                       probabilities: np.ndarray, equities: np.ndarray) -> None:
-        """The layers after the first for every evaluated row at once: activation and matrix product, softmax."""
+                       probabilities: np.ndarray, equities: np.ndarray, threads: int) -> None:
+        """The layers after the first for every evaluated row: activation and matrix product, softmax.
+
+        In blocks of :data:`DENSE_BLOCK_ROWS` rows whatever the thread count (so the numbers do not
+        depend on it), the blocks shared out over the kernel's thread pool: torch runs each product on
+        the calling thread (one intra-op thread) without the GIL, so the threads multiply side by side.
+        """
         rows = np.flatnonzero(classes < 0)
         if rows.size == 0:
             return
-        hidden = torch.from_numpy(first if rows.size == first.shape[0] else first[rows])
-        with torch.inference_mode():
-            for weight, bias in self.dense_layers:
-                hidden = torch.nn.functional.linear(self._torch_activation(hidden), weight, bias)
-            chances = torch.softmax(hidden.double(), dim=-1).numpy()[:, output_order]
-        probabilities[rows] = chances
-        equities[rows] = chances @ self.points.astype(np.float64)
+        points = self.points.astype(np.float64)
+
+        def block(start: int, stop: int) -> None:
+            index = rows[start:stop]
+            hidden = torch.from_numpy(first[index] if index.size != first.shape[0] else first)
+            with torch.inference_mode():
+                for weight, bias in self.dense_layers:
+                    hidden = torch.nn.functional.linear(self._torch_activation(hidden), weight, bias)
+                chances = torch.softmax(hidden.double(), dim=-1).numpy()[:, output_order]
+            probabilities[index] = chances
+            equities[index] = chances @ points
+
+        bounds = list(range(0, rows.size, DENSE_BLOCK_ROWS)) + [rows.size]
+        blocks = list(zip(bounds[:-1], bounds[1:]))
+        parts = min(threads, len(blocks))
+        if parts <= 1:
+            for start, stop in blocks:
+                block(start, stop)
+            return
+        pool = _pool(parts)
+        # Each worker takes every parts-th block; the calling thread takes the first share.
+        shares = [blocks[part::parts] for part in range(parts)]
+        futures = [pool.submit(lambda share=share: [block(*b) for b in share]) for share in shares[1:]]
+        for start, stop in shares[0]:
+            block(start, stop)
+        for future in futures:
+            future.result()
 
     def evaluate(self, batch: PositionBatch, threads: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
         """Probabilities (B, K) and equity (B,), float32, of every position from its side to move.
