@@ -13,6 +13,7 @@ functions too):
 - ``notation``: JSON positions, move text, the mini-language, gnubg IDs;
 - ``flow``: game and match flow (dice, games, matches, snapshots, play loops);
 - ``movegen``: the vectorized whole-turn move generator (numba);
+- ``bearoff``: exact bear-off databases (one table serves the three variants: no contact is left);
 - ``net``: the evaluator (encoding, network, fast kernel, afterstate values,
   checkpoints);
 - ``cube``: cubeful equity and match equity tables;
@@ -33,6 +34,7 @@ LAYERS = (
     ("notation",),
     ("flow",),
     ("movegen",),
+    ("bearoff",),
     ("net",),
     ("cube",),
     ("bots",),
