@@ -58,3 +58,45 @@ def test_one_sided_distributions_equal_gnubgs_database(tables):
     # distributions everywhere but at those near-ties (220 of 54,263 positions, by at most 0.003 here).
     assert worst_mean < 5e-4  # its rounding alone moves a mean by up to ~2e-4
     assert len(differ) < 300 and max(differ) < 0.005
+
+
+# -- the cached file ---------------------------------------------------------------------------------
+def test_database_is_cached_checked_and_rebuilt_when_corrupt(tables, tmp_path, monkeypatch, capsys):
+    from tapa_ai.bearoff import database
+
+    builds = []
+    monkeypatch.setattr(database, "build_tables", lambda progress=False: builds.append(1) or tables)
+    monkeypatch.setattr(database, "_LOADED", {})
+    first = database.one_sided(tmp_path, progress=False)
+    assert builds == [1] and "no database at" in capsys.readouterr().err
+    assert first.distributions([0, 0, 0, 0, 0, 1]) == (pytest.approx([0.0, 0.75, 0.25]),) * 2
+    assert first.mean_turns([0, 0, 0, 0, 0, 2]) == pytest.approx(float(np.arange(MAX_TURNS) @ tables[0][rank((0, 0, 0, 0, 0, 2))]), abs=1e-6)
+    database._LOADED.clear()
+    again = database.one_sided(tmp_path, progress=False)
+    assert builds == [1] and np.array_equal(again.turns, first.turns)  # read back, not rebuilt
+    # An edited table fails its checksum; a damaged file is unreadable: both are rebuilt, saying why.
+    path = database.database_path(tmp_path)
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["turns"] = arrays["turns"].copy()
+    arrays["turns"][5, 1] += 0.5
+    np.savez(path, **arrays)
+    database._LOADED.clear()
+    database.one_sided(tmp_path, progress=False)
+    assert builds == [1, 1] and "fails its checksum" in capsys.readouterr().err
+    path.write_bytes(b"not a zip file")
+    database._LOADED.clear()
+    database.one_sided(tmp_path, progress=False)
+    assert builds == [1, 1, 1] and "unreadable" in capsys.readouterr().err
+    database._LOADED.clear()
+    assert np.array_equal(database.one_sided(tmp_path, progress=False).turns, first.turns)
+
+
+def test_cache_directory_follows_the_environment(monkeypatch, tmp_path):
+    from tapa_ai.bearoff.database import cache_dir
+
+    monkeypatch.setenv("TAPA_AI_CACHE", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv("TAPA_AI_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "tapa_ai"

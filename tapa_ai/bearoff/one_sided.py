@@ -133,15 +133,16 @@ def _best_after(counts, dice, moves_left, objective, binomial, first_mode, done_
 
 
 @njit
-def _build(positions, order, rolls, weights, binomial, turns, first_off, max_turns):
-    """Fill ``turns`` and ``first_off`` (P, max_turns) in ``order`` (every successor before its position)."""
-    count = positions.shape[0]
-    mean_turns = np.zeros(count)
-    mean_first = np.zeros(count)
+def _build(positions, order, start, stop, rolls, weights, binomial, turns, first_off, mean_turns, mean_first,
+           max_turns):
+    """Fill rows ``order[start:stop]`` of ``turns`` and ``first_off`` (P, max_turns) and their means.
+
+    ``order`` puts every successor before its position (by pips), so a range may follow the ranges before it.
+    """
     counts = np.zeros(POINTS, dtype=np.int64)
     dice = np.zeros(4, dtype=np.int64)
     best = np.zeros(1, dtype=np.int64)
-    for k in range(count):
+    for k in range(start, stop):
         index = order[k]
         checkers = 0
         for p in range(POINTS):
@@ -218,17 +219,27 @@ def _first_done(counts, positions, reached):
     return after < before
 
 
-def build_tables() -> tuple[np.ndarray, np.ndarray]:
+def build_tables(progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(54,264, MAX_TURNS) float64 ``turns`` and ``first_off`` distributions, row i of the position of rank i.
 
     ``turns[i, k]``: probability that bearing off every checker takes exactly k turns;
     ``first_off[i, k]`` the same for the first checker (row of the empty position: 1 at k = 0).
+    ``progress``: a progress bar (the positions are built in 16 slices).
     """
+    from tqdm import tqdm
+
     positions = _positions()
     # Successors have fewer pips: process by total pips.
     pips = positions @ np.arange(1, POINTS + 1)
     order = np.argsort(pips, kind="stable").astype(np.int64)
     turns = np.zeros((POSITIONS, MAX_TURNS))
     first_off = np.zeros((POSITIONS, MAX_TURNS))
-    _build(positions, order, _ROLLS, _ROLL_WEIGHTS, _BINOMIAL, turns, first_off, MAX_TURNS)
+    mean_turns = np.zeros(POSITIONS)
+    mean_first = np.zeros(POSITIONS)
+    bounds = np.linspace(0, POSITIONS, 17).astype(np.int64)
+    with tqdm(total=POSITIONS, desc="one-sided bear-off", unit="pos", disable=not progress) as bar:
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            _build(positions, order, int(start), int(stop), _ROLLS, _ROLL_WEIGHTS, _BINOMIAL, turns, first_off,
+                   mean_turns, mean_first, MAX_TURNS)
+            bar.update(int(stop - start))
     return turns, first_off
