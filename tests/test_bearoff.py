@@ -1,5 +1,7 @@
 """One-sided bear-off database: exact small cases, ranks, and GNU Backgammon's database on every position."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -100,3 +102,21 @@ def test_cache_directory_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("TAPA_AI_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "tapa_ai"
+
+
+def test_engine_bearoff_command_answers_the_distributions_and_refuses_bad_homes(tables, monkeypatch):
+    from tapa_ai.bearoff import database
+    from tapa_ai.bearoff.database import OneSided
+    from tapa_ai.engine.protocol import Engine
+
+    monkeypatch.setattr(database, "one_sided", lambda **_: OneSided(*tables))
+    engine = Engine()
+    answer = engine.handle({"cmd": "bearoff", "home": [0, 0, 0, 0, 0, 2], "id": 4})
+    assert answer["id"] == 4 and answer["home"] == [0, 0, 0, 0, 0, 2]
+    assert answer["turns"] == pytest.approx(list(tables[0][rank((0, 0, 0, 0, 0, 2))][:5]))
+    assert answer["turns"][1] == pytest.approx(4 / 36) and sum(answer["first_off"]) == pytest.approx(1.0)
+    assert engine.handle({"cmd": "bearoff", "home": [0] * 6}) == {"home": [0] * 6, "turns": [1.0], "first_off": [1.0]}
+    for home in ([1, 2, 3], [8, 8, 0, 0, 0, 0], [1, -1, 0, 0, 0, 0], [1.5, 0, 0, 0, 0, 0], "123456", [True] * 6):
+        response = json.loads(engine.handle_line(json.dumps({"cmd": "bearoff", "home": home})))
+        assert "'home' must be a list of 6 integers" in response["error"], home
+    assert "missing 'home'" in json.loads(engine.handle_line('{"cmd": "bearoff"}'))["error"]

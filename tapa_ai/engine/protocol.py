@@ -7,6 +7,9 @@ Commands (docs/protocol.md has examples):
   ``{"moves": [{"move": "24/19 24/22", "position": {...}}, ...]}``
 - ``{"cmd": "apply", "position": {...}, "dice": [5, 2], "move": "24/19 24/22"}`` ->
   ``{"move": "24/19 24/22", "position": {...}}``
+- ``{"cmd": "bearoff", "home": [n1, ..., n6]}`` -> ``{"turns": [p0, p1, ...], "first_off": [q0, q1, ...]}``:
+  the chance that bearing off those checkers (on the 1- to 6-points) takes exactly k turns, all of them
+  and the first one (the one-sided database, :mod:`tapa_ai.bearoff`; built on first use, ~10 s, then cached)
 
 With a model (``tapa-ai engine --bot net:checkpoints/tapa.pt``, see
 :mod:`tapa_ai.engine.analysis`):
@@ -88,7 +91,7 @@ def available_generators() -> dict[str, MoveGenerator]:
 class Engine:
     """Answers protocol requests. Stateless between requests."""
 
-    COMMANDS = ("start", "legal_moves", "apply", *MODEL_COMMANDS)
+    COMMANDS = ("start", "legal_moves", "apply", "bearoff", *MODEL_COMMANDS)
 
     def __init__(self, generator: str | None = None, bot: Any = None) -> None:
         """``generator``: the default move generator; ``bot``: the model of the model commands, one of None,
@@ -229,6 +232,20 @@ class Engine:
         if turn not in SIDES:
             raise RequestError(f"'turn' must be \"X\" or \"O\", got {turn!r}")
         return {"position": position_to_json(start_position(rules, turn))}
+
+    def _cmd_bearoff(self, request: dict) -> dict:
+        from ..bearoff.database import one_sided
+
+        if "home" not in request:
+            raise RequestError("missing 'home': the checkers on the 1- to 6-points, e.g. [2, 2, 3, 0, 1, 0]")
+        home = request["home"]
+        if (not isinstance(home, list) or len(home) != 6
+                or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in home)
+                or sum(home) > 15):
+            raise RequestError(f"'home' must be a list of 6 integers >= 0 summing to at most 15 "
+                               f"(checkers on the 1- to 6-points), got {home!r}")
+        turns, first_off = one_sided(progress=False, quiet=True).distributions(home)
+        return {"home": home, "turns": turns, "first_off": first_off}
 
     def _cmd_legal_moves(self, request: dict) -> dict:
         position = self._position(request)
