@@ -217,6 +217,33 @@ def _cmd_play(args: argparse.Namespace) -> int:
                   show_eval=args.show_eval)
 
 
+def _cmd_bearoff(args: argparse.Namespace) -> int:
+    import json
+
+    from .bearoff.database import database_path, one_sided
+
+    home = args.home
+    if home and (len(home) != 6 or min(home) < 0 or sum(home) > 15):
+        print(f"tapa-ai bearoff: HOME must be 6 counts >= 0 (checkers on the 1- to 6-points) summing to at most 15, "
+              f"got {home}", file=sys.stderr)
+        return 2
+    database = one_sided(rebuild=args.rebuild, progress=not args.quiet, quiet=args.quiet)
+    if not home:
+        print(f"one-sided bear-off database: {database_path()} ({database.turns.shape[0]:,} positions)")
+        return 0
+    turns, first_off = database.distributions(home)
+    if args.json:
+        print(json.dumps({"home": home, "turns": turns, "first_off": first_off}))
+        return 0
+    print(f"checkers on the 1- to 6-points {home}: {database.mean_turns(home):.4f} turns on average")
+    print("turns  all off   first off")
+    for k in range(max(len(turns), len(first_off))):
+        all_k = turns[k] if k < len(turns) else 0.0
+        first_k = first_off[k] if k < len(first_off) else 0.0
+        print(f"{k:5d}  {all_k:8.5f}  {first_k:9.5f}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -309,6 +336,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Access-Control-Allow-Origin sent for browsers (default '*'; '' sends none)")
     serve.add_argument("--quiet", action="store_true", help="no request log on stderr")
     serve.set_defaults(func=_cmd_serve)
+
+    bearoff = sub.add_parser("bearoff", help="build (once) and query the one-sided bear-off database")
+    bearoff.add_argument("home", nargs="*", type=int, metavar="N",
+                         help="checkers on the 1- to 6-points (six counts): print their distributions")
+    bearoff.add_argument("--rebuild", action="store_true", help="build the database again even if a valid one is cached")
+    bearoff.add_argument("--json", action="store_true", help="one JSON object, as the engine's bearoff command")
+    bearoff.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    bearoff.set_defaults(func=_cmd_bearoff)
     return parser
 
 

@@ -120,3 +120,20 @@ def test_engine_bearoff_command_answers_the_distributions_and_refuses_bad_homes(
         response = json.loads(engine.handle_line(json.dumps({"cmd": "bearoff", "home": home})))
         assert "'home' must be a list of 6 integers" in response["error"], home
     assert "missing 'home'" in json.loads(engine.handle_line('{"cmd": "bearoff"}'))["error"]
+
+
+def test_bearoff_command_prints_the_distributions_and_refuses_a_bad_home(tables, tmp_path, monkeypatch, capsys):
+    from tapa_ai.bearoff import database
+    from tapa_ai.cli import main
+
+    monkeypatch.setenv("TAPA_AI_CACHE", str(tmp_path))
+    monkeypatch.setattr(database, "build_tables", lambda progress=False: tables)
+    monkeypatch.setattr(database, "_LOADED", {})
+    assert main(["bearoff", "--quiet"]) == 0 and "54,264 positions" in capsys.readouterr().out
+    assert main(["bearoff", "0", "0", "0", "0", "0", "1", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["turns"] == pytest.approx([0.0, 0.75, 0.25]) and answer["home"] == [0, 0, 0, 0, 0, 1]
+    assert main(["bearoff", "0", "0", "0", "0", "0", "2"]) == 0
+    assert "turns on average" in capsys.readouterr().out
+    assert main(["bearoff", "1", "2", "3"]) == 2
+    assert "HOME must be 6 counts" in capsys.readouterr().err
