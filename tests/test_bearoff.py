@@ -137,3 +137,44 @@ def test_bearoff_command_prints_the_distributions_and_refuses_a_bad_home(tables,
     assert "turns on average" in capsys.readouterr().out
     assert main(["bearoff", "1", "2", "3"]) == 2
     assert "HOME must be 6 counts" in capsys.readouterr().err
+
+
+def test_one_sided_database_equals_a_brute_force_over_the_reference_rules(tables):
+    """Up to 4 checkers: each roll's legal moves from the reference generator, the best by expected turns."""
+    from itertools import product
+
+    from tapa_ai.notation.mini import board
+    from tapa_ai.rules.reference import legal_moves
+
+    turns, _ = tables
+    rolls = [((a, b), (1 if a == b else 2) / 36) for a in range(1, 7) for b in range(a, 7)]
+    memo = {}
+
+    def distribution(home):
+        if home in memo:
+            return memo[home]
+        row = np.zeros(MAX_TURNS)
+        if sum(home) == 0:
+            row[0] = 1.0
+            memo[home] = row
+            return row
+        layout = " ".join(f"{point + 1}:{'X' * n}" for point, n in enumerate(home) if n) + " 24:O"
+        position = board("backgammon", layout)
+        for dice, weight in rolls:
+            best = None
+            for move in legal_moves(position, dice):
+                after = tuple(move.position.points[p].count("X") for p in range(6))
+                candidate = distribution(after)
+                mean = np.arange(MAX_TURNS) @ candidate
+                if best is None or mean < best[0] - 1e-12:
+                    best = (mean, candidate)
+            row[1:] += weight * best[1][:-1]
+        memo[home] = row
+        return row
+
+    checked = 0
+    for home in product(range(5), repeat=6):
+        if sum(home) <= 4:
+            assert np.allclose(distribution(home), turns[rank(home)], atol=1e-12), home
+            checked += 1
+    assert checked == 210
