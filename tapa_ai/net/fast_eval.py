@@ -43,8 +43,8 @@ from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_f
 from .fast_kernel import ACTIVATION_CODES, EXTRA_VALUES, evaluate_rows
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
-__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "FastEncoder", "FastEvaluator", "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for",
-           "MIN_ROWS_PER_THREAD"]
+__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FastEncoder", "FastEvaluator", "fast_encode",
+           "afterstate_distributions_fast", "fast_evaluator_for", "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
 """How the layers after the first run: ``fused`` in the kernel, row by row; ``batched`` as one matrix product
