@@ -178,3 +178,41 @@ def test_one_sided_database_equals_a_brute_force_over_the_reference_rules(tables
             assert np.allclose(distribution(home), turns[rank(home)], atol=1e-12), home
             checked += 1
     assert checked == 210
+
+
+# -- the two-sided database ----------------------------------------------------------------------------
+def test_two_sided_wins_equal_a_brute_force_over_the_reference_rules():
+    """Up to 3 checkers a side: the mover's legal moves (reference generator) leave the opponent the least."""
+    from functools import lru_cache
+    from itertools import product
+
+    from tapa_ai.bearoff.two_sided import build_two_sided, positions_up_to
+    from tapa_ai.notation.mini import board
+    from tapa_ai.rules.reference import legal_moves
+
+    wins = build_two_sided(3)
+    assert wins.shape == (positions_up_to(3),) * 2 == (84, 84)
+    rolls = [((a, b), (1 if a == b else 2) / 36) for a in range(1, 7) for b in range(a, 7)]
+
+    @lru_cache(maxsize=None)
+    def chance(mover, opponent):
+        if sum(mover) == 0:
+            return 1.0
+        if sum(opponent) == 0:
+            return 0.0
+        layout = " ".join(f"{point + 1}:{'X' * n}" for point, n in enumerate(mover) if n) + " 24:O"
+        position = board("plakoto", layout)
+        total = 0.0
+        for dice, weight in rolls:
+            least = min(chance(opponent, tuple(move.position.points[p].count("X") for p in range(6)))
+                        for move in legal_moves(position, dice))
+            total += weight * (1.0 - least)
+        return total
+
+    homes = [home for home in product(range(4), repeat=6) if sum(home) <= 3]
+    assert len(homes) == 84
+    for mover in homes[::3]:
+        for opponent in homes[1:]:  # (both sides with nothing left is no position)
+            assert wins[rank(mover), rank(opponent)] == pytest.approx(chance(mover, opponent), abs=1e-12)
+    # One checker on each 6-point: the mover's 27 rolls of 36 win at once; after a miss the opponent's do.
+    assert wins[rank((0, 0, 0, 0, 0, 1)), rank((0, 0, 0, 0, 0, 1))] == pytest.approx(27 / 36 + (9 / 36) ** 2)

@@ -1,0 +1,82 @@
+"""Two-sided exact bear-off database: the cubeless chance that the side to move wins, both sides bearing off.
+
+For every pair of home boards with up to ``checkers`` checkers each (6 by default: 924 x 924 pairs),
+by exact expectimax: the side to move plays each roll to leave the opponent the smallest chance, and
+``P[i, j] = sum over rolls of weight * (1 - min over plays of P[j, reached])`` with ``P[j, 0] = 0`` (a side
+with no checkers left has won). Pairs are filled by increasing total pips, so every pair a play reaches
+is known before it is needed. With 6 or fewer checkers left on the board no gammon is possible (at least
+9 are off), so the cubeless equity is ``2 P - 1``.
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+from numba import njit
+
+from .one_sided import _BINOMIAL, _ROLL_WEIGHTS, _ROLLS, MAX_CHECKERS, POINTS, _best_after, _positions
+
+__all__ = ["DEFAULT_CHECKERS", "build_two_sided", "positions_up_to"]
+
+DEFAULT_CHECKERS = 6
+
+
+def positions_up_to(checkers: int) -> int:
+    """Arrangements of up to ``checkers`` checkers on 6 points: ranks 0 .. this - 1 of the one-sided numbering."""
+    return comb(checkers + POINTS, POINTS)
+
+
+@njit
+def _fill(positions, order_i, order_j, rolls, weights, binomial, wins):
+    counts = np.zeros(POINTS, dtype=np.int64)
+    dice = np.zeros(4, dtype=np.int64)
+    best = np.zeros(1, dtype=np.int64)
+    for k in range(order_i.shape[0]):
+        i = order_i[k]
+        j = order_j[k]
+        if i == 0:
+            wins[i, j] = 1.0 if j > 0 else 0.0  # the mover has borne everything off: won
+            continue
+        if j == 0:
+            wins[i, j] = 0.0  # the opponent has: lost
+            continue
+        total = 0.0
+        for r in range(rolls.shape[0]):
+            a = rolls[r, 0]
+            b = rolls[r, 1]
+            for p in range(POINTS):
+                counts[p] = positions[i, p]
+            if a == b:
+                for m in range(4):
+                    dice[m] = a
+                least = _best_after(counts, dice, 4, wins[j], binomial, False, False, best)
+            else:
+                dice[0] = a
+                dice[1] = b
+                least = _best_after(counts, dice, 2, wins[j], binomial, False, False, best)
+                dice[0] = b
+                dice[1] = a
+                other = _best_after(counts, dice, 2, wins[j], binomial, False, False, best)
+                if other < least:
+                    least = other
+            total += weights[r] * (1.0 - least)
+        wins[i, j] = total
+
+
+def build_two_sided(checkers: int = DEFAULT_CHECKERS) -> np.ndarray:
+    """(n, n) float64 ``P[i, j]``: the side to move with home ``unrank(i)`` wins against ``unrank(j)``.
+
+    ``n = positions_up_to(checkers)`` (924 for 6 checkers).
+    """
+    if not 1 <= checkers <= MAX_CHECKERS:
+        raise ValueError(f"two-sided bear-off database: checkers={checkers}, want 1 to {MAX_CHECKERS}")
+    count = positions_up_to(checkers)
+    positions = _positions()[:count]
+    pips = positions @ np.arange(1, POINTS + 1)
+    i, j = np.meshgrid(np.arange(count), np.arange(count), indexing="ij")
+    order = np.argsort((pips[:, None] + pips[None, :]).ravel(), kind="stable")
+    wins = np.zeros((count, count))
+    _fill(positions, i.ravel()[order].astype(np.int64), j.ravel()[order].astype(np.int64), _ROLLS, _ROLL_WEIGHTS,
+          _BINOMIAL, wins)
+    return wins
