@@ -216,3 +216,26 @@ def test_two_sided_wins_equal_a_brute_force_over_the_reference_rules():
             assert wins[rank(mover), rank(opponent)] == pytest.approx(chance(mover, opponent), abs=1e-12)
     # One checker on each 6-point: the mover's 27 rolls of 36 win at once; after a miss the opponent's do.
     assert wins[rank((0, 0, 0, 0, 0, 1)), rank((0, 0, 0, 0, 0, 1))] == pytest.approx(27 / 36 + (9 / 36) ** 2)
+
+
+def test_two_sided_table_is_cached_and_rebuilt_when_edited(tmp_path, monkeypatch, capsys):
+    from tapa_ai.bearoff import database
+    from tapa_ai.bearoff.two_sided import build_two_sided
+
+    small = build_two_sided(2)
+    builds = []
+    monkeypatch.setattr(database, "build_two_sided", lambda checkers: builds.append(checkers) or small)
+    monkeypatch.setattr(database, "_TWO_SIDED", {})
+    wins = database.two_sided(2, tmp_path)
+    assert builds == [2] and wins.shape == (28, 28) and wins.dtype == np.float32
+    assert "no database at" in capsys.readouterr().err
+    database._TWO_SIDED.clear()
+    assert np.array_equal(database.two_sided(2, tmp_path), wins) and builds == [2]
+    path = database.two_sided_path(2, tmp_path)
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays["wins"] = arrays["wins"] * 0.5
+    np.savez(path, **arrays)
+    database._TWO_SIDED.clear()
+    assert np.array_equal(database.two_sided(2, tmp_path), wins) and builds == [2, 2]
+    assert "fails its checksum" in capsys.readouterr().err
