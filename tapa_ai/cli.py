@@ -221,12 +221,16 @@ def _cmd_bearoff(args: argparse.Namespace) -> int:
     import json
 
     from .bearoff.database import database_path, one_sided
+    from .bearoff.one_sided import check_home
 
     home = args.home
-    if home and (len(home) != 6 or min(home) < 0 or sum(home) > 15):
-        print(f"tapa-ai bearoff: HOME must be 6 counts >= 0 (checkers on the 1- to 6-points) summing to at most 15, "
-              f"got {home}", file=sys.stderr)
-        return 2
+    if home:
+        try:
+            check_home(home)
+        except ValueError:
+            print(f"tapa-ai bearoff: HOME must be 6 counts >= 0 (checkers on the 1- to 6-points) summing to at most "
+                  f"15, got {home}", file=sys.stderr)
+            return 2
     database = one_sided(rebuild=args.rebuild, progress=not args.quiet, quiet=args.quiet)
     if not home:
         print(f"one-sided bear-off database: {database_path()} ({database.turns.shape[0]:,} positions)")

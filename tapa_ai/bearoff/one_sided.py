@@ -15,11 +15,12 @@ times; dice that cannot be used (no checkers left) are not.
 from __future__ import annotations
 
 from math import comb
+from numbers import Integral
 
 import numpy as np
 from numba import njit
 
-__all__ = ["POINTS", "MAX_CHECKERS", "MAX_TURNS", "POSITIONS", "rank", "unrank", "build_tables"]
+__all__ = ["POINTS", "MAX_CHECKERS", "MAX_TURNS", "POSITIONS", "check_home", "rank", "unrank", "build_tables"]
 
 POINTS = 6
 MAX_CHECKERS = 15
@@ -45,12 +46,18 @@ def _rank(counts, binomial):
     return result
 
 
+def check_home(counts) -> tuple[int, ...]:
+    """``counts`` as a tuple, if it is 6 integers >= 0 summing to at most 15; else ValueError saying so."""
+    if (isinstance(counts, (str, bytes)) or not hasattr(counts, "__len__") or len(counts) != POINTS
+            or not all(isinstance(n, Integral) and not isinstance(n, bool) and n >= 0 for n in counts)
+            or sum(counts) > MAX_CHECKERS):
+        raise ValueError(f"bear-off position {counts!r}: want 6 counts >= 0 summing to at most {MAX_CHECKERS}")
+    return tuple(int(n) for n in counts)
+
+
 def rank(counts) -> int:
     """Index in [0, 54,264) of the arrangement ``(n1, ..., n6)`` (checkers on the 1- to 6-points)."""
-    counts = np.asarray(counts, dtype=np.int64)
-    if counts.shape != (POINTS,) or counts.min() < 0 or counts.sum() > MAX_CHECKERS:
-        raise ValueError(f"bear-off position {counts.tolist()}: want 6 counts >= 0 summing to at most 15")
-    return int(_rank(counts, _BINOMIAL))
+    return int(_rank(np.array(check_home(counts), dtype=np.int64), _BINOMIAL))
 
 
 def _all_positions() -> np.ndarray:
@@ -133,6 +140,26 @@ def _best_after(counts, dice, moves_left, objective, binomial, first_mode, done_
 
 
 @njit
+def _best_roll(counts, a, b, objective, binomial, first_mode, dice, best):
+    """``_best_after`` for the roll (a, b): a double played four times, else the better of the two orders."""
+    if a == b:
+        for m in range(4):
+            dice[m] = a
+        return _best_after(counts, dice, 4, objective, binomial, first_mode, False, best)
+    dice[0] = a
+    dice[1] = b
+    value = _best_after(counts, dice, 2, objective, binomial, first_mode, False, best)
+    reached = best[0]
+    dice[0] = b
+    dice[1] = a
+    other = _best_after(counts, dice, 2, objective, binomial, first_mode, False, best)
+    if value <= other:
+        best[0] = reached
+        return value
+    return other
+
+
+@njit
 def _build(positions, order, start, stop, rolls, weights, binomial, turns, first_off, mean_turns, mean_first,
            max_turns):
     """Fill rows ``order[start:stop]`` of ``turns`` and ``first_off`` (P, max_turns) and their means.
@@ -156,41 +183,11 @@ def _build(positions, order, start, stop, rolls, weights, binomial, turns, first
             a = rolls[r, 0]
             b = rolls[r, 1]
             w = weights[r]
-            if a == b:
-                for m in range(4):
-                    dice[m] = a
-                _best_after(counts, dice, 4, mean_turns, binomial, False, False, best)
-                after_all = best[0]
-                _best_after(counts, dice, 4, mean_first, binomial, True, False, best)
-                after_first = best[0]
-                reached_first = _first_done(counts, positions, after_first)
-            else:
-                # Both orders of the dice.
-                dice[0] = a
-                dice[1] = b
-                v1 = _best_after(counts, dice, 2, mean_turns, binomial, False, False, best)
-                r1 = best[0]
-                dice[0] = b
-                dice[1] = a
-                v2 = _best_after(counts, dice, 2, mean_turns, binomial, False, False, best)
-                r2 = best[0]
-                after_all = r1 if v1 <= v2 else r2
-                dice[0] = a
-                dice[1] = b
-                f1 = _best_after(counts, dice, 2, mean_first, binomial, True, False, best)
-                q1 = best[0]
-                d1 = _first_done(counts, positions, q1)
-                dice[0] = b
-                dice[1] = a
-                f2 = _best_after(counts, dice, 2, mean_first, binomial, True, False, best)
-                q2 = best[0]
-                d2 = _first_done(counts, positions, q2)
-                if f1 <= f2:
-                    after_first = q1
-                    reached_first = d1
-                else:
-                    after_first = q2
-                    reached_first = d2
+            _best_roll(counts, a, b, mean_turns, binomial, False, dice, best)
+            after_all = best[0]
+            _best_roll(counts, a, b, mean_first, binomial, True, dice, best)
+            after_first = best[0]
+            reached_first = _first_done(counts, positions, after_first)
             # This turn, then the distribution of the position reached.
             for t in range(max_turns - 1):
                 turns[index, t + 1] += w * turns[after_all, t]

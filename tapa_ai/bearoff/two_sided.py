@@ -15,7 +15,7 @@ from math import comb
 import numpy as np
 from numba import njit
 
-from .one_sided import _BINOMIAL, _ROLL_WEIGHTS, _ROLLS, MAX_CHECKERS, POINTS, _best_after, _positions
+from .one_sided import _BINOMIAL, _ROLL_WEIGHTS, _ROLLS, MAX_CHECKERS, POINTS, _best_roll, _positions
 
 __all__ = ["DEFAULT_CHECKERS", "build_two_sided", "positions_up_to"]
 
@@ -43,23 +43,9 @@ def _fill(positions, order_i, order_j, rolls, weights, binomial, wins):
             continue
         total = 0.0
         for r in range(rolls.shape[0]):
-            a = rolls[r, 0]
-            b = rolls[r, 1]
             for p in range(POINTS):
                 counts[p] = positions[i, p]
-            if a == b:
-                for m in range(4):
-                    dice[m] = a
-                least = _best_after(counts, dice, 4, wins[j], binomial, False, False, best)
-            else:
-                dice[0] = a
-                dice[1] = b
-                least = _best_after(counts, dice, 2, wins[j], binomial, False, False, best)
-                dice[0] = b
-                dice[1] = a
-                other = _best_after(counts, dice, 2, wins[j], binomial, False, False, best)
-                if other < least:
-                    least = other
+            least = _best_roll(counts, rolls[r, 0], rolls[r, 1], wins[j], binomial, False, dice, best)
             total += weights[r] * (1.0 - least)
         wins[i, j] = total
 

@@ -235,15 +235,18 @@ class Engine:
 
     def _cmd_bearoff(self, request: dict) -> dict:
         from ..bearoff.database import one_sided
+        from ..bearoff.one_sided import check_home
 
         if "home" not in request:
             raise RequestError("missing 'home': the checkers on the 1- to 6-points, e.g. [2, 2, 3, 0, 1, 0]")
         home = request["home"]
-        if (not isinstance(home, list) or len(home) != 6
-                or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in home)
-                or sum(home) > 15):
+        try:
+            if not isinstance(home, list):
+                raise ValueError(home)
+            check_home(home)
+        except ValueError:
             raise RequestError(f"'home' must be a list of 6 integers >= 0 summing to at most 15 "
-                               f"(checkers on the 1- to 6-points), got {home!r}")
+                               f"(checkers on the 1- to 6-points), got {home!r}") from None
         turns, first_off = one_sided(progress=False, quiet=True).distributions(home)
         return {"home": home, "turns": turns, "first_off": first_off}
 
