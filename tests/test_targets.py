@@ -110,22 +110,31 @@ def test_finished_expected_games_carry_their_exact_outcome(tmp_path):
         assert np.array_equal(game.targets(0.0), game.next_values)
 
 
-def test_training_with_expected_targets_resumes_exactly(tmp_path):
-    whole = tiny_config(tmp_path / "whole", "learning.targets=expected")
+def assert_resumes_exactly(tmp_path, *overrides):
+    """16 games in one run, and 8 then 8 more resumed from the checkpoint: the same games, steps and weights.
+
+    Returns the split run's first half and its checkpoint, for checks of what it stored.
+    """
+    whole = tiny_config(tmp_path / "whole", *overrides)
     uninterrupted = Trainer(whole, new_run_directory(whole))
     uninterrupted.train(progress=False)
-    half = tiny_config(tmp_path / "split", "learning.targets=expected", "run.total_games=8")
+    half = tiny_config(tmp_path / "split", *overrides, "run.total_games=8")
     split = Trainer(half, new_run_directory(half))
     split.train(progress=False)
     run_dir, checkpoint = resume_checkpoint(split.run_dir)
     config = checkpoint.train_config()
-    assert config.learning.targets == "expected"
+    assert config.learning.targets == whole.learning.targets
     config.run.total_games = 16
     resumed = Trainer(config, run_dir, checkpoint)
     resumed.train(progress=False)
     assert resumed.games == uninterrupted.games and resumed.steps == uninterrupted.steps > 0
     for name, tensor in uninterrupted.net.state_dict().items():
         assert np.array_equal(tensor.numpy(), resumed.net.state_dict()[name].numpy()), name
+    return split, checkpoint
+
+
+def test_training_with_expected_targets_resumes_exactly(tmp_path):
+    assert_resumes_exactly(tmp_path, "learning.targets=expected")
 
 
 def test_expected_targets_need_the_lambda_return_method():
@@ -178,21 +187,8 @@ def test_search_targets_label_a_sample_of_the_played_positions(tmp_path):
 
 
 def test_training_with_search_targets_resumes_exactly(tmp_path):
-    whole = tiny_config(tmp_path / "whole", *SEARCH)
-    uninterrupted = Trainer(whole, new_run_directory(whole))
-    uninterrupted.train(progress=False)
-    half = tiny_config(tmp_path / "split", *SEARCH, "run.total_games=8")
-    split = Trainer(half, new_run_directory(half))
-    split.train(progress=False)
-    run_dir, checkpoint = resume_checkpoint(split.run_dir)
+    split, checkpoint = assert_resumes_exactly(tmp_path, *SEARCH)
     assert len(checkpoint.extra["replay"]["states"]) == len(split.replay) > 0
-    config = checkpoint.train_config()
-    config.run.total_games = 16
-    resumed = Trainer(config, run_dir, checkpoint)
-    resumed.train(progress=False)
-    assert resumed.games == uninterrupted.games and resumed.steps == uninterrupted.steps > 0
-    for name, tensor in uninterrupted.net.state_dict().items():
-        assert np.array_equal(tensor.numpy(), resumed.net.state_dict()[name].numpy()), name
 
 
 def test_search_targets_resume_only_a_run_that_had_a_replay_buffer(tmp_path):
