@@ -20,6 +20,8 @@ from numbers import Integral
 import numpy as np
 from numba import njit
 
+from ..rules.reference import DISTINCT_ROLLS
+
 __all__ = ["POINTS", "MAX_CHECKERS", "MAX_TURNS", "POSITIONS", "check_home", "rank", "unrank", "build_tables"]
 
 POINTS = 6
@@ -31,8 +33,8 @@ POSITIONS = comb(MAX_CHECKERS + POINTS, POINTS)
 
 _BINOMIAL = np.array([[comb(n, k) for k in range(POINTS + 1)] for n in range(MAX_CHECKERS + POINTS + 1)],
                      dtype=np.int64)
-_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-_ROLL_WEIGHTS = np.array([(1.0 if a == b else 2.0) / 36.0 for a, b in _ROLLS], dtype=np.float64)
+_ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int64)
+_ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.float64) / 36.0
 
 
 @njit(cache=True)

@@ -44,14 +44,13 @@ import numpy as np
 from ..movegen.generate import Afterstates
 from ..movegen import kernel
 from ..rules.options import RuleOptions
+from ..rules.reference import DISTINCT_ROLLS
 from .base import ScoringBot
 from .basic import pip_counts
 
 _COLUMNS = np.arange(24)
 _POINTS = np.arange(1, 25, dtype=np.float64)
 
-# The 21 distinct rolls and how many of the 36 each stands for.
-_ROLLS = [(a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7)]
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ def hit_chances(sources: np.ndarray, open_: np.ndarray, targets: np.ndarray) -> 
     single = [None] + [_shift(sources, d) for d in range(1, 7)]
     single_open = [None] + [s & open_ for s in single[1:]]
     total = np.zeros(targets.shape, dtype=np.float64)
-    for a, b, weight in _ROLLS:
+    for a, b, weight in DISTINCT_ROLLS:
         if a == b:
             step = single_open[a]
             reach = single[a].copy()

@@ -34,11 +34,12 @@ from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
 from ..net.afterstates import afterstate_distributions
 from ..net.model import EvaluatorNet, outcome_points, swap_sides
+from ..rules.reference import DISTINCT_ROLLS
 from .base import Bot, BotError
 
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
+ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int8)
 """The 21 distinct rolls."""
-ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS.tolist()]) / 36.0
+ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.float64) / 36.0
 """Probability of each of :data:`ROLLS`."""
 
 DEFAULT_CANDIDATES = 8

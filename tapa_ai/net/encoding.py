@@ -45,6 +45,7 @@ import numpy as np
 
 from ..movegen.batch import PositionBatch
 from ..rules.position import Position
+from ..rules.reference import DISTINCT_ROLLS
 
 __all__ = [
     "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES", "num_features", "check_version",
@@ -293,7 +294,7 @@ def encode_positions(positions: Sequence[Position], version: int = ENCODING_VERS
 # -- version 2: exposure ------------------------------------------------------------------
 # Masks are int64 bit sets in the *attacker's* numbering: bit p is its point p (1..24), bit 25
 # its bar. The attacker moves towards bit 0; what moves past its point 1 is dropped.
-ROLLS = tuple((a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7))
+ROLLS = DISTINCT_ROLLS
 """The 21 distinct rolls and how many of the 36 each stands for."""
 _POINT_BITS = np.int64(0x1FFFFFE)  # bits 1..24
 _BAR_BIT = np.int64(1) << 25

@@ -51,6 +51,12 @@ class Move:
     position: Position
 
 
+DISTINCT_ROLLS: tuple[tuple[int, int, int], ...] = tuple(
+    (a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7))
+"""The 21 distinct rolls ``(a, b, count)``, ``a <= b``, and how many of the 36 each stands for: the one list of
+them (search, the heuristic, the encoding's exposure and the bear-off databases read it)."""
+
+
 def check_dice(dice: Iterable[int]) -> tuple[int, int]:
     """Two dice 1..6, or a :class:`RulesError` saying what is wrong."""
     try:
