@@ -59,7 +59,7 @@ def test_two_ply_without_filtering_equals_brute_force_expectimax(variant, layout
     net = small_net(variant, hidden=hidden)
     position = board(variant, layout, "X")
     afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
-    bot = NetBot(net, plies=2, candidates=None, margin=None)
+    bot = NetBot(net, plies=2, candidates=None, margin=None, bearoff=False)  # the network alone, as brute_value
     values = bot.evaluate(afterstates)
     cache = {}
     points = outcome_points(net.rules).astype(np.float64)
@@ -77,7 +77,7 @@ def test_lower_plies_match_brute_force_too(plies):
     net = small_net(variant, seed=5)
     position = board(variant, layout, "X")
     afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
-    values = NetBot(net, plies=plies, candidates=None, margin=None).evaluate(afterstates)
+    values = NetBot(net, plies=plies, candidates=None, margin=None, bearoff=False).evaluate(afterstates)
     cache = {}
     for row, move in enumerate(afterstates.moves_of(0)):
         np.testing.assert_allclose(values[row], brute_value(net, move.position, plies, cache), atol=2e-5)
@@ -150,6 +150,7 @@ def test_wins_option_chooses_by_the_chance_of_winning(tmp_path):
     rules = variant_rules("tapa")
     by_points = make_bot(f"net:{path}", rules)
     by_wins = make_bot(f"net:{path},wins", rules)
+    by_points.bearoff = by_wins.bearoff = False  # chosen by the network's values, as compared below
     assert by_wins.name.endswith(",wins")
     rng = np.random.default_rng(0)
     batch = PositionBatch.from_positions([board("tapa", layout, "X") for _, layout, _ in SMALL[:2]] * 20)
@@ -176,7 +177,8 @@ def test_refine_searches_the_best_of_the_shallower_search_at_full_depth(variant,
     one_ply = np.array([brute_value(net, move.position, 1, cache) @ points for move in moves])
     two_ply = [brute_value(net, move.position, 2, cache) for move in moves]
     # Keep one move: the best at 1 ply, valued at 2 plies.
-    rows, values, equities = NetBot(net, plies=2, candidates=None, margin=None, refine=(1, 0.0)).ranked(afterstates)
+    rows, values, equities = NetBot(net, plies=2, candidates=None, margin=None, refine=(1, 0.0),
+                                    bearoff=False).ranked(afterstates)
     assert rows.tolist() == [int(np.argmax(one_ply))]
     np.testing.assert_allclose(values[0], two_ply[rows[0]], atol=2e-5)
     # A filter that keeps everything is the plain search.
@@ -199,3 +201,115 @@ def test_refine_spec_option_and_its_errors(tmp_path):
             make_bot(f"net:{path}@2ply,{option}", rules)
     with pytest.raises(BotError, match="refine= is an option of net: bots"):
         make_bot("heuristic,refine=2:0.04", rules)
+
+
+# -- bear-offs valued by the database (NetBot.bearoff, tapa_ai.bearoff.evaluate) ---------------------------
+def brute_value_with_bearoff(net, after, plies, cache):
+    """``brute_value`` with the database's value for a bear-off afterstate at 0 plies, and at every depth for
+    one the two-sided table answers exactly (a leaf); the reply still chosen by its 0-ply value."""
+    from tapa_ai.bearoff.evaluate import bearoff_distributions, bearoff_mask, exact_mask
+
+    key = (after, plies)
+    if key in cache:
+        return cache[key]
+    points = outcome_points(net.rules).astype(np.float64)
+    next_position = PositionBatch.from_positions([next_turn(after)]) if after.result is None else None
+    if after.result is not None:
+        value = np.zeros(net.num_outcomes)
+        value[outcome_class(after.result, after.turn)] = 1.0
+    elif bearoff_mask(next_position)[0] and (plies == 0 or exact_mask(next_position)[0]):
+        value = swap_sides(bearoff_distributions(next_position)[1][0])
+    elif plies == 0:
+        probabilities, _ = evaluate(net, encode_positions([next_turn(after)]))
+        value = swap_sides(probabilities[0].astype(np.float64))
+    else:
+        value = np.zeros(net.num_outcomes)
+        for roll, weight in zip(ROLLS.tolist(), ROLL_WEIGHTS):
+            replies = legal_moves(next_turn(after), roll)
+            static = [brute_value_with_bearoff(net, move.position, 0, cache) for move in replies]
+            best = int(np.argmax([v @ points for v in static]))
+            reply = static[best] if plies == 1 else brute_value_with_bearoff(net, replies[best].position, plies - 1,
+                                                                             cache)
+            value += weight * swap_sides(reply)
+    cache[key] = value
+    return value
+
+
+@pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])
+def test_netbot_values_bearoff_afterstates_by_the_database_exactly(variant):
+    from tapa_ai.bearoff.evaluate import bearoff_distributions
+    from tapa_ai.net.afterstates import afterstate_distributions
+
+    from .test_bearoff import random_bearoffs
+
+    net = small_net(variant, seed=1)
+    rng = np.random.default_rng(3)
+    batch = PositionBatch.from_positions(random_bearoffs(variant, 80, rng) + random_bearoffs(variant, 40, rng, most=5))
+    afterstates = generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
+    bot = NetBot(net)
+    values = bot.evaluate(afterstates)
+    going_on = np.flatnonzero(~afterstates.game_over)
+    over = np.flatnonzero(afterstates.game_over)
+    assert going_on.size > 100 and over.size > 10
+    rows, database = bearoff_distributions(afterstates.positions.take(going_on).flipped())
+    assert rows.tolist() == list(range(going_on.size))  # every afterstate of a bear-off goes on as one or is over
+    np.testing.assert_array_equal(values[going_on], swap_sides(database))
+    np.testing.assert_array_equal(values[over], afterstate_distributions(net, afterstates).astype(np.float64)[over])
+    np.testing.assert_array_equal(bot.ranked(afterstates)[1], values)
+    # The cube's pre-roll view: the database's value of the position itself.
+    np.testing.assert_array_equal(bot.pre_roll_distributions(batch), bearoff_distributions(batch)[1])
+    # bearoff=False keeps the network.
+    pure = NetBot(net, bearoff=False)
+    np.testing.assert_array_equal(pure.evaluate(afterstates), afterstate_distributions(net, afterstates).astype(np.float64))
+    assert not np.allclose(pure.evaluate(afterstates)[going_on], values[going_on], atol=0.05)
+
+
+def test_zero_ply_plays_the_move_of_the_best_exact_chance_three_checkers_against_three():
+    from tapa_ai.bearoff.database import two_sided
+    from tapa_ai.bearoff.evaluate import homes
+    from tapa_ai.bearoff.one_sided import rank
+
+    from .test_bearoff import bearoff_position
+
+    wins = two_sided()
+    position = bearoff_position("backgammon", (0, 0, 1, 0, 1, 1), (0, 1, 0, 1, 1, 0))
+    batch = PositionBatch.from_positions([position] * len(ROLLS))
+    afterstates = generate(batch, ROLLS)
+    after_homes = homes(afterstates.positions)  # the mover's view: [:, 0] X's home after its move, [:, 1] O's
+    chance = np.array([1.0 if over else 1.0 - float(wins[rank(tuple(theirs)), rank(tuple(mine))])
+                       for over, (mine, theirs) in zip(afterstates.game_over, after_homes)])
+    choices_matter = 0
+    for plies in (0, 1, 2):
+        chosen = NetBot(small_net("backgammon"), plies=plies).choose(afterstates, np.random.default_rng(plies))
+        for source, (start, stop) in enumerate(zip(afterstates.offsets[:-1], afterstates.offsets[1:])):
+            assert chance[chosen[source]] == pytest.approx(chance[start:stop].max(), abs=1e-12), (plies, ROLLS[source])
+            choices_matter += plies == 0 and chance[start:stop].max() - chance[start:stop].min() > 0.01
+    assert choices_matter >= 5
+    # An exact bear-off is a leaf: 1 and 2 plies value it as 0 plies do.
+    zero = NetBot(small_net("backgammon")).evaluate(afterstates)
+    for plies in (1, 2):
+        np.testing.assert_array_equal(NetBot(small_net("backgammon"), plies=plies).evaluate(afterstates), zero)
+
+
+@pytest.mark.parametrize("variant,layout,dice,plies", [
+    ("backgammon", "3:X 6:X 19:OO 20:OO 21:OO 23:OO", (2, 1), 2),  # 2 against 8: one-sided, exact once O has 6
+    ("tapa", "4:XX 6:X 19:OOOOO 20:OOOOO 22:OOOOO", (2, 1), 1),    # 3 against 15: gammons possible
+    ("tapa", "8:X 4:X 3:O 20:O 19:O", (3, 1), 2),                  # contact: the network, bear-offs further down
+    ("plakoto", "8:X 1:X 5:O 19:O", (2, 1), 2),
+    ("backgammon", "9:X 3:X 5:O 22:O", (2, 1), 2),
+])
+def test_one_and_two_ply_search_use_the_database_at_every_ply(variant, layout, dice, plies):
+    net = small_net(variant, seed=13)
+    position = board(variant, layout, "X")
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+    assert not afterstates.game_over.any() and len(afterstates) > 1
+    bot = NetBot(net, plies=plies, candidates=None, margin=None)
+    values = bot.evaluate(afterstates)
+    cache = {}
+    brute = [brute_value_with_bearoff(net, move.position, plies, cache) for move in afterstates.moves_of(0)]
+    np.testing.assert_allclose(values, brute, atol=2e-5)
+    points = outcome_points(net.rules).astype(np.float64)
+    assert int(bot.choose(afterstates, np.random.default_rng(0))[0]) == int(np.argmax([v @ points for v in brute]))
+    # The database changed something: the network alone values these otherwise.
+    pure = NetBot(net, plies=plies, candidates=None, margin=None, bearoff=False).evaluate(afterstates)
+    assert np.abs(pure - values).max() > 1e-3

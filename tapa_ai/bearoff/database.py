@@ -1,21 +1,30 @@
-"""The one-sided bear-off database on disk: built once, cached where a user's cache belongs, checked on load.
+"""The bear-off databases on disk: built once, cached where a user's cache belongs, checked on load.
 
-``one_sided()`` returns the tables, from the cache when a valid file is there, else built (about ten
-seconds, with a progress bar) and written. The file holds the arrays and a SHA-256 of them; a file that
-is missing, unreadable, of another format version or whose checksum does not match is rebuilt, with a
-message saying why. The cache directory is ``$TAPA_AI_CACHE``, else ``$XDG_CACHE_HOME/tapa_ai``, else
-``~/.cache/tapa_ai``.
+``one_sided()`` and ``two_sided()`` return their tables from memory, else from the cache when a valid file
+is there, else build them (a few seconds, more the first time numba compiles the builders) and write the
+file. Both go through one mechanism (:func:`_cached`): the file holds the arrays, their SHA-256 and the
+format version; a file that is missing, unreadable, of another format version, of the wrong shapes or
+whose checksum does not match is rebuilt, with a message saying why. The cache directory is
+``$TAPA_AI_CACHE``, else ``$XDG_CACHE_HOME/tapa_ai``, else ``~/.cache/tapa_ai``.
+
+Several processes may meet an empty cache at once (pytest-xdist workers, a match's worker processes):
+the file is written to a temporary name in the same directory and renamed over the final one
+(``os.replace``: a reader sees the whole old file or the whole new one), and where the platform has
+``fcntl`` a lock file makes the others wait for the first builder and read its file instead of building
+too. A cache directory that cannot be written is reported and the tables are kept in memory only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -37,14 +46,13 @@ def cache_dir() -> Path:
 
 
 def database_path(directory: Optional[Path] = None) -> Path:
+    """The one-sided database's file."""
     return (directory or cache_dir()) / f"bearoff-one-sided-v{FORMAT_VERSION}.npz"
 
 
-def _checksum(*arrays: np.ndarray) -> str:
-    digest = hashlib.sha256()
-    for array in arrays:
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
+def two_sided_path(checkers: int = DEFAULT_CHECKERS, directory: Optional[Path] = None) -> Path:
+    """The two-sided database's file for homes of up to ``checkers`` checkers."""
+    return (directory or cache_dir()) / f"bearoff-two-sided-{checkers}-v{FORMAT_VERSION}.npz"
 
 
 @dataclass(frozen=True)
@@ -69,8 +77,25 @@ def _trim(row: np.ndarray) -> list[float]:
     return [float(value) for value in row[:last + 1]]
 
 
-def _load_arrays(path: Path, names: tuple[str, ...]) -> tuple[Optional[dict], str]:
-    """({name: array}, "") from a valid file (readable, this format version, checksum right), else (None, why not)."""
+# -- one mechanism for both databases -------------------------------------------------------------
+Arrays = dict[str, np.ndarray]
+
+_LOADED: dict[Path, Arrays] = {}
+"""Tables already read or built in this process, by file."""
+
+
+def _checksum(*arrays: np.ndarray) -> str:
+    digest = hashlib.sha256()
+    for array in arrays:
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def _load_arrays(path: Path, names: tuple[str, ...], check: Callable[[Arrays], str]) -> tuple[Optional[Arrays], str]:
+    """({name: array}, "") from a valid file, else (None, why not).
+
+    Valid: readable, this format version, the checksum right and ``check(arrays)`` empty (it says what is wrong).
+    """
     if not path.is_file():
         return None, f"no database at {path}"
     try:
@@ -84,80 +109,109 @@ def _load_arrays(path: Path, names: tuple[str, ...]) -> tuple[Optional[dict], st
         return None, f"{path} has format version {version}, this version reads {FORMAT_VERSION}"
     if _checksum(*arrays.values()) != stored:
         return None, f"{path} fails its checksum (corrupt or edited)"
+    wrong = check(arrays)
+    if wrong:
+        return None, f"{path} holds {wrong}"
     return arrays, ""
 
 
-def _save_arrays(path: Path, **arrays: np.ndarray) -> None:
-    """Write the arrays, their checksum and the format version; atomically (a partial file, then a rename)."""
+def _save_arrays(path: Path, arrays: Arrays) -> None:
+    """Write the arrays, their checksum and the format version atomically: a temporary file, then a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial.npz")
-    np.savez_compressed(partial, sha256=_checksum(*arrays.values()), format_version=FORMAT_VERSION, **arrays)
-    os.replace(partial, path)
+    handle, partial = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".partial")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            np.savez_compressed(file, sha256=_checksum(*arrays.values()), format_version=FORMAT_VERSION, **arrays)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
 
 
-def _load(path: Path) -> tuple[Optional[OneSided], str]:
-    """(tables, "") from a valid one-sided file, else (None, why not)."""
-    arrays, why = _load_arrays(path, ("turns", "first_off"))
-    if arrays is None:
-        return None, why
-    turns, first_off = arrays["turns"], arrays["first_off"]
-    if turns.ndim != 2 or turns.shape[0] != POSITIONS or first_off.shape != turns.shape:
-        return None, f"{path} holds arrays of shape {turns.shape} / {first_off.shape}, not ({POSITIONS}, turns)"
-    return OneSided(turns, first_off), ""
+@contextlib.contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``'s lock file (none where there is no fcntl or it cannot be made)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX: the atomic rename alone keeps the file whole
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(path.with_name(path.name + ".lock"), "a")
+    except OSError:
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-_LOADED: dict[Path, OneSided] = {}
-
-
-def one_sided(directory: Optional[Path] = None, rebuild: bool = False, progress: bool = True,
-              quiet: bool = False) -> OneSided:
-    """The one-sided database: cached in memory and on disk, (re)built when missing or invalid."""
-    path = database_path(directory)
+def _cached(path: Path, what: str, names: tuple[str, ...], check: Callable[[Arrays], str],
+            build: Callable[[], Arrays], rebuild: bool, quiet: bool) -> Arrays:
+    """The arrays ``names`` of ``path``: from memory, else a valid file (``_load_arrays``), else built (saying why),
+    saved and kept."""
     if not rebuild and path in _LOADED:
         return _LOADED[path]
-    tables, why = (None, "rebuild asked for") if rebuild else _load(path)
-    if tables is None:
-        if not quiet:
-            print(f"tapa-ai: building the one-sided bear-off database ({why}) ...", file=sys.stderr)
+    arrays, why = (None, "rebuild asked for") if rebuild else _load_arrays(path, names, check)
+    if arrays is None:
+        with _build_lock(path):
+            if not rebuild:  # another process may have built it while this one waited for the lock
+                arrays, _ = _load_arrays(path, names, check)
+            if arrays is None:
+                if not quiet:
+                    print(f"tapa-ai: building {what} ({why}) ...", file=sys.stderr)
+                arrays = build()
+                try:
+                    _save_arrays(path, arrays)
+                except OSError as error:
+                    print(f"tapa-ai: could not write {path} ({error}); {what} is kept in memory only",
+                          file=sys.stderr)
+                else:
+                    if not quiet:
+                        print(f"tapa-ai: wrote {path}", file=sys.stderr)
+    _LOADED[path] = arrays
+    return arrays
+
+
+# -- the two databases -----------------------------------------------------------------------------
+def one_sided(directory: Optional[Path] = None, rebuild: bool = False, progress: bool = True,
+              quiet: bool = False) -> OneSided:
+    """The one-sided database (``one_sided.build_tables``): cached in memory and on disk, (re)built when missing or invalid."""
+
+    def build() -> Arrays:
         turns, first_off = build_tables(progress=progress and not quiet)
-        # float32 and the turns that occur (15 checkers on the 6-point need 23 at most): ~5 MB on disk.
+        # float32 and the turns that occur (15 checkers on the 6-point need 23 at most): ~2.3 MB on disk.
         used = int(max(np.flatnonzero(turns.any(axis=0))[-1], np.flatnonzero(first_off.any(axis=0))[-1])) + 1
-        turns = np.ascontiguousarray(turns[:, :used], dtype=np.float32)
-        first_off = np.ascontiguousarray(first_off[:, :used], dtype=np.float32)
-        _save_arrays(path, turns=turns, first_off=first_off)
-        tables = OneSided(turns, first_off)
-        if not quiet:
-            print(f"tapa-ai: wrote {path}", file=sys.stderr)
-    _LOADED[path] = tables
-    return tables
+        return {"turns": np.ascontiguousarray(turns[:, :used], dtype=np.float32),
+                "first_off": np.ascontiguousarray(first_off[:, :used], dtype=np.float32)}
 
+    def check(arrays: Arrays) -> str:
+        turns, first_off = arrays["turns"], arrays["first_off"]
+        if turns.ndim != 2 or turns.shape[0] != POSITIONS or first_off.shape != turns.shape:
+            return f"arrays of shape {turns.shape} / {first_off.shape}, not ({POSITIONS}, turns)"
+        return ""
 
-def two_sided_path(checkers: int = DEFAULT_CHECKERS, directory: Optional[Path] = None) -> Path:
-    return (directory or cache_dir()) / f"bearoff-two-sided-{checkers}-v{FORMAT_VERSION}.npz"
-
-
-_TWO_SIDED: dict[Path, np.ndarray] = {}
+    arrays = _cached(database_path(directory), "the one-sided bear-off database", ("turns", "first_off"), check,
+                     build, rebuild, quiet)
+    return OneSided(arrays["turns"], arrays["first_off"])
 
 
 def two_sided(checkers: int = DEFAULT_CHECKERS, directory: Optional[Path] = None, rebuild: bool = False,
               quiet: bool = False) -> np.ndarray:
     """(n, n) float32 cubeless win chances of the side to move (``two_sided.build_two_sided``), cached like ``one_sided``."""
-    path = two_sided_path(checkers, directory)
-    if not rebuild and path in _TWO_SIDED:
-        return _TWO_SIDED[path]
-    arrays, why = (None, "rebuild asked for") if rebuild else _load_arrays(path, ("wins",))
     count = positions_up_to(checkers)
-    if arrays is not None and arrays["wins"].shape != (count, count):
-        arrays, why = None, f"{path} holds a table of shape {arrays['wins'].shape}, not ({count}, {count})"
-    if arrays is None:
-        if not quiet:
-            print(f"tapa-ai: building the two-sided bear-off database, up to {checkers} checkers a side ({why}) ...",
-                  file=sys.stderr)
-        wins = np.ascontiguousarray(build_two_sided(checkers), dtype=np.float32)
-        _save_arrays(path, wins=wins)
-        if not quiet:
-            print(f"tapa-ai: wrote {path}", file=sys.stderr)
-    else:
-        wins = arrays["wins"]
-    _TWO_SIDED[path] = wins
-    return wins
+
+    def build() -> Arrays:
+        return {"wins": np.ascontiguousarray(build_two_sided(checkers), dtype=np.float32)}
+
+    def check(arrays: Arrays) -> str:
+        shape = arrays["wins"].shape
+        return "" if shape == (count, count) else f"a table of shape {shape}, not ({count}, {count})"
+
+    return _cached(two_sided_path(checkers, directory), f"the two-sided bear-off database, up to {checkers} checkers "
+                   "a side", ("wins",), check, build, rebuild, quiet)["wins"]

@@ -93,84 +93,93 @@ def _positions() -> np.ndarray:
     return _POSITIONS_CACHE[0]
 
 
-@njit  # not cached: numba's on-disk cache of a recursive function crashed on reload
-def _best_after(counts, dice, moves_left, objective, binomial, first_mode, done_first, best):
-    """Smallest ``objective`` over every way of playing ``dice`` (a stack of ``moves_left`` dice) from ``counts``.
+@njit(cache=True)
+def _collect_plays(counts, dice, moves, binomial, seen, stamp, out, found):
+    """Append to ``out[found:]`` the rank of every position reached by playing the stack of ``moves`` dice.
 
-    ``first_mode``: the objective is the first-off one, which is 0 once ``done_first`` (a checker was borne
-    off earlier in this turn).
-    Returns the best value and writes the rank of the position reached into ``best[0]``.
+    The dice are played from the top of the stack (``dice[moves - 1]`` first); a die moves a checker
+    down, bears one off from its point, or bears off from the highest occupied point when it is larger;
+    once no checker is left the rest are not played. A rank already marked ``seen[rank] == stamp`` is not
+    appended again, so the list holds each position once, in the order a depth-first search first finds
+    it. ``counts`` is changed while searching and restored. Returns the new count.
+
+    An explicit stack rather than recursion, so numba can cache the compiled function on disk.
     """
-    checkers = 0
-    for p in range(POINTS):
-        checkers += counts[p]
-    if moves_left == 0 or checkers == 0:
-        index = _rank(counts, binomial)
-        best[0] = index
-        return 0.0 if first_mode and done_first else objective[index]
-    die = dice[moves_left - 1]
-    highest = -1
-    for p in range(POINTS - 1, -1, -1):
-        if counts[p] > 0:
-            highest = p
-            break
-    value = np.inf
-    chosen = -1
-    for p in range(POINTS):
-        if counts[p] == 0:
-            continue
-        point = p + 1
-        if point > die:
-            target = p - die
-        elif point == die or p == highest:
-            target = -1  # borne off
-        else:
-            continue
-        counts[p] -= 1
-        if target >= 0:
-            counts[target] += 1
-        candidate = _best_after(counts, dice, moves_left - 1, objective, binomial, first_mode,
-                                 done_first or target < 0, best)
-        if target >= 0:
-            counts[target] -= 1
-        counts[p] += 1
-        if candidate < value:
-            value = candidate
-            chosen = best[0]
-    best[0] = chosen
-    return value
+    tried = np.full(5, -1, dtype=np.int64)  # per depth: the point last moved from (-1: none yet)
+    moved_to = np.zeros(5, dtype=np.int64)  # per depth: where that checker went (-1: borne off)
+    depth = 0
+    while True:
+        checkers = 0
+        for p in range(POINTS):
+            checkers += counts[p]
+        if depth == moves or checkers == 0:  # a leaf: the turn is over
+            index = _rank(counts, binomial)
+            if seen[index] != stamp:
+                seen[index] = stamp
+                out[found] = index
+                found += 1
+            back_up = True
+        else:  # the next play of this depth's die, from a point above the last one tried
+            die = dice[moves - 1 - depth]
+            highest = -1
+            for p in range(POINTS - 1, -1, -1):
+                if counts[p] > 0:
+                    highest = p
+                    break
+            p = tried[depth] + 1
+            while p < POINTS and not (counts[p] > 0 and (p + 1 >= die or p == highest)):
+                p += 1
+            back_up = p == POINTS
+            if back_up:
+                tried[depth] = -1
+            else:
+                tried[depth] = p
+                moved_to[depth] = p - die if p + 1 > die else -1
+                counts[p] -= 1
+                if moved_to[depth] >= 0:
+                    counts[moved_to[depth]] += 1
+                depth += 1
+        if back_up:
+            if depth == 0:
+                return found
+            depth -= 1
+            counts[tried[depth]] += 1
+            if moved_to[depth] >= 0:
+                counts[moved_to[depth]] -= 1
 
 
-@njit
-def _best_roll(counts, a, b, objective, binomial, first_mode, dice, best):
-    """``_best_after`` for the roll (a, b): a double played four times, else the better of the two orders."""
+@njit(cache=True)
+def _roll_plays(counts, a, b, binomial, dice, seen, stamp, out):
+    """The positions the roll (a, b) reaches from ``counts`` (``_collect_plays``): a double played four
+    times, else both orders, those playing ``b`` first listed first. Returns how many were written to ``out``.
+
+    ``stamp`` must differ from every earlier call's that used the same ``seen``.
+    """
     if a == b:
         for m in range(4):
             dice[m] = a
-        return _best_after(counts, dice, 4, objective, binomial, first_mode, False, best)
+        return _collect_plays(counts, dice, 4, binomial, seen, stamp, out, 0)
     dice[0] = a
-    dice[1] = b
-    value = _best_after(counts, dice, 2, objective, binomial, first_mode, False, best)
-    reached = best[0]
+    dice[1] = b  # the top of the stack: played first
+    found = _collect_plays(counts, dice, 2, binomial, seen, stamp, out, 0)
     dice[0] = b
     dice[1] = a
-    other = _best_after(counts, dice, 2, objective, binomial, first_mode, False, best)
-    if value <= other:
-        best[0] = reached
-        return value
-    return other
+    return _collect_plays(counts, dice, 2, binomial, seen, stamp, out, found)
 
 
-@njit
+@njit(cache=True)
 def _build(positions, order, start, stop, rolls, weights, binomial, turns, first_off, mean_turns, mean_first,
            max_turns):
     """Fill rows ``order[start:stop]`` of ``turns`` and ``first_off`` (P, max_turns) and their means.
 
     ``order`` puts every successor before its position (by pips), so a range may follow the ranges before it.
+    Each roll is played to the reachable position of the least expected turns (``turns``) or turns to the
+    first checker off (``first_off``; 0 once this turn bore one off); on a tie, the first found.
     """
     counts = np.zeros(POINTS, dtype=np.int64)
     dice = np.zeros(4, dtype=np.int64)
-    best = np.zeros(1, dtype=np.int64)
+    seen = np.full(positions.shape[0], -1, dtype=np.int64)
+    reached = np.zeros(positions.shape[0], dtype=np.int64)
     for k in range(start, stop):
         index = order[k]
         checkers = 0
@@ -182,14 +191,27 @@ def _build(positions, order, start, stop, rolls, weights, binomial, turns, first
             first_off[index, 0] = 1.0
             continue
         for r in range(rolls.shape[0]):
-            a = rolls[r, 0]
-            b = rolls[r, 1]
             w = weights[r]
-            _best_roll(counts, a, b, mean_turns, binomial, False, dice, best)
-            after_all = best[0]
-            _best_roll(counts, a, b, mean_first, binomial, True, dice, best)
-            after_first = best[0]
-            reached_first = _first_done(counts, positions, after_first)
+            found = _roll_plays(counts, rolls[r, 0], rolls[r, 1], binomial, dice, seen, index * rolls.shape[0] + r,
+                                reached)
+            after_all = -1
+            after_first = -1
+            best_all = np.inf
+            best_first = np.inf
+            reached_first = False
+            for s in range(found):
+                after = reached[s]
+                if mean_turns[after] < best_all:
+                    best_all = mean_turns[after]
+                    after_all = after
+                left = 0
+                for p in range(POINTS):
+                    left += positions[after, p]
+                value = 0.0 if left < checkers else mean_first[after]
+                if value < best_first:
+                    best_first = value
+                    after_first = after
+                    reached_first = left < checkers
             # This turn, then the distribution of the position reached.
             for t in range(max_turns - 1):
                 turns[index, t + 1] += w * turns[after_all, t]
@@ -205,17 +227,6 @@ def _build(positions, order, start, stop, rolls, weights, binomial, turns, first
             first += t * first_off[index, t]
         mean_turns[index] = total
         mean_first[index] = first
-
-
-@njit(cache=True)
-def _first_done(counts, positions, reached):
-    """Whether the play from ``counts`` to the position of rank ``reached`` bore a checker off."""
-    before = 0
-    after = 0
-    for p in range(POINTS):
-        before += counts[p]
-        after += positions[reached, p]
-    return after < before
 
 
 def build_tables(progress: bool = False) -> tuple[np.ndarray, np.ndarray]:

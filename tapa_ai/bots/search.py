@@ -5,7 +5,9 @@ one side's view and swapped (:func:`~tapa_ai.net.model.swap_sides`) when the vie
 changes. As in GNU Backgammon:
 
 - the **0-ply** value of an afterstate is the network's evaluation of it
-  with the opponent to roll (a finished game: its exact outcome);
+  with the opponent to roll (a finished game: its exact outcome; a bear-off,
+  :func:`tapa_ai.bearoff.evaluate.bearoff_mask`, the database's value instead,
+  unless ``bearoff=False``);
 - the **n-ply** value of an afterstate is the average, over the opponent's 21
   rolls (doubles weigh 1/36, the others 2/36), of the (n-1)-ply value of the
   opponent's reply, the reply being chosen by its 0-ply equity;
@@ -15,7 +17,11 @@ changes. As in GNU Backgammon:
   with ``refine = (n, m)`` a search of 2 plies or more first evaluates them
   one ply less deep and keeps the best ``n`` within ``m`` of the best there
   (a second filter of the same form, as GNU Backgammon's move filters allow
-  at every sub-ply), so that only those are searched at the full depth.
+  at every sub-ply), so that only those are searched at the full depth;
+- a bear-off the two-sided table answers exactly
+  (:func:`tapa_ai.bearoff.evaluate.exact_mask`) is a leaf at every depth, as
+  GNU Backgammon treats its exact bear-off classes: its value is final, a
+  deeper search would only reproduce it.
 
 Every level is one call of the vectorized move generator for all positions of
 all games times all 21 rolls, and one batched evaluation of all their
@@ -29,6 +35,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..bearoff.evaluate import bearoff_distributions, bearoff_mask, exact_mask
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
@@ -47,27 +54,60 @@ DEFAULT_MARGIN = 0.16
 MAX_PLIES = 3
 
 
-def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int) -> np.ndarray:
+def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int, bearoff: bool = True) -> np.ndarray:
     """(M, K) ``plies``-ply values of afterstates whose games go on, from the view of the side that moved.
 
     ``positions`` are afterstates as :class:`~tapa_ai.movegen.generate.Afterstates`
     holds them (the side that moved is ``turn``, the opponent rolls next).
+    ``bearoff``: bear-offs get the database's value wherever the network would
+    value them, and exact ones are not searched deeper (module docstring).
     """
     count = len(positions)
     if count == 0:
         return np.zeros((0, net.num_outcomes))
     if plies == 0:
-        return afterstate_distributions(net, _unfinished(positions)).astype(np.float64)
+        return afterstate_distributions_with(net, _unfinished(positions), bearoff)
+    if bearoff:
+        exact = exact_mask(positions)
+        if exact.any():
+            values = np.empty((count, net.num_outcomes))
+            values[exact] = afterstate_distributions_with(net, _unfinished(positions.take(exact)), True)
+            values[~exact] = afterstate_values(net, positions.take(~exact), plies, True)
+            return values
     # The opponent to move, once per roll: (M * 21) positions.
     replies = generate(positions.flipped().take(np.repeat(np.arange(count), len(ROLLS))), np.tile(ROLLS, (count, 1)))
-    reply_values = afterstate_distributions(net, replies)  # opponent's view, float32 (millions of rows at 2-ply)
+    # The opponent's view, float32 (millions of rows at 2-ply).
+    reply_values = afterstate_distributions_with(net, replies, bearoff, np.float32)
     best = segment_argmax(reply_values @ outcome_points(net.rules), replies.offsets)
     values = reply_values[best].astype(np.float64)
     if plies > 1:
         going_on = np.flatnonzero(~replies.game_over[best])
-        values[going_on] = afterstate_values(net, replies.positions.take(best[going_on]), plies - 1)
+        values[going_on] = afterstate_values(net, replies.positions.take(best[going_on]), plies - 1, bearoff)
     mover_view = swap_sides(values).reshape(count, len(ROLLS), -1)
     return np.einsum("mrk,r->mk", mover_view, ROLL_WEIGHTS)
+
+
+def afterstate_distributions_with(net: EvaluatorNet, afterstates: Afterstates, bearoff: bool = True,
+                                  dtype=np.float64) -> np.ndarray:
+    """(N, K) 0-ply values of ``afterstates`` from the view of the side that moved, as ``dtype``.
+
+    :func:`~tapa_ai.net.afterstates.afterstate_distributions` (the network;
+    a finished game its exact outcome), except that with ``bearoff`` an
+    afterstate whose game goes on as a bear-off gets the database's value:
+    the opponent rolls next, so the value of ``positions.flipped()`` with the
+    sides swapped. The network evaluates only the other rows.
+    """
+    if bearoff:
+        known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
+        if known.size:
+            values = np.empty((len(afterstates), net.num_outcomes), dtype=dtype)
+            rest = np.setdiff1d(np.arange(len(afterstates)), known, assume_unique=True)
+            if rest.size:
+                values[rest] = afterstate_distributions(net, _take_rows(afterstates, rest))
+            _, roller_view = bearoff_distributions(afterstates.positions.take(known).flipped())
+            values[known] = swap_sides(roller_view)
+            return values
+    return afterstate_distributions(net, afterstates).astype(dtype, copy=False)
 
 
 def _unfinished(positions: PositionBatch) -> Afterstates:
@@ -115,7 +155,7 @@ class NetBot(Bot):
     def __init__(self, net: EvaluatorNet, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
                  margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None,
                  cube: bool = True, cube_life: Optional[float] = None,
-                 refine: Optional[tuple[int, float]] = None) -> None:
+                 refine: Optional[tuple[int, float]] = None, bearoff: bool = True) -> None:
         from ..cube.equity import DEFAULT_CUBE_LIFE
 
         if not 0 <= plies <= MAX_PLIES:
@@ -134,6 +174,8 @@ class NetBot(Bot):
         """Janowski's cube life x of the cube decisions."""
         self.match_cube = True
         """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
+        self.bearoff = bool(bearoff)
+        """False: the network values bear-offs too (no database), for measurements; True: the database does."""
 
     def play_for_wins(self) -> None:
         """Choose checker plays by P(win) - P(loss) instead of the expected points (``net:PATH,wins``).
@@ -155,11 +197,10 @@ class NetBot(Bot):
         values = np.zeros((rows.size, self.net.num_outcomes))
         over = afterstates.game_over[rows]
         if plies == 0 or over.all():
-            part = afterstate_distributions(self.net, _take_rows(afterstates, rows)).astype(np.float64)
-            return part
+            return afterstate_distributions_with(self.net, _take_rows(afterstates, rows), self.bearoff)
         values[over] = afterstate_distributions(self.net, _take_rows(afterstates, rows[over])).astype(np.float64)
         going_on = rows[~over]
-        values[~over] = afterstate_values(self.net, afterstates.positions.take(going_on), plies)
+        values[~over] = afterstate_values(self.net, afterstates.positions.take(going_on), plies, self.bearoff)
         return values
 
     def ranked(self, afterstates: Afterstates) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -167,7 +208,7 @@ class NetBot(Bot):
 
         Rows not kept are absent; rows are grouped by source position like ``afterstates``.
         """
-        base = afterstate_distributions(self.net, afterstates).astype(np.float64)
+        base = afterstate_distributions_with(self.net, afterstates, self.bearoff)
         equities = base @ self.points
         if self.plies == 0:
             return np.arange(len(afterstates)), base, equities
@@ -189,7 +230,7 @@ class NetBot(Bot):
         """
         plies = self.plies if plies is None else plies
         # A position before its mover rolls is an afterstate of the other side, which just moved.
-        return swap_sides(afterstate_values(self.net, positions.flipped(), plies))
+        return swap_sides(afterstate_values(self.net, positions.flipped(), plies, self.bearoff))
 
     def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
         """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""

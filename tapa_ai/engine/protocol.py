@@ -9,7 +9,10 @@ Commands (docs/protocol.md has examples):
   ``{"move": "24/19 24/22", "position": {...}}``
 - ``{"cmd": "bearoff", "home": [n1, ..., n6]}`` -> ``{"turns": [p0, p1, ...], "first_off": [q0, q1, ...]}``:
   the chance that bearing off those checkers (on the 1- to 6-points) takes exactly k turns, all of them
-  and the first one (the one-sided database, :mod:`tapa_ai.bearoff`; built on first use, ~10 s, then cached)
+  and the first one (the one-sided database, :mod:`tapa_ai.bearoff`; built on first use, ~10 s, then cached);
+  ``{"cmd": "bearoff", "position": {...}}`` -> ``{"X": {"home", "turns", "first_off"}, "O": {...},
+  "probabilities": {...}, "equity": e, "exact": true}`` for a position with no contact left (else an error
+  naming what is not home): the side to move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`)
 
 With a model (``tapa-ai engine --bot net:checkpoints/tapa.pt``, see
 :mod:`tapa_ai.engine.analysis`):
@@ -235,10 +238,38 @@ class Engine:
 
     def _cmd_bearoff(self, request: dict) -> dict:
         from ..bearoff.database import one_sided
+        from ..bearoff.evaluate import bearoff_problems, bearoff_values
         from ..bearoff.one_sided import check_home
+        from ..movegen.batch import PositionBatch
+        from ..net.model import outcome_names, outcome_points
 
+        if "position" in request:
+            # A whole position: both sides' distributions and, no contact being left, who wins how often.
+            if "home" in request:
+                raise RequestError("give 'home' (one side's checkers) or 'position', not both")
+            position = self._position(request)
+            self._playable(position)
+            batch = PositionBatch.from_positions([position])
+            problems = bearoff_problems(batch, 0)
+            if problems:
+                raise RequestError("not a bear-off position (every checker of both sides must be on its own 1- to "
+                                   "6-points or borne off, none on the bar or pinned): " + "; ".join(problems))
+            values = bearoff_values(batch)
+            tables = one_sided(progress=False, quiet=True)
+            opponent = SIDES[1 - SIDES.index(position.turn)]
+            answer: dict[str, Any] = {"turn": position.turn}
+            for side, home in ((position.turn, values.homes[0, 0]), (opponent, values.homes[0, 1])):
+                home = [int(n) for n in home]
+                turns, first_off = tables.distributions(home)
+                answer[side] = {"home": home, "turns": turns, "first_off": first_off}
+            distribution = values.distributions[0]
+            answer["probabilities"] = {name: float(p) for name, p in zip(outcome_names(position.rules), distribution)}
+            answer["equity"] = float(distribution @ outcome_points(position.rules).astype(float))
+            answer["exact"] = bool(values.exact[0])
+            return {name: answer[name] for name in ("X", "O", "turn", "probabilities", "equity", "exact")}
         if "home" not in request:
-            raise RequestError("missing 'home': the checkers on the 1- to 6-points, e.g. [2, 2, 3, 0, 1, 0]")
+            raise RequestError("missing 'home' (the checkers on the 1- to 6-points, e.g. [2, 2, 3, 0, 1, 0]) "
+                               "or 'position' (a bear-off position)")
         home = request["home"]
         try:
             if not isinstance(home, list):
