@@ -41,11 +41,7 @@ weights unless told otherwise)::
 
 from __future__ import annotations
 
-import pickle
 import random
-import re
-import zipfile
-import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +54,7 @@ from .. import __version__
 from ..config import ConfigError, TrainConfig, config_from_dict, config_to_dict
 from ..rules.options import RULES_VERSION, RuleOptions, RulesError
 from .atomic_files import atomic_write
+from .checkpoint_read import CheckpointError, read_payload as _read
 
 FORMAT_NAME = "tapa-ai-checkpoint"
 #: Bumped whenever the layout of the checkpoint dict changes.
@@ -68,10 +65,6 @@ REQUIRED_KEYS = (
     "rule_options", "config", "counters", "model_state", "optimizer_state", "rng", "extra",
 )
 
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that is missing, unreadable, unsafe, or does not fit what the caller expects."""
 
 
 @dataclass
@@ -290,51 +283,6 @@ def load_checkpoint(
     )
 
 
-def _read(path: Path, map_location: str | torch.device) -> Any:
-    if not path.exists():
-        raise CheckpointError(f"no checkpoint at {path}: the file does not exist")
-    if not path.is_file():
-        raise CheckpointError(f"no checkpoint at {path}: not a regular file")
-    # save_checkpoint always writes torch's zip format; refusing anything else up front also
-    # keeps torch.load off its legacy raw-pickle path.
-    if not zipfile.is_zipfile(path):
-        raise CheckpointError(
-            f"{path} is not a tapa-ai checkpoint: not a torch zip archive (corrupt, truncated, or another kind of file)"
-        )
-    # torch.load does not verify the archive's CRCs, so damaged tensor bytes would load silently.
-    try:
-        with zipfile.ZipFile(path) as archive:
-            damaged = archive.testzip()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError, zlib.error) as error:
-        raise CheckpointError(f"{path} is not a tapa-ai checkpoint or is damaged (corrupt or truncated): {error}") \
-            from None
-    if damaged is not None:
-        raise CheckpointError(f"{path} is damaged: archive member {damaged} fails its checksum")
-    try:
-        return torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as error:
-        # weights_only refuses every global that is not a tensor or plain data; such a
-        # file was not written by save_checkpoint and may try to run code.
-        raise CheckpointError(
-            f"{path} is not a safe tapa-ai checkpoint: it holds objects other than tensors and plain "
-            f"data, so loading was refused ({_unpickler_reason(error)})"
-        ) from None
-    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile, KeyError, IndexError,
-            TypeError, AttributeError, UnicodeDecodeError, MemoryError) as error:
-        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise CheckpointError(f"{path} is not a tapa-ai checkpoint or is damaged (corrupt or truncated): {detail}") \
-            from None
-
-
-def _unpickler_reason(error: Exception) -> str:
-    """The one useful sentence of torch's long weights_only error ("Unsupported global: GLOBAL io.open ...")."""
-    text = str(error)
-    match = re.search(r"WeightsUnpickler error:\s*(.+?)(?:\n|$)", text)
-    reason = match.group(1).strip() if match else text.strip().splitlines()[0] if text.strip() else ""
-    reason = reason.split(" Please use")[0]
-    return reason or type(error).__name__
-
-
 def _check_types(path: Path, data: dict[str, Any]) -> None:
     """Shapes of the top-level entries, so that later code can index them without surprises."""
     def fail(key: str, want: str) -> NoReturn:
@@ -445,6 +393,7 @@ def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
     from .model import EvaluatorNet
 
     checkpoint = load_checkpoint(path, map_location=map_location)
+    check_network(checkpoint)  # before building: a file cannot make us allocate what it does not hold
     try:
         net = EvaluatorNet.from_architecture(checkpoint.model_config)
         net.load_state_dict(checkpoint.model_state)
@@ -454,6 +403,20 @@ def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
     net.games_trained = checkpoint.games
     net.checkpoint_path = Path(path)
     return net
+
+
+def check_network(checkpoint: Checkpoint) -> None:
+    """Refuse a checkpoint whose network is not what it says or is unusable, before anything is built.
+
+    See :func:`tapa_ai.net.network_check.check_network_state`; raises
+    :class:`CheckpointError` with one line saying what is wrong.
+    """
+    from .network_check import check_network_state
+
+    try:
+        check_network_state(checkpoint.model_config, checkpoint.model_state)
+    except ValueError as error:
+        raise CheckpointError(f"{checkpoint.path}: {error}") from None
 
 
 def slim_checkpoint(source: str | Path, target: str | Path, *, model_state: Mapping[str, torch.Tensor] | None = None,

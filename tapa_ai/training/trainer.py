@@ -21,26 +21,25 @@ import numpy as np
 import torch
 
 from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
-from ..config import TrainConfig, config_to_dict, config_to_toml, run_name
-from ..net.checkpoint import Checkpoint, load_checkpoint
+from ..config import TrainConfig, config_to_toml
+from ..net.checkpoint import Checkpoint
 from ..net.checkpoint_dir import CheckpointManager
-from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
+from ..net.encoding import ENCODING_NAME
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
-from ..rules.options import RULES_VERSION, variant_rules
+from ..rules.options import variant_rules
 from .distill import search_targets
 from .replay import ReplayBuffer
+from .runs import TrainingError, new_run_directory, resume_checkpoint
 from .selfplay import STATE_WIDTH, FinishedGame, SelfPlay, unpack_states
 from .traces import OnlineTraces
+
+__all__ = ["Trainer", "TrainingError", "EvalRecord", "new_run_directory", "resume_checkpoint", "OPPONENTS"]
 
 OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
 """The built-in evaluation opponents; ``eval.opponents`` also takes any bot spec (``heuristic``, ``net:PATH``...)."""
 EVAL_SEED_OFFSET = 1_000_003
 """Evaluations draw their dice from ``run.seed + EVAL_SEED_OFFSET``: the same deals at every evaluation."""
-
-
-class TrainingError(RuntimeError):
-    """A training run that cannot start or continue; the message says why."""
 
 
 @dataclass
@@ -57,6 +56,9 @@ class Trainer:
     """One training run: build it with a config (new run) or from a checkpoint (resume)."""
 
     def __init__(self, config: TrainConfig, run_dir: Path, checkpoint: Optional[Checkpoint] = None) -> None:
+        if checkpoint is not None:
+            # Before building anything: the network built from the config must be the checkpoint's.
+            _check_same_network(config, checkpoint)
         self.config = config
         self.run_dir = Path(run_dir)
         self.rules = variant_rules(config.run.variant)
@@ -232,18 +234,9 @@ class Trainer:
 
     def _restore(self, checkpoint: Checkpoint) -> None:
         try:
-            stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
-        except (KeyError, TypeError, ValueError) as error:
-            raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
-        wanted = self.config.model.to_dict()
-        changed = [f"model.{key} {stored.get(key)!r} -> {value!r}" for key, value in wanted.items()
-                   if stored.get(key) != value]
-        if changed:
-            raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
-                                f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")
-        try:
             self.net.load_state_dict(checkpoint.model_state)
             if checkpoint.optimizer_state is not None:
+                self._check_optimizer_state(checkpoint.optimizer_state)
                 self.optimizer.load_state_dict(checkpoint.optimizer_state)
                 # The stored state carries the old hyperparameters; the config (with any
                 # --set override given on resume) decides the learning rate from here on.
@@ -279,6 +272,19 @@ class Trainer:
             EvalRecord(r["games_trained"], r["opponent"], r["games"], r["ppg"], tuple(r["ppg_ci95"]), r["win_rate"])
             for r in checkpoint.extra.get("evaluations", [])
         ]
+
+    def _check_optimizer_state(self, state: dict) -> None:
+        """Raise ValueError unless each stored moment fits its parameter and is finite (torch checks neither)."""
+        parameters = [parameter for group in self.optimizer.param_groups for parameter in group["params"]]
+        for index, entry in (state.get("state") or {}).items():
+            for key, value in (entry.items() if isinstance(entry, dict) else ()):
+                if not isinstance(value, torch.Tensor) or value.dim() == 0:
+                    continue  # the step count
+                if not isinstance(index, int) or not 0 <= index < len(parameters) \
+                        or value.shape != parameters[index].shape:
+                    raise ValueError(f"optimizer state {index}.{key} does not fit the network")
+                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                    raise ValueError(f"optimizer state {index}.{key} holds non-finite numbers (NaN or infinity)")
 
     # -- the loop ------------------------------------------------------------
     def train(self, progress: bool = True, should_stop: Optional[Callable[[], bool]] = None) -> None:
@@ -329,6 +335,20 @@ class Trainer:
         if score > self.best_score:
             self.best_score = score
             self.manager.save_best(**self._payload())
+
+
+def _check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
+    """A resumed run keeps its network: ``config.model`` must be the checkpoint's architecture."""
+    try:
+        stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
+    except (KeyError, TypeError, ValueError) as error:
+        raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
+    wanted = config.model.to_dict()
+    changed = [f"model.{key} {stored.get(key)!r} -> {value!r}" for key, value in wanted.items()
+               if stored.get(key) != value]
+    if changed:
+        raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
+                            f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")
 
 
 class _Schedule:
@@ -442,40 +462,3 @@ def _log_window(writer, stats: dict, games: int, epsilon: float) -> None:
         # Learner updates between the weights that played a game's batch and the learner's at learning time.
         writer.add_scalar("charts/staleness", stats["staleness"], games)
         writer.add_scalar("charts/staleness_max", stats["staleness_max"], games)
-
-
-def new_run_directory(config: TrainConfig) -> Path:
-    """``<checkpoint.directory>/<variant>__<name>__<seed>__<time>``, created."""
-    base = Path(config.checkpoint.directory) / run_name(config)
-    path, suffix = base, 1
-    while True:
-        try:
-            path.mkdir(parents=True, exist_ok=False)
-            return path
-        except FileExistsError:
-            # Two runs started in the same second with the same name and seed.
-            suffix += 1
-            path = base.with_name(f"{base.name}-{suffix}")
-
-
-def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:
-    """The run directory and the checkpoint to resume: a run directory (its latest) or a checkpoint file."""
-    path = Path(run)
-    if path.is_dir():
-        manager_path = CheckpointManager(path, 1).latest()
-        if manager_path is None:
-            raise TrainingError(f"--resume {run}: no checkpoint in this run directory yet")
-        checkpoint_path, run_dir = manager_path, path
-    elif path.is_file():
-        checkpoint_path, run_dir = path, path.parent
-    else:
-        raise TrainingError(f"--resume {run}: no such run directory or checkpoint file")
-    checkpoint = load_checkpoint(checkpoint_path, expect_rules_version=RULES_VERSION)
-    if checkpoint.encoding[0] != ENCODING_NAME or checkpoint.encoding[1] not in ENCODING_VERSIONS:
-        raise TrainingError(f"--resume {run}: {checkpoint_path} was trained on encoding {checkpoint.encoding[0]!r} "
-                            f"version {checkpoint.encoding[1]}; this program computes {ENCODING_NAME!r} "
-                            f"versions {list(ENCODING_VERSIONS)}")
-    if "selfplay" not in checkpoint.extra or checkpoint.optimizer_state is None:
-        raise TrainingError(f"--resume {run}: {checkpoint_path} holds a network only (a slim copy, e.g. a kept "
-                            "generation), not the optimizer and running games a resume needs")
-    return run_dir, checkpoint
