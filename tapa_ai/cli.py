@@ -53,8 +53,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"tapa-ai serve: --port must be 0..65535 (0 picks a free port), got {args.port}", file=sys.stderr)
         return 2
     try:
+        if args.max_rollout_games < 0:
+            raise RequestError(f"--max-rollout-games {args.max_rollout_games}: must be 0 (no rollouts) or more")
         return run(args.host, args.port, bot=args.bot, generator=args.generator, allow_origin=args.allow_origin,
-                   quiet=args.quiet)
+                   quiet=args.quiet, max_rollout_games=args.max_rollout_games)
     except (RequestError, BotError) as error:
         print(f"tapa-ai serve: {error}", file=sys.stderr)
         return 2
@@ -393,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="default move generator (default: vectorized when available)")
     serve.add_argument("--allow-origin", default="*", metavar="ORIGIN",
                        help="Access-Control-Allow-Origin sent for browsers (default '*'; '' sends none)")
+    serve.add_argument("--max-rollout-games", type=int, default=2 * 1296, metavar="N",
+                       help="most games one rollout request may play, games a move times the moves (default 2592)")
     serve.add_argument("--quiet", action="store_true", help="no request log on stderr")
     serve.set_defaults(func=_cmd_serve)
 

@@ -235,3 +235,23 @@ def test_cli_rollout_json_and_errors(capsys):
     assert "not valid JSON" in capsys.readouterr().err
     assert main(["rollout", "--position", "4HPwATDgc/ABMA", "--games", "1", "--quiet"]) == 2
     assert "at least 2" in capsys.readouterr().err
+
+
+def test_engine_rollout_plays_the_games_of_tapa_ai_rollout():
+    from tapa_ai.engine.protocol import Engine
+
+    engine = Engine(bot=TAPA, max_rollout_games=200)
+    position = _race("tapa", [2, 1, 0, 1, 0, 0], [0, 0, 1, 1, 1, 0])
+    answer = engine.handle({"cmd": "rollout", "position": position_to_json(position), "games": 72, "seed": 4})
+    direct = rollout_position(position, TAPA, RolloutSettings(games=72, seed=4), progress=False)
+    assert answer["equity"] == pytest.approx(direct.stats[0].equity, abs=1e-9)
+    assert answer["equity_ci95"] == pytest.approx(list(direct.stats[0].equity_ci95), abs=1e-9)
+    start = position_to_json(start_position(variant_rules("tapa"), "X"))
+    moves = engine.handle({"cmd": "rollout", "position": start, "dice": [6, 5], "candidates": 2, "games": 36})
+    assert [m["difference"] for m in moves["moves"]][0] == 0.0 and len(moves["moves"]) == 2
+    for bad, words in [({"games": 300}, "at most 200"), ({"plies": 2}, "0 or 1"), ({"games": "9"}, "integer"),
+                       ({"moves": ["24/18 24/19"]}, "need dice"), ({"speed": 1}, "unknown key")]:
+        _, reply = engine.respond({"cmd": "rollout", "position": start, **bad})
+        assert words in reply["error"], reply
+    _, reply = Engine().respond({"cmd": "rollout", "position": start})
+    assert "needs a model" in reply["error"]

@@ -41,9 +41,8 @@ the number of workers (local processes, or Ray tasks with ``ray_address``).
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Optional, Sequence
 
 import numpy as np
@@ -53,16 +52,14 @@ from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
 from ..net.afterstates import afterstate_distributions
-from ..net.model import outcome_classes, outcome_names, outcome_points, swap_sides
+from ..net.model import outcome_classes, outcome_points, swap_sides
 from ..notation.move_text import MoveTextError, find_move
 from ..rules.options import RuleOptions
 from ..rules.position import Position
 from ..rules.reference import DISTINCT_ROLLS, check_dice
+from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, RolloutResult,  # noqa: F401 - the API
+                             RolloutSettings, RolloutStats, summarise)
 
-DEFAULT_GAMES = 1296
-BLOCK = 36
-"""Games per rotation block: the 36 ordered rolls."""
-MAX_ROTATE = 2
 DEFAULT_CHUNK_BLOCKS = 4
 """Blocks of 36 games per chunk of work (144 games)."""
 MAX_PLIES = 5000
@@ -75,53 +72,6 @@ ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.floa
 _ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
 for _index, (_a, _b) in enumerate(ROLLS.tolist()):
     _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _index
-
-
-class RolloutError(ValueError):
-    """A rollout that cannot run as asked (bad settings, position, move or bot); the message says why."""
-
-
-@dataclass(frozen=True)
-class RolloutSettings:
-    """How games are played and counted; see the module docstring."""
-
-    games: int = DEFAULT_GAMES
-    """Games per candidate (rounded up to whole blocks of 36 when rotating)."""
-    truncate: int = 0
-    """Stop each game after this many plies and take the evaluator's value (0: play to the end)."""
-    bearoff: bool = False
-    """Stop each game at the first bear-off position and take the database's value."""
-    rotate: int = 1
-    """Leading rolls balanced over every 36 games (0, 1 or 2)."""
-    luck: Optional[bool] = None
-    """Luck-adjusted results; None: when there is an evaluator."""
-    seed: int = 1
-
-    def check(self) -> "RolloutSettings":
-        for name in ("games", "truncate", "rotate", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise RolloutError(f"{name}={value!r}: must be an integer")
-        if self.games < 2:
-            raise RolloutError(f"games={self.games}: roll out at least 2 games")
-        if self.truncate < 0:
-            raise RolloutError(f"truncate={self.truncate}: plies to play before the evaluator's value, 0 = none")
-        if not 0 <= self.rotate <= MAX_ROTATE:
-            raise RolloutError(f"rotate={self.rotate}: balance the first 0, 1 or 2 rolls")
-        if self.seed < 0:
-            raise RolloutError(f"seed={self.seed}: must be >= 0")
-        if not isinstance(self.bearoff, bool) or not (self.luck is None or isinstance(self.luck, bool)):
-            raise RolloutError("bearoff and luck are true or false")
-        return self
-
-    @property
-    def block(self) -> int:
-        """Games per independent block of the CI: 36 when rotating, else 1."""
-        return BLOCK if self.rotate else 1
-
-    @property
-    def total_games(self) -> int:
-        return int(math.ceil(self.games / self.block) * self.block)
 
 
 # -- one chunk of games ------------------------------------------------------------------------------
@@ -227,138 +177,115 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
     return outcomes.reshape(*shape, classes), luck.reshape(*shape, classes), plies.reshape(shape)
 
 
-# -- statistics ------------------------------------------------------------------------------------------
-MIN_BLOCKS = 8
-"""Fewer blocks than this: the CI is taken over single games (wider, never too narrow: the rotation only removes
-variance) instead of over the block means, whose spread fewer blocks cannot estimate."""
+# -- playing the chunks ---------------------------------------------------------------------------------
+def _chunks(total: int, chunk_blocks: int = DEFAULT_CHUNK_BLOCKS) -> list[tuple[int, int]]:
+    """(index, games) of every chunk: whole blocks of 36 (a rotated roll is a permutation of each block)."""
+    per_chunk = chunk_blocks * BLOCK
+    return [(index, min(per_chunk, total - start)) for index, start in enumerate(range(0, total, per_chunk))]
 
 
-def _mean_ci(values: np.ndarray, block: int) -> tuple[float, float]:
-    """Mean of per-game ``values`` and the half-width of its 95% CI over blocks of ``block`` games."""
-    if values.size // block < MIN_BLOCKS:
-        block = 1
-    means = values.reshape(-1, block).mean(axis=1)
-    if means.size < 2:
-        return float(values.mean()), math.inf
-    return float(means.mean()), 1.96 * float(means.std(ddof=1)) / math.sqrt(means.size)
+def _resolved(settings: RolloutSettings, evaluator_name: Optional[str], bot_name: str) -> RolloutSettings:
+    """``settings`` checked against the evaluator there is (or not), with ``luck`` decided."""
+    settings = settings.check()
+    if settings.truncate and evaluator_name is None:
+        raise RolloutError(f"truncate={settings.truncate}: a truncated game is valued by a network; the bot "
+                           f"{bot_name!r} has none, so give an evaluator (--evaluator net:PATH)")
+    if settings.luck and evaluator_name is None:
+        raise RolloutError(f"the luck adjustment needs a network; the bot {bot_name!r} has none, so give an "
+                           f"evaluator (--evaluator net:PATH) or turn it off")
+    return replace(settings, luck=evaluator_name is not None if settings.luck is None else settings.luck)
 
 
-@dataclass
-class RolloutStats:
-    """What the games of one start (a position, or a candidate move) came to, from the root's view."""
+class _Player:
+    """Plays the games of a rollout: ``play(starts, root_moves_first)`` -> (outcomes, luck, plies) as
+    :func:`play_rollout`, over chunks seeded ``[seed, index]``; ``seconds`` and ``workers`` of the last call."""
 
-    probabilities: dict[str, float]
-    equity: float
-    equity_ci95: tuple[float, float]
-    games: int
-    mean_plies: float
-    move: Optional[str] = None
-    difference: float = 0.0
-    """Equity minus the best candidate's (0 for the best), from the same games."""
-    difference_ci95: tuple[float, float] = (0.0, 0.0)
-    raw_equity_ci95: Optional[tuple[float, float]] = None
-    """The CI without the luck adjustment (same games), when luck was adjusted."""
-
-    def to_dict(self) -> dict:
-        data = {"probabilities": self.probabilities, "equity": self.equity, "equity_ci95": list(self.equity_ci95),
-                "games": self.games, "mean_plies": self.mean_plies}
-        if self.move is not None:
-            data.update(move=self.move, difference=self.difference, difference_ci95=list(self.difference_ci95))
-        if self.raw_equity_ci95 is not None:
-            data["unadjusted_equity_ci95"] = list(self.raw_equity_ci95)
-        return data
-
-
-@dataclass
-class RolloutResult:
-    """A position's rollout (one entry in ``stats``) or a move analysis (one per candidate, best first)."""
-
-    variant: str
-    bot: str
-    evaluator: Optional[str]
+    bot_name: str
+    evaluator_name: Optional[str]
     settings: RolloutSettings
-    stats: list[RolloutStats]
-    seconds: float
-    workers: int
-    dice: Optional[tuple[int, int]] = None
-    position: dict = field(default_factory=dict)
+    seconds = 0.0
+    workers = 1
 
-    @property
-    def games_per_s(self) -> float:
-        return sum(s.games for s in self.stats) / max(self.seconds, 1e-9)
+    def play(self, starts: list[Position], root_moves_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from tqdm import tqdm
 
-    def to_dict(self) -> dict:
-        settings = asdict(self.settings)
-        settings["games"] = self.settings.total_games
-        common = {"variant": self.variant, "bot": self.bot, "evaluator": self.evaluator, "settings": settings,
-                  "seconds": self.seconds, "games_per_s": self.games_per_s, "workers": self.workers,
-                  "position": self.position}
-        if self.dice is None:
-            return {**self.stats[0].to_dict(), **common}
-        return {"dice": list(self.dice), "moves": [s.to_dict() for s in self.stats], **common}
+        total = self.settings.total_games
+        jobs = _chunks(total)
+        parts: dict[int, tuple] = {}
+        bar = tqdm(total=total * len(starts), unit="game", disable=not self.progress, desc="rollout",
+                   dynamic_ncols=True)
 
-    def report(self) -> str:
-        s = self.settings
-        how = [f"{s.total_games} games a {'move' if self.dice else 'position'}", f"bot {self.bot}", f"seed {s.seed}"]
-        if s.rotate:
-            how.append(f"first {s.rotate} roll{'s' if s.rotate > 1 else ''} rotated")
-        if s.luck and self.evaluator:
-            how.append(f"luck-adjusted by {self.evaluator}")
-        if s.truncate:
-            how.append(f"truncated after {s.truncate} plies")
-        if s.bearoff:
-            how.append("stopped at the bear-off database")
-        lines = [f"rollout ({self.variant}; {', '.join(how)})"]
-        if self.dice is None:
-            stats = self.stats[0]
-            lines.append(f"  equity   {stats.equity:+.4f}  95% CI [{stats.equity_ci95[0]:+.4f}, "
-                         f"{stats.equity_ci95[1]:+.4f}]")
-            lines.append("  " + "  ".join(f"{name} {p:.4f}" for name, p in stats.probabilities.items()))
-        else:
-            lines.append(f"  dice {self.dice[0]}-{self.dice[1]}")
-            width = max(len(s.move or "") for s in self.stats)
-            for rank, stats in enumerate(self.stats, 1):
-                diff = ("" if rank == 1 else f"  {stats.difference:+.4f} [{stats.difference_ci95[0]:+.4f}, "
-                        f"{stats.difference_ci95[1]:+.4f}]")
-                lines.append(f"  {rank:2d}. {stats.move:<{width}}  {stats.equity:+.4f} "
-                             f"[{stats.equity_ci95[0]:+.4f}, {stats.equity_ci95[1]:+.4f}]{diff}")
-        lines.append(f"  {self.seconds:.1f} s, {self.games_per_s:.0f} games/s, {self.workers} "
-                     f"worker{'s' if self.workers > 1 else ''}")
-        return "\n".join(lines)
+        def done(index: int, arrays: tuple) -> None:
+            parts[index] = arrays
+            bar.update(arrays[0].shape[0] * arrays[0].shape[1])
+
+        start = time.perf_counter()
+        try:
+            self._play_jobs(jobs, starts, root_moves_first, done)
+        except BotError as error:
+            raise RolloutError(str(error)) from None
+        finally:
+            bar.close()
+        self.seconds = time.perf_counter() - start
+        return tuple(np.concatenate([parts[i][k] for i in range(len(jobs))], axis=1) for k in range(3))
 
 
-def summarise(rules: RuleOptions, outcomes: np.ndarray, luck: np.ndarray, plies: np.ndarray,
-              settings: RolloutSettings, adjusted: bool, moves: Optional[Sequence[str]] = None
-              ) -> list[RolloutStats]:
-    """Per-start :class:`RolloutStats` from :func:`play_rollout`'s arrays; with ``moves``, ranked best first."""
-    points = outcome_points(rules).astype(np.float64)
-    names = outcome_names(rules)
-    results = outcomes - luck if adjusted else outcomes
-    equities = results @ points  # (C, G)
-    raw = outcomes @ points
-    block = settings.block
-    stats = []
-    for c in range(outcomes.shape[0]):
-        mean, half = _mean_ci(equities[c], block)
-        raw_ci = None
-        if adjusted:
-            raw_mean, raw_half = _mean_ci(raw[c], block)
-            raw_ci = (raw_mean - raw_half, raw_mean + raw_half)
-        probabilities = dict(zip(names, (float(p) for p in results[c].mean(axis=0))))
-        stats.append(RolloutStats(probabilities, mean, (mean - half, mean + half), int(outcomes.shape[1]),
-                                  float(plies[c].mean()), move=None if moves is None else moves[c],
-                                  raw_equity_ci95=raw_ci))
-    if moves is not None:
-        best = int(np.argmax([s.equity for s in stats]))
-        for c, entry in enumerate(stats):
-            difference, half = _mean_ci(equities[c] - equities[best], block) if c != best else (0.0, 0.0)
-            entry.difference = difference
-            entry.difference_ci95 = (difference - half, difference + half)
-        stats.sort(key=lambda s: -s.equity)
-    return stats
+class SpecPlayer(_Player):
+    """Bots given as spec strings, built in each worker process (``workers`` local processes or Ray tasks)."""
+
+    def __init__(self, rules: RuleOptions, bot: str, evaluator: Optional[str], settings: RolloutSettings,
+                 workers: int = 1, ray_address: Optional[str] = None, progress: bool = True) -> None:
+        from ..bots.search import NetBot
+        from ..bots.spec import make_bot
+
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise RolloutError(f"workers={workers!r}: must be an integer >= 1")
+        try:
+            built = make_bot(bot, rules)
+            built.close()
+            if evaluator is None and isinstance(built, NetBot):
+                evaluator = bot
+            if evaluator is not None:
+                judge = make_bot(evaluator, rules)
+                judge.close()
+                if not isinstance(judge, NetBot):
+                    raise RolloutError(f"evaluator {evaluator!r}: must be a net: spec (luck and truncation use "
+                                       f"its 0-ply evaluation)")
+        except BotError as error:
+            raise RolloutError(str(error)) from None
+        self.rules, self.bot_name, self.evaluator_name = rules, bot, evaluator
+        self.settings = _resolved(settings, evaluator, bot)
+        self.workers, self.ray_address, self.progress = workers, ray_address, progress
+
+    def _play_jobs(self, jobs, starts, root_moves_first, done) -> None:
+        from .match import _play_jobs
+
+        full = [(index, games, self.settings.seed, starts, root_moves_first, self.settings,
+                 self.evaluator_name is not None) for index, games in jobs]
+        self.workers = _play_jobs(_rollout_chunk, self.bot_name, self.evaluator_name or self.bot_name, self.rules,
+                                  full, self.workers, self.ray_address, done)
 
 
-# -- workers ------------------------------------------------------------------------------------------
+class LocalPlayer(_Player):
+    """Bot objects, played in this process (the engine's ``rollout`` command); same games as :class:`SpecPlayer`
+    with the bots of the same specs."""
+
+    def __init__(self, rules: RuleOptions, bot: Bot, evaluator, settings: RolloutSettings,
+                 evaluator_name: Optional[str] = None, progress: bool = False) -> None:
+        """``evaluator``: a network (or None) valuing luck and truncated games, named ``evaluator_name``."""
+        self.rules, self.bot, self.evaluator = rules, bot, evaluator
+        self.bot_name = bot.name
+        self.evaluator_name = None if evaluator is None else (evaluator_name or "evaluator")
+        self.settings = _resolved(settings, self.evaluator_name, bot.name)
+        self.progress = progress
+
+    def _play_jobs(self, jobs, starts, root_moves_first, done) -> None:
+        batch = PositionBatch.from_positions(starts)
+        for index, games in jobs:
+            done(index, play_rollout(self.rules, self.bot, self.evaluator, batch, root_moves_first, games,
+                                     self.settings, [self.settings.seed, index]))
+
+
 def _rollout_chunk(job: tuple) -> tuple[int, tuple]:
     """One chunk in a worker (the bot and the evaluator built by :func:`tapa_ai.arena.match._init_worker`)."""
     from .match import _WORKER
@@ -369,97 +296,48 @@ def _rollout_chunk(job: tuple) -> tuple[int, tuple]:
                                root_moves_first, games, settings, [seed, index])
 
 
-def _evaluator_spec(bot_spec: str, evaluator: Optional[str], rules: RuleOptions, settings: RolloutSettings
-                    ) -> tuple[Optional[str], Bot]:
-    """The evaluator's spec (None: none) and the built rollout bot, checked."""
-    from ..bots.search import NetBot
-    from ..bots.spec import make_bot
-
-    bot = make_bot(bot_spec, rules)
-    if evaluator is None and isinstance(bot, NetBot):
-        evaluator = bot_spec
-    if evaluator is not None:
-        judge = make_bot(evaluator, rules)
-        judge.close()
-        if not isinstance(judge, NetBot):
-            raise RolloutError(f"evaluator {evaluator!r}: must be a net: spec (luck and truncation use its "
-                               f"0-ply evaluation)")
-    if settings.truncate and evaluator is None:
-        raise RolloutError(f"truncate={settings.truncate}: a truncated game is valued by a network; the bot "
-                           f"{bot_spec!r} has none, so give an evaluator (--evaluator net:PATH)")
-    if settings.luck and evaluator is None:
-        raise RolloutError(f"the luck adjustment needs a network; the bot {bot_spec!r} has none, so give an "
-                           f"evaluator (--evaluator net:PATH) or turn it off")
-    return evaluator, bot
-
-
-def _run(rules: RuleOptions, bot_spec: str, evaluator: Optional[str], starts: list[Position],
-         root_moves_first: bool, settings: RolloutSettings, workers: int, ray_address: Optional[str],
-         progress: bool, chunk_blocks: int = DEFAULT_CHUNK_BLOCKS):
-    """Play the rollout of ``starts`` over chunks and workers; (outcomes, luck, plies, evaluator, seconds, workers)."""
-    from tqdm import tqdm
-
-    from .match import _play_jobs
-
-    settings = settings.check()
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise RolloutError(f"workers={workers!r}: must be an integer >= 1")
-    try:
-        evaluator, bot = _evaluator_spec(bot_spec, evaluator, rules, settings)
-        bot.close()
-    except BotError as error:
-        raise RolloutError(str(error)) from None
-    settings = replace(settings, luck=evaluator is not None if settings.luck is None else settings.luck)
-    total = settings.total_games
-    per_chunk = chunk_blocks * BLOCK  # whole blocks: a rotated roll is a permutation of each block
-    jobs = [(index, min(per_chunk, total - start), settings.seed, starts, root_moves_first, settings,
-             evaluator is not None) for index, start in enumerate(range(0, total, per_chunk))]
-    parts: dict[int, tuple] = {}
-    bar = tqdm(total=total * len(starts), unit="game", disable=not progress, desc="rollout", dynamic_ncols=True)
-
-    def done(index: int, arrays: tuple) -> None:
-        parts[index] = arrays
-        bar.update(arrays[0].shape[0] * arrays[0].shape[1])
-
-    start = time.perf_counter()
-    try:
-        used = _play_jobs(_rollout_chunk, bot_spec, evaluator or bot_spec, rules, jobs, workers, ray_address, done)
-    except BotError as error:
-        raise RolloutError(str(error)) from None
-    finally:
-        bar.close()
-    seconds = time.perf_counter() - start
-    outcomes, luck, plies = (np.concatenate([parts[i][k] for i in range(len(jobs))], axis=1) for k in range(3))
-    return outcomes, luck, plies, evaluator, seconds, used, settings
-
-
+# -- the two questions ---------------------------------------------------------------------------------------
 def _check_position(position: Position, rules: RuleOptions) -> None:
+    if not isinstance(position, Position):
+        raise RolloutError(f"a rollout starts from a Position, not {type(position).__name__}")
     if position.result is not None:
         raise RolloutError("the game in this position is already over: there is nothing to roll out")
     if position.rules != rules:
         raise RolloutError(f"the position is {position.rules.name!r} but the bot plays {rules.name!r}")
 
 
+def position_rollout(player: _Player, position: Position) -> RolloutResult:
+    """Roll out ``position`` before its roll with ``player``: probabilities and equity for its side to roll."""
+    from ..notation.json_position import position_to_json
+
+    _check_position(position, player.rules)
+    outcomes, luck, plies = player.play([position], True)
+    stats = summarise(player.rules, outcomes, luck, plies, player.settings, player.settings.luck)
+    return RolloutResult(player.rules.name, player.bot_name, player.evaluator_name, player.settings, stats,
+                         player.seconds, player.workers, position=position_to_json(position))
+
+
 def rollout_position(position: Position, bot: str, settings: RolloutSettings = RolloutSettings(),
                      evaluator: Optional[str] = None, workers: int = 1, ray_address: Optional[str] = None,
                      progress: bool = True) -> RolloutResult:
-    """Roll out ``position`` before its roll: cubeless probabilities and equity for its side to roll."""
-    from ..notation.json_position import position_to_json
+    """Roll out ``position`` before its roll: cubeless probabilities and equity for its side to roll.
 
-    rules = position.rules
-    _check_position(position, rules)
-    outcomes, luck, plies, evaluator, seconds, used, settings = _run(rules, bot, evaluator, [position], True,
-                                                                     settings, workers, ray_address, progress)
-    stats = summarise(rules, outcomes, luck, plies, settings, settings.luck)
-    return RolloutResult(rules.name, bot, evaluator, settings, stats, seconds, used,
-                         position=position_to_json(position))
+    ``bot`` plays both sides (a spec string); ``evaluator`` (a ``net:`` spec, default: the bot when it is a
+    net) values luck and truncated games.
+    """
+    if not isinstance(position, Position):
+        raise RolloutError(f"a rollout starts from a Position, not {type(position).__name__}")
+    player = SpecPlayer(position.rules, bot, evaluator, settings, workers, ray_address, progress)
+    return position_rollout(player, position)
 
 
-def candidate_moves(position: Position, dice: tuple[int, int], ranker: Optional[str], count: int,
+def candidate_moves(position: Position, dice: tuple[int, int], ranker, count: int,
                     moves: Optional[Sequence[str]] = None) -> list[tuple[str, Position]]:
     """(move text, position after it) of the moves to roll out: ``moves`` as given, else the ``count`` best of
-    ``ranker`` (a net: spec; its search depth ranks them), else every legal move when there are at most
-    ``count``."""
+    ``ranker`` (a NetBot or a ``net:`` spec; its search depth ranks them), else every legal move when there
+    are at most ``count``."""
+    from ..bots.search import NetBot
+    from ..bots.spec import make_bot
     from ..movegen.generate import legal_moves_fast
     from ..notation.move_text import format_move
 
@@ -479,23 +357,51 @@ def candidate_moves(position: Position, dice: tuple[int, int], ranker: Optional[
         return chosen
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise RolloutError(f"candidates={count!r}: roll out at least 1 move")
-    if len(legal) <= count or ranker is None:
-        if len(legal) > count:
-            raise RolloutError(f"{len(legal)} legal moves: give the moves to roll out, or a net to rank them")
+    if len(legal) <= count:
         return [(format_move(move), move.position) for move in legal]
-    from ..bots.search import NetBot
-    from ..bots.spec import make_bot
-
-    try:
-        judge = make_bot(ranker, position.rules)
-    except BotError as error:
-        raise RolloutError(str(error)) from None
-    if not isinstance(judge, NetBot):
-        raise RolloutError(f"candidates are ranked by a net: spec, not {ranker!r}")
+    if ranker is None:
+        raise RolloutError(f"{len(legal)} legal moves: give the moves to roll out, or a net to rank them")
+    if isinstance(ranker, str):
+        try:
+            ranker = make_bot(ranker, position.rules)
+        except BotError as error:
+            raise RolloutError(str(error)) from None
+    if not isinstance(ranker, NetBot):
+        raise RolloutError(f"candidates are ranked by a net: spec, not {getattr(ranker, 'name', ranker)!r}")
     afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
-    rows, _, equities = judge.ranked(afterstates)
+    rows, _, equities = ranker.ranked(afterstates)
     order = rows[np.argsort(-equities, kind="stable")][:count]
     return [(afterstates.move_text(int(row)), afterstates.position(int(row))) for row in order]
+
+
+def moves_rollout(player: _Player, position: Position, dice, chosen: list[tuple[str, Position]]) -> RolloutResult:
+    """Move analysis with ``player``: each (move text, position after it) of ``chosen`` rolled out on the same
+    dice, ranked best first (equities of the side that moves)."""
+    from ..net.model import outcome_class
+    from ..notation.json_position import position_to_json
+    from ..rules.position import other
+
+    rules = player.rules
+    _check_position(position, rules)
+    settings = player.settings
+    classes = len(outcome_points(rules))
+    going_on = [(text, after) for text, after in chosen if after.result is None]
+    finished = [(text, after) for text, after in chosen if after.result is not None]
+    outcomes = np.zeros((len(chosen), settings.total_games, classes))
+    luck = np.zeros_like(outcomes)
+    plies = np.zeros((len(chosen), settings.total_games), dtype=np.int64)
+    if going_on:  # from the position after each move, the opponent to roll
+        starts = [replace(after, turn=other(after.turn)) for _, after in going_on]
+        played = player.play(starts, False)
+        for target, part in zip((outcomes, luck, plies), played):
+            target[:len(going_on)] = part
+    for k, (_, after) in enumerate(finished):  # the move ends the game: its outcome is known
+        outcomes[len(going_on) + k, :, outcome_class(after.result, after.turn)] = 1.0
+    texts = [text for text, _ in going_on] + [text for text, _ in finished]
+    stats = summarise(rules, outcomes, luck, plies, settings, settings.luck, moves=texts)
+    return RolloutResult(rules.name, player.bot_name, player.evaluator_name, settings, stats,
+                         player.seconds if going_on else 0.0, player.workers, dice=tuple(dice),
+                         position=position_to_json(position))
 
 
 def rollout_moves(position: Position, dice, bot: str, settings: RolloutSettings = RolloutSettings(),
@@ -507,53 +413,14 @@ def rollout_moves(position: Position, dice, bot: str, settings: RolloutSettings 
     The candidates are ``moves`` (move texts), else the ``candidates`` best by ``ranker`` (a ``net:`` spec,
     default: the bot when it is a net, else the evaluator). Equities are the mover's.
     """
-    from ..notation.json_position import position_to_json
-
-    rules = position.rules
-    _check_position(position, rules)
+    if not isinstance(position, Position):
+        raise RolloutError(f"a rollout starts from a Position, not {type(position).__name__}")
     try:
         dice = check_dice(dice)
     except ValueError as error:
         raise RolloutError(str(error)) from None
+    player = SpecPlayer(position.rules, bot, evaluator, settings, workers, ray_address, progress)
     if ranker is None:
-        ranker = bot if bot.startswith("net:") else evaluator
-    chosen = candidate_moves(position, dice, ranker, candidates, moves)
-    return _analyse(rules, bot, evaluator, chosen, dice, settings, workers, ray_address, progress,
-                    position_to_json(position))
-
-
-def _analyse(rules, bot, evaluator, chosen, dice, settings, workers, ray_address, progress, position_json):
-    from ..rules.position import other
-
-    points = outcome_points(rules).astype(np.float64)
-    finished = [(text, after) for text, after in chosen if after.result is not None]
-    going_on = [(text, after) for text, after in chosen if after.result is None]
-    settings = settings.check()
-    games = settings.total_games
-    classes = len(points)
-    starts = [_to_roll(after, other(after.turn)) for _, after in going_on]
-    outcomes = np.zeros((len(chosen), games, classes))
-    luck = np.zeros_like(outcomes)
-    plies = np.zeros((len(chosen), games), dtype=np.int64)
-    seconds, used = 0.0, workers
-    if starts:
-        part = _run(rules, bot, evaluator, starts, False, settings, workers, ray_address, progress)
-        evaluator, seconds, used, settings = part[3], part[4], part[5], part[6]
-    else:
-        evaluator = None
-        settings = replace(settings, luck=False)
-    order = [text for text, _ in going_on] + [text for text, _ in finished]
-    if starts:
-        outcomes[:len(starts)], luck[:len(starts)], plies[:len(starts)] = part[0], part[1], part[2]
-    for k, (_, after) in enumerate(finished):
-        from ..net.model import outcome_class
-
-        outcomes[len(starts) + k, :, outcome_class(after.result, after.turn)] = 1.0
-    stats = summarise(rules, outcomes, luck, plies, settings, settings.luck, moves=order)
-    return RolloutResult(rules.name, bot, evaluator, settings, stats, seconds, used, dice=tuple(dice),
-                         position=position_json)
-
-
-def _to_roll(position: Position, side: str) -> Position:
-    """``position`` with ``side`` to roll."""
-    return replace(position, turn=side)
+        ranker = bot if bot.startswith("net:") else player.evaluator_name
+    _check_position(position, player.rules)
+    return moves_rollout(player, position, dice, candidate_moves(position, dice, ranker, candidates, moves))

@@ -31,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 
 from .. import __version__
-from .protocol import _UNWRITABLE, MAX_REQUEST_BYTES, Engine, _dumps
+from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -225,9 +225,13 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
 
 def make_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, engine: Optional[Engine] = None,
                 bot: Any = None, generator: Optional[str] = None, allow_origin: Optional[str] = "*",
-                quiet: bool = False) -> EngineHTTPServer:
-    """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server.url``)."""
-    return EngineHTTPServer((host, port), engine or Engine(generator, bot), allow_origin, quiet)
+                quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES) -> EngineHTTPServer:
+    """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server.url``).
+
+    ``max_rollout_games``: the most games one ``rollout`` request may play (any client may ask).
+    """
+    engine = engine or Engine(generator, bot, max_rollout_games=max_rollout_games)
+    return EngineHTTPServer((host, port), engine, allow_origin, quiet)
 
 
 def serve_in_thread(server: EngineHTTPServer) -> threading.Thread:
@@ -238,9 +242,10 @@ def serve_in_thread(server: EngineHTTPServer) -> threading.Thread:
 
 
 def run(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, bot: Any = None, generator: Optional[str] = None,
-        allow_origin: Optional[str] = "*", quiet: bool = False) -> int:
+        allow_origin: Optional[str] = "*", quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES) -> int:
     """Serve until interrupted (``tapa-ai serve``); returns the exit code."""
-    server = make_server(host, port, bot=bot, generator=generator, allow_origin=allow_origin, quiet=quiet)
+    server = make_server(host, port, bot=bot, generator=generator, allow_origin=allow_origin, quiet=quiet,
+                         max_rollout_games=max_rollout_games)
     info = server.engine.describe()
     model = f"bot {info['bot']} ({info['variant']}, {info['plies']}-ply)" if info["bot"] else "no model (--bot)"
     print(f"tapa-ai serve: listening on {server.url} with {model}; GET {server.url}/health", file=sys.stderr,

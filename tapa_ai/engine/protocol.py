@@ -56,8 +56,13 @@ MAX_REQUEST_BYTES = 64 * 1024
 """Longest request accepted (a position is about 400 bytes); longer lines get an error, unread."""
 MAX_HINT_COUNT = 100
 """Most moves a ``hint`` answer lists."""
+MAX_ROLLOUT_GAMES = 100_000
+"""Most games one ``rollout`` request may play (games a move times the moves), on stdin/stdout."""
+HTTP_MAX_ROLLOUT_GAMES = 2 * 1296
+"""The same over HTTP (``tapa-ai serve``, where any client may ask): two rollouts of the default 1296 games."""
+
 DEFAULT_HINT_COUNT = 5
-MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube")
+MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube", "rollout")
 """Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
 
 
@@ -96,12 +101,15 @@ class Engine:
 
     COMMANDS = ("start", "legal_moves", "apply", "bearoff", *MODEL_COMMANDS)
 
-    def __init__(self, generator: str | None = None, bot: Any = None) -> None:
+    def __init__(self, generator: str | None = None, bot: Any = None,
+                 max_rollout_games: int = MAX_ROLLOUT_GAMES) -> None:
         """``generator``: the default move generator; ``bot``: the model of the model commands, one of None,
         a ``net:PATH[@Nply]`` spec (:class:`~tapa_ai.bots.base.BotError` if bad), a NetBot or an
-        :class:`~tapa_ai.engine.analysis.Analyzer`."""
+        :class:`~tapa_ai.engine.analysis.Analyzer`; ``max_rollout_games``: the most games a ``rollout``
+        request may play."""
         from .analysis import load_analyzer
 
+        self.max_rollout_games = int(max_rollout_games)
         self.generators = available_generators()
         if generator is None:
             generator = "vectorized" if "vectorized" in self.generators else "reference"
@@ -395,6 +403,16 @@ class Engine:
             raise RequestError(f"cube_life must be a number from 0 (dead cube) to 1 (fully live), "
                                f"got {cube_life!r:.40}")
         return analyzer.cube(position, cube, match, self._plies(request, analyzer), cube_life)
+
+    def _cmd_rollout(self, request: dict) -> dict:
+        from .rollout_command import answer_rollout
+
+        analyzer = self._model(request, "rollout")
+        position = self._position(request)
+        analyzer.check(position)
+        self._playable(position)
+        dice = self._dice(request) if "dice" in request else None
+        return answer_rollout(analyzer, request, position, dice, self.max_rollout_games)
 
 
 def _request_lines(stdin: IO, limit: int):

@@ -95,7 +95,9 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
         raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
     try:
-        bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine)
+        # The pure network's search, as training has always learned from: whether the bear-off database's exact
+        # values make better targets is not yet measured (docs/bearoff.md).
+        bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine, bearoff=False)
     except BotError as error:
         raise DistillError(str(error)) from None
     out = np.empty((len(states), net.num_outcomes), dtype=np.float32)

@@ -1,0 +1,83 @@
+"""The engine's ``rollout`` command: a position, or the candidate moves of a roll, rolled out by the model.
+
+The model plays both sides at 0 or 1 ply (``plies``) in the engine's own process, with the same games as
+``tapa-ai rollout --bot <the model>@<plies>ply`` and the same options (:mod:`tapa_ai.arena.rollout`); a
+request plays at most the engine's ``max_rollout_games`` (games a start times the starts).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..rules.position import Position
+from .analysis import AnalysisError
+
+ROLLOUT_KEYS = ("position", "dice", "moves", "candidates", "games", "truncate", "bearoff", "rotate", "luck", "seed",
+                "plies")
+MAX_ROLLOUT_CANDIDATES = 20
+"""Most moves one ``rollout`` request may analyse."""
+_OPTIONS = (("games", int), ("truncate", int), ("rotate", int), ("seed", int), ("bearoff", bool), ("luck", bool))
+
+
+def _settings(request: dict):
+    from ..arena.rollout import RolloutSettings
+
+    options = {}
+    for key, kind in _OPTIONS:
+        if key in request:
+            value = request[key]
+            if (kind is int and (isinstance(value, bool) or not isinstance(value, int))) or \
+                    (kind is bool and not isinstance(value, bool)):
+                raise AnalysisError(f"rollout: {key} must be {'an integer' if kind is int else 'true or false'}, "
+                                    f"got {value!r:.40}")
+            options[key] = value
+    return RolloutSettings(**options)
+
+
+def _starts(request: dict, dice) -> tuple[Optional[list], int, int]:
+    """(moves given or None, candidates, how many starts are rolled out), checked."""
+    moves = request.get("moves")
+    if moves is not None and (not isinstance(moves, list) or not moves or not all(isinstance(m, str) for m in moves)):
+        raise AnalysisError("rollout: moves is a list of move texts, e.g. [\"8/5 6/5\", \"13/10 24/23\"]")
+    candidates = request.get("candidates", 5)
+    if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_ROLLOUT_CANDIDATES:
+        raise AnalysisError(f"rollout: candidates must be an integer 1..{MAX_ROLLOUT_CANDIDATES}, got {candidates!r:.40}")
+    if moves is not None and len(moves) > MAX_ROLLOUT_CANDIDATES:
+        raise AnalysisError(f"rollout: at most {MAX_ROLLOUT_CANDIDATES} moves")
+    if moves is not None and dice is None:
+        raise AnalysisError("rollout: moves need dice (the roll they are played with)")
+    starts = 1 if dice is None else len(moves) if moves is not None else candidates
+    return moves, candidates, starts
+
+
+def answer_rollout(analyzer, request: dict, position: Position, dice, max_games: int) -> dict:
+    """The answer to a ``rollout`` request (``position`` checked against the model; ``dice`` None: no dice)."""
+    from ..arena.rollout import LocalPlayer, RolloutError, candidate_moves, moves_rollout, position_rollout
+    from ..bots.search import NetBot
+
+    unknown = sorted(set(request) - {"cmd", "id", "bot", *ROLLOUT_KEYS})
+    if unknown:
+        raise AnalysisError(f"rollout: unknown key(s) {unknown}; known: {', '.join(ROLLOUT_KEYS)}")
+    plies = request.get("plies", 0)
+    if isinstance(plies, bool) or plies not in (0, 1):
+        raise AnalysisError(f"rollout: plies is the rollout bot's depth, 0 or 1, got {plies!r:.40}")
+    settings = _settings(request)
+    moves, candidates, starts = _starts(request, dice)
+    try:
+        total = settings.check().total_games * starts
+        if total > max_games:
+            raise AnalysisError(f"rollout: {total} games asked ({settings.total_games} a start, {starts} "
+                                f"start{'s' if starts > 1 else ''}); this engine plays at most {max_games} per request")
+        with analyzer.lock:
+            bot = NetBot(analyzer.net, plies, name=f"{analyzer.name.split('@')[0]}@{plies}ply")
+            player = LocalPlayer(analyzer.rules, bot, analyzer.net, settings, evaluator_name=bot.name)
+            if dice is None:
+                result = position_rollout(player, position)
+            else:
+                chosen = candidate_moves(position, dice, analyzer.bot, candidates, moves)
+                result = moves_rollout(player, position, dice, chosen)
+    except RolloutError as error:
+        raise AnalysisError(f"rollout: {error}") from None
+    answer = result.to_dict()
+    answer.pop("position", None)  # the client sent it
+    return answer
