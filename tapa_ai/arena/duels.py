@@ -180,15 +180,18 @@ def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, see
 
 
 def _subset(afterstates, index: np.ndarray):
-    """The afterstates of some source positions only, as their own Afterstates (offsets rebased)."""
+    """The afterstates of some source positions only, as their own Afterstates (offsets rebased; the source
+    positions and dice, where known, cut to the same positions)."""
     from ..movegen.generate import Afterstates
 
     starts = afterstates.offsets[index]
     counts = afterstates.offsets[index + 1] - starts
     rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    inputs = None if afterstates.inputs is None else afterstates.inputs.take(index)
+    dice = None if afterstates.dice is None else afterstates.dice[index]
     return Afterstates(
         afterstates.positions.take(rows), np.repeat(np.arange(index.size, dtype=np.int32), counts), offsets,
         afterstates.game_over[rows], afterstates.winner[rows], afterstates.result_kind[rows],
-        afterstates.result_points[rows], afterstates.steps[rows], afterstates.n_steps[rows],
+        afterstates.result_points[rows], afterstates.steps[rows], afterstates.n_steps[rows], inputs, dice,
     )

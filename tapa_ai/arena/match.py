@@ -108,6 +108,7 @@ _WORKER: dict = {}
 
 
 def _init_worker(spec_a: str, spec_b: str, rules: RuleOptions, threads: int) -> None:
+    _close_worker()  # bots of an earlier match in this process (an engine: bot holds a process)
     os.environ["TAPA_MOVEGEN_THREADS"] = str(threads)
     import numba
     import torch
@@ -115,6 +116,14 @@ def _init_worker(spec_a: str, spec_b: str, rules: RuleOptions, threads: int) -> 
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     torch.set_num_threads(threads)
     _WORKER.update(rules=rules, a=make_bot(spec_a, rules), b=make_bot(spec_b, rules))
+
+
+def _close_worker() -> None:
+    """Close this process's worker bots (ending the process of an ``engine:`` bot) and forget them."""
+    for key in ("a", "b"):
+        bot = _WORKER.pop(key, None)
+        if bot is not None:
+            bot.close()
 
 
 def _play_chunk(job: tuple[int, int, int, int]) -> tuple[int, GameRecords]:
@@ -132,7 +141,13 @@ def _ray_chunk(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, job: tu
                 bot.close()
         _init_worker(spec_a, spec_b, rules, threads=1)
         _WORKER["key"] = key
-    return _CHUNK_PLAYERS[chunk](job)
+    return _chunk_player(chunk)(job)
+
+
+def _chunk_player(chunk):
+    """The function playing chunks of kind ``chunk``: a name of :data:`_CHUNK_PLAYERS`, or the function itself
+    (a module-level function, so that it pickles by name: other modules, e.g. rollouts, bring their own)."""
+    return chunk if callable(chunk) else _CHUNK_PLAYERS[chunk]
 
 
 def _run_on_ray(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: list[tuple], ray_address: str,
@@ -164,32 +179,45 @@ def _play_jobs(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: l
                ray_address: Optional[str], done) -> int:
     """Play ``jobs`` of kind ``chunk`` on Ray, in this process or in spawned workers; ``done(index, records)``
     as each chunk ends. Returns the number of workers that played."""
-    play = _CHUNK_PLAYERS[chunk]
+    play = _chunk_player(chunk)
     if ray_address:
         return min(_run_on_ray(chunk, spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
     if workers == 1 or len(jobs) == 1:
-        _init_worker(spec_a, spec_b, rules, threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
-        for job in jobs:
-            done(*play(job))
+        try:
+            _init_worker(spec_a, spec_b, rules,
+                         threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
+            for job in jobs:
+                done(*play(job))
+        finally:
+            _close_worker()
         return workers
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
-    with context.Pool(min(workers, len(jobs)), initializer=_init_worker,
-                      initargs=(spec_a, spec_b, rules, 1)) as pool:
+    pool = context.Pool(min(workers, len(jobs)), initializer=_init_worker, initargs=(spec_a, spec_b, rules, 1))
+    try:
         for index, records in pool.imap_unordered(play, jobs):
             done(index, records)
+        # Workers told to stop exit normally, closing their bots as they go (an engine: bot's finalizer);
+        # terminate() would kill them first.
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     return workers
 
 
 def _partial_identity(spec_a: str, spec_b: str, rules: RuleOptions, seed: int, chunk_pairs: int,
                       max_turns: int) -> dict:
-    from ..bots.spec import net_checkpoint_path
+    from ..bots.spec import model_file_path
 
-    # A network's file is part of the match: a checkpoint replaced under the same path is another bot.
+    # A network's file is part of the match: a checkpoint (or exported model) replaced under the same path
+    # is another bot.
     files = {}
     for spec in (spec_a, spec_b):
-        path = net_checkpoint_path(spec)
+        path = model_file_path(spec)
         if path is not None:
             files[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     identity = {"bot_a": spec_a, "bot_b": spec_b, "rules": rules.to_dict(), "seed": seed,

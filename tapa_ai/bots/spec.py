@@ -10,7 +10,21 @@ spec                       bot
 ``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon; ``gnubg-nn``)
 ``net:PATH``               a trained checkpoint, 0-ply
 ``net:PATH@Nply``          the same searching N = 0, 1, 2 or 3 plies (``@2`` also works)
+``onnx:PATH``              a model exported by ``tapa-ai export --format onnx``, run by onnxruntime,
+                           0-ply as ``net:`` (its variant from the file; needs ``tapa-ai[export]``)
+``engine:CMD``             a subprocess speaking the JSON-lines engine protocol (docs/protocol.md),
+                           e.g. ``engine:tapa-ai engine --bot net:checkpoints/tapa.pt``
 =========================  ===================================================================
+
+``engine:CMD`` takes everything after ``engine:`` as the command line
+(split as a shell would, :func:`shlex.split`; commas are part of it, so it
+takes no ``,options``); its time limits are the environment variables
+``TAPA_ENGINE_MOVE_TIMEOUT`` (seconds per answer, default 60) and
+``TAPA_ENGINE_START_TIMEOUT`` (its start-up handshake, default 120), see
+:mod:`tapa_ai.bots.engine_bot`; it needs ``rules`` (the engine is told the
+variant). An ``engine:`` bot takes its engine's cube decisions, or plays the
+passive cube when the engine answers none; ``onnx:PATH`` plays the passive
+cube (:mod:`tapa_ai.bots.onnx_bot`).
 
 Cube options follow a comma: ``net:PATH,nocube`` plays the passive cube (never
 doubles, always takes) instead of the net's cube decisions, and
@@ -36,13 +50,14 @@ from ..rules.options import RuleOptions
 from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
-              "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "SPEC,nocube",
+              "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "onnx:PATH", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN")
 """The valid forms, for error messages and ``--help``."""
 _CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN")
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
+_ENGINE = "engine:"
 
 
 def _bad(spec: str, why: str) -> BotError:
@@ -55,8 +70,39 @@ def net_checkpoint_path(spec: str) -> Optional[Path]:
     return Path(match.group("path")) if match else None
 
 
+def model_file_path(spec: str) -> Optional[Path]:
+    """The model file of a ``net:`` or ``onnx:`` spec (the checkpoint, the exported model), else None."""
+    base = _split_options(spec.strip())[0]
+    if base.startswith("onnx:") and base[len("onnx:"):]:
+        return Path(base[len("onnx:"):])
+    return net_checkpoint_path(spec)
+
+
+def model_rules(spec: str) -> Optional[RuleOptions]:
+    """The rule set a ``net:`` or ``onnx:`` spec's model file was trained for, else None (lets commands infer
+    the variant; ``engine:`` and the fixed bots play what they are told). BotError for an unreadable file."""
+    path = model_file_path(spec)
+    if path is None or not path.is_file():
+        return None
+    if _split_options(spec.strip())[0].startswith("onnx:"):
+        from .onnx_bot import onnx_model_rules
+
+        return onnx_model_rules(path, spec.strip())
+    from ..net.checkpoint import CheckpointError, load_checkpoint
+
+    try:
+        return load_checkpoint(path).rules()
+    except CheckpointError as error:
+        raise BotError(f"bot spec {spec!r}: {error}") from None
+
+
 def _split_options(text: str) -> tuple[str, list[str]]:
-    """``"net:a.pt@1ply,nocube"`` -> ``("net:a.pt@1ply", ["nocube"])``: the spec and its cube options."""
+    """``"net:a.pt@1ply,nocube"`` -> ``("net:a.pt@1ply", ["nocube"])``: the spec and its cube options.
+
+    An ``engine:`` spec has none: everything after ``engine:`` is its command line, commas included.
+    """
+    if text.startswith(_ENGINE):
+        return text, []
     base, *options = text.split(",")
     return base.strip(), [option.strip() for option in options]
 
@@ -136,8 +182,18 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
         return RunnerBot()
     if text.startswith("net:"):
         return _net(text)
+    if text.startswith("onnx:"):
+        if not text[len("onnx:"):]:
+            raise _bad(text, "an onnx: spec needs the path of an exported model")
+        from .onnx_bot import OnnxBot
+
+        return OnnxBot(Path(text[len("onnx:"):]), name=text)
     if rules is None:
-        raise BotError(f"bot spec {text!r}: say which rule set it plays (only a net: bot knows its own)")
+        raise BotError(f"bot spec {text!r}: say which rule set it plays (only net: and onnx: bots know their own)")
+    if text.startswith(_ENGINE):
+        from .engine_bot import EngineBot
+
+        return EngineBot(text[len(_ENGINE):].strip(), rules)
     if text == "heuristic":
         from .heuristic import HeuristicBot
 

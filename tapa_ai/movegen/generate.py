@@ -33,7 +33,10 @@ class Afterstates:
     Rows of position ``b`` are ``offsets[b]:offsets[b + 1]``, in the order the
     search found them. A passed turn is one row with no steps. Each row is
     seen from the side that moved (``positions.turn`` is that side);
-    ``positions.flipped()`` gives the next positions to play.
+    ``positions.flipped()`` gives the next positions to play. ``inputs`` and
+    ``dice`` say what was moved from, with which roll (bots that ask another
+    program, such as ``engine:``, need them); every subset of source
+    positions keeps them (:func:`tapa_ai.arena.duels._subset`).
     """
 
     positions: PositionBatch
@@ -54,6 +57,10 @@ class Afterstates:
     """(N, 4, 3) int8: the steps played, (from, to, die) in the mover's numbering, 25 = bar, 0 = off."""
     n_steps: np.ndarray
     """(N,) int8: how many rows of ``steps`` are used (0 = pass)."""
+    inputs: Optional[PositionBatch] = None
+    """The B positions moved from (seen from their side to move), set by :func:`generate`; None when unknown."""
+    dice: Optional[np.ndarray] = None
+    """(B, 2) int8: the dice each position was played with, set by :func:`generate`; None when unknown."""
 
     def __len__(self) -> int:
         return int(self.source.shape[0])
@@ -187,7 +194,8 @@ def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> After
     game_over = result_kind != kernel.RESULT_NONE
     winner = np.where(game_over & (result_kind != kernel.RESULT_DRAW), turn, -1).astype(np.int8)
     positions = PositionBatch(board, pinned, off, bar, turn, batch.rules_id[source], batch.rules)
-    return Afterstates(positions, source, offsets, game_over, winner, result_kind, points, steps, n_steps)
+    return Afterstates(positions, source, offsets, game_over, winner, result_kind, points, steps, n_steps,
+                       batch, dice_array)
 
 
 def legal_moves_fast(position: Position, dice: Sequence[int]) -> list[Move]:
