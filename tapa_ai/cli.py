@@ -75,6 +75,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from .config import ConfigError, apply_overrides, load_config
     from .ray_cluster import RayUnavailable
     from .training.distributed import make_trainer
+    from .training.runs import discard_if_empty
     from .training.trainer import TrainingError, new_run_directory, resume_checkpoint
 
     overrides = [*args.set, *([f"distributed.workers={args.workers}"] if args.workers is not None else [])]
@@ -90,10 +91,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
         else:
             config_path = Path(args.config or DEFAULT_TRAIN_CONFIG)
             config = load_config(config_path, overrides)
-            run_dir = new_run_directory(config)
+            run_dir = new_run_directory(config)  # checks the device and the name first
             print(f"run directory {run_dir} (config {config_path}); TensorBoard: tensorboard --logdir "
                   f"{config.checkpoint.directory}")
-            trainer = make_trainer(config, run_dir, ray_address=args.ray_address)
+            try:
+                trainer = make_trainer(config, run_dir, ray_address=args.ray_address)
+            except BaseException:
+                discard_if_empty(run_dir)  # nothing was written: leave no empty run directory behind
+                raise
         trainer.train(progress=not args.quiet)
     except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
         print(f"tapa-ai train: {error}", file=sys.stderr)

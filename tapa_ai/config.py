@@ -47,6 +47,16 @@ class ConfigError(ValueError):
     """A configuration file, dict or override that does not fit :class:`TrainConfig`."""
 
 
+# Upper bounds of the sizes that allocate memory or processes: far above any useful run, low enough
+# that a typo (one zero too many) is refused at once instead of after minutes of swapping.
+MAX_WIDTH = 65_536
+"""Most units in one hidden layer."""
+MAX_LAYERS = 64
+"""Most hidden layers."""
+MAX_HIDDEN_WEIGHTS = 100_000_000
+"""Most weights between consecutive hidden layers, all together (400 MB a copy in float32)."""
+
+
 def _bounded(default: Any, *, minimum: float | None = None, maximum: float | None = None,
              above: float | None = None) -> Any:
     """A dataclass field with inclusive ``minimum``/``maximum`` or an exclusive lower bound ``above``."""
@@ -67,7 +77,7 @@ class RunConfig:
     """Rule set to train on: ``tapa``, ``plakoto`` or ``backgammon``."""
     total_games: int = _bounded(100_000, minimum=1)
     """Self-play games to train for, counted over the whole run including resumed parts."""
-    torch_threads: int = _bounded(2, minimum=1)
+    torch_threads: int = _bounded(2, minimum=1, maximum=1024)
     """Threads torch may use (``torch.set_num_threads``)."""
     device: str = "cpu"
     """Torch device for the network (``cpu``, ``cuda``, ``cuda:1``, ...)."""
@@ -81,11 +91,12 @@ class ModelConfig:
     takes it, checkpoints store it (``to_dict``).
     """
 
-    layers: int = _bounded(1, minimum=0)
-    """Hidden layers of the MLP (0 = a linear softmax model on the features); with a list of widths in
-    ``hidden``, its length."""
-    hidden: int | list[int] = _bounded(128, minimum=1)
-    """Units in each hidden layer, or a list of widths, input side first (``[256, 128]``: two layers)."""
+    layers: int = _bounded(1, minimum=0, maximum=MAX_LAYERS)
+    """Hidden layers of the MLP (0 = a linear softmax model on the features, at most 64); with a list of widths
+    in ``hidden``, its length."""
+    hidden: int | list[int] = _bounded(128, minimum=1, maximum=MAX_WIDTH)
+    """Units in each hidden layer (at most 65,536), or a list of widths, input side first (``[256, 128]``: two
+    layers); at most 100,000,000 weights between hidden layers."""
     activation: Activation = "relu"
     """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
     encoding_version: int = 1
@@ -93,8 +104,8 @@ class ModelConfig:
     columns); ``docs/encoding.md``."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 0:
-            raise ConfigError(f"model.layers={self.layers!r}: must be an integer >= 0")
+        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or not 0 <= self.layers <= MAX_LAYERS:
+            raise ConfigError(f"model.layers={self.layers!r}: must be an integer from 0 to {MAX_LAYERS}")
         if isinstance(self.hidden, list):
             if not self.hidden or any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in self.hidden):
                 raise ConfigError(f"model.hidden={self.hidden!r}: a list of widths must hold integers >= 1")
@@ -103,6 +114,14 @@ class ModelConfig:
                                   f"{len(self.hidden)} widths: set model.layers={len(self.hidden)}")
         elif isinstance(self.hidden, bool) or not isinstance(self.hidden, int) or self.hidden < 1:
             raise ConfigError(f"model.hidden={self.hidden!r}: must be an integer >= 1 or a list of them")
+        widest = max(self.widths, default=0)
+        if widest > MAX_WIDTH:
+            raise ConfigError(f"model.hidden={self.hidden!r}: a hidden layer of {widest:,} units; at most "
+                              f"{MAX_WIDTH:,}")
+        between = sum(a * b for a, b in zip(self.widths, self.widths[1:]))
+        if between > MAX_HIDDEN_WEIGHTS:
+            raise ConfigError(f"model.hidden={self.hidden!r}, model.layers={self.layers}: {between:,} weights between "
+                              f"hidden layers; at most {MAX_HIDDEN_WEIGHTS:,}")
         if self.activation not in typing.get_args(Activation):
             raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
         if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3):
@@ -142,15 +161,16 @@ class ModelConfig:
 class SelfPlayConfig:
     """How self-play games are generated."""
 
-    parallel_games: int = _bounded(128, minimum=1)
-    """Games played side by side; every ply evaluates all their afterstates in one forward pass."""
+    parallel_games: int = _bounded(128, minimum=1, maximum=65_536)
+    """Games played side by side; every ply evaluates all their afterstates in one forward pass (at most 65,536;
+    about 50 KB of memory each)."""
     epsilon_start: float = _bounded(0.1, minimum=0.0, maximum=1.0)
     """Chance of a uniformly random legal move instead of the greedy one, at the start of training."""
     epsilon_end: float = _bounded(0.0, minimum=0.0, maximum=1.0)
     """Chance of a random move once ``epsilon_decay_games`` games have been played."""
     epsilon_decay_games: int = _bounded(20_000, minimum=0)
     """Games over which exploration falls linearly from ``epsilon_start`` to ``epsilon_end`` (0: at once)."""
-    max_turns: int = _bounded(1_000, minimum=1)
+    max_turns: int = _bounded(1_000, minimum=1, maximum=1_000_000)
     """Turns after which an unfinished game is abandoned (not used for learning)."""
 
     def epsilon(self, games_played: int) -> float:
@@ -173,7 +193,7 @@ class LearningConfig:
     """Optimizer step size."""
     optimizer: Optimizer = "adam"
     """``adam`` or ``sgd``."""
-    batch_size: int = _bounded(512, minimum=1)
+    batch_size: int = _bounded(512, minimum=1, maximum=1_048_576)
     """Positions per gradient step (lambda-return method)."""
     weight_decay: float = _bounded(0.0, minimum=0.0)
     """L2 weight decay of the optimizer (0: none)."""
@@ -195,7 +215,7 @@ class LearningConfig:
     """``targets = "search"``: candidates the second move filter keeps (0: none; NetBot ``refine``)."""
     search_refine_margin: float = _bounded(0.04, minimum=0.0)
     """``targets = "search"``: equity margin of the second move filter."""
-    replay_size: int = _bounded(50_000, minimum=1)
+    replay_size: int = _bounded(50_000, minimum=1, maximum=100_000_000)
     """``targets = "search"``: labelled positions kept (the oldest are replaced); fixed for a run."""
     replay_ratio: float = _bounded(4.0, above=0.0)
     """``targets = "search"``: positions drawn from the buffer for gradient steps per newly labelled position."""
@@ -262,15 +282,15 @@ class LoggingConfig:
 class DistributedConfig:
     """Self-play actors in other processes (or on a Ray cluster) and one learner; see docs/training.md."""
 
-    workers: int = _bounded(1, minimum=1)
+    workers: int = _bounded(1, minimum=1, maximum=4096)
     """Self-play actor processes; 1 is the single-process trainer (exactly reproducible), more run actors + learner."""
-    games_per_batch: int = _bounded(32, minimum=1)
+    games_per_batch: int = _bounded(32, minimum=1, maximum=1_000_000)
     """Finished games an actor plays with one weights version before sending them to the learner."""
     publish_every: int = _bounded(1, minimum=1)
     """Learner updates (one per batch of games learned) between two publications of the weights to the actors."""
     max_staleness: int = _bounded(0, minimum=0)
     """Batches played with weights more than this many updates older than the learner's are dropped (0: none are)."""
-    actor_threads: int = _bounded(1, minimum=1)
+    actor_threads: int = _bounded(1, minimum=1, maximum=1024)
     """Threads of each actor's move generation and evaluation (one core per actor is the efficient choice)."""
     actor_timeout: float = _bounded(600.0, above=0.0)
     """Seconds without a batch after which a live actor counts as hung and is replaced."""
@@ -582,6 +602,16 @@ def field_docs(cls: type) -> dict[str, str]:
 
 
 def run_name(config: TrainConfig, when: datetime | None = None) -> str:
-    """The run directory name ``<variant>__<name>__<seed>__<YYYYmmdd-HHMMSS>``."""
+    """The run directory name ``<variant>__<name>__<seed>__<YYYYmmdd-HHMMSS>``.
+
+    Raises :class:`ConfigError` when ``run.name`` holds a path separator
+    (``/``, ``\\``) or a control character: the run directory is one entry of
+    ``checkpoint.directory``, never a path out of it.
+    """
+    name = config.run.name
+    bad = next((char for char in name if char in "/\\" or ord(char) < 0x20 or ord(char) == 0x7F), None)
+    if bad is not None:
+        raise ConfigError(f"run.name = {_toml_string(name)}: must not hold {_toml_string(bad)} (it names one directory "
+                          "inside checkpoint.directory; use letters, digits, '-', '_' or '.')")
     stamp = (when or datetime.now()).strftime("%Y%m%d-%H%M%S")
     return f"{config.run.variant}__{config.run.name}__{config.run.seed}__{stamp}"

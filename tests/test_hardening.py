@@ -181,3 +181,66 @@ def test_resume_refuses_a_stored_config_whose_network_is_not_the_stored_one_befo
     monkeypatch.setattr(EvaluatorNet, "__init__", lambda *args, **kwargs: pytest.fail("built a network"))
     with pytest.raises(TrainingError, match="model.hidden 16 -> 60000"):
         Trainer(checkpoint.train_config(), run_dir, checkpoint)
+
+
+# --- 6. config extremes are refused before anything is created -------------------------------------
+
+
+def train_command(tmp_path, *settings, capsys=None):
+    """``tapa-ai train`` with the tiny settings and ``settings``; (exit code, stderr)."""
+    from tapa_ai.cli import main
+
+    code = main(["train", "--quiet", *sum((["--set", s] for s in [*TINY, f"checkpoint.directory={tmp_path}",
+                                                                     *settings]), [])])
+    return code, capsys.readouterr().err if capsys is not None else ""
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("model.hidden=100000000", "model.hidden = 100000000: must be at most 65536"),
+    ("model.hidden=1e22", "model.hidden = 1e+22: expected an integer"),
+    ("model.hidden=10000000000000000000000", "must be at most 65536"),
+    ("selfplay.parallel_games=10000000", "selfplay.parallel_games = 10000000: must be at most 65536"),
+    ("model.layers=1000", "model.layers = 1000: must be at most 64"),
+    ("run.name=../escape", 'run.name = "../escape": must not hold "/"'),
+    ("run.name=a\\\\b", 'must not hold "\\\\"'),
+    ("run.device=tpu:0", "run.device = 'tpu:0'"),
+    ("run.device=cuda:99", "run.device = 'cuda:99'"),
+])
+def test_config_extremes_are_one_line_and_leave_no_run_directory(tmp_path, capsys, setting, message):
+    runs = tmp_path / "runs"
+    code, error = train_command(runs, setting, capsys=capsys)
+    assert code == 2 and message in error
+    assert error.count("\n") == 1 and "Traceback" not in error
+    assert list(tmp_path.iterdir()) == []  # not even the checkpoint directory
+
+
+def test_hidden_layers_too_wide_together_are_refused():
+    from tapa_ai.config import ConfigError
+
+    with pytest.raises(ConfigError, match="200,000,000 weights between hidden layers; at most 100,000,000"):
+        ModelConfig(layers=3, hidden=[10_000, 10_000, 10_000])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA GPU: the refusal cannot be seen")
+def test_cuda_without_a_gpu_is_refused_clearly(tmp_path, capsys):
+    code, error = train_command(tmp_path / "runs", "run.device=cuda", capsys=capsys)
+    assert code == 2 and "run.device = 'cuda': no CUDA GPU is available" in error and "run.device=cpu" in error
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (without one, cuda is refused: the test "
+                                                          "above)")
+def test_cuda_trains_when_a_gpu_is_present(tmp_path):
+    from tapa_ai.training.trainer import Trainer, new_run_directory
+
+    config = tiny_config(tmp_path, "run.device=cuda", "run.total_games=12")
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    assert trainer.games >= 12 and next(trainer.net.parameters()).device.type == "cuda"
+    assert load_checkpoint(trainer.run_dir / "latest.pt").games == trainer.games
+
+
+def test_a_trainer_that_cannot_be_built_leaves_no_empty_run_directory(tmp_path, capsys):
+    code, error = train_command(tmp_path, "eval.opponents=[nosuchbot]", capsys=capsys)
+    assert code == 2 and "eval.opponents: 'nosuchbot'" in error
+    assert list(tmp_path.iterdir()) == []

@@ -1,10 +1,12 @@
-"""Run directories: a new one for a new run, and the checkpoint a resumed run continues from."""
+"""Run directories: the checks before one is made, a new one for a new run, the checkpoint a resumed run continues from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import TrainConfig, run_name
+import torch
+
+from ..config import ConfigError, TrainConfig, run_name
 from ..net.checkpoint import Checkpoint, check_network, load_checkpoint
 from ..net.checkpoint_dir import CheckpointManager
 from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
@@ -15,8 +17,47 @@ class TrainingError(RuntimeError):
     """A training run that cannot start or continue; the message says why."""
 
 
+DEVICE_TYPES = ("cpu", "cuda", "mps")
+"""The torch device types a run may train on (``run.device``)."""
+
+
+def check_device(name: str) -> torch.device:
+    """The torch device ``run.device`` names, or :class:`TrainingError` if it is not one this machine has."""
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError, TypeError):
+        raise TrainingError(f"run.device = {name!r}: not a torch device; use cpu, cuda or cuda:N") from None
+    if device.type not in DEVICE_TYPES:
+        raise TrainingError(f"run.device = {name!r}: training runs on {', '.join(DEVICE_TYPES)}, not {device.type}")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+            raise TrainingError(f"run.device = {name!r}: no CUDA GPU is available (torch {torch.__version__}, "
+                                f"{build}); use run.device=cpu")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise TrainingError(f"run.device = {name!r}: this machine has {count} CUDA device(s), "
+                                f"cuda:0 to cuda:{count - 1}")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise TrainingError(f"run.device = {name!r}: no Apple GPU (MPS) is available; use run.device=cpu")
+    return device
+
+
+def check_before_creating(config: TrainConfig) -> None:
+    """What can be checked of a new run before its directory is made: the device and the run name.
+
+    (The sizes are bounded by the config itself, :mod:`tapa_ai.config`.)
+    """
+    check_device(config.run.device)
+    try:
+        run_name(config)
+    except ConfigError as error:
+        raise TrainingError(str(error)) from None
+
+
 def new_run_directory(config: TrainConfig) -> Path:
-    """``<checkpoint.directory>/<variant>__<name>__<seed>__<time>``, created."""
+    """``<checkpoint.directory>/<variant>__<name>__<seed>__<time>``, created (after :func:`check_before_creating`)."""
+    check_before_creating(config)
     base = Path(config.checkpoint.directory) / run_name(config)
     path, suffix = base, 1
     while True:
@@ -27,6 +68,17 @@ def new_run_directory(config: TrainConfig) -> Path:
             # Two runs started in the same second with the same name and seed.
             suffix += 1
             path = base.with_name(f"{base.name}-{suffix}")
+        except OSError as error:
+            raise TrainingError(f"cannot make the run directory {path}: {error.strerror or error}") from None
+
+
+def discard_if_empty(run_dir: Path) -> bool:
+    """Remove a run directory that holds nothing (a run that failed before it wrote anything); True if removed."""
+    try:
+        run_dir.rmdir()  # only ever removes an empty directory
+    except OSError:
+        return False
+    return True
 
 
 def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:

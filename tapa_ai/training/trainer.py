@@ -30,7 +30,7 @@ from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import variant_rules
 from .distill import search_targets
 from .replay import ReplayBuffer
-from .runs import TrainingError, new_run_directory, resume_checkpoint
+from .runs import TrainingError, check_device, new_run_directory, resume_checkpoint
 from .selfplay import STATE_WIDTH, FinishedGame, SelfPlay, unpack_states
 from .traces import OnlineTraces
 
@@ -62,9 +62,9 @@ class Trainer:
         self.config = config
         self.run_dir = Path(run_dir)
         self.rules = variant_rules(config.run.variant)
+        self.device = check_device(config.run.device)
         self.opponents = self._opponents(config.eval.opponents)
         configure_threads(config.run.torch_threads)
-        self.device = torch.device(config.run.device)
         self.rng = np.random.default_rng(config.run.seed)
         self.net = EvaluatorNet(config.model, self.rules, seed=config.run.seed).to(self.device)
         learning = config.learning
