@@ -540,3 +540,30 @@ def test_engine_bearoff_position_refuses_contact_and_says_what_is_not_home():
     over = position_to_json(board("backgammon", "20:OO"))
     assert "already over" in error({"position": over})
     assert "'position'" in error({})
+
+
+def test_engine_evaluate_and_hint_value_bear_offs_as_the_bot_does():
+    """The engine's 0-ply evaluate and hint take the database's value in a bear-off, like NetBot plays."""
+    from tapa_ai.bearoff.evaluate import bearoff_distributions
+    from tapa_ai.bots.spec import make_bot
+    from tapa_ai.engine.protocol import Engine
+    from tapa_ai.movegen.batch import PositionBatch
+    from tapa_ai.movegen.generate import generate
+    from tapa_ai.notation.json_position import position_from_json
+
+    points = [""] * 24
+    points[0], points[2], points[4] = "X", "XX", "X"
+    points[23], points[20] = "OO", "O"
+    data = {"variant": "backgammon", "points": points, "off": {"X": 11, "O": 12}, "turn": "X"}
+    engine = Engine(bot="net:checkpoints/backgammon.pt")
+    answer = engine.handle({"cmd": "evaluate", "position": data})
+    position = position_from_json(data)
+    _, exact = bearoff_distributions(PositionBatch.from_positions([position]))
+    assert answer["exact"] is True
+    assert list(answer["probabilities"].values()) == pytest.approx(exact[0].tolist(), abs=1e-12)
+    hint = engine.handle({"cmd": "hint", "position": data, "dice": [4, 1], "count": 100, "plies": 0})
+    bot = make_bot("net:checkpoints/backgammon.pt")
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([[4, 1]], dtype=np.int8))
+    best = int(bot.choose(afterstates, np.random.default_rng(0))[0])
+    assert hint["moves"][0]["move"] == afterstates.move_text(best) or \
+        hint["moves"][0]["equity"] == pytest.approx(hint["moves"][1]["equity"], abs=1e-12)

@@ -73,10 +73,17 @@ def net_probabilities(net, features):
 
 
 def mover_equity(net, after):
-    """Equity of an afterstate (``turn`` = the mover) from the mover's view: exact if over, else -net(opponent)."""
+    """Equity of an afterstate (``turn`` = the mover) from the mover's view: exact if over, the bear-off
+    database's value in a bear-off (as the bots value it), else -net(opponent)."""
+    from tapa_ai.bearoff.evaluate import bearoff_distributions
+    from tapa_ai.movegen.batch import PositionBatch
+
     points = outcome_points(net.rules).astype(np.float64)
     if after.result is not None:
         return float(points[outcome_class(after.result, after.turn)])
+    rows, known = bearoff_distributions(PositionBatch.from_positions([next_turn(after)]))
+    if rows.size:
+        return -float(known[0] @ points)
     return -float(net_probabilities(net, encode_positions([next_turn(after)]))[0] @ points)
 
 

@@ -8,11 +8,12 @@ An :class:`Analyzer` holds one trained network searching ``plies`` deep (a
   (:func:`tapa_ai.net.encoding.encode` of ``PositionBatch.from_positions``);
 - **evaluate**: the network's outcome probabilities and equity for those
   features (the side to move's view, before it rolls); a finished game is its
-  exact outcome;
+  exact outcome, and a bear-off the database's value (as the bot values it,
+  :mod:`tapa_ai.bearoff.evaluate`), exact where the two-sided table knows it;
 - **rank**: every legal move with the dice, valued as
   :class:`~tapa_ai.bots.search.NetBot` values them: at 0 plies the network's
   evaluation of each afterstate with the opponent to roll, read from the
-  mover's view; deeper, GNU Backgammon's move filter keeps the bot's
+  mover's view (a bear-off afterstate: the database's value); deeper, GNU Backgammon's move filter keeps the bot's
   candidates, which are searched at full depth and ranked first.
 
 The checkpoint fixes the rule set: a position of another variant (or with
@@ -138,6 +139,14 @@ class Analyzer:
             probabilities = np.zeros(len(self.outcome_names))
             probabilities[outcome_class(result, position.turn)] = 1.0
             return probabilities, float(probabilities @ self.points), True
+        if self.bot.bearoff:  # as the bot plays: a bear-off's value is the database's
+            from ..bearoff.evaluate import bearoff_values
+            from ..movegen.batch import PositionBatch
+
+            known = bearoff_values(PositionBatch.from_positions([position]))
+            if known.rows.size:
+                probabilities = known.distributions[0]
+                return probabilities, float(probabilities @ self.points), bool(known.exact[0])
         features = self.encode(position)[None, :]
         with self.lock:
             probabilities, _ = evaluate(self.net, features)
@@ -150,10 +159,9 @@ class Analyzer:
 
         See the module docstring for how moves are valued; ``plies`` defaults to the bot's.
         """
-        from ..bots.search import filter_candidates
+        from ..bots.search import afterstate_distributions_with, filter_candidates
         from ..movegen.batch import PositionBatch
         from ..movegen.generate import generate
-        from ..net.afterstates import afterstate_distributions
 
         self.check(position)
         plies = self.plies if plies is None else plies
@@ -161,7 +169,7 @@ class Analyzer:
             raise AnalysisError("the game is already over in this position (it has a result); start a new game")
         with self.lock:
             afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
-            base = afterstate_distributions(self.net, afterstates).astype(np.float64)
+            base = afterstate_distributions_with(self.net, afterstates, self.bot.bearoff)
             base_equities = base @ self.points
             if plies == 0:
                 deep_rows = np.arange(len(afterstates))
