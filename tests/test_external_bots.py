@@ -177,9 +177,6 @@ def test_the_engine_of_a_net_plays_exactly_as_the_net(real_engine, net_vs_net):
     assert_same_games(records, net_vs_net)  # the very games of net against net
 
 
-@pytest.mark.xfail(strict=True, reason="tapa_ai/engine/analysis.py: Analyzer.rank values 0-ply moves by the network "
-                                       "alone, while NetBot values bear-offs by the database (NetBot.bearoff); "
-                                       "remove this mark once rank uses the bot's own 0-ply values")
 def test_the_engine_of_a_net_chooses_as_the_net_in_bear_offs_too(real_engine):
     rng = np.random.default_rng(1)
     batch = endgame_positions(TAPA, 300, rng)
