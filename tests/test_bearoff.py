@@ -567,3 +567,23 @@ def test_engine_evaluate_and_hint_value_bear_offs_as_the_bot_does():
     best = int(bot.choose(afterstates, np.random.default_rng(0))[0])
     assert hint["moves"][0]["move"] == afterstates.move_text(best) or \
         hint["moves"][0]["equity"] == pytest.approx(hint["moves"][1]["equity"], abs=1e-12)
+
+
+def test_nobearoff_spec_option_gives_the_pure_network():
+    from tapa_ai.bots.base import BotError
+    from tapa_ai.bots.spec import make_bot
+    from tapa_ai.movegen.batch import PositionBatch
+    from tapa_ai.movegen.generate import generate
+    from tapa_ai.notation.json_position import position_from_json
+    from tapa_ai.rules.options import variant_rules
+
+    points = [""] * 24
+    points[1], points[3], points[5] = "XX", "X", "XXX"
+    points[22], points[19] = "OO", "OOO"
+    position = position_from_json({"variant": "tapa", "points": points, "off": {"X": 9, "O": 10}, "turn": "X"})
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([[6, 2]], dtype=np.int8))
+    with_db, pure = make_bot("net:checkpoints/tapa.pt"), make_bot("net:checkpoints/tapa.pt,nobearoff")
+    assert with_db.bearoff and not pure.bearoff and pure.name.endswith(",nobearoff")
+    assert not np.allclose(with_db.evaluate(afterstates), pure.evaluate(afterstates), atol=1e-4)
+    with pytest.raises(BotError, match="nobearoff is an option of net: bots"):
+        make_bot("heuristic,nobearoff", variant_rules("tapa"))

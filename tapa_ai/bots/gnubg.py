@@ -6,8 +6,10 @@ roll]``, each on its own points 1..24 (indices 0..23) and then its bar
 that moved is the gnubg board ``[mover, opponent]`` (the opponent is on roll
 next); the position the mover rolled in is ``[opponent, mover]``.
 
-The bot gets only the afterstates, not the dice: they are read back from the
-steps of the rows (:func:`dice_of`). ``gnubg_nn.bestmove`` then picks a
+The positions moved from and the dice come with the afterstates
+(``Afterstates.inputs`` and ``dice``, set by the move generator); where they
+are unknown (afterstates built by hand), they are read back from the steps of
+the rows (:func:`dice_of`). ``gnubg_nn.bestmove`` then picks a
 move from the source position, and its resulting board is matched to the one
 row of the afterstates with the same position.
 """
@@ -161,9 +163,16 @@ class GnubgBot(Bot):
         if not several.size:
             return chosen
         boards = gnubg_boards(afterstates.positions)
+        known = afterstates.inputs is not None and afterstates.dice is not None
+        if known:  # the positions moved from and their dice came with the afterstates: nothing to rebuild
+            sources = gnubg_boards(afterstates.inputs)[:, ::-1]  # [opponent, mover]: the mover is on roll
         for index in several.tolist():
             lo, hi = int(offsets[index]), int(offsets[index + 1])
-            source, d1, d2 = self._source_and_dice(afterstates, index, boards)
+            if known:
+                source = sources[index].tolist()
+                d1, d2 = (int(d) for d in afterstates.dice[index])
+            else:
+                source, d1, d2 = self._source_and_dice(afterstates, index, boards)
             move, key = self.gnubg.bestmove(source, d1, d2, n=self.plies, b=1)
             # gnubg's result is [mover, opponent]: the opponent is on roll next, like our afterstates.
             target = np.asarray(self.gnubg.boardfromkey(key), dtype=np.int64)

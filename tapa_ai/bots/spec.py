@@ -36,7 +36,9 @@ checker plays by the chance of winning instead of the expected points
 match point. ``net:PATH@2ply,refine=2:0.04`` adds a second move filter to a
 search of 2 plies or more: the candidates are searched one ply less deep first
 and only the best 2 within 0.04 points of the best are searched at the full
-depth. Bots without an evaluator always
+depth. ``net:PATH,nobearoff`` values bear-offs by the network instead of the
+bear-off databases (which every ``net:`` bot and its search use by default,
+docs/bearoff.md): the pure network, for measurements. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
 """
 
@@ -51,9 +53,9 @@ from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
               "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "onnx:PATH", "engine:CMD", "SPEC,nocube",
-              "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN")
+              "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff")
 """The valid forms, for error messages and ``--help``."""
-_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN")
+_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN", "nobearoff")
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
@@ -141,6 +143,10 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
             if not isinstance(bot, NetBot):
                 raise _bad(text, "wins is an option of net: bots")
             bot.play_for_wins()
+        elif option == "nobearoff":
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "nobearoff is an option of net: bots (the others never read the databases)")
+            bot.bearoff = False
         elif option == "money_cube":
             if not isinstance(bot, NetBot):
                 raise _bad(text, "money_cube is an option of net: bots (the others play the passive cube)")
