@@ -69,82 +69,11 @@ DEFAULT_TRAIN_CONFIG = "configs/quick.toml"
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .config import ConfigError, apply_overrides, load_config, resolve_config_path
-    from .net.atomic_files import WriteError
-    from .net.checkpoint import CheckpointError
-    from .net.checkpoint_dir import RunLock
-    from .ray_cluster import RayUnavailable
-    from .training.distributed import make_trainer
-    from .training.runs import discard_if_empty, run_directory_of
-    from .training.stopping import Terminated, TrainingStopped, terminate_raises
-    from .training.trainer import TrainingError, new_run_directory, resume_checkpoint
-
-    def say(line: str) -> None:
-        print(f"tapa-ai train: {line}", file=sys.stderr)
+    from .training.command import train_command
 
     overrides = [*args.set, *([f"distributed.workers={args.workers}"] if args.workers is not None else [])]
-    run_dir, lock, new_run, trainer = None, None, False, None
-    # Until the training loop takes them over (it checkpoints on either), Ctrl-C and SIGTERM end the
-    # command at once: there is nothing to save yet.
-    with terminate_raises():
-        try:
-            if args.resume:
-                if args.config:
-                    raise TrainingError("--resume continues a run with its own stored config; drop --config "
-                                        "(use --set to change e.g. run.total_games)")
-                if run_directory_of(args.resume).is_dir():
-                    # Before reading anything: another trainer may be writing this directory.
-                    lock = RunLock(run_directory_of(args.resume)).acquire()
-                run_dir, checkpoint = resume_checkpoint(args.resume, report=say)
-                config = apply_overrides(checkpoint.train_config(), overrides)
-                print(f"resuming {run_dir} at {checkpoint.games} games")
-                trainer = make_trainer(config, run_dir, checkpoint, ray_address=args.ray_address)
-            else:
-                config_path = resolve_config_path(args.config or DEFAULT_TRAIN_CONFIG)
-                config = load_config(config_path, overrides)
-                run_dir = new_run_directory(config)  # checks the device and the name first
-                new_run = True
-                lock = RunLock(run_dir).acquire()
-                print(f"run directory {run_dir} (config {config_path}); TensorBoard: tensorboard --logdir "
-                      f"{config.checkpoint.directory}")
-                trainer = make_trainer(config, run_dir, ray_address=args.ray_address)
-            trainer.train(progress=not args.quiet)
-        except TrainingStopped as stopped:
-            say(f"{stopped}; continue with: tapa-ai train --resume {run_dir}")
-            return stopped.exit_code
-        except WriteError as error:
-            say(f"{error}; the checkpoints written before are untouched: continue from the last one with "
-                f"tapa-ai train --resume {run_dir} once the disk has room")
-            return 2
-        except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
-            say(str(error))
-            return 2
-        except (KeyboardInterrupt, Terminated) as error:
-            code = 143 if isinstance(error, Terminated) else 130
-            how = "terminated (SIGTERM)" if code == 143 else "interrupted"
-            if trainer is not None and trainer.games > 0 and code == 130:
-                # A second Ctrl-C while the loop was stopping: it quit without its checkpoint.
-                say(f"{how} again: quit without writing a checkpoint; the last one written stands: continue "
-                    f"with: tapa-ai train --resume {run_dir}")
-            elif new_run and run_dir is not None and not any(path.suffix == ".pt" for path in run_dir.iterdir()):
-                say(f"{how} before training started: nothing to save")
-            elif run_dir is not None:
-                say(f"{how} before training resumed: the run is as it was; continue with: "
-                    f"tapa-ai train --resume {run_dir}")
-            else:
-                say(f"{how}")
-            return code
-        finally:
-            if new_run and run_dir is not None and (trainer is None or trainer.games == 0):
-                discard_if_empty(run_dir)  # nothing was written: leave no empty run directory behind
-            if lock is not None:
-                lock.release()
-    print(f"done: {trainer.games} games, {trainer.steps} updates; checkpoints in {run_dir}")
-    for record in trainer.evaluations[-len(config.eval.opponents):]:
-        print(f"  vs {record.opponent}: {record.ppg:+.3f} points/game "
-              f"[{record.ppg_ci95[0]:+.3f}, {record.ppg_ci95[1]:+.3f}], win {record.win_rate:.1%} "
-              f"({record.games} games at {record.games_trained} games trained)")
-    return 0
+    return train_command(config_file=args.config, resume=args.resume, overrides=overrides,
+                         ray_address=args.ray_address, progress=not args.quiet, default_config=DEFAULT_TRAIN_CONFIG)
 
 
 def _arena_variant(specs: list[str], variant: str | None):

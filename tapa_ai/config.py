@@ -322,9 +322,32 @@ class TrainConfig:
 # Loading
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
-    """Read a TOML config file, then apply ``section.key=value`` overrides."""
+PACKAGE_CONFIGS = Path(__file__).resolve().parent / "configs"
+"""The shipped configs, installed with the package (``configs/`` of a checkout is a link to them)."""
+
+
+def resolve_config_path(path: str | Path) -> Path:
+    """``path``, or the shipped copy for a bare ``configs/<name>.toml`` that the current directory lacks.
+
+    So ``--config configs/tapa.toml`` (and the default ``configs/quick.toml``)
+    work from any directory, not only from a checkout of the repository; a
+    file of that name in the current directory still comes first.
+    """
     path = Path(path)
+    if not path.exists() and not path.is_absolute() and len(path.parts) == 2 and path.parts[0] == "configs":
+        shipped = PACKAGE_CONFIGS / path.name
+        if shipped.is_file():
+            return shipped
+    return path
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> TrainConfig:
+    """Read a TOML config file, then apply ``section.key=value`` overrides.
+
+    A bare ``configs/<name>.toml`` missing from the current directory is the
+    shipped config of that name (:func:`resolve_config_path`).
+    """
+    path = resolve_config_path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -161,7 +161,7 @@ def test_resume_refuses_non_finite_weights_and_optimizer_moments(trained_run, tm
     run = copy_run(trained_run, tmp_path)
     rewrite(run / "latest.pt", lambda data: data["model_state"]["layers.0.bias"].fill_(float("nan")))
     rewrite(run / "step_12.pt", lambda data: data["model_state"]["layers.0.bias"].fill_(float("nan")))
-    with pytest.raises(CheckpointError, match="non-finite"):
+    with pytest.raises(TrainingError, match="none of its 2 checkpoints can be used; the newest: .*non-finite"):
         resume_checkpoint(run)
 
     run = copy_run(trained_run, tmp_path / "moments")
@@ -244,3 +244,47 @@ def test_a_trainer_that_cannot_be_built_leaves_no_empty_run_directory(tmp_path, 
     code, error = train_command(tmp_path, "eval.opponents=[nosuchbot]", capsys=capsys)
     assert code == 2 and "eval.opponents: 'nosuchbot'" in error
     assert list(tmp_path.iterdir()) == []
+
+
+# --- 7. the shipped configs are found from any directory ---------------------------------------------
+
+REPOSITORY = __import__("pathlib").Path(__file__).resolve().parent.parent
+
+
+def test_the_shipped_configs_are_found_from_any_directory(tmp_path, monkeypatch):
+    from tapa_ai.config import PACKAGE_CONFIGS, load_config, resolve_config_path
+
+    monkeypatch.chdir(tmp_path)
+    assert resolve_config_path("configs/tapa.toml") == PACKAGE_CONFIGS / "tapa.toml"
+    assert load_config("configs/quick.toml") == load_config(PACKAGE_CONFIGS / "quick.toml")
+    mine = tmp_path / "configs"
+    mine.mkdir()
+    (mine / "quick.toml").write_text('[run]\nname = "mine"\n')
+    assert load_config("configs/quick.toml").run.name == "mine"  # a file in the current directory comes first
+
+
+def test_train_runs_with_its_default_config_outside_the_repository(tmp_path, monkeypatch, capsys):
+    from tapa_ai.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--quiet", *sum((["--set", s] for s in [*TINY, "run.total_games=8", "eval.every_games=8",
+                                                                     "checkpoint.directory=runs"]), [])]) == 0
+    assert "done: " in capsys.readouterr().out and list((tmp_path / "runs").glob("tapa__*/latest.pt"))
+
+
+def test_the_repository_configs_are_the_package_copy():
+    import tomllib
+
+    from tapa_ai.config import PACKAGE_CONFIGS
+
+    root = REPOSITORY / "configs"
+    if not root.exists():
+        pytest.skip("not a checkout of the repository (an installed package has no configs/ beside it)")
+    # One source of truth: configs/ is a link to tapa_ai/configs/ (or, where links are not checked out,
+    # a copy that must say the same).
+    assert root.resolve() == PACKAGE_CONFIGS or all(
+        (root / path.name).read_bytes() == path.read_bytes() for path in PACKAGE_CONFIGS.glob("*.toml"))
+    assert {path.name for path in PACKAGE_CONFIGS.glob("*.toml")} >= {"quick.toml", "tapa.toml", "plakoto.toml",
+                                                                       "backgammon.toml"}
+    package_data = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "configs/*.toml" in package_data["tapa_ai"]

@@ -13,22 +13,47 @@ TEMP_SUFFIX = ".tmp"
 """A temporary file is ``TEMP_PREFIX + <target name> + "." + <random> + TEMP_SUFFIX`` in the target's directory."""
 
 
+class WriteError(OSError):
+    """A file that could not be written (disk full, no permission, ...); whatever was at its path is untouched.
+
+    ``str()`` is one line naming the path: ``cannot write runs/x/latest.pt: No space left on device``.
+    """
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        reason = error.strerror or str(error) or type(error).__name__
+        super().__init__(error.errno, reason, str(path))
+        self.path = Path(path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"cannot write {self.path}: {self.reason}"
+
+
 def atomic_write(path: Path, write: Any) -> None:
-    """Call ``write(handle)`` on a temporary file in ``path``'s directory, then rename it to ``path``."""
+    """Call ``write(handle)`` on a temporary file in ``path``'s directory, then rename it to ``path``.
+
+    Raises :class:`WriteError` (an ``OSError``) when the file system refuses (``ENOSPC``...); on any
+    failure or interruption the temporary file is removed and ``path`` keeps its old contents.
+    """
     # Same directory, so os.replace is a rename within one file system (atomic on POSIX and Windows).
-    descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX + path.name + ".",
-                                             suffix=TEMP_SUFFIX)
+    try:
+        descriptor, temp_name = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX + path.name + ".",
+                                                 suffix=TEMP_SUFFIX)
+    except OSError as error:
+        raise WriteError(path, error) from error
     try:
         with os.fdopen(descriptor, "wb") as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, path)
-    except BaseException:
+    except BaseException as error:
         try:
             os.unlink(temp_name)
         except FileNotFoundError:
             pass
+        if isinstance(error, OSError) and not isinstance(error, WriteError):
+            raise WriteError(path, error) from error
         raise
     fsync_directory(path.parent)
 

@@ -53,7 +53,7 @@ import torch
 from .. import __version__
 from ..config import ConfigError, TrainConfig, config_from_dict, config_to_dict
 from ..rules.options import RULES_VERSION, RuleOptions, RulesError
-from .atomic_files import atomic_write
+from .atomic_files import WriteError, atomic_write
 from .checkpoint_read import CheckpointError, read_payload as _read
 
 FORMAT_NAME = "tapa-ai-checkpoint"
@@ -208,9 +208,16 @@ def make_payload(
 
 
 def write_payload(path: str | Path, payload: Mapping[str, Any]) -> Path:
-    """``torch.save`` into a temporary file beside ``path``, fsync it, then rename it over ``path``."""
+    """``torch.save`` into a temporary file beside ``path``, fsync it, then rename it over ``path``.
+
+    :class:`~tapa_ai.net.atomic_files.WriteError` (one line naming the path) if the disk is full or
+    the directory not writable; the old file at ``path`` is then untouched.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise WriteError(path.parent, error) from error
 
     def write(handle: Any) -> None:
         torch.save(dict(payload), handle)

@@ -1,7 +1,16 @@
-"""The checkpoints of one run directory: ``latest.pt``, the newest ``step_<games>.pt`` files and ``best.pt``."""
+"""The checkpoints of one run directory: ``latest.pt``, the newest ``step_<games>.pt`` files and ``best.pt``.
+
+One process at a time trains in a run directory: :class:`RunLock` holds an
+exclusive ``flock`` on the file ``.tapa-ai-train.lock`` in it (the holder's
+pid written inside) for as long as the run trains. The operating system drops
+the lock when the holder exits in any way (a crash or ``kill -9`` too), so a
+lock is never left stale. Where ``fcntl`` does not exist (Windows) the lock
+does nothing.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -9,8 +18,82 @@ from typing import Any
 from .atomic_files import TEMP_PREFIX, TEMP_SUFFIX, atomic_copy
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, make_payload, save_checkpoint, write_payload
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 _STEP_PATTERN = re.compile(r"^step_(\d+)\.pt$")
+LOCK_NAME = ".tapa-ai-train.lock"
+"""The lock file of a run directory (:class:`RunLock`)."""
+
+
+class RunDirectoryBusy(CheckpointError):
+    """Another process trains in this run directory (it holds its :class:`RunLock`)."""
+
+
+class RunLock:
+    """The exclusive lock of one run directory: ``with RunLock(directory): ...`` or :meth:`acquire`/:meth:`release`.
+
+    Raises :class:`RunDirectoryBusy`, naming the holder's pid, when another
+    process holds it. Within one process it is re-entrant: every
+    :class:`RunLock` of the same directory shares one lock, released when the
+    last of them releases (the lock keeps other processes out, not this one).
+    """
+
+    _held: dict[Path, list[int]] = {}
+    """Resolved directory -> [file descriptor, holds] of the locks this process holds."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / LOCK_NAME
+        self._holds = 0
+
+    def acquire(self) -> "RunLock":
+        key = self.directory.resolve()
+        held = RunLock._held.get(key)
+        if held is None:
+            held = RunLock._held[key] = [self._lock(), 0]
+        held[1] += 1
+        self._holds += 1
+        return self
+
+    def _lock(self) -> int:
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        if fcntl is None:  # pragma: no cover - Windows
+            return descriptor
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
+            os.close(descriptor)
+            who = f"pid {holder}" if holder.isdigit() else "a process that is starting"
+            raise RunDirectoryBusy(f"run directory {self.directory} is in use: another tapa-ai train ({who}) trains "
+                                   f"in it; wait for it to finish, or stop it (kill -TERM {holder or '<pid>'} saves "
+                                   "a checkpoint) and resume then") from None
+        except BaseException:
+            os.close(descriptor)
+            raise
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()}\n".encode("ascii"), 0)
+        return descriptor
+
+    def release(self) -> None:
+        if self._holds == 0:
+            return
+        self._holds -= 1
+        key = self.directory.resolve()
+        held = RunLock._held[key]
+        held[1] -= 1
+        if held[1] == 0:
+            del RunLock._held[key]
+            os.close(held[0])  # drops the flock; the file stays (removing it would race a new holder)
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.release()
 
 
 class CheckpointManager:
@@ -84,10 +167,13 @@ class CheckpointManager:
 
     def latest(self) -> Path | None:
         """The checkpoint to resume from: ``latest.pt``, else the newest numbered one, else None."""
-        if self.latest_path.is_file():
-            return self.latest_path
-        steps = self.steps()
-        return steps[-1][1] if steps else None
+        candidates = self.newest_first()
+        return candidates[0] if candidates else None
+
+    def newest_first(self) -> list[Path]:
+        """Every checkpoint a run could resume from, newest first: ``latest.pt``, then ``step_<games>.pt`` by games."""
+        latest = [self.latest_path] if self.latest_path.is_file() else []
+        return latest + [path for _, path in reversed(self.steps())]
 
     def load_latest(self, **expect: Any) -> Checkpoint | None:
         """Load :meth:`latest` (with :func:`load_checkpoint`'s ``expect_*`` checks), or None if there is none."""
@@ -95,6 +181,18 @@ class CheckpointManager:
         return None if path is None else load_checkpoint(path, **expect)
 
     def _remove_stale_temporaries(self) -> None:
-        # Left behind only when a writer was killed mid-write; one run writes one directory.
+        # Left behind only when a writer was killed mid-write. Only while no other process holds the
+        # run's lock: a run training here now may be writing one of them.
+        # (No lock file: no run has ever trained here, so none holds it; the file is not made for this.)
+        try:
+            if (self.directory / LOCK_NAME).exists():
+                with RunLock(self.directory):
+                    self._unlink_temporaries()
+            else:
+                self._unlink_temporaries()
+        except (RunDirectoryBusy, OSError):
+            pass
+
+    def _unlink_temporaries(self) -> None:
         for entry in self.directory.glob(TEMP_PREFIX + "*" + TEMP_SUFFIX):
             entry.unlink(missing_ok=True)

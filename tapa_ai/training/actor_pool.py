@@ -18,6 +18,8 @@ class ActorPool(Protocol):
 
     restarts: int
     """Actors replaced so far (dead, hung or lost)."""
+    stopping: bool
+    """Set by the learner when it stops (Ctrl-C, SIGTERM): actors lost from then on are not replaced."""
 
     def start(self, weights: Weights) -> None: ...
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import signal
 import time
 import traceback
 from collections import deque
@@ -43,6 +44,7 @@ from ..config import TrainConfig, config_to_dict
 from ..net.checkpoint import Checkpoint
 from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, numpy_state
 from .actor_pool import ActorFailed, ActorPool, Weights, failures_allowed
+from .stopping import StopSignals
 from .trainer import Trainer, TrainingError, _Schedule
 
 RECEIVE_TIMEOUT = 0.25
@@ -105,6 +107,9 @@ class SharedWeights:
 def _process_actor_main(config: dict, slot: int, incarnation: int, seed: list[int], games_per_batch: int,
                         threads: int, weights: SharedWeights, sender: Any, stop: Any) -> None:
     """The body of an actor process: play batches with the newest weights and send them, until stopped."""
+    # Ctrl-C in a terminal reaches the whole process group: the learner alone decides (it checkpoints,
+    # then stops us through ``stop`` and our pipe).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     limit_threads(threads)
     try:
         actor = SelfPlayActor(config, slot, seed, incarnation)
@@ -151,6 +156,8 @@ class ProcessActors:
         self.incarnations = [0] * workers
         self.restarts = 0
         self.failures_in_a_row = 0
+        self.stopping = False
+        """Set when the learner stops: an actor lost from then on is not replaced."""
 
     # -- life cycle ------------------------------------------------------------------------------
     def start(self, weights: Weights) -> None:
@@ -180,6 +187,8 @@ class ProcessActors:
             if old.process.is_alive():
                 old.process.kill()
             old.process.join(timeout=5)
+        if self.stopping:
+            return  # e.g. killed by the same SIGTERM as the learner: the run is ending anyway
         self.restarts += 1
         self.failures_in_a_row += 1
         if self.failures_in_a_row > failures_allowed(self.workers):
@@ -314,16 +323,21 @@ class DistributedTrainer(Trainer):
         schedule.window.staleness.append((staleness, len(batch.games)))
         schedule.finished(batch.games)
 
-    def train(self, progress: bool = True, should_stop: Optional[Callable[[], bool]] = None) -> None:
-        """Start the actors, learn from their batches until ``run.total_games`` (or ``should_stop()``), stop them."""
+    def _loop(self, progress: bool, should_stop: Optional[Callable[[], bool]], stop: StopSignals) -> None:
+        """Start the actors, learn from their batches until ``run.total_games`` (or ``should_stop()``), stop them.
+
+        Ctrl-C or SIGTERM: no actor is replaced from then on, the learner finishes its step and checkpoints
+        (:meth:`Trainer.train`), and the actors are stopped.
+        """
         config = self.config
         schedule = _Schedule(self, progress)
         loss = float("nan")
         pool = None
+        stop.on_request.append(self._stopping)
         try:
             pool = self.pool = self._make_pool()
             pool.start(self._weights())
-            while self.games < config.run.total_games and not (should_stop and should_stop()):
+            while self.games < config.run.total_games and not stop.requested and not (should_stop and should_stop()):
                 cpu_start, wall_start = time.process_time(), time.perf_counter()
                 batches = pool.receive(RECEIVE_TIMEOUT)
                 for batch in batches:
@@ -346,6 +360,7 @@ class DistributedTrainer(Trainer):
                 schedule.after_step(loss, {"charts/actor_restarts": pool.restarts,
                                            "charts/dropped_stale_games": self.dropped_stale_games,
                                            "charts/learner_updates": self.updates})
+            self._stop_if_asked(stop, schedule)
             if self.pending:
                 loss = self.learn(self.pending)
                 self.pending = []
@@ -356,6 +371,11 @@ class DistributedTrainer(Trainer):
                 pool.close()
             self.pool = None
             schedule.close()
+
+    def _stopping(self) -> None:
+        """A stop was requested (in the signal handler): actors that die from now on are not replaced."""
+        if self.pool is not None:
+            self.pool.stopping = True
 
 
 def make_trainer(config: TrainConfig, run_dir, checkpoint: Optional[Checkpoint] = None,

@@ -59,6 +59,8 @@ class RayActors:
         self.restarts = 0
         self.failures_in_a_row = 0
         self.failures_allowed = failures_allowed(workers)
+        self.stopping = False
+        """Set when the learner stops: an actor lost from then on is not replaced."""
 
     # -- life cycle ------------------------------------------------------------------------------
     def start(self, weights) -> None:
@@ -86,6 +88,9 @@ class RayActors:
             self.ray.kill(self.handles[slot])
         except Exception:  # noqa: BLE001 - already gone
             pass
+        if self.stopping:
+            self.handles[slot] = None  # the run is ending: no replacement
+            return
         self.restarts += 1
         self.failures_in_a_row += 1
         if self.failures_in_a_row > self.failures_allowed:
@@ -117,6 +122,8 @@ class RayActors:
     def receive(self, timeout: float) -> list[ActorBatch]:
         ray = self.ray
         calls = list(self.in_flight)
+        if not calls:  # only while stopping: every lost actor was left unreplaced
+            return []
         ready, rest = ray.wait(calls, num_returns=1, timeout=timeout)
         if ready and rest:
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)

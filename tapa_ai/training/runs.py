@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Callable, Optional
 
 import torch
 
 from ..config import ConfigError, TrainConfig, run_name
-from ..net.checkpoint import Checkpoint, check_network, load_checkpoint
-from ..net.checkpoint_dir import CheckpointManager
+from ..net.checkpoint import Checkpoint, CheckpointError, check_network, load_checkpoint
+from ..net.checkpoint_dir import LOCK_NAME, CheckpointManager
 from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
 from ..rules.options import RULES_VERSION
 
@@ -73,26 +75,68 @@ def new_run_directory(config: TrainConfig) -> Path:
 
 
 def discard_if_empty(run_dir: Path) -> bool:
-    """Remove a run directory that holds nothing (a run that failed before it wrote anything); True if removed."""
+    """Remove a run directory that holds nothing but its lock file (a run that ended before it wrote anything).
+
+    True if removed. Call it while holding the lock (or when no run can be there).
+    """
     try:
+        if [entry.name for entry in run_dir.iterdir()] == [LOCK_NAME]:
+            (run_dir / LOCK_NAME).unlink()
         run_dir.rmdir()  # only ever removes an empty directory
     except OSError:
         return False
     return True
 
 
-def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:
-    """The run directory and the checkpoint to resume: a run directory (its latest) or a checkpoint file."""
+def run_directory_of(run: str | Path) -> Path:
+    """The run directory that ``--resume RUN`` continues: RUN itself, or the directory of a checkpoint file."""
+    path = Path(run)
+    return path.parent if path.is_file() else path
+
+
+def resume_checkpoint(run: str | Path, report: Optional[Callable[[str], None]] = None) -> tuple[Path, Checkpoint]:
+    """The run directory and the checkpoint to resume: a run directory (its newest good one) or a checkpoint file.
+
+    In a run directory, ``latest.pt`` is tried first, then ``step_<games>.pt``
+    newest first: a checkpoint that cannot be used (damaged, non-finite
+    weights, a network only...) is skipped and ``report`` (default: print to
+    stderr) is given one line saying which was skipped and why, and which one
+    the run resumes from.
+    """
     path = Path(run)
     if path.is_dir():
-        manager_path = CheckpointManager(path, 1).latest()
-        if manager_path is None:
+        candidates = CheckpointManager(path, 1).newest_first()
+        if not candidates:
             raise TrainingError(f"--resume {run}: no checkpoint in this run directory yet")
-        checkpoint_path, run_dir = manager_path, path
+        run_dir = path
     elif path.is_file():
-        checkpoint_path, run_dir = path, path.parent
+        candidates, run_dir = [path], path.parent
     else:
         raise TrainingError(f"--resume {run}: no such run directory or checkpoint file")
+    failures: list[Exception] = []
+    for candidate in candidates:
+        try:
+            checkpoint = _resumable(run, candidate)
+        except (CheckpointError, TrainingError) as error:
+            failures.append(error)
+            continue
+        if failures:
+            more = f" ({len(failures) - 1} more skipped)" if len(failures) > 1 else ""
+            (report or _print_to_stderr)(f"{failures[0]}{more}; resuming from {candidate}, the newest good checkpoint "
+                                         f"({checkpoint.games} games)")
+        return run_dir, checkpoint
+    if len(failures) == 1:
+        raise failures[0]
+    raise TrainingError(f"--resume {run}: none of its {len(failures)} checkpoints can be used; the newest: "
+                        f"{failures[0]}")
+
+
+def _print_to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _resumable(run: str | Path, checkpoint_path: Path) -> Checkpoint:
+    """The checkpoint at ``checkpoint_path`` if a run can resume from it; else CheckpointError or TrainingError."""
     checkpoint = load_checkpoint(checkpoint_path, expect_rules_version=RULES_VERSION)
     check_network(checkpoint)
     if checkpoint.encoding[0] != ENCODING_NAME or checkpoint.encoding[1] not in ENCODING_VERSIONS:
@@ -102,4 +146,4 @@ def resume_checkpoint(run: str | Path) -> tuple[Path, Checkpoint]:
     if "selfplay" not in checkpoint.extra or checkpoint.optimizer_state is None:
         raise TrainingError(f"--resume {run}: {checkpoint_path} holds a network only (a slim copy, e.g. a kept "
                             "generation), not the optimizer and running games a resume needs")
-    return run_dir, checkpoint
+    return checkpoint

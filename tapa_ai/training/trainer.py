@@ -11,8 +11,8 @@ never stopped.
 from __future__ import annotations
 
 import math
+import sys
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -21,20 +21,23 @@ import numpy as np
 import torch
 
 from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
-from ..config import TrainConfig, config_to_toml
+from ..config import TrainConfig
 from ..net.checkpoint import Checkpoint
-from ..net.checkpoint_dir import CheckpointManager
+from ..net.checkpoint_dir import CheckpointManager, RunLock
 from ..net.encoding import ENCODING_NAME
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import variant_rules
 from .distill import search_targets
 from .replay import ReplayBuffer
+from .schedule import Schedule as _Schedule
 from .runs import TrainingError, check_device, new_run_directory, resume_checkpoint
+from .stopping import StopSignals, TrainingStopped, describe
 from .selfplay import STATE_WIDTH, FinishedGame, SelfPlay, unpack_states
 from .traces import OnlineTraces
 
-__all__ = ["Trainer", "TrainingError", "EvalRecord", "new_run_directory", "resume_checkpoint", "OPPONENTS"]
+__all__ = ["Trainer", "TrainingError", "TrainingStopped", "EvalRecord", "new_run_directory", "resume_checkpoint",
+           "OPPONENTS"]
 
 OPPONENTS = {"random": random_policy, "pipcount": pipcount_policy}
 """The built-in evaluation opponents; ``eval.opponents`` also takes any bot spec (``heuristic``, ``net:PATH``...)."""
@@ -217,6 +220,7 @@ class Trainer:
             numpy_generator=self.rng,
             extra={
                 "selfplay": self.selfplay.state_dict(),
+                "pending": [_game_to_plain(game) for game in self.pending],
                 "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit},
                 "best_score": self.best_score if math.isfinite(self.best_score) else None,
                 "best_opponents": list(self.config.eval.opponents),
@@ -247,6 +251,7 @@ class Trainer:
                         group["foreach"] = True
             checkpoint.restore_rng(numpy_generator=self.rng)
             self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
+            self.pending = [_game_from_plain(game) for game in checkpoint.extra.get("pending", [])]
             if self.replay is not None:
                 replay = checkpoint.extra.get("replay")
                 if replay is None:
@@ -288,13 +293,33 @@ class Trainer:
 
     # -- the loop ------------------------------------------------------------
     def train(self, progress: bool = True, should_stop: Optional[Callable[[], bool]] = None) -> None:
-        """Play and learn until ``run.total_games`` (or ``should_stop()``); checkpoint, evaluate and log on the way."""
+        """Play and learn until ``run.total_games`` (or ``should_stop()``); checkpoint, evaluate and log on the way.
+
+        Holds the run directory's :class:`RunLock` meanwhile (a second trainer there is refused). Ctrl-C or
+        SIGTERM (when called in the main thread): the step in flight is finished, a checkpoint written and
+        :class:`TrainingStopped` raised; a resumed run continues exactly (:mod:`.stopping`).
+        """
+        with RunLock(self.run_dir), StopSignals() as stop:
+            self._loop(progress, should_stop, stop)
+
+    def _stop_if_asked(self, stop: StopSignals, schedule: "_Schedule") -> None:
+        """After the loop: if a signal stopped it short of the end, checkpoint as things are and raise."""
+        if not stop.requested or self.games >= self.config.run.total_games:
+            return
+        schedule.bar.write(f"stopping ({describe(stop.signal)}): writing a checkpoint at {self.games} games",
+                           file=sys.stderr)
+        # The finished games not learned from yet go into the checkpoint (extra["pending"]): learning
+        # them now would make a batch the uninterrupted run never makes.
+        self.save()
+        raise TrainingStopped(stop.signal, self.games, self.manager.latest_path)
+
+    def _loop(self, progress: bool, should_stop: Optional[Callable[[], bool]], stop: StopSignals) -> None:
         config = self.config
         schedule = _Schedule(self, progress)
         positions_per_update = config.learning.batch_size
         loss = float("nan")
         try:
-            while self.games < config.run.total_games and not (should_stop and should_stop()):
+            while self.games < config.run.total_games and not stop.requested and not (should_stop and should_stop()):
                 cpu_start, wall_start = time.process_time(), time.perf_counter()
                 finished = self.selfplay.play_ply(config.selfplay.epsilon(self.games))
                 if self.online_losses:
@@ -312,6 +337,7 @@ class Trainer:
                 self.cpu_seconds += time.process_time() - cpu_start
                 self.wall_seconds += time.perf_counter() - wall_start
                 schedule.after_step(loss)
+            self._stop_if_asked(stop, schedule)
             if self.pending:
                 loss = self.learn(self.pending)
                 self.pending = []
@@ -337,6 +363,19 @@ class Trainer:
             self.manager.save_best(**self._payload())
 
 
+def _game_to_plain(game: FinishedGame) -> dict:
+    """A finished game not learned from yet, as checkpoint data."""
+    return {"states": torch.from_numpy(game.states.copy()), "next_values": torch.from_numpy(game.next_values.copy()),
+            "kind": game.kind, "turns": game.turns,
+            "outcome": None if game.outcome is None else torch.from_numpy(np.array(game.outcome))}
+
+
+def _game_from_plain(data: dict) -> FinishedGame:
+    outcome = data["outcome"]
+    return FinishedGame(data["states"].numpy().copy(), data["next_values"].numpy().copy(), str(data["kind"]),
+                        int(data["turns"]), None if outcome is None else outcome.numpy().copy())
+
+
 def _check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
     """A resumed run keeps its network: ``config.model`` must be the checkpoint's architecture."""
     try:
@@ -349,116 +388,3 @@ def _check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
     if changed:
         raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
                             f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")
-
-
-class _Schedule:
-    """The periodic work of a training loop: the progress bar, TensorBoard scalars, evaluations, checkpoints.
-
-    Shared by the single-process loop (:meth:`Trainer.train`) and the
-    learner of distributed training: the loop reports finished games with
-    :meth:`finished` and calls :meth:`after_step` after each step.
-    """
-
-    def __init__(self, trainer: Trainer, progress: bool) -> None:
-        from tqdm import tqdm
-
-        self.trainer = trainer
-        config = trainer.config
-        self.writer = None
-        if config.logging.tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.writer = SummaryWriter(str(trainer.run_dir))
-            if trainer.games == 0:
-                self.writer.add_text("config", "```toml\n" + config_to_toml(config) + "\n```", 0)
-        self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)
-        self.next_eval = _next_multiple(trainer.games, config.eval.every_games)
-        self.next_checkpoint = _next_multiple(trainer.games, config.checkpoint.every_games)
-        self.window = _Window(trainer.games, trainer.decisions)
-        self.bar = tqdm(total=config.run.total_games, initial=min(trainer.games, config.run.total_games),
-                        unit="game", disable=not progress, desc=f"train {trainer.rules.name}", dynamic_ncols=True)
-
-    def finished(self, games: list[FinishedGame]) -> None:
-        self.window.add(games)
-        self.bar.update(min(len(games), self.trainer.config.run.total_games - self.bar.n))
-
-    def after_step(self, loss: float, scalars: Optional[dict[str, float]] = None) -> None:
-        """Log, evaluate and checkpoint when their turn has come; ``scalars`` are logged with the window."""
-        trainer, config = self.trainer, self.trainer.config
-        if trainer.games >= self.next_log:
-            stats = self.window.flush(trainer.games, trainer.decisions)
-            self.bar.set_postfix(loss=f"{loss:.4f}", games_s=f"{stats['games_per_s']:.1f}")
-            if self.writer:
-                _log_window(self.writer, stats, trainer.games, config.selfplay.epsilon(trainer.games))
-                self.writer.add_scalar("charts/cpu_minutes", trainer.cpu_seconds / 60, trainer.games)
-                self.writer.add_scalar("charts/learning_rate", config.learning.rate(trainer.games), trainer.games)
-                for name, value in (scalars or {}).items():
-                    self.writer.add_scalar(name, value, trainer.games)
-            self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)
-        if trainer.games >= self.next_eval:
-            trainer._evaluate_and_report(self.writer, self.bar)
-            self.next_eval = _next_multiple(trainer.games, config.eval.every_games)
-        if trainer.games >= self.next_checkpoint:
-            trainer.save()
-            self.next_checkpoint = _next_multiple(trainer.games, config.checkpoint.every_games)
-
-    def close(self) -> None:
-        self.bar.close()
-        if self.writer:
-            self.writer.close()
-
-
-def _next_multiple(value: int, every: int) -> int:
-    return (value // every + 1) * every
-
-
-class _Window:
-    """Throughput and game statistics between two log points."""
-
-    def __init__(self, games: int, decisions: int) -> None:
-        self.start_time = time.perf_counter()
-        self.start_games, self.start_decisions = games, decisions
-        self.kinds: Counter = Counter()
-        self.turns = 0
-        self.count = 0
-        self.losses: list[float] = []
-        self.staleness: list[tuple[int, int]] = []
-        """(staleness, games) of each batch the learner took (distributed training only)."""
-
-    def add(self, finished: list[FinishedGame]) -> None:
-        for game in finished:
-            self.kinds[game.kind] += 1
-            self.turns += game.turns
-            self.count += 1
-
-    def flush(self, games: int, decisions: int) -> dict:
-        elapsed = max(time.perf_counter() - self.start_time, 1e-9)
-        stats = {
-            "games_per_s": (games - self.start_games) / elapsed,
-            "decisions_per_s": (decisions - self.start_decisions) / elapsed,
-            "game_length": self.turns / max(self.count, 1),
-            "kinds": {kind: n / max(self.count, 1) for kind, n in self.kinds.items()},
-            "loss": float(np.mean(self.losses)) if self.losses else float("nan"),
-        }
-        if self.staleness:
-            lags = np.array(self.staleness, dtype=np.float64)
-            stats["staleness"] = float(np.average(lags[:, 0], weights=np.maximum(lags[:, 1], 1)))
-            stats["staleness_max"] = float(lags[:, 0].max())
-        self.__init__(games, decisions)
-        return stats
-
-
-def _log_window(writer, stats: dict, games: int, epsilon: float) -> None:
-    if math.isfinite(stats["loss"]):
-        writer.add_scalar("losses/td_cross_entropy", stats["loss"], games)
-    writer.add_scalar("charts/games_per_s", stats["games_per_s"], games)
-    writer.add_scalar("charts/decisions_per_s", stats["decisions_per_s"], games)
-    writer.add_scalar("charts/SPS", stats["decisions_per_s"], games)
-    writer.add_scalar("charts/game_length_turns", stats["game_length"], games)
-    writer.add_scalar("charts/epsilon", epsilon, games)
-    for kind in ("single", "gammon", "backgammon", "mother", "draw"):
-        writer.add_scalar(f"charts/result_{kind}", stats["kinds"].get(kind, 0.0), games)
-    if "staleness" in stats:
-        # Learner updates between the weights that played a game's batch and the learner's at learning time.
-        writer.add_scalar("charts/staleness", stats["staleness"], games)
-        writer.add_scalar("charts/staleness_max", stats["staleness_max"], games)

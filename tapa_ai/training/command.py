@@ -1,0 +1,97 @@
+"""``tapa-ai train``: start or resume a run, and end it with one clear line whatever happens.
+
+What the command promises (docs/training.md, "Interrupting, resuming and locking"):
+
+- bad input (a config, an override, a checkpoint, a busy run directory) is
+  one line on stderr and exit code 2, checked before a run directory is made;
+- Ctrl-C or SIGTERM while training: a checkpoint and the resume command,
+  exit code 130 or 143 (:mod:`.stopping`); before training started: nothing
+  to save, no empty run directory left;
+- a checkpoint that cannot be written (disk full): one line naming the file,
+  exit code 2, the checkpoints written before untouched;
+- the run directory is locked while the command uses it
+  (:class:`~tapa_ai.net.checkpoint_dir.RunLock`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional, Sequence
+
+from ..config import ConfigError, apply_overrides, load_config, resolve_config_path
+from ..net.atomic_files import WriteError
+from ..net.checkpoint import CheckpointError
+from ..net.checkpoint_dir import RunLock
+from ..ray_cluster import RayUnavailable
+from .distributed import make_trainer
+from .runs import TrainingError, discard_if_empty, new_run_directory, resume_checkpoint, run_directory_of
+from .stopping import Terminated, TrainingStopped, terminate_raises
+
+
+def train_command(*, config_file: Optional[str], resume: Optional[str], overrides: Sequence[str] = (),
+                  ray_address: Optional[str] = None, progress: bool = True,
+                  default_config: str = "configs/quick.toml") -> int:
+    """Train a new run from ``config_file`` (else ``default_config``) or resume ``resume``; the exit code."""
+    def say(line: str) -> None:
+        print(f"tapa-ai train: {line}", file=sys.stderr)
+
+    run_dir, lock, new_run, trainer, started = None, None, False, None, False
+    # Until the training loop takes them over (it checkpoints on either), Ctrl-C and SIGTERM end the
+    # command at once: there is nothing to save yet.
+    with terminate_raises():
+        try:
+            if resume:
+                if config_file:
+                    raise TrainingError("--resume continues a run with its own stored config; drop --config "
+                                        "(use --set to change e.g. run.total_games)")
+                if run_directory_of(resume).is_dir():
+                    # Before reading anything: another trainer may be writing this directory.
+                    lock = RunLock(run_directory_of(resume)).acquire()
+                run_dir, checkpoint = resume_checkpoint(resume, report=say)
+                config = apply_overrides(checkpoint.train_config(), overrides)
+                print(f"resuming {run_dir} at {checkpoint.games} games")
+                trainer = make_trainer(config, run_dir, checkpoint, ray_address=ray_address)
+            else:
+                config_path = resolve_config_path(config_file or default_config)
+                config = load_config(config_path, overrides)
+                run_dir = new_run_directory(config)  # checks the device and the name first
+                new_run = True
+                lock = RunLock(run_dir).acquire()
+                print(f"run directory {run_dir} (config {config_path}); TensorBoard: tensorboard --logdir "
+                      f"{config.checkpoint.directory}")
+                trainer = make_trainer(config, run_dir, ray_address=ray_address)
+            started = True
+            trainer.train(progress=progress)
+        except TrainingStopped as stopped:
+            say(f"{stopped}; continue with: tapa-ai train --resume {run_dir}")
+            return stopped.exit_code
+        except WriteError as error:
+            say(f"{error}; the checkpoints written before are untouched: continue from the last one with "
+                f"tapa-ai train --resume {run_dir} once the disk has room")
+            return 2
+        except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
+            say(str(error))
+            return 2
+        except (KeyboardInterrupt, Terminated) as error:
+            code = 143 if isinstance(error, Terminated) else 130
+            how = "terminated (SIGTERM)" if code == 143 else "interrupted"
+            if run_dir is None or not any(run_dir.glob("*.pt")):
+                say(f"{how}: nothing was saved yet")
+            elif started:  # the second Ctrl-C, while the loop was writing its checkpoint
+                say(f"{how} again: quit without the stopping checkpoint; the last one written stands: continue "
+                    f"with: tapa-ai train --resume {run_dir}")
+            else:
+                say(f"{how} before training resumed: the run is as it was; continue with: "
+                    f"tapa-ai train --resume {run_dir}")
+            return code
+        finally:
+            if new_run and run_dir is not None and (trainer is None or trainer.games == 0):
+                discard_if_empty(run_dir)  # nothing was written: leave no empty run directory behind
+            if lock is not None:
+                lock.release()
+    print(f"done: {trainer.games} games, {trainer.steps} updates; checkpoints in {run_dir}")
+    for record in trainer.evaluations[-len(config.eval.opponents):]:
+        print(f"  vs {record.opponent}: {record.ppg:+.3f} points/game "
+              f"[{record.ppg_ci95[0]:+.3f}, {record.ppg_ci95[1]:+.3f}], win {record.win_rate:.1%} "
+              f"({record.games} games at {record.games_trained} games trained)")
+    return 0
