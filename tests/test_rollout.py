@@ -255,3 +255,16 @@ def test_engine_rollout_plays_the_games_of_tapa_ai_rollout():
         assert words in reply["error"], reply
     _, reply = Engine().respond({"cmd": "rollout", "position": start})
     assert "needs a model" in reply["error"]
+
+
+def test_a_game_past_the_ply_limit_is_valued_by_the_evaluator(monkeypatch):
+    """Games still running at MAX_PLIES: the evaluator's value there; without an evaluator a clear error."""
+    net = make_bot(TAPA).net
+    start = PositionBatch.from_positions([start_position(variant_rules("tapa"), "X")])
+    monkeypatch.setattr(ro, "MAX_PLIES", 3)
+    settings = RolloutSettings(games=36, luck=False).check()
+    outcomes, _, plies = ro.play_rollout(net.rules, FirstMove(), net, start, True, 36, settings, [1, 0])
+    assert (plies == 3).all() and np.allclose(outcomes.sum(axis=2), 1.0)
+    assert ((outcomes > 0) & (outcomes < 1)).any()  # net values, not game results
+    with pytest.raises(RolloutError, match="more than 3 plies"):
+        ro.play_rollout(net.rules, FirstMove(), None, start, True, 36, settings, [1, 0])

@@ -62,8 +62,10 @@ from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, Rol
 
 DEFAULT_CHUNK_BLOCKS = 4
 """Blocks of 36 games per chunk of work (144 games)."""
-MAX_PLIES = 5000
-"""A rollout game longer than this is an error (no variant's game comes near it)."""
+MAX_PLIES = 20_000
+"""A rollout game still going after this many plies is valued by the evaluator there (an error without one).
+Hitting games between two bots can run long (gnubg:0 against itself from a messy backgammon position: 1,537
+plies once in 36 games), and in the pin variants both sides can be left passing for ever."""
 
 ORDERED_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 """The 36 ordered rolls, the rotation's strata."""
@@ -172,7 +174,12 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
         running = running[keep]
         root_moves[running] = ~root_moves[running]
     else:
-        raise RolloutError(f"a rollout game went on for more than {MAX_PLIES} plies")
+        if running.size and evaluator is None:
+            raise RolloutError(f"{running.size} rollout game(s) went on for more than {MAX_PLIES} plies; give an "
+                               f"evaluator (--evaluator net:PATH) to value games that long")
+        if running.size:
+            stop_values = _pre_roll_values(evaluator, batch)
+            outcomes[running] = np.where(root_moves[running, None], stop_values, swap_sides(stop_values))
     shape = (starts_count, games)
     return outcomes.reshape(*shape, classes), luck.reshape(*shape, classes), plies.reshape(shape)
 
