@@ -288,3 +288,283 @@ def test_the_repository_configs_are_the_package_copy():
                                                                        "backgammon.toml"}
     package_data = tomllib.loads((REPOSITORY / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "configs/*.toml" in package_data["tapa_ai"]
+
+
+# --- 1. Ctrl-C and SIGTERM checkpoint, say how to resume, and resume exactly ---------------------------
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The 24-game tiny run, never stopped: what every interrupted-and-resumed run must equal."""
+    from tapa_ai.training.trainer import Trainer, new_run_directory
+
+    config = tiny_config(tmp_path_factory.mktemp("whole"))
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    return trainer
+
+
+def signal_at_ply(trainer, signal_number, ply):
+    """Send ``signal_number`` to this process in the middle of the ``ply``-th ply of self-play (1 = the first)."""
+    play_ply = trainer.selfplay.play_ply
+    calls = []
+
+    def interrupted(epsilon):
+        calls.append(epsilon)
+        if len(calls) == ply:
+            os.kill(os.getpid(), signal_number)  # the handler runs here, before the ply is played
+        return play_ply(epsilon)
+
+    trainer.selfplay.play_ply = interrupted
+    return calls
+
+
+def assert_same_run(resumed, whole):
+    assert resumed.games == whole.games and resumed.steps == whole.steps
+    for name, tensor in whole.net.state_dict().items():
+        assert torch.equal(tensor, resumed.net.state_dict()[name]), name
+    assert [e.ppg for e in resumed.evaluations] == [e.ppg for e in whole.evaluations]
+
+
+# Ply 20: before the first checkpoint, with finished games not learned from yet; 150: after it, with
+# unlearned games again; 200: between two learning passes with none waiting.
+@pytest.mark.parametrize("signal_number, ply", [(signal.SIGINT, 20), (signal.SIGTERM, 150), (signal.SIGINT, 200)],
+                         ids=["ctrl-c-ply-20", "sigterm-ply-150", "ctrl-c-ply-200"])
+def test_an_interrupt_mid_ply_checkpoints_and_the_resumed_run_is_bit_identical(
+        tmp_path, uninterrupted, signal_number, ply):
+    from tapa_ai.training.trainer import Trainer, TrainingStopped, new_run_directory, resume_checkpoint
+
+    config = tiny_config(tmp_path)
+    first = Trainer(config, new_run_directory(config))
+    calls = signal_at_ply(first, signal_number, ply)
+    with pytest.raises(TrainingStopped) as stopped:
+        first.train(progress=False)
+    assert len(calls) == ply  # the ply in flight was finished, no other begun
+    assert stopped.value.exit_code == 128 + signal_number and stopped.value.games == first.games
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers given back
+    checkpoint = load_checkpoint(first.run_dir / "latest.pt")
+    assert checkpoint.games == first.games < 24
+    assert len(checkpoint.extra["pending"]) == len(first.pending)
+    if ply != 200:
+        assert first.pending, "this interrupt should land with finished games not learned from yet"
+
+    run_dir, checkpoint = resume_checkpoint(first.run_dir)
+    resumed = Trainer(checkpoint.train_config(), run_dir, checkpoint)
+    resumed.train(progress=False)
+    assert_same_run(resumed, uninterrupted)
+
+
+def test_a_second_ctrl_c_quits_at_once_and_leaves_the_last_checkpoint(tmp_path):
+    from tapa_ai.training.trainer import Trainer, new_run_directory
+
+    config = tiny_config(tmp_path)
+    trainer = Trainer(config, new_run_directory(config))
+    calls = signal_at_ply(trainer, signal.SIGINT, 150)  # after the first checkpoint (12 games)
+    real_write = torch.save
+
+    def write_interrupted_again(obj, handle):
+        if len(calls) >= 150:  # the stopping checkpoint, not the ones before
+            handle.write(b"PK\x03\x04 the start of a checkpoint")
+            os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while it is written
+        real_write(obj, handle)
+
+    import tapa_ai.net.checkpoint as checkpoint_module
+
+    original = checkpoint_module.torch.save
+    checkpoint_module.torch.save = write_interrupted_again
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            trainer.train(progress=False)
+    finally:
+        checkpoint_module.torch.save = original
+    assert load_checkpoint(trainer.run_dir / "latest.pt").games == 12  # the last good one, untouched
+    assert not list(trainer.run_dir.glob("*.tmp"))
+
+
+def run_train(tmp_path, *settings):
+    """``tapa-ai train`` in a child process (its own session, so a signal to it reaches no one else)."""
+    command = [sys.executable, "-c", "import sys; from tapa_ai.cli import main; sys.exit(main())", "train", "--quiet"]
+    for setting in [*TINY, "run.total_games=100000", "eval.every_games=100000", f"checkpoint.directory={tmp_path}",
+                    *settings]:
+        command += ["--set", setting]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def wait_for(condition, process, seconds=240):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("signal_number, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)],
+                         ids=["sigterm", "ctrl-c"])
+def test_the_train_command_checkpoints_on_a_signal_and_prints_how_to_resume(tmp_path, signal_number, code):
+    process = run_train(tmp_path)
+    wait_for(lambda: list(tmp_path.glob("*/step_12.pt")), process)  # training, past its first checkpoint
+    process.send_signal(signal_number)
+    out, error = process.communicate(timeout=120)
+    run_dir = next(tmp_path.glob("tapa__*"))
+    assert process.returncode == code, error
+    assert f"continue with: tapa-ai train --resume {run_dir}" in error and "Traceback" not in error
+    stopped = load_checkpoint(run_dir / "latest.pt")
+    assert stopped.games >= 12 and f"at {stopped.games} games" in error
+
+
+def test_distributed_training_stops_its_actors_and_checkpoints_the_learner_on_a_signal(tmp_path):
+    from tapa_ai.training.distributed import DistributedTrainer
+    from tapa_ai.training.trainer import TrainingStopped, new_run_directory, resume_checkpoint
+
+    config = tiny_config(tmp_path, "run.total_games=100000", "eval.every_games=100000", "distributed.workers=2",
+                         "distributed.games_per_batch=2")
+    trainer = DistributedTrainer(config, new_run_directory(config))
+    seen = []
+
+    def on_batch(batch):
+        seen.append(batch)
+        if len(seen) == 3:
+            # Ctrl-C in a terminal reaches the whole process group: the actors ignore it, the learner stops.
+            for pid in trainer.pool.pids():
+                os.kill(pid, signal.SIGINT)
+            time.sleep(1.0)
+            assert all(slot.process.is_alive() for slot in trainer.pool.slots)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    trainer.on_batch = on_batch
+    with pytest.raises(TrainingStopped):
+        trainer.train(progress=False)
+    assert trainer.restarts == 0 and trainer.pool is None
+    actors = [process for process in __import__("multiprocessing").active_children() if "actor" in process.name]
+    assert actors == []  # all stopped and joined
+    checkpoint = load_checkpoint(trainer.run_dir / "latest.pt")
+    assert checkpoint.games == trainer.games > 0 and checkpoint.extra["learner_updates"] == trainer.updates
+    run_dir, checkpoint = resume_checkpoint(trainer.run_dir)
+    assert checkpoint.games == trainer.games
+
+
+def test_a_stopping_learner_does_not_replace_lost_actors(tmp_path):
+    from tapa_ai.training.distributed import ProcessActors
+
+    pool = ProcessActors(tiny_config(tmp_path), 1, 0, [("weights", (2,))])
+    pool.stopping = True
+    pool._replace(0, "killed by the same SIGTERM as the learner")
+    assert pool.slots == [None] and pool.restarts == 0
+
+
+# --- 2. a damaged latest.pt: resume from the newest good checkpoint, and say so -------------------------
+
+
+def test_resume_falls_back_past_a_damaged_latest_and_says_so_in_one_line(trained_run, tmp_path, capsys):
+    from tapa_ai.cli import main
+
+    run = copy_run(trained_run, tmp_path)
+    (run / "latest.pt").write_bytes((run / "latest.pt").read_bytes()[:1000])  # truncated, as by a full disk
+    assert main(["train", "--quiet", "--resume", str(run), "--set", "run.total_games=24"]) == 0
+    captured = capsys.readouterr()
+    skipped = [line for line in captured.err.splitlines() if "newest good checkpoint" in line]
+    assert len(skipped) == 1 and "Traceback" not in captured.err
+    assert f"{run / 'latest.pt'} is not a tapa-ai checkpoint" in skipped[0]
+    assert f"resuming from {run / 'step_12.pt'}, the newest good checkpoint (12 games)" in skipped[0]
+    assert "resuming" in captured.out and load_checkpoint(run / "latest.pt").games >= 24
+
+
+def test_resume_tries_the_numbered_checkpoints_newest_first(trained_run, tmp_path):
+    import shutil
+
+    from tapa_ai.training.trainer import resume_checkpoint
+
+    run = copy_run(trained_run, tmp_path)
+    shutil.copy(run / "step_12.pt", run / "step_5.pt")  # an older good one
+    (run / "latest.pt").write_bytes(b"junk")
+    (run / "step_12.pt").write_bytes(b"junk")
+    lines = []
+    run_dir, checkpoint = resume_checkpoint(run, report=lines.append)
+    assert checkpoint.path == run / "step_5.pt" and run_dir == run
+    assert len(lines) == 1 and "(1 more skipped); resuming from" in lines[0]
+
+
+# --- 3. one trainer at a time in a run directory -----------------------------------------------------
+
+
+def hold_lock(directory):
+    """A child process holding ``directory``'s run lock until killed."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from tapa_ai.net.checkpoint_dir import RunLock; RunLock(sys.argv[1]).acquire(); "
+        "print('held', flush=True); time.sleep(600)"), str(directory)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_trainer_in_a_run_directory_is_refused_naming_the_holder(trained_run, tmp_path, capsys):
+    from tapa_ai.cli import main
+
+    run = copy_run(trained_run, tmp_path)
+    in_flight = run / ".tapa-ai-checkpoint-latest.pt.abc.tmp"  # the holder's checkpoint being written
+    in_flight.write_bytes(b"half")
+    holder = hold_lock(run)
+    try:
+        assert main(["train", "--quiet", "--resume", str(run), "--set", "run.total_games=24"]) == 2
+        error = capsys.readouterr().err
+        assert f"run directory {run} is in use: another tapa-ai train (pid {holder.pid})" in error
+        assert error.count("\n") == 1 and in_flight.exists()  # refused before touching anything
+        assert load_checkpoint(run / "latest.pt").games == 12
+    finally:
+        holder.kill()  # a crash: the operating system drops its lock
+        holder.wait()
+    assert main(["train", "--quiet", "--resume", str(run), "--set", "run.total_games=24"]) == 0
+    assert not in_flight.exists()  # stale once its writer is gone: cleaned up
+    assert load_checkpoint(run / "latest.pt").games >= 24
+
+
+def test_the_lock_is_reentrant_in_one_process_and_released_after_training(tmp_path):
+    from tapa_ai.net.checkpoint_dir import RunDirectoryBusy, RunLock
+    from tapa_ai.training.trainer import Trainer, new_run_directory
+
+    config = tiny_config(tmp_path, "run.total_games=8")
+    trainer = Trainer(config, new_run_directory(config))
+    with RunLock(trainer.run_dir):
+        trainer.train(progress=False)  # takes the lock this process already holds
+    holder = hold_lock(trainer.run_dir)  # free again: another process can take it
+    try:
+        with pytest.raises(RunDirectoryBusy, match=f"pid {holder.pid}"):
+            trainer.train(progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# --- 4. a full disk: one line naming the file, the last good checkpoint untouched ---------------------
+
+
+def test_a_full_disk_is_one_line_naming_the_file_and_keeps_the_last_checkpoint(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import tapa_ai.net.checkpoint as checkpoint_module
+    from tapa_ai.cli import main
+
+    real_save = torch.save
+
+    def save_until_the_disk_fills(obj, handle):
+        if obj["counters"]["games"] >= 24:
+            handle.write(b"PK\x03\x04 as much as fitted")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_save(obj, handle)
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", save_until_the_disk_fills)
+    assert main(["train", "--quiet", *sum((["--set", s] for s in [*TINY, f"checkpoint.directory={tmp_path}"]), [])]) \
+        == 2
+    error = capsys.readouterr().err
+    run = next(tmp_path.glob("tapa__*"))
+    assert error.count("\n") == 1 and "Traceback" not in error
+    assert f"cannot write {run / 'latest.pt'}: No space left on device" in error
+    assert f"tapa-ai train --resume {run}" in error
+    assert load_checkpoint(run / "latest.pt").games == 12 and load_checkpoint(run / "step_12.pt").games == 12
+    assert not list(run.glob("*.tmp"))
