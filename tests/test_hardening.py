@@ -568,3 +568,78 @@ def test_a_full_disk_is_one_line_naming_the_file_and_keeps_the_last_checkpoint(t
     assert f"tapa-ai train --resume {run}" in error
     assert load_checkpoint(run / "latest.pt").games == 12 and load_checkpoint(run / "step_12.pt").games == 12
     assert not list(run.glob("*.tmp"))
+
+
+# --- 8. saved games read with bounds; the engine ends quietly when its reader goes away ---------------
+
+
+def play_load(path):
+    import io
+
+    from tapa_ai.play.launch import launch
+
+    errors = io.StringIO()
+    code = launch(load=str(path), input=io.StringIO(""), output=io.StringIO(), errors=errors)
+    return code, errors.getvalue()
+
+
+@pytest.mark.parametrize("nesting", [70, 200_000], ids=["deeper-than-a-save", "past-the-recursion-limit"])
+def test_play_load_of_a_deeply_nested_file_is_one_clear_line(tmp_path, nesting):
+    path = tmp_path / "deep.json"
+    path.write_text('{"points": ' + "[" * nesting + "]" * nesting + "}")
+    code, error = play_load(path)
+    assert code == 2 and "nests arrays or objects more than 64 deep" in error
+    assert error.count("\n") == 1 and "Recursion" not in error
+
+
+def test_play_load_of_an_endless_or_huge_file_stops_reading_at_the_limit(tmp_path):
+    from tapa_ai.play.saves import MAX_FILE_BYTES
+
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 10)  # sparse: no disk needed
+    for path in (huge, "/dev/zero"):
+        if not os.path.exists(path):
+            continue
+        code, error = play_load(path)
+        assert code == 2 and "is larger than 16 MB: not a saved game" in error and error.count("\n") == 1
+
+
+def test_read_file_still_reads_a_position_file(tmp_path):
+    import json
+
+    from tapa_ai.notation.json_position import position_to_json
+    from tapa_ai.play.saves import load_game, read_file
+    from tapa_ai.rules.position import start_position
+
+    path = tmp_path / "start.json"
+    path.write_text(json.dumps(position_to_json(start_position(variant_rules("tapa"))), indent=1))
+    assert load_game(read_file(path)).rules.name == "tapa"
+
+
+def test_engine_serve_ends_quietly_when_its_output_is_closed():
+    import io
+
+    from tapa_ai.engine.protocol import serve
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    requests = io.BytesIO(b'{"cmd": "start", "variant": "tapa", "id": 1}\n' * 3)
+    assert serve(stdin=requests, stdout=ClosedPipe()) == 0
+
+
+def test_engine_piped_into_head_exits_without_a_traceback(tmp_path):
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b'{"cmd": "start", "variant": "tapa", "id": 1}\n' * 20_000)  # far more than a pipe holds
+    with open(requests, "rb") as stdin:
+        engine = subprocess.Popen([sys.executable, "-c", "import sys; from tapa_ai.cli import main; sys.exit(main())",
+                                   "engine"], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        head = subprocess.Popen(["head", "-1"], stdin=engine.stdout, stdout=subprocess.PIPE)
+        engine.stdout.close()  # head holds the only reader: when it exits, the engine's output is a broken pipe
+        first, _ = head.communicate(timeout=120)
+        error = engine.stderr.read()
+        engine.wait(timeout=120)
+    assert b'"id": 1' in first or b'"id":1' in first
+    assert engine.returncode == 0 and b"Traceback" not in error and b"BrokenPipe" not in error, error

@@ -434,10 +434,12 @@ def _request_lines(stdin: IO, limit: int):
 
 def serve(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None, generator: str | None = None,
           bot: Any = None) -> int:
-    """Serve requests until end of input; returns the process exit code.
+    """Serve requests until end of input, or until the reader of the answers goes away; the exit code (0).
 
     ``bot``: the model of the model commands (see :class:`Engine`); a bad spec
-    raises :class:`~tapa_ai.bots.base.BotError` before anything is read.
+    raises :class:`~tapa_ai.bots.base.BotError` before anything is read. A
+    closed output (``tapa-ai engine | head -1``) ends the loop quietly, like
+    the end of input: nothing more can be answered.
     """
     engine = Engine(generator, bot)
     stdin = stdin if stdin is not None else sys.stdin.buffer
@@ -450,6 +452,20 @@ def serve(stdin: IO[bytes] | None = None, stdout: IO[str] | None = None, generat
             continue
         else:
             answer = engine.handle_line(line)
-        stdout.write(answer + "\n")
-        stdout.flush()
+        try:
+            stdout.write(answer + "\n")
+            stdout.flush()
+        except BrokenPipeError:
+            if stdout is sys.stdout:
+                import os
+
+                # Python flushes sys.stdout once more at exit, into the same broken pipe ("Exception
+                # ignored ... BrokenPipeError"): send what is left to /dev/null instead.
+                try:
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, sys.stdout.fileno())
+                    os.close(devnull)
+                except (OSError, ValueError):
+                    pass
+            return 0
     return 0
