@@ -247,7 +247,7 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
         if bot is None:
             raise RolloutError(f"no shipped network for {position.rules.name!r} here: give --bot SPEC")
         settings = RolloutSettings(games=args.games, truncate=args.truncate, bearoff=args.bearoff,
-                                   rotate=args.rotate, luck=False if args.no_luck else None, seed=args.seed)
+                                   rotate=args.rotate, luck=args.luck, seed=args.seed)
         common = dict(evaluator=args.evaluator, workers=args.workers, ray_address=args.ray_address,
                       progress=not args.quiet)
         if args.dice:
@@ -388,8 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="stop at the first bear-off position and take the bear-off database's value")
     rollout.add_argument("--rotate", type=int, choices=[0, 1, 2], default=1,
                          help="balance the first 0, 1 or 2 rolls over every 36 games (default 1)")
-    rollout.add_argument("--no-luck", action="store_true", help="no luck adjustment (default: adjusted when "
-                         "there is an evaluator)")
+    rollout.add_argument("--luck", action="store_true", help="luck-adjusted results by the evaluator's 21-roll "
+                         "mean: a narrower CI per game, at 10-20x the time with a 0-ply bot (docs/rollout.md)")
     rollout.add_argument("--seed", type=int, default=1, help="seed of the dice (default 1)")
     rollout.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                          help="processes playing games (default: the CPU count); results do not depend on it")

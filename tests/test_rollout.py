@@ -103,7 +103,7 @@ def test_paired_dice_same_start_same_games():
     """Game g of every start sees the same dice: two copies of one start play the same games."""
     net = make_bot(BACKGAMMON).net
     start = PositionBatch.from_positions([start_position(variant_rules("backgammon"), "X")] * 2)
-    settings = RolloutSettings(games=72).check()
+    settings = RolloutSettings(games=72, luck=True).check()
     outcomes, luck, plies = ro.play_rollout(net.rules, FirstMove(), net, start, True, 72, settings, [4, 0])
     assert np.array_equal(outcomes[0], outcomes[1]) and np.array_equal(plies[0], plies[1])
     assert np.abs(luck).sum() > 0 and np.allclose(outcomes.sum(axis=2), 1.0)
@@ -113,7 +113,7 @@ def test_paired_dice_same_start_same_games():
 
 def test_result_does_not_depend_on_workers_and_luck_narrows_the_ci():
     position = start_position(variant_rules("backgammon"), "X")
-    settings = RolloutSettings(games=288, seed=3)
+    settings = RolloutSettings(games=288, seed=3, luck=True)
     one = rollout_position(position, BACKGAMMON, settings, workers=1, progress=False)
     two = rollout_position(position, BACKGAMMON, settings, workers=2, progress=False)
     assert one.to_dict()["equity"] == two.to_dict()["equity"]
@@ -127,7 +127,8 @@ def test_result_does_not_depend_on_workers_and_luck_narrows_the_ci():
 
 def test_move_analysis_ranks_candidates_on_the_same_dice():
     position = start_position(variant_rules("backgammon"), "X")
-    result = rollout_moves(position, (3, 1), BACKGAMMON, RolloutSettings(games=144), candidates=3, progress=False)
+    result = rollout_moves(position, (3, 1), BACKGAMMON, RolloutSettings(games=144, luck=True), candidates=3,
+                           progress=False)
     data = result.to_dict()
     assert data["dice"] == [3, 1] and len(data["moves"]) == 3
     equities = [move["equity"] for move in data["moves"]]
@@ -225,7 +226,7 @@ def test_gnubg_rollout_agrees_with_an_independent_monte_carlo():
 def test_cli_rollout_json_and_errors(capsys):
     position = json.dumps(position_to_json(_race("tapa", [2, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0])))
     assert main(["rollout", "--position", position, "--games", "72", "--seed", "2", "--json", "--quiet",
-                 "--workers", "1", "--bot", TAPA]) == 0
+                 "--workers", "1", "--bot", TAPA, "--luck"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {"equity", "equity_ci95", "probabilities", "games", "seconds"} <= set(data)
     assert data["games"] == 72 and data["settings"]["luck"] is True

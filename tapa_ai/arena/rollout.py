@@ -18,8 +18,8 @@ Variance reduction (each one measured in docs/rollout.md):
   rounded up to whole blocks, and the confidence intervals are computed from
   the block means (each block is an independent, stratified estimate), so they
   show the gain.
-- ``luck = True`` (the default when there is an evaluator): luck-adjusted
-  results. At every ply the evaluator net values the best move (by its 0-ply
+- ``luck = True`` (off by default: see docs/rollout.md for what it costs and
+  buys): luck-adjusted results. At every ply the evaluator net values the best move (by its 0-ply
   equity) for each of the 21 rolls; the *luck* of the roll that came is its
   value minus the mean over the 21 rolls. Its expectation is zero whatever the
   bot plays, so the outcome minus the summed luck (a control variate, as GNU
@@ -120,7 +120,7 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
     rows = starts_count * games
     points = outcome_points(rules).astype(np.float64)
     classes = len(points)
-    use_luck = evaluator is not None and settings.luck is not False  # None: when there is an evaluator
+    use_luck = evaluator is not None and settings.luck
     batch = starts.take(np.repeat(np.arange(starts_count), games))
     game_of = np.arange(rows) % games
     root_moves = np.full(rows, root_moves_first)
@@ -192,15 +192,15 @@ def _chunks(total: int, chunk_blocks: int = DEFAULT_CHUNK_BLOCKS) -> list[tuple[
 
 
 def _resolved(settings: RolloutSettings, evaluator_name: Optional[str], bot_name: str) -> RolloutSettings:
-    """``settings`` checked against the evaluator there is (or not), with ``luck`` decided."""
+    """``settings`` checked against the evaluator there is (or not)."""
     settings = settings.check()
     if settings.truncate and evaluator_name is None:
         raise RolloutError(f"truncate={settings.truncate}: a truncated game is valued by a network; the bot "
                            f"{bot_name!r} has none, so give an evaluator (--evaluator net:PATH)")
     if settings.luck and evaluator_name is None:
         raise RolloutError(f"the luck adjustment needs a network; the bot {bot_name!r} has none, so give an "
-                           f"evaluator (--evaluator net:PATH) or turn it off")
-    return replace(settings, luck=evaluator_name is not None if settings.luck is None else settings.luck)
+                           f"evaluator (--evaluator net:PATH) or leave out the luck adjustment")
+    return settings
 
 
 class _Player:
