@@ -71,6 +71,14 @@ def test_health_names_the_model(server):
     assert headers["Access-Control-Allow-Origin"] == "*"
 
 
+def test_get_root_is_the_web_board_and_health_is_json(server):
+    with urllib.request.urlopen(server.url + "/", timeout=30) as response:
+        assert response.status == 200 and response.headers["Content-Type"].startswith("text/html")
+        assert b"web/app.js" in response.read()
+    status, headers, body = call(server, "/health")
+    assert status == 200 and headers["Content-Type"].startswith("application/json") and body["status"] == "ok"
+
+
 def test_post_root_and_post_v1_command_answer_as_the_engine_does(server):
     engine = server.engine
     request = {"cmd": "evaluate", "position": START, "id": 9}

@@ -3,18 +3,22 @@
 One request, one response; the commands and their JSON are those of the
 JSON-lines protocol (docs/protocol.md, "HTTP"):
 
-=====================  ==================================================================
-``POST /``             body: one request object with its ``"cmd"``
-``POST /v1/<cmd>``     body: the request object without ``"cmd"`` (``{}`` or empty for none)
-``GET /health``        ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}``
-``OPTIONS *``          CORS preflight: 204 with the ``Access-Control-*`` headers
-=====================  ==================================================================
+==========================  ==================================================================
+``POST /``                  body: one request object with its ``"cmd"``
+``POST /v1/<cmd>``          body: the request object without ``"cmd"`` (``{}`` or empty for none)
+``GET /health``             ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}``
+``GET /``                   the web board (``tapa_ai/web/index.html``; docs/web.md)
+``GET /web/<file>``         the board's scripts and style sheet
+``GET /model/<variant>.*``  the variant's exported network for the board, ``.json`` or ``.npz``
+``OPTIONS *``               CORS preflight: 204 with the ``Access-Control-*`` headers
+==========================  ==================================================================
 
 Status codes: 200 answer, 400 bad request (the body says what is wrong, as
 ``{"error": ...}``), 404 unknown path, 405 wrong method, 411 no
 Content-Length, 413 body over :data:`~tapa_ai.engine.protocol.MAX_REQUEST_BYTES`,
-500 internal error. Every response, errors included, is JSON and carries the
-CORS headers (``Access-Control-Allow-Origin: *`` unless told otherwise).
+500 internal error. Every response but the board's files, errors included, is
+JSON, and every response carries the CORS headers
+(``Access-Control-Allow-Origin: *`` unless told otherwise).
 
 The server is a :class:`http.server.ThreadingHTTPServer` (a thread per
 connection); the one :class:`~tapa_ai.engine.protocol.Engine` is shared and
@@ -32,6 +36,7 @@ from typing import Any, Optional
 
 from .. import __version__
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps
+from .web_board import ModelFiles, WebFileError, engine_checkpoint_of, model_path_of, static_file
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -48,10 +53,12 @@ class EngineHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], engine: Engine, allow_origin: Optional[str] = "*",
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, models: Optional[ModelFiles] = None) -> None:
         self.engine = engine
         self.allow_origin = allow_origin or None
         self.quiet = quiet
+        self.models = models or ModelFiles(engine_checkpoint=engine_checkpoint_of(engine))
+        """The web board's models (``GET /model/<variant>.json``), exported on first request."""
         super().__init__(address, EngineRequestHandler)
 
     @property
@@ -87,6 +94,16 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
+    def _send_file(self, data: bytes, content_type: str, cache: str = "no-cache") -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", cache)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self._cors_headers()
+        self.end_headers()
+        self.wfile.write(data)
+
     def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
         """The base class's errors (malformed request line, unsupported method...) as JSON too."""
         self.close_connection = True
@@ -112,9 +129,11 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         path = self.path.split("?", 1)[0]
-        if path in ("/health", "/v1/health", "/"):
+        if path in ("/health", "/v1/health"):
             self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__,
                                   **self.server.engine.describe()})
+        elif path in ("/", "/index.html") or path.startswith("/web/") or model_path_of(path) is not None:
+            self._get_board_file(path)
         elif self._command_of(path) is not None:
             self._method_not_allowed(f"{path} takes POST with a JSON request body")
         else:
@@ -138,6 +157,24 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             status, answer = self._respond_to_path_command(command, body)
         self._send_json(status, answer)
 
+    def _get_board_file(self, path: str) -> None:
+        """The web board's page, its files and its models (:mod:`tapa_ai.engine.web_board`)."""
+        try:
+            model = model_path_of(path)
+            if model is not None:
+                variant, kind = model
+                npz, text = self.server.models.files(variant)
+                if kind == "npz":
+                    self._send_file(npz, "application/octet-stream")
+                else:
+                    self._send_file(text, "application/json; charset=utf-8")
+            elif path.startswith("/web/"):
+                self._send_file(*static_file(path[len("/web/"):]))
+            else:
+                self._send_file(*static_file("index.html"))
+        except WebFileError as error:
+            self._send_json(error.status, {"error": str(error)})
+
     def _method(self) -> None:
         self._method_not_allowed(f"method {self.command} is not used; POST requests, GET /health")
 
@@ -157,7 +194,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
     def _not_found(self, path: str) -> None:
         commands = ", ".join(f"/v1/{name}" for name in self.server.engine.COMMANDS)
         self._send_json(404, {"error": f"no such path {path[:200]!r}; use POST / (the body names its 'cmd'), "
-                                       f"POST {commands}, or GET /health"})
+                                       f"POST {commands}, GET /health, or GET / (the web board)"})
 
     def _method_not_allowed(self, why: str) -> None:
         self._send_json(405, {"error": why}, {"Allow": "GET, POST, OPTIONS"})
@@ -225,13 +262,16 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
 
 def make_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, engine: Optional[Engine] = None,
                 bot: Any = None, generator: Optional[str] = None, allow_origin: Optional[str] = "*",
-                quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES) -> EngineHTTPServer:
+                quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES,
+                models: Optional[ModelFiles] = None) -> EngineHTTPServer:
     """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server.url``).
 
     ``max_rollout_games``: the most games one ``rollout`` request may play (any client may ask).
+    ``models``: where the web board's models come from (default: ``checkpoints/<variant>.pt``, and the
+    engine's own model for its variant; :class:`~tapa_ai.engine.web_board.ModelFiles`).
     """
     engine = engine or Engine(generator, bot, max_rollout_games=max_rollout_games)
-    return EngineHTTPServer((host, port), engine, allow_origin, quiet)
+    return EngineHTTPServer((host, port), engine, allow_origin, quiet, models)
 
 
 def serve_in_thread(server: EngineHTTPServer) -> threading.Thread:
@@ -248,8 +288,8 @@ def run(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, bot: Any = None, gen
                          max_rollout_games=max_rollout_games)
     info = server.engine.describe()
     model = f"bot {info['bot']} ({info['variant']}, {info['plies']}-ply)" if info["bot"] else "no model (--bot)"
-    print(f"tapa-ai serve: listening on {server.url} with {model}; GET {server.url}/health", file=sys.stderr,
-          flush=True)
+    print(f"tapa-ai serve: listening on {server.url} with {model}; the board: open {server.url}/ in a browser; "
+          f"GET {server.url}/health", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -1,0 +1,182 @@
+"""The web board's files for ``tapa-ai serve``: the static page and the exported models (docs/web.md).
+
+=============================  ===========================================================================
+``GET /``                      ``tapa_ai/web/index.html``, the board
+``GET /web/<file>``            the page's scripts and style sheet: files of ``tapa_ai/web/`` only, by name
+``GET /model/<variant>.json``  the network of that variant as JSON (:func:`model_json`): weights in base64
+``GET /model/<variant>.npz``   the same network as the exporter writes it (``tapa-ai export --format npz``)
+=============================  ===========================================================================
+
+Every model is made by the project's exporter (:func:`tapa_ai.export.export_checkpoint`) from
+``checkpoints/<variant>.pt`` (looked for in the current directory, then beside the package, as in this
+repository) or, for the engine's own variant, from the engine's ``--bot`` checkpoint, so that the page and the
+server's n-ply search read the same network. Each is built once, on first request, and kept in memory.
+
+The page needs nothing else from the server but the engine's ``/v1/...`` commands: it works offline.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+"""The page's files (package data)."""
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
+"""The kinds of file ``GET /web/<file>`` serves; anything else is not found."""
+
+WEB_MODEL_FORMAT = "tapa-ai-web-model"
+"""``format`` of the JSON model (:func:`model_json`)."""
+WEB_MODEL_FORMAT_VERSION = 1
+
+MODEL_VARIANTS = ("tapa", "plakoto", "backgammon")
+"""The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each)."""
+
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
+_REPOSITORY_CHECKPOINTS = Path(__file__).resolve().parent.parent.parent / "checkpoints"
+
+
+class WebFileError(LookupError):
+    """A page file or model that cannot be served; ``status`` is the HTTP status, the message says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def static_file(name: str) -> tuple[bytes, str]:
+    """(bytes, content type) of ``tapa_ai/web/<name>``; :class:`WebFileError` (404) for anything else."""
+    suffix = Path(name).suffix
+    path = WEB_DIR / name
+    if not _FILE_NAME.match(name) or suffix not in CONTENT_TYPES or not path.is_file():
+        raise WebFileError(404, f"no page file {name[:100]!r} (the board's files are "
+                                f"{', '.join(sorted(web_files())) or 'missing: reinstall tapa-ai'})")
+    return path.read_bytes(), CONTENT_TYPES[suffix]
+
+
+def web_files() -> list[str]:
+    """The names of the files the page is made of (``tapa_ai/web/``)."""
+    if not WEB_DIR.is_dir():
+        return []
+    return sorted(p.name for p in WEB_DIR.iterdir() if p.is_file() and p.suffix in CONTENT_TYPES)
+
+
+def model_path_of(path: str) -> Optional[tuple[str, str]]:
+    """(variant, ``json`` or ``npz``) of a ``/model/<variant>.<kind>`` path, else None."""
+    match = _MODEL_PATH.match(path)
+    return (match.group("variant"), match.group("kind")) if match else None
+
+
+def _base64_float32(array: np.ndarray) -> str:
+    """Little-endian float32 bytes of ``array`` (row-major), as base64 text."""
+    return base64.b64encode(np.ascontiguousarray(array, dtype="<f4").tobytes()).decode("ascii")
+
+
+def model_json(npz_bytes: bytes) -> dict[str, Any]:
+    """The JSON form of an exported ``.npz`` model, as the page reads it.
+
+    ``{"format": "tapa-ai-web-model", "format_version": 1, "metadata": {...the npz metadata...},
+    "layers": [{"in": 309, "out": 128, "weight": "<base64>", "bias": "<base64>"}, ...]}``: each
+    ``weight`` is the (out, in) float32 matrix of ``x @ W.T + b``, row-major, and each ``bias`` the (out,)
+    vector, as little-endian float32 bytes in base64: exactly the exported numbers, in a third of the text
+    decimal numbers would take.
+    """
+    from ..export import numpy_model
+
+    with tempfile.NamedTemporaryFile(suffix=".npz") as handle:
+        handle.write(npz_bytes)
+        handle.flush()
+        model = numpy_model.load(handle.name)
+    return {
+        "format": WEB_MODEL_FORMAT,
+        "format_version": WEB_MODEL_FORMAT_VERSION,
+        "metadata": model.metadata,
+        "layers": [{"in": int(weight.shape[1]), "out": int(weight.shape[0]), "weight": _base64_float32(weight),
+                    "bias": _base64_float32(bias)} for weight, bias in zip(model.weights, model.biases)],
+    }
+
+
+class ModelFiles:
+    """The exported models of the page, built on first request and kept (thread-safe).
+
+    ``checkpoint_dirs``: where ``<variant>.pt`` is looked for, in order (default: ``./checkpoints``, then the
+    repository's ``checkpoints/`` beside the package). ``engine_checkpoint``: the engine's own model
+    (variant name, checkpoint path), served for that variant instead.
+    """
+
+    def __init__(self, checkpoint_dirs: Optional[Sequence[Path]] = None,
+                 engine_checkpoint: Optional[tuple[str, Path]] = None) -> None:
+        if checkpoint_dirs is None:
+            checkpoint_dirs = [Path.cwd() / "checkpoints", _REPOSITORY_CHECKPOINTS]
+        self.checkpoint_dirs = [Path(d) for d in checkpoint_dirs]
+        self.engine_checkpoint = engine_checkpoint
+        self._built: dict[str, tuple[bytes, bytes]] = {}
+        self._locks = {variant: threading.Lock() for variant in MODEL_VARIANTS}
+
+    def checkpoint(self, variant: str) -> Path:
+        """The checkpoint of ``variant``'s model; :class:`WebFileError` (404) naming where it looked."""
+        if variant not in MODEL_VARIANTS:
+            raise WebFileError(404, f"no model for {variant[:40]!r}: the board plays {', '.join(MODEL_VARIANTS)}")
+        if self.engine_checkpoint is not None and self.engine_checkpoint[0] == variant:
+            return self.engine_checkpoint[1]
+        looked = []
+        for directory in self.checkpoint_dirs:
+            path = directory / f"{variant}.pt"
+            if path.is_file():
+                return path
+            looked.append(str(path))
+        raise WebFileError(404, f"no model for {variant}: no checkpoint at {' or '.join(dict.fromkeys(looked))} "
+                                f"(start tapa-ai serve in the repository, or with --bot net:PATH for this variant)")
+
+    def files(self, variant: str) -> tuple[bytes, bytes]:
+        """(npz bytes, JSON bytes) of ``variant``'s model, exporting it on first use."""
+        path = self.checkpoint(variant)
+        with self._locks[variant]:
+            if variant not in self._built:
+                from ..export import ExportError, export_checkpoint
+
+                with tempfile.TemporaryDirectory() as directory:
+                    out = Path(directory) / f"{variant}.npz"
+                    try:
+                        export_checkpoint(path, "npz", out)
+                    except ExportError as error:
+                        raise WebFileError(500, f"cannot export the {variant} model from {path}: {error}") from None
+                    npz = out.read_bytes()
+                text = json.dumps(model_json(npz), separators=(",", ":"), allow_nan=False)
+                self._built[variant] = (npz, text.encode("utf-8"))
+            return self._built[variant]
+
+
+def engine_checkpoint_of(engine: Any) -> Optional[tuple[str, Path]]:
+    """(variant, checkpoint path) of an engine's ``--bot net:PATH`` model, or None (no model, or no file)."""
+    from ..bots.spec import net_checkpoint_path
+
+    analyzer = getattr(engine, "analyzer", None)
+    if analyzer is None:
+        return None
+    from ..rules.options import RulesError, variant_rules
+
+    path = net_checkpoint_path(analyzer.name)
+    if path is None or not path.is_file():
+        return None
+    try:
+        if variant_rules(analyzer.rules.name) != analyzer.rules:
+            return None  # a custom rule set: the page plays the named variants only
+    except RulesError:
+        return None
+    return analyzer.rules.name, path

@@ -1,0 +1,594 @@
+// The web board's game: you play X against the bot (O). docs/web.md describes it.
+//
+// One source of rules: the server's engine (`/v1/start`, `/v1/legal_moves`, `/v1/apply`, and `/v1/best_move`
+// for the n-ply bot). The numbers shown and the 0-ply bot's choices come from the exported network running
+// in this page (model.js, encoding.js), evaluating every legal resulting position.
+//
+// URL parameters (for reproducible games and the tests): variant, length (match points), strength (plies),
+// seed (the dice), delay (ms before the bot's move is played, default 700).
+(function () {
+  "use strict";
+
+  // RULES.md section 6: what the page needs to know of each variant beyond what the server answers.
+  const VARIANTS = {
+    tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother" },
+    plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother" },
+    backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon" },
+  };
+  const HUMAN = "X", BOT = "O";
+  const other = (side) => (side === "X" ? "O" : "X");
+  const $ = (id) => document.getElementById(id);
+
+  const params = new URLSearchParams(location.search);
+  const S = {
+    variant: VARIANTS[params.get("variant")] ? params.get("variant") : "tapa",
+    delay: params.has("delay") ? Math.max(0, Number(params.get("delay")) || 0) : 700,
+    health: null,
+    models: {},
+    game: 0, // bumped by every new game: answers that arrive for an older game are dropped
+    phase: "loading",
+    position: null, dice: null, legal: null, ranked: null, chances: null, plan: null, selected: null,
+    hints: null, lastMove: null, log: [], cube: 1,
+    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false },
+  };
+
+  // -- dice: a seeded generator (mulberry32), so ?seed=N replays the same dice ----------------------
+  function makeRandom(seed) {
+    let a = seed >>> 0;
+    return function () {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const seed = params.has("seed") ? Number(params.get("seed")) : crypto.getRandomValues(new Uint32Array(1))[0];
+  const random = makeRandom(seed);
+  const die = () => 1 + Math.floor(random() * 6);
+
+  // -- the server ----------------------------------------------------------------------------------
+  class ServerError extends Error {}
+
+  async function api(command, body) {
+    const response = await fetch("v1/" + command, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new ServerError(answer.error || response.status + " " + response.statusText);
+    return answer;
+  }
+
+  async function loadModel(variant) {
+    if (!S.models[variant]) {
+      S.models[variant] = (async function () {
+        const response = await fetch("model/" + variant + ".json");
+        const answer = await response.json();
+        if (!response.ok) throw new ServerError(answer.error || "no model for " + variant);
+        return TapaModel.fromJSON(answer);
+      })();
+      S.models[variant].catch(() => { delete S.models[variant]; });
+    }
+    return S.models[variant];
+  }
+
+  // -- values --------------------------------------------------------------------------------------
+  // A bear-off (no contact left): every checker on its own home board or off, none on the bar or pinned. The
+  // engine's bots value these with the bear-off database; this page shows the network's value and marks them.
+  function isBearoff(position) {
+    const bar = position.bar || { X: 0, O: 0 };
+    if (bar.X || bar.O) return false;
+    let x = 0, o = 0;
+    for (let i = 0; i < 24; i++) {
+      const stack = position.points[i];
+      if (!stack) continue;
+      if (stack.includes("X") && stack.includes("O")) return false;
+      if (stack[0] === "X") { if (i >= 6) return false; x += stack.length; }
+      else { if (i < 18) return false; o += stack.length; }
+    }
+    return x > 0 && o > 0;
+  }
+
+  // The exact outcome of a finished game from `side`'s view, in the model's classes.
+  function exactOutcome(model, result, side) {
+    const probabilities = new Float64Array(model.outcomeNames.length);
+    if (result.kind === "draw") probabilities[6] = 1;
+    else {
+      const level = { single: 0, gammon: 1, backgammon: 2, mother: 2 }[result.kind];
+      probabilities[result.winner === side ? level : level + 3] = 1;
+    }
+    let equity = 0;
+    probabilities.forEach((p, k) => { equity += p * model.outcomePoints[k]; });
+    return { probabilities: probabilities, equity: equity, exact: true, bearoff: false };
+  }
+
+  // The side to move's chances before it rolls.
+  function evaluateBeforeRoll(model, position) {
+    const value = model.evaluatePosition(position);
+    return { probabilities: value.probabilities, equity: value.equity, exact: false, bearoff: isBearoff(position) };
+  }
+
+  // Every legal move valued for the mover at 0 plies: its resulting position with the opponent to roll,
+  // read back from the mover's side (docs/export.md: "evaluate its afterstate from the opponent's view and
+  // negate the equity"). Best first; ties keep the server's order.
+  function rank(model, moves) {
+    const ranked = moves.map(function (move, order) {
+      const mover = move.position.turn;
+      let value;
+      if (move.position.result) value = exactOutcome(model, move.position.result, mover);
+      else {
+        const after = Object.assign({}, move.position, { turn: other(mover) });
+        const seen = model.evaluatePosition(after);
+        value = { probabilities: TapaModel.swapSides(seen.probabilities), equity: -seen.equity, exact: false,
+          bearoff: isBearoff(after) };
+      }
+      return Object.assign({ move: move.move, position: move.position, order: order }, value);
+    });
+    ranked.sort((a, b) => b.equity - a.equity || a.order - b.order);
+    return ranked;
+  }
+
+  // -- game flow -----------------------------------------------------------------------------------
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  function setPhase(phase) {
+    S.phase = phase;
+    document.body.dataset.phase = phase;
+  }
+
+  function serverPlies() {
+    return S.health && S.health.variant === S.variant ? S.health.bot : null;
+  }
+
+  function strength() {
+    const plies = Number($("strength").value);
+    return plies > 0 && serverPlies() ? plies : 0;
+  }
+
+  async function newMatch() {
+    S.match = { length: Number($("match-length").value), score: { X: 0, O: 0 }, lastWinner: null, over: false };
+    await newGame(true);
+  }
+
+  async function newGame(first) {
+    const game = ++S.game;
+    $("game-over").hidden = true;
+    setPhase("loading");
+    S.variant = $("variant").value;
+    document.body.dataset.variant = S.variant;
+    Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
+      selected: null, hints: null, lastMove: null, log: [], cube: 1 });
+    updateStrengthChoices();
+    showMessage("Loading the " + S.variant + " model…");
+    render();
+    try {
+      const model = await loadModel(S.variant);
+      if (game !== S.game) return;
+      S.model = model;
+      const rules = VARIANTS[S.variant];
+      let opener, dice;
+      if (!first && rules.nextOpener === "winner" && S.match.lastWinner) {
+        opener = S.match.lastWinner;
+        dice = [die(), die()];
+        addLog(opener + " won the last game and opens this one.");
+      } else {
+        let x, o;
+        do { x = die(); o = die(); } while (x === o);
+        opener = x > o ? "X" : "O";
+        if (rules.opening === "use-opening-dice") {
+          dice = opener === "X" ? [x, o] : [o, x];
+          addLog("Opening roll: X " + x + ", O " + o + ": " + opener + " plays " + dice.join("-") + ".");
+        } else {
+          dice = [die(), die()];
+          addLog("Opening roll: X " + x + ", O " + o + ": " + opener + " starts and rolls " + dice.join("-") + ".");
+        }
+      }
+      const start = await api("start", { variant: S.variant, turn: opener });
+      if (game !== S.game) return;
+      S.position = start.position;
+      await startTurn(game, dice);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function startTurn(game, dice) {
+    S.turns = (S.turns || 0) + 1;
+    document.body.dataset.turns = S.turns; // a new number for every turn: the tests wait on it
+    S.dice = dice;
+    S.plan = null; S.selected = null; S.hints = null;
+    const mover = S.position.turn;
+    const answer = await api("legal_moves", { position: S.position, dice: dice });
+    if (game !== S.game) return;
+    S.legal = answer.moves;
+    S.ranked = rank(S.model, S.legal);
+    S.chances = evaluateBeforeRoll(S.model, S.position);
+    const pass = S.legal.length === 1 && S.legal[0].move === "";
+    if (mover === HUMAN) {
+      S.plan = new TapaSteps.Planner(S.position, dice, S.legal);
+      setPhase("human");
+      if (pass) {
+        showMessage("You rolled " + dice.join("-") + ": no legal move, you pass.");
+        render();
+        await sleep(Math.max(S.delay, 300));
+        if (game === S.game && S.phase === "human") finishMove(game, "", S.legal[0].position, HUMAN);
+        return;
+      }
+      showMessage("You rolled " + dice.join("-") + ". Click a checker, then a green point (or type the move).");
+      render();
+    } else {
+      setPhase("bot");
+      showMessage("The bot rolled " + dice.join("-") + (pass ? ": no legal move, it passes." : "."));
+      render();
+      const move = await chooseMove(game);
+      if (game !== S.game) return;
+      await sleep(S.delay);
+      if (game !== S.game) return;
+      finishMove(game, move.move, move.position, BOT);
+    }
+  }
+
+  // The bot's move: the page's 0-ply choice, or the server's n-ply best_move.
+  async function chooseMove(game) {
+    const plies = strength();
+    if (plies > 0) {
+      const answer = await api("best_move", { position: S.position, dice: S.dice, plies: plies });
+      return { move: answer.move, position: answer.position, equity: answer.equity, plies: answer.plies };
+    }
+    return Object.assign({ plies: 0 }, S.ranked[0]);
+  }
+
+  function finishMove(game, text, after, side) {
+    if (game !== S.game) return;
+    addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text));
+    S.lastMove = new Set();
+    for (const step of text.split(/\s+/).filter(Boolean)) {
+      for (const word of step.split("/")) {
+        if (/^\d+$/.test(word)) S.lastMove.add(side === "X" ? Number(word) : 25 - Number(word));
+      }
+    }
+    S.plan = null; S.selected = null; S.hints = null;
+    if (after.result) {
+      S.position = after;
+      gameOver(after.result);
+      return;
+    }
+    S.position = Object.assign({}, after, { turn: other(side) });
+    setPhase("busy");
+    startTurn(game, [die(), die()]).catch(failed);
+  }
+
+  function gameOver(result) {
+    setPhase("over");
+    const match = S.match;
+    let title, text;
+    if (result.kind === "draw") {
+      title = "A draw";
+      text = "Both mothers are pinned: nobody scores.";
+      match.lastWinner = null;
+    } else {
+      match.score[result.winner] += result.points;
+      match.lastWinner = result.winner;
+      const who = result.winner === HUMAN ? "You win" : "The bot wins";
+      const kind = { single: "a single game", gammon: "a gammon", backgammon: "a backgammon", mother: "a mother win" }[result.kind];
+      title = who + " " + kind;
+      text = (result.winner === HUMAN ? "X" : "O") + " scores " + result.points + (result.points === 1 ? " point." : " points.");
+    }
+    match.over = match.score.X >= match.length || match.score.O >= match.length;
+    if (match.length > 1) {
+      text += " Score: X " + match.score.X + ", O " + match.score.O + " (match to " + match.length + ").";
+      if (match.over) text += match.score.X > match.score.O ? " You win the match!" : " The bot wins the match.";
+    }
+    addLog("Game over: " + title.toLowerCase() + ".");
+    $("game-over-title").textContent = title;
+    $("game-over-text").textContent = text;
+    $("next-game").textContent = match.over ? "New game" : "Next game";
+    $("game-over").hidden = false;
+    showMessage(title + ". " + text);
+    render();
+  }
+
+  function failed(error) {
+    setPhase("error");
+    showMessage((error instanceof ServerError ? "The server says: " : "Error: ") + error.message, true);
+    if (!(error instanceof ServerError)) console.error(error);
+    render();
+  }
+
+  // -- your moves ----------------------------------------------------------------------------------
+  const idToPoint = (id) => (id === "bar" ? TapaSteps.BAR : id === "off" ? TapaSteps.OFF : Number(id));
+  const pointToId = (p) => (p === TapaSteps.BAR ? "bar" : p === TapaSteps.OFF ? "off" : p);
+
+  function onBoardClick(event) {
+    const hit = event.target.closest("[data-point]");
+    if (!hit || S.phase !== "human" || !S.plan) return;
+    const point = idToPoint(hit.dataset.point);
+    const options = S.plan.options();
+    const left = S.plan.current().remaining.join(", ");
+    if (S.selected !== null) {
+      if (options.some((o) => o.from === S.selected && o.to === point)) {
+        S.plan.play(S.selected, point);
+        S.selected = null;
+        S.hints = null;
+        const done = S.plan.complete();
+        showMessage(done ? "Move " + (S.plan.text() || "(pass)") + " is complete: press Done, or Undo." :
+          "Played " + S.plan.text() + "; dice left: " + S.plan.current().remaining.join(", ") + ".");
+      } else if (point === S.selected) {
+        S.selected = null;
+        showMessage("Choose a checker.");
+      } else if (options.some((o) => o.from === point)) {
+        S.selected = point;
+        showMessage("Now click a green point.");
+      } else {
+        showMessage(TapaSteps.pointText(S.selected) + "/" + TapaSteps.pointText(point) +
+          " is not a legal step now (dice left: " + left + ").", true);
+      }
+    } else if (options.some((o) => o.from === point)) {
+      S.selected = point;
+      showMessage("Now click a green point.");
+    } else if (options.length) {
+      showMessage("No checker on " + TapaSteps.pointText(point) + " can move now (dice left: " + left + ").", true);
+    }
+    render();
+  }
+
+  async function submitMove(text) {
+    if (S.phase !== "human") return;
+    const game = S.game;
+    setPhase("busy");
+    try {
+      const answer = await api("apply", { position: S.position, dice: S.dice, move: text });
+      if (game !== S.game) return;
+      setPhase("human");
+      $("typed").value = "";
+      finishMove(game, answer.move, answer.position, HUMAN);
+    } catch (error) {
+      if (game !== S.game) return;
+      setPhase("human");
+      if (error instanceof ServerError) showMessage("Move " + JSON.stringify(text) + " refused: " + error.message, true);
+      else failed(error);
+    }
+  }
+
+  async function hint() {
+    if (S.phase !== "human") return;
+    const game = S.game;
+    try {
+      const move = await chooseMove(game);
+      if (game !== S.game) return;
+      S.hints = new Set();
+      for (const step of move.move.split(/\s+/).filter(Boolean)) {
+        for (const word of step.split("/")) if (/^\d+$/.test(word)) S.hints.add(Number(word));
+      }
+      const value = move.equity === undefined ? "" : " (equity " + signed(move.equity) + ")";
+      showMessage("Hint, " + move.plies + "-ply" + (move.plies ? " (server)" : " (this page's network)") + ": " +
+        (move.move || "no move (pass)") + value + ".");
+      render();
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function botPlaysForYou() {
+    if (S.phase !== "human") return;
+    const game = S.game;
+    try {
+      const move = await chooseMove(game);
+      if (game === S.game && S.phase === "human") finishMove(game, move.move, move.position, HUMAN);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  // -- drawing -------------------------------------------------------------------------------------
+  const percent = (p) => (100 * p).toFixed(1) + "%";
+  const signed = (x) => (x >= 0 ? "+" : "") + x.toFixed(3);
+
+  function showMessage(text, error) {
+    const box = $("message");
+    box.textContent = text;
+    box.classList.toggle("error", !!error);
+  }
+
+  function addLog(text) {
+    S.log.push(text);
+    const item = document.createElement("li");
+    item.textContent = text;
+    $("log").appendChild(item);
+    $("log").scrollTop = $("log").scrollHeight;
+  }
+
+  function pips(position, side) {
+    let total = 25 * ((position.bar || {})[side] || 0);
+    position.points.forEach(function (stack, i) {
+      const own = side === "X" ? i + 1 : 24 - i;
+      for (const letter of stack) if (letter === side) total += own;
+    });
+    return total;
+  }
+
+  function updateStrengthChoices() {
+    const available = !!serverPlies();
+    for (const option of $("strength").options) {
+      if (option.value === "0") continue;
+      option.disabled = !available;
+      option.title = available ? "the server's model searches " + option.value + " plies" :
+        "start tapa-ai serve --bot net:checkpoints/" + S.variant + ".pt for an n-ply " + S.variant + " bot";
+    }
+    if (!available) $("strength").value = "0";
+  }
+
+  function render() {
+    const position = S.position;
+    $("log").replaceChildren(...S.log.map((t) => Object.assign(document.createElement("li"), { textContent: t })));
+    if (!position) {
+      $("board").replaceChildren();
+      return;
+    }
+    const rules = VARIANTS[S.variant];
+    const shown = S.plan ? S.plan.position(position) : position;
+    const view = { position: shown, dice: S.phase === "over" ? null : S.dice, cube: rules.cube ? S.cube : null,
+      mother: rules.mothers, last: S.lastMove, hints: S.hints, selected: S.selected === null ? null : pointToId(S.selected) };
+    if (S.plan) {
+      view.diceLeft = S.plan.current().remaining;
+      const options = S.phase === "human" ? S.plan.options() : [];
+      view.sources = new Set(options.map((o) => pointToId(o.from)));
+      if (S.selected !== null) view.targets = new Set(options.filter((o) => o.from === S.selected).map((o) => pointToId(o.to)));
+    }
+    TapaBoard.draw($("board"), view);
+    document.body.dataset.turn = position.turn;
+
+    for (const side of ["X", "O"]) {
+      $("player-" + side).textContent = (side === HUMAN ? "X (you)" : "O (bot)") + " · " + pips(shown, side) +
+        " pips · " + shown.off[side] + " off" + (position.turn === side && S.phase !== "over" ? " · to move" : "");
+    }
+    const score = S.match.length > 1 ? "match to " + S.match.length + ": X " + S.match.score.X + " – O " + S.match.score.O :
+      "single game";
+    $("score").textContent = score + (rules.cube ? " · cube " + S.cube : "");
+    $("dice-text").textContent = S.dice && S.phase !== "over" ? position.turn + " rolled " + S.dice.join("-") : "";
+
+    const human = S.phase === "human";
+    $("undo").disabled = !human || !S.plan || S.plan.history.length === 1;
+    $("done").disabled = !human || !S.plan || !S.plan.complete() || S.legal.length === 1 && S.legal[0].move === "";
+    for (const id of ["typed", "play-typed", "hint", "bot-plays"]) $(id).disabled = !human;
+    renderAnalysis();
+  }
+
+  function renderAnalysis() {
+    const chances = S.chances, model = S.model;
+    const bar = $("chances"), body = $("moves").tBodies[0];
+    bar.replaceChildren();
+    body.replaceChildren();
+    if (!chances || !model || S.phase === "over") {
+      $("chances-label").textContent = "";
+      $("chances-legend").textContent = "";
+      $("analysis-side").textContent = "";
+      return;
+    }
+    const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
+    $("analysis-side").textContent = "(" + mover + " to move)";
+    $("chances-label").textContent = mover + "'s chances before the roll, equity " + signed(chances.equity) +
+      (chances.bearoff ? " †" : "");
+    const draw = p.length > 6 ? p[6] : 0;
+    const parts = [["win-top", p[2]], ["win-gammon", p[1]], ["win-single", p[0]], ["draw", draw],
+      ["lose-single", p[3]], ["lose-gammon", p[4]], ["lose-top", p[5]]];
+    for (const [name, value] of parts) {
+      const div = document.createElement("div");
+      div.className = "c-" + name;
+      div.style.width = (100 * value) + "%";
+      div.title = name.replace("-", " ") + " " + percent(value);
+      bar.appendChild(div);
+    }
+    const win = p[0] + p[1] + p[2];
+    $("chances-legend").textContent = "win " + percent(win) + " (gammon or more " + percent(p[1] + p[2]) + ", " + top +
+      " " + percent(p[2]) + ") · draw " + percent(draw) + " · lose " + percent(p[3] + p[4] + p[5]) +
+      " (gammon or more " + percent(p[4] + p[5]) + ", " + top + " " + percent(p[5]) + ")";
+    const best = S.ranked[0].equity;
+    S.ranked.slice(0, 8).forEach(function (move, k) {
+      const row = body.insertRow();
+      if (k === 0) row.className = "best";
+      const mark = move.exact ? " =" : move.bearoff ? " †" : "";
+      const cells = [String(k + 1), (move.move || "(no move)") + mark, signed(move.equity),
+        k === 0 ? "" : (move.equity - best).toFixed(3), percent(move.probabilities[0] + move.probabilities[1] + move.probabilities[2])];
+      cells.forEach(function (text, c) {
+        const cell = row.insertCell();
+        cell.textContent = text;
+        if (c >= 2) cell.className = "num";
+      });
+    });
+    $("analysis-note").textContent = S.ranked.length + " legal moves with " + S.dice.join("-") + ", valued for " + mover +
+      " at 0 plies by the network in this page. † a bear-off: the engine's bots value it with the bear-off " +
+      "database instead; = the game ends, exact.";
+    const meta = model.metadata;
+    $("model-info").textContent = "Model: " + meta.variant + ", " + Number(meta.training_games).toLocaleString("en") +
+      " training games, " + meta.model.layers + "×" + meta.model.hidden + " " + meta.model.activation +
+      ", encoding v" + meta.encoding_version + (meta.source_checkpoint ? ", from " + meta.source_checkpoint : "") + ".";
+  }
+
+  // -- speed ---------------------------------------------------------------------------------------
+  // Positions encoded and evaluated per second by the page's model (the legal resulting positions of this
+  // turn, over and over, for at least `ms` milliseconds).
+  function benchmark(model, positions, ms) {
+    let count = 0;
+    const t0 = performance.now();
+    let elapsed = 0;
+    while (elapsed < ms || count < 200) {
+      for (const position of positions) model.evaluatePosition(position);
+      count += positions.length;
+      elapsed = performance.now() - t0;
+    }
+    return { positions: count, seconds: elapsed / 1000, perSecond: count / (elapsed / 1000) };
+  }
+
+  function afterstates() {
+    if (!S.legal) return [S.position];
+    return S.legal.filter((m) => !m.position.result).map((m) => Object.assign({}, m.position, { turn: other(m.position.turn) }));
+  }
+
+  function measure() {
+    if (!S.model) return;
+    const positions = afterstates();
+    const result = benchmark(S.model, positions.length ? positions : [S.position], 1000);
+    $("speed").textContent = Math.round(result.perSecond).toLocaleString("en") + " positions/s (encode + evaluate, " +
+      S.variant + " model, encoding v" + S.model.encodingVersion + ", " + result.positions + " positions in " +
+      result.seconds.toFixed(2) + " s)";
+    return result;
+  }
+
+  // -- start ---------------------------------------------------------------------------------------
+  async function init() {
+    $("variant").value = S.variant;
+    if (params.has("length")) $("match-length").value = params.get("length");
+    $("board").addEventListener("click", onBoardClick);
+    $("new-game").addEventListener("click", () => newMatch());
+    $("variant").addEventListener("change", () => newMatch());
+    $("match-length").addEventListener("change", () => newMatch());
+    $("undo").addEventListener("click", function () {
+      if (S.phase !== "human" || !S.plan) return;
+      S.plan.undo();
+      S.selected = null;
+      showMessage(S.plan.history.length > 1 ? "Undone: " + S.plan.text() + " played so far." : "Undone: nothing played yet.");
+      render();
+    });
+    $("done").addEventListener("click", () => { if (S.plan && S.plan.complete()) submitMove(S.plan.text()); });
+    $("typed-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      submitMove($("typed").value);
+    });
+    $("hint").addEventListener("click", hint);
+    $("bot-plays").addEventListener("click", botPlaysForYou);
+    $("next-game").addEventListener("click", () => (S.match.over ? newMatch() : newGame(false)));
+    $("close-summary").addEventListener("click", () => { $("game-over").hidden = true; });
+    $("measure").addEventListener("click", measure);
+    $("strength").addEventListener("change", () => showMessage("Bot: " + $("strength").selectedOptions[0].textContent + "."));
+    try {
+      const response = await fetch("health");
+      S.health = await response.json();
+    } catch (error) {
+      S.health = null;
+    }
+    updateStrengthChoices();
+    const asked = Array.from($("strength").options).find((o) => o.value === params.get("strength"));
+    if (asked && !asked.disabled) $("strength").value = asked.value;
+    await newMatch();
+  }
+
+  // For the tests and for curious readers (the browser console): the page's state, encoder and model.
+  window.tapaWeb = {
+    state: S,
+    api: api,
+    encode: (position, version) => Array.from(TapaEncoding.encode(position, version)),
+    evaluate: async function (variant, positions) {
+      const model = await loadModel(variant);
+      return positions.map(function (position) {
+        const value = model.evaluatePosition(position);
+        return { probabilities: Array.from(value.probabilities), equity: value.equity, bearoff: isBearoff(position) };
+      });
+    },
+    benchmark: async function (variant, positions, ms) { return benchmark(await loadModel(variant), positions, ms); },
+    measure: measure,
+    isBearoff: isBearoff,
+    ready: null,
+  };
+  window.tapaWeb.ready = init().catch(failed);
+})();

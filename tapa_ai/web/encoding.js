@@ -1,0 +1,210 @@
+// The network input of a position: the `tapa-td` encoding, versions 1, 2 and 3, written from
+// docs/encoding.md alone (no other file of tapa_ai was read for it). tests/test_web.py checks it against
+// tests/data/encoding_vectors.json in the browser, every case and every version, within 1e-6.
+//
+//   TapaEncoding.encode(position, version)  -> Float32Array(259 | 309 | 315), from position.turn's view
+//
+// `position` is the JSON position of RULES.md section 7: {variant, points[24], off, bar?, turn, rules?}.
+// Every value is computed in float64 and rounded once to float32 (the Float32Array does the rounding).
+(function (root) {
+  "use strict";
+
+  const WIDTHS = { 1: 259, 2: 309, 3: 315 };
+  // The rule flags the encoding reads, per named variant (docs/encoding.md, "From a JSON position").
+  const VARIANT_FLAGS = {
+    tapa: { contact: "pin", mother_points: 3, backgammons: true },
+    plakoto: { contact: "pin", mother_points: 2, backgammons: false },
+    backgammon: { contact: "hit", mother_points: 0, backgammons: true },
+  };
+
+  function flagsOf(position) {
+    const base = VARIANT_FLAGS[position.variant];
+    if (!base) throw new Error("unknown variant " + JSON.stringify(position.variant));
+    const flags = Object.assign({}, base);
+    const overrides = position.rules || {};
+    for (const key of ["contact", "mother_points", "backgammons"]) {
+      if (key in overrides) flags[key] = overrides[key];
+    }
+    return flags;
+  }
+
+  // One stack string, bottom to top: {top: side on top or null, number: its checkers, under: pinned side or null}.
+  function parseStack(stack) {
+    if (stack.length === 0) return { top: null, number: 0, under: null };
+    const top = stack[stack.length - 1];
+    if (stack === top.repeat(stack.length)) return { top: top, number: stack.length, under: null };
+    const rest = stack.slice(1);
+    if (stack[0] !== top && rest === top.repeat(rest.length)) return { top: top, number: rest.length, under: stack[0] };
+    throw new Error("not a legal stack: " + JSON.stringify(stack));
+  }
+
+  // Side S's own point p (1..24) is points[p - 1] for X and points[24 - p] for O.
+  function ownStack(stacks, side, point) {
+    return side === "X" ? stacks[point - 1] : stacks[24 - point];
+  }
+
+  // The 21 distinct rolls [a, b, how many of the 36 ordered rolls they stand for]: (a, b) and (b, a) reach the
+  // same points (both orders of the dice are tried below), so each non-double counts twice.
+  const ROLLS = [];
+  for (let a = 1; a <= 6; a++) for (let b = a; b <= 6; b++) ROLLS.push([a, b, a === b ? 1 : 2]);
+
+  // Marks in `mark` (with `stamp`) the points a checker on `source` reaches with roll (a, b) (version 2's
+  // "reach"): one die; both dice when the first landing is open; a double up to four steps, each point passed
+  // through open. The landing itself need not be open. `open[p]` (p = 1..24) says which points are open.
+  function reach(source, a, b, open, mark, stamp) {
+    if (a === b) {
+      let point = source;
+      for (let step = 0; step < 4; step++) {
+        point -= a;
+        if (point < 1) break;
+        mark[point] = stamp;
+        if (!open[point]) break;
+      }
+    } else {
+      for (let order = 0; order < 2; order++) {
+        const first = order === 0 ? a : b, second = order === 0 ? b : a;
+        const landing = source - first;
+        if (landing >= 1) {
+          mark[landing] = stamp;
+          if (open[landing] && landing - second >= 1) mark[landing - second] = stamp;
+        }
+      }
+    }
+  }
+
+  // Version 2: the 25 exposure values of `defender` (its own points 1..24, then "any").
+  function exposure(stacks, bar, defender) {
+    const attacker = defender === "X" ? "O" : "X";
+    // Everything in the attacker's own numbering: the defender's point q is the attacker's 25 - q.
+    const open = new Uint8Array(25), targets = [], sources = [];
+    for (let p = 1; p <= 24; p++) {
+      const s = ownStack(stacks, attacker, p);
+      const lone = s.top === defender && s.number === 1 && s.under === null; // exactly "S"
+      if (lone) targets.push(p);
+      open[p] = s.top !== defender || lone ? 1 : 0;
+      if (s.top === attacker) sources.push(p);
+    }
+    if (bar[attacker] > 0) sources.splice(0, sources.length, 25); // from the bar only
+    const hits = new Array(25).fill(0);
+    let anyHit = 0;
+    const mark = new Int32Array(26);
+    let stamp = 0;
+    for (const [a, b, weight] of ROLLS) {
+      stamp++;
+      for (const source of sources) reach(source, a, b, open, mark, stamp);
+      let hitSome = false;
+      for (const t of targets) if (mark[t] === stamp) { hits[t] += weight; hitSome = true; }
+      if (hitSome) anyHit += weight;
+    }
+    const values = [];
+    for (let q = 1; q <= 24; q++) values.push(hits[25 - q] / 36);
+    values.push(anyHit / 36);
+    return values;
+  }
+
+  // Version 3: escapes, prime and dance of `side`, in its own numbering.
+  function contact(stacks, bar, side, allHome) {
+    const other = side === "X" ? "O" : "X";
+    const open = new Uint8Array(25), sources = [];
+    for (let p = 1; p <= 24; p++) {
+      const s = ownStack(stacks, side, p);
+      // open: empty, the side on top, or exactly one opposing checker ("T")
+      open[p] = s.top !== other || (s.number === 1 && s.under === null) ? 1 : 0;
+      if (s.top === side) sources.push(p);
+    }
+    if (bar[side] > 0) sources.splice(0, sources.length, 25);
+    if (sources.length === 0) return [0, 0, 0];
+    const rear = Math.max.apply(null, sources);
+    let beyond = rear; // land below the blockade's lowest point, or anywhere below the rearmost checker
+    for (let p = Math.max(1, rear - 12); p < rear; p++) if (!open[p]) { beyond = p; break; }
+    let escapes = 0, dance = 0;
+    const mark = new Int32Array(26);
+    let stamp = 0;
+    for (const [a, b, weight] of ROLLS) {
+      stamp++;
+      reach(rear, a, b, open, mark, stamp);
+      for (let p = 1; p < beyond; p++) if (mark[p] === stamp && open[p]) { escapes += weight; break; }
+      if (!allHome) {
+        let movable = false;
+        for (const p of sources) {
+          if ((p - a >= 1 && open[p - a]) || (p - b >= 1 && open[p - b])) { movable = true; break; }
+        }
+        if (!movable) dance += weight;
+      }
+    }
+    let prime = 0, run = 0;
+    for (let p = 1; p < rear; p++) {
+      run = open[p] ? 0 : run + 1;
+      if (run > prime) prime = run;
+    }
+    return [escapes / 36, Math.min(prime, 6) / 6, dance / 36];
+  }
+
+  function encode(position, version) {
+    version = version === undefined ? 1 : version;
+    const width = WIDTHS[version];
+    if (!width) throw new Error("encoding version " + version + ": this encoder computes versions 1, 2, 3");
+    const flags = flagsOf(position);
+    const pins = flags.contact === "pin";
+    const motherRules = pins && flags.mother_points > 0;
+    const mover = position.turn;
+    if (mover !== "X" && mover !== "O") throw new Error("turn must be X or O");
+    const opponent = mover === "X" ? "O" : "X";
+    if (!Array.isArray(position.points) || position.points.length !== 24) throw new Error("points: want 24 stacks");
+    const stacks = position.points.map(parseStack);
+    const off = Object.assign({ X: 0, O: 0 }, position.off || {});
+    const bar = Object.assign({ X: 0, O: 0 }, position.bar || {});
+    const features = new Float32Array(width);
+    const allHome = {};
+    [mover, opponent].forEach(function (side, block) {
+      const counts = new Array(25).fill(0);
+      for (let p = 1; p <= 24; p++) {
+        const s = ownStack(stacks, side, p);
+        const free = s.top === side ? s.number : 0;
+        const pinned = s.under === side ? 1 : 0;
+        const base = 120 * block + 5 * (p - 1);
+        features[base] = free >= 1 ? 1 : 0;
+        features[base + 1] = free >= 2 ? 1 : 0;
+        features[base + 2] = free >= 3 ? 1 : 0;
+        features[base + 3] = Math.max(free - 3, 0) / 2;
+        features[base + 4] = pinned;
+        counts[p] = free + pinned;
+      }
+      const own24 = ownStack(stacks, side, 24);
+      const scalars = 240 + 8 * block;
+      features[scalars] = counts[24] / 15;
+      if (motherRules) {
+        features[scalars + 1] = own24.top === side && own24.number === 1 && own24.under === null ? 1 : 0;
+        features[scalars + 2] = own24.under === side ? 1 : 0;
+        features[scalars + 3] = counts[24] === 0 ? 1 : 0;
+      }
+      features[scalars + 4] = off[side] / 15;
+      let pips = 25 * bar[side];
+      let outside = 0;
+      for (let p = 1; p <= 24; p++) {
+        pips += p * counts[p];
+        if (p >= 7) outside += counts[p];
+      }
+      features[scalars + 5] = pips / 360;
+      features[scalars + 6] = bar[side] / 2;
+      allHome[side] = bar[side] === 0 && outside === 0;
+      features[scalars + 7] = allHome[side] ? 1 : 0;
+    });
+    features[256] = pins ? 1 : 0;
+    features[257] = flags.backgammons ? 1 : 0;
+    features[258] = flags.mother_points / 3;
+    if (version >= 2) {
+      features.set(exposure(stacks, bar, mover), 259);
+      features.set(exposure(stacks, bar, opponent), 284);
+    }
+    if (version >= 3) {
+      features.set(contact(stacks, bar, mover, allHome[mover]), 309);
+      features.set(contact(stacks, bar, opponent, allHome[opponent]), 312);
+    }
+    return features;
+  }
+
+  const api = { encode: encode, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3], numFeatures: (v) => WIDTHS[v] };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.TapaEncoding = api;
+})(typeof self !== "undefined" ? self : this);

@@ -1,0 +1,217 @@
+// Click-by-click moves: which single step a person may play next, found from the server's legal moves.
+//
+// The server's `legal_moves` answer lists every legal whole-turn move, one per resulting position, each
+// with its steps in one playable order. A person may play the same move in another order (24/19 19/13 for
+// the server's 24/18 18/13, or 6/1 before 8/2). To offer those orders too, this file plays single steps
+// mechanically (RULES.md 2-4: a free checker lands on an open point, pins or hits a lone checker, the bar
+// first, bearing off from the home board, the game ending at once) and offers a step only when some
+// sequence through it ends on one of the server's resulting positions after the same number of steps. The
+// rules stay the server's: a move made of clicks is sent to the server's `apply`, which plays it or refuses
+// it with its reason.
+//
+//   const plan = new TapaSteps.Planner(position, dice, legalMoves);
+//   plan.options()              -> [{from, to, die}, ...]   the steps that can come next (mover's numbering)
+//   plan.play(from, to)         -> true, or false when it is not one of them
+//   plan.undo(); plan.complete(); plan.text()   // "24/19 19/13"; "" for a pass
+//
+// Points are in the mover's own numbering: 1..24, 25 the bar, 0 off.
+(function (root) {
+  "use strict";
+
+  const BAR = 25, OFF = 0;
+  const RULES = {
+    tapa: { pins: true, mother_points: 3, backgammons: true },
+    plakoto: { pins: true, mother_points: 2, backgammons: false },
+    backgammon: { pins: false, mother_points: 0, backgammons: true },
+  };
+
+  const other = (side) => (side === "X" ? "O" : "X");
+  const index = (side, point) => (side === "X" ? point - 1 : 24 - point); // own point -> points[] index
+
+  function stateOf(position) {
+    return {
+      points: position.points.slice(),
+      off: { X: (position.off || {}).X || 0, O: (position.off || {}).O || 0 },
+      bar: { X: (position.bar || {}).X || 0, O: (position.bar || {}).O || 0 },
+    };
+  }
+
+  function key(state) {
+    return state.points.join(",") + "|" + state.off.X + "," + state.off.O + "|" + state.bar.X + "," + state.bar.O;
+  }
+
+  const stackOf = (state, side, point) => state.points[index(side, point)];
+
+  // Closed to `side`: the other side on top of two or more checkers, or on top of one of `side`'s (RULES 3.2).
+  function isClosed(state, side, point) {
+    const stack = stackOf(state, side, point);
+    return stack.length >= 2 && stack[stack.length - 1] === other(side);
+  }
+
+  function hasFree(state, side, point) {
+    const stack = stackOf(state, side, point);
+    return stack.length > 0 && stack[stack.length - 1] === side;
+  }
+
+  function allHome(state, side) {
+    if (state.bar[side] > 0) return false;
+    for (let p = 7; p <= 24; p++) if (stackOf(state, side, p).includes(side)) return false;
+    return true;
+  }
+
+  // RULES 3.3: an exact die, or a larger one from the highest point holding any checker of the side.
+  function mayBearOff(state, side, point, die) {
+    if (!allHome(state, side)) return false;
+    if (die === point) return true;
+    if (die < point) return false;
+    for (let p = point + 1; p <= 6; p++) if (stackOf(state, side, p).includes(side)) return false;
+    return true;
+  }
+
+  function singleSteps(state, side, die) {
+    const steps = [];
+    if (state.bar[side] > 0) { // every checker on the bar enters before anything else moves
+      if (!isClosed(state, side, BAR - die)) steps.push([BAR, BAR - die]);
+      return steps;
+    }
+    for (let p = 24; p >= 1; p--) {
+      if (!hasFree(state, side, p)) continue;
+      const target = p - die;
+      if (target >= 1) {
+        if (!isClosed(state, side, target)) steps.push([p, target]);
+      } else if (mayBearOff(state, side, p, die)) {
+        steps.push([p, OFF]);
+      }
+    }
+    return steps;
+  }
+
+  function playStep(state, side, from, to, pins) {
+    const next = { points: state.points.slice(), off: Object.assign({}, state.off), bar: Object.assign({}, state.bar) };
+    if (from === BAR) next.bar[side] -= 1;
+    else { const i = index(side, from); next.points[i] = next.points[i].slice(0, -1); } // releases a pin
+    if (to === OFF) next.off[side] += 1;
+    else {
+      const i = index(side, to);
+      let stack = next.points[i];
+      if (stack === other(side) && !pins) { next.bar[other(side)] += 1; stack = ""; } // a blot is hit
+      next.points[i] = stack + side; // pin games: a lone checker stays below, pinned
+    }
+    return next;
+  }
+
+  function motherPinned(state, side) {
+    const stack = stackOf(state, side, 24);
+    return stack.length >= 2 && stack[0] === side && stack[stack.length - 1] === other(side);
+  }
+
+  // Did the step `mover` just played end the game (RULES 3.4, 3.5, 4)? Only whether, not how.
+  function gameEnded(state, mover, rules) {
+    if (rules.pins && rules.mother_points > 0) {
+      if (motherPinned(state, mover) && motherPinned(state, other(mover))) return true;
+      if (motherPinned(state, other(mover)) && !stackOf(state, mover, 24).includes(mover)) return true;
+    }
+    return state.off[mover] === 15;
+  }
+
+  function stepCount(text) {
+    return text.trim() === "" ? 0 : text.trim().split(/\s+/).length;
+  }
+
+  function pointText(point) {
+    return point === BAR ? "bar" : point === OFF ? "off" : String(point);
+  }
+
+  function Planner(position, dice, legalMoves) {
+    this.side = position.turn;
+    this.rules = Object.assign({}, RULES[position.variant]);
+    if (position.rules && "contact" in position.rules) this.rules.pins = position.rules.contact === "pin";
+    if (position.rules && "mother_points" in position.rules) this.rules.mother_points = position.rules.mother_points;
+    this.dice = dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : [dice[0], dice[1]];
+    this.goals = new Map(); // resulting position and number of steps -> the server's move
+    for (const move of legalMoves) this.goals.set(key(stateOf(move.position)) + "#" + stepCount(move.move), move);
+    this.memo = new Map();
+    this.history = [{ state: stateOf(position), remaining: this.dice.slice(), step: null, ended: false }];
+  }
+
+  Planner.prototype.current = function () { return this.history[this.history.length - 1]; };
+  Planner.prototype.played = function () { return this.history.slice(1).map((h) => h.step); };
+
+  // The server's move these steps make, or null while they make none (yet).
+  Planner.prototype.complete = function () {
+    const now = this.current();
+    return this.goals.get(key(now.state) + "#" + (this.history.length - 1)) || null;
+  };
+
+  // Can the steps from `state` (after `played` steps, `remaining` dice left) still end on a legal move?
+  Planner.prototype._reaches = function (state, played, remaining, ended) {
+    if (this.goals.has(key(state) + "#" + played)) return true;
+    if (ended || remaining.length === 0) return false;
+    const memoKey = key(state) + "#" + played + "#" + remaining.slice().sort().join("");
+    if (this.memo.has(memoKey)) return this.memo.get(memoKey);
+    let found = false;
+    for (const die of new Set(remaining)) {
+      const rest = remaining.slice();
+      rest.splice(rest.indexOf(die), 1);
+      for (const [from, to] of singleSteps(state, this.side, die)) {
+        const next = playStep(state, this.side, from, to, this.rules.pins);
+        if (this._reaches(next, played + 1, rest, gameEnded(next, this.side, this.rules))) { found = true; break; }
+      }
+      if (found) break;
+    }
+    this.memo.set(memoKey, found);
+    return found;
+  };
+
+  // The steps that can come next: [{from, to, die}], one per (from, to), with the smallest die that works.
+  Planner.prototype.options = function () {
+    const now = this.current();
+    if (now.ended || this.complete()) return [];
+    const found = new Map();
+    const dice = Array.from(new Set(now.remaining)).sort((a, b) => a - b);
+    for (const die of dice) {
+      const rest = now.remaining.slice();
+      rest.splice(rest.indexOf(die), 1);
+      for (const [from, to] of singleSteps(now.state, this.side, die)) {
+        const id = from + "/" + to;
+        if (found.has(id)) continue;
+        const next = playStep(now.state, this.side, from, to, this.rules.pins);
+        if (this._reaches(next, this.history.length, rest, gameEnded(next, this.side, this.rules))) {
+          found.set(id, { from: from, to: to, die: die });
+        }
+      }
+    }
+    return Array.from(found.values());
+  };
+
+  Planner.prototype.play = function (from, to) {
+    const option = this.options().find((o) => o.from === from && o.to === to);
+    if (!option) return false;
+    const now = this.current();
+    const rest = now.remaining.slice();
+    rest.splice(rest.indexOf(option.die), 1);
+    const state = playStep(now.state, this.side, from, to, this.rules.pins);
+    this.history.push({ state: state, remaining: rest, step: option, ended: gameEnded(state, this.side, this.rules) });
+    return true;
+  };
+
+  Planner.prototype.undo = function () {
+    if (this.history.length > 1) this.history.pop();
+  };
+
+  Planner.prototype.text = function () {
+    return this.played().map((s) => pointText(s.from) + "/" + pointText(s.to)).join(" ");
+  };
+
+  // The position the steps played so far reach, as JSON (turn still the mover), for drawing.
+  Planner.prototype.position = function (base) {
+    const state = this.current().state;
+    const out = Object.assign({}, base, { points: state.points, off: state.off });
+    if ("bar" in base) out.bar = state.bar;
+    return out;
+  };
+
+  const api = { Planner: Planner, BAR: BAR, OFF: OFF, stepCount: stepCount, pointText: pointText };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.TapaSteps = api;
+})(typeof self !== "undefined" ? self : this);
