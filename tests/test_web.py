@@ -1,0 +1,338 @@
+"""The web board (docs/web.md): ``tapa-ai serve`` serves the page and the exported models, and the page,
+run in headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by Selenium with the
+driver's path given: nothing downloads a browser), encodes, evaluates and plays as the engine does.
+
+Without Chromium the browser tests fail and say how to install it (``.ci/run`` does); only a missing
+``selenium`` package skips them (``pip install -e '.[test]'`` installs it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import re
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tapa_ai.engine.http import make_server, serve_in_thread
+from tapa_ai.engine.protocol import Engine
+from tapa_ai.engine.web_board import WEB_DIR, model_json, web_files
+from tapa_ai.export import numpy_model
+
+ROOT = Path(__file__).resolve().parent.parent
+VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
+VARIANTS = ("tapa", "plakoto", "backgammon")
+CHROMIUM = os.environ.get("TAPA_AI_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("TAPA_AI_CHROMEDRIVER", "/usr/bin/chromedriver")
+INSTALL = "apt-get install -y --no-install-recommends chromium chromium-driver"
+WAIT_S = 60.0
+
+
+# -- the server -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def server():
+    """The board's server with the shipped tapa model, so tapa's n-ply bot is the server's."""
+    server = make_server("127.0.0.1", 0, bot="net:checkpoints/tapa.pt", quiet=True)
+    thread = serve_in_thread(server)
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+def get(server, path):
+    """(status, content type, body bytes) of a GET."""
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=60) as response:
+            return response.status, response.headers["Content-Type"], response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.read()
+
+
+def test_the_page_is_served_at_the_root_with_its_files_and_health_stays(server):
+    status, kind, body = get(server, "/")
+    assert status == 200 and kind.startswith("text/html")
+    page = body.decode()
+    referenced = re.findall(r'(?:src|href)="(web/[^"]+)"', page)
+    assert {"web/app.js", "web/encoding.js", "web/model.js", "web/steps.js", "web/board.js", "web/style.css"} <= set(referenced)
+    for path in referenced:
+        status, kind, _ = get(server, "/" + path)
+        assert status == 200, path
+        assert kind.startswith("text/css" if path.endswith(".css") else "text/javascript"), (path, kind)
+    status, kind, body = get(server, "/health")
+    assert status == 200 and json.loads(body)["variant"] == "tapa"
+
+
+def test_the_page_fetches_nothing_from_outside_the_server():
+    """Offline: no address of another host in any of the page's files (the SVG namespace names, not fetches)."""
+    for name in web_files():
+        text = (WEB_DIR / name).read_text()
+        addresses = set(re.findall(r"(?:https?:)?//[A-Za-z0-9.-]+\.[A-Za-z]{2,}[^\s\"')]*", text))
+        assert addresses <= {"http://www.w3.org/2000/svg"}, (name, addresses)
+        assert "@import" not in text and "import(" not in text, name
+
+
+def test_page_files_and_models_outside_the_list_are_not_found_with_a_reason(server):
+    for path, fragment in (("/web/../engine/http.py", "no page file"), ("/web/secret.py", "no page file"),
+                           ("/web/.hidden.js", "no page file"), ("/model/chess.json", "the board plays"),
+                           ("/model/tapa.onnx", "no such path")):
+        status, kind, body = get(server, path)
+        assert status == 404 and kind.startswith("application/json"), path
+        assert fragment in json.loads(body)["error"], (path, body)
+
+
+def test_the_json_model_holds_the_exporters_npz_numbers(server, tmp_path):
+    from tapa_ai.export import export_checkpoint
+
+    for variant in VARIANTS:
+        status, kind, npz = get(server, f"/model/{variant}.npz")
+        assert status == 200 and kind == "application/octet-stream"
+        exported = export_checkpoint(ROOT / "checkpoints" / f"{variant}.pt", "npz", tmp_path / f"{variant}.npz")
+        assert npz == exported.read_bytes()  # the project's exporter, byte for byte
+        status, kind, body = get(server, f"/model/{variant}.json")
+        assert status == 200 and kind.startswith("application/json")
+        served = json.loads(body)
+        assert served == model_json(npz)
+        reference = numpy_model.load(str(exported))
+        assert served["metadata"] == reference.metadata and served["metadata"]["variant"] == variant
+        for layer, weight, bias in zip(served["layers"], reference.weights, reference.biases, strict=True):
+            assert (layer["out"], layer["in"]) == weight.shape
+            assert np.array_equal(np.frombuffer(base64.b64decode(layer["weight"]), "<f4").reshape(weight.shape), weight)
+            assert np.array_equal(np.frombuffer(base64.b64decode(layer["bias"]), "<f4"), bias)
+
+
+# -- the browser ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser():
+    pytest.importorskip("selenium", reason="pip install -e '.[test]' installs selenium")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    for path, what in ((CHROMIUM, "headless Chromium"), (CHROMEDRIVER, "its driver (chromedriver)")):
+        if not os.access(path, os.X_OK):
+            pytest.fail(f"the web board's browser tests need {what} at {path}, which is missing: install them "
+                        f"with `{INSTALL}` (.ci/run does), or point TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER at them")
+    options = Options()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1300,900", "--disable-extensions", "--no-first-run"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The driver's path is given, so Selenium never runs selenium-manager (which would download a browser).
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_script_timeout(120)
+    yield driver
+    driver.quit()
+
+
+def console_errors(driver, allowed=()):
+    """The page's console errors since the last call, less those matching an ``allowed`` pattern."""
+    errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    return [message for message in errors if not any(re.search(pattern, message) for pattern in allowed)]
+
+
+def wait_for(driver, script, timeout=WAIT_S):
+    """Poll a JavaScript expression until it is truthy; its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = driver.execute_script("return " + script)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            state = driver.execute_script("return [document.body.dataset.phase, document.getElementById('message')"
+                                          ".textContent]")
+            raise AssertionError(f"timed out waiting for {script!r}; page phase and message: {state}")
+        time.sleep(0.05)
+
+
+def open_board(driver, server, **params):
+    """Load the page with URL parameters and wait until its first turn is ready."""
+    query = "&".join(f"{key}={value}" for key, value in {"delay": 0, **params}.items())
+    driver.get(f"{server.url}/?{query}")
+    wait_for(driver, "window.tapaWeb && ['human', 'bot', 'over', 'error'].includes(document.body.dataset.phase)"
+                     " && document.body.dataset.turns")
+    assert driver.execute_script("return document.body.dataset.phase") != "error", message_of(driver)
+
+
+def message_of(driver):
+    return driver.execute_script("return document.getElementById('message').textContent")
+
+
+def test_the_page_loads_without_console_errors(browser, server):
+    console_errors(browser)
+    for variant in VARIANTS:
+        open_board(browser, server, variant=variant, seed=1)
+        assert browser.execute_script("return tapaWeb.state.variant") == variant
+        assert browser.find_elements("css selector", "#board .checker"), "no checkers drawn"
+        assert console_errors(browser) == []
+
+
+def served_encoding_versions(server):
+    """The encoding versions of the models the page gets (the shipped checkpoints'): today 2, 2 and 1."""
+    return {json.loads(server.models.files(variant)[1])["metadata"]["encoding_version"] for variant in VARIANTS}
+
+
+def test_the_js_encoder_reproduces_the_test_vectors(browser, server):
+    open_board(browser, server, seed=1)
+    widths = {int(version): width for version, width in VECTORS["encoding"]["versions"].items()}
+    assert served_encoding_versions(server) <= set(widths), "a shipped model reads an encoding the vectors lack"
+    positions = [case["position"] for case in VECTORS["cases"]]
+    encoded = browser.execute_script(
+        "return arguments[0].map(p => [1, 2, 3].map(v => tapaWeb.encode(p, v)))", positions)
+    worst = 0.0
+    for case, by_version in zip(VECTORS["cases"], encoded, strict=True):
+        expected = np.asarray(case["features"], dtype=np.float32)
+        for version, features in zip((1, 2, 3), by_version, strict=True):
+            assert len(features) == widths[version], (case["name"], version)
+            difference = np.abs(np.asarray(features, dtype=np.float32) - expected[:widths[version]])
+            worst = max(worst, float(difference.max()))
+            assert difference.max() <= VECTORS["tolerance"]["features"], (case["name"], version, difference.argmax())
+    assert len(encoded) == len(VECTORS["cases"]) >= 30
+
+
+def comparison_positions(variant, count=240, seed=21):
+    """Random positions of games in progress (playouts and end games), and which are bear-offs."""
+    from tapa_ai.bearoff.evaluate import bearoff_mask
+    from tapa_ai.movegen.random_positions import mixed_positions
+
+    batch = mixed_positions(variant, count, np.random.default_rng(seed))
+    return batch.to_json(), bearoff_mask(batch)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_in_page_model_equals_the_engines_evaluate(browser, server, variant):
+    """>= 200 positions a variant within 1e-5, bear-offs left out: there the engine answers with the bear-off
+    database (the page marks them instead, and must find exactly the same ones)."""
+    open_board(browser, server, variant=variant, seed=2)
+    positions, bearoff = comparison_positions(variant)
+    engine = server.engine if variant == "tapa" else Engine(bot=f"net:checkpoints/{variant}.pt")
+    answers = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "tapaWeb.evaluate(arguments[0], arguments[1]).then(done, e => done({error: String(e)}));", variant, positions)
+    assert not isinstance(answers, dict), answers
+    assert [answer["bearoff"] for answer in answers] == bearoff.tolist()
+    compared = 0
+    worst = 0.0
+    for position, answer, is_bearoff in zip(positions, answers, bearoff, strict=True):
+        if is_bearoff:
+            continue
+        status, expected = engine.respond({"cmd": "evaluate", "position": position})
+        assert status == 200 and not expected.get("exact"), expected
+        probabilities = np.asarray(list(expected["probabilities"].values()))
+        worst = max(worst, abs(answer["equity"] - expected["equity"]),
+                    float(np.abs(np.asarray(answer["probabilities"]) - probabilities).max()))
+        compared += 1
+    assert compared >= 200, f"only {compared} positions that are not bear-offs"
+    assert worst <= 1e-5, worst
+
+
+def human_turn_by_clicks(driver, rng):
+    """Play the human's turn by clicking a highlighted checker, then a highlighted point, until the move is
+    complete; then Done. Returns the number of clicks."""
+    clicks = 0
+    turn = driver.execute_script("return document.body.dataset.turns")
+    while True:
+        done, sources = driver.execute_script(
+            "return [!document.getElementById('done').disabled,"
+            " Array.from(document.querySelectorAll('#board rect.hit.source'))]")
+        if done:
+            break
+        if not sources:  # a pass: the page plays it by itself
+            wait_for(driver, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
+            return clicks
+        rng.choice(sources).click()
+        targets = driver.find_elements("css selector", "#board rect.hit.target")
+        assert targets, f"a source without targets: {message_of(driver)}"
+        rng.choice(targets).click()
+        clicks += 2
+    driver.find_element("id", "done").click()
+    wait_for(driver, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase !== 'busy'"
+                     " && document.body.dataset.phase !== 'human'")
+    return clicks + 1
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_whole_game_is_played_to_the_end_by_clicks_against_the_bot(browser, server, variant):
+    console_errors(browser)
+    open_board(browser, server, variant=variant, seed=7)
+    rng = random.Random(7)
+    clicks = turns = 0
+    while True:
+        phase = wait_for(browser, "['human', 'over', 'error'].includes(document.body.dataset.phase)"
+                                   " && document.body.dataset.phase")
+        assert phase != "error", message_of(browser)
+        if phase == "over":
+            break
+        clicks += human_turn_by_clicks(browser, rng)
+        turns += 1
+        assert turns < 400, "the game did not end"
+    assert browser.find_element("id", "game-over").is_displayed()
+    title = browser.find_element("id", "game-over-title").text
+    assert re.match(r"^(You win|The bot wins) a (single game|gammon|backgammon|mother win)$|^A draw$", title), title
+    log = browser.execute_script("return tapaWeb.state.log")
+    assert log[-1].startswith("Game over") and clicks > 0
+    assert browser.execute_script("return tapaWeb.state.position.result") is not None
+    assert console_errors(browser) == []
+
+
+def test_a_refused_move_shows_the_servers_reason_and_undo_takes_a_step_back(browser, server):
+    console_errors(browser)
+    open_board(browser, server, variant="plakoto", seed=3)
+    wait_for(browser, "document.body.dataset.phase === 'human' || (document.querySelector('#board') &&"
+                      " document.body.dataset.phase === 'over')")
+    typed = browser.find_element("id", "typed")
+    typed.send_keys("1/off")
+    browser.find_element("id", "play-typed").click()
+    wait_for(browser, "document.getElementById('message').classList.contains('error')")
+    message = message_of(browser)
+    assert "refused" in message and "is not a legal move with dice" in message and "legal moves:" in message, message
+    assert browser.execute_script("return document.body.dataset.phase") == "human"
+    # A click that is no step says why, without asking the server.
+    browser.find_element("css selector", "#board rect.hit[data-point='1']").click()
+    assert "can move now" in message_of(browser)
+    # One step, then undo: the board is back where the turn began.
+    before = browser.execute_script("return JSON.stringify(tapaWeb.state.plan.position(tapaWeb.state.position).points)")
+    browser.find_element("css selector", "#board rect.hit.source").click()
+    browser.find_element("css selector", "#board rect.hit.target").click()
+    after = browser.execute_script("return JSON.stringify(tapaWeb.state.plan.position(tapaWeb.state.position).points)")
+    assert after != before
+    browser.find_element("id", "undo").click()
+    assert browser.execute_script("return JSON.stringify(tapaWeb.state.plan.position(tapaWeb.state.position).points)") == before
+    # The hint names the page's best move, first in the analysis table.
+    browser.find_element("id", "hint").click()
+    wait_for(browser, "document.getElementById('message').textContent.startsWith('Hint')")
+    best = browser.execute_script("return tapaWeb.state.ranked[0].move")
+    assert best in message_of(browser)
+    assert browser.find_element("css selector", "#moves tbody tr.best td:nth-child(2)").text.startswith(best)
+    # The only console errors: the browser's own line for the server's 400 answer to the refused move.
+    assert console_errors(browser, allowed=[r"/v1/apply - Failed to load resource: .* 400"]) == []
+
+
+def test_the_n_ply_bot_is_the_servers_best_move(browser, server):
+    """The server holds the tapa model: tapa offers 1- and 2-ply, whose hint is the server's best_move."""
+    open_board(browser, server, variant="tapa", seed=5, strength=1)
+    assert browser.execute_script("return document.getElementById('strength').value") == "1"
+    wait_for(browser, "document.body.dataset.phase === 'human'")
+    browser.find_element("id", "hint").click()
+    wait_for(browser, "document.getElementById('message').textContent.startsWith('Hint')")
+    state = browser.execute_script("return {position: tapaWeb.state.position, dice: tapaWeb.state.dice}")
+    status, best = server.engine.respond({"cmd": "best_move", **state, "plies": 1})
+    assert status == 200 and f"1-ply (server): {best['move'] or 'no move (pass)'}" in message_of(browser)
+    open_board(browser, server, variant="plakoto", seed=5, strength=1)  # no plakoto model on the server
+    assert browser.execute_script("return document.getElementById('strength').value") == "0"
+    assert browser.execute_script("return document.querySelector('#strength option[value=\"1\"]').disabled")
+
+
+def test_the_in_page_model_speed_is_measured(browser, server):
+    open_board(browser, server, variant="tapa", seed=1)
+    result = browser.execute_script("return tapaWeb.measure()")
+    assert result["positions"] >= 200 and result["perSecond"] > 0
+    assert "positions/s" in browser.find_element("id", "speed").text
