@@ -643,3 +643,40 @@ def test_engine_piped_into_head_exits_without_a_traceback(tmp_path):
         engine.wait(timeout=120)
     assert b'"id": 1' in first or b'"id":1' in first
     assert engine.returncode == 0 and b"Traceback" not in error and b"BrokenPipe" not in error, error
+
+
+def test_ray_actors_are_stopped_and_the_learner_checkpoints_on_sigterm(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'tapa-ai[ray]'): Ray paths not tested")
+    from tapa_ai.ray_cluster import LOCAL, RayUnavailable, connect, disconnect
+    from tapa_ai.training.distributed import DistributedTrainer
+    from tapa_ai.training.trainer import TrainingStopped, new_run_directory
+
+    try:
+        connected = connect(LOCAL, num_cpus=2)
+    except RayUnavailable:  # a loaded machine's raylet can miss its start (ray-project/ray#65983)
+        ray.shutdown()
+        connected = connect(LOCAL, num_cpus=2)
+    try:
+        config = tiny_config(tmp_path, "run.total_games=100000", "eval.every_games=100000", "distributed.workers=2",
+                             "distributed.games_per_batch=2")
+        trainer = DistributedTrainer(config, new_run_directory(config), ray_address="auto")
+        seen = []
+
+        handles = []
+
+        def on_batch(batch):
+            seen.append(batch)
+            if len(seen) == 3:
+                handles.extend(trainer.pool.handles)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        trainer.on_batch = on_batch
+        with pytest.raises(TrainingStopped) as stopped:
+            trainer.train(progress=False)
+        assert stopped.value.exit_code == 143 and trainer.pool is None and trainer.restarts == 0
+        for handle in handles:  # killed on the way out
+            with pytest.raises(ray.exceptions.RayActorError):
+                ray.get(handle.pid.remote(), timeout=60)
+        assert load_checkpoint(trainer.run_dir / "latest.pt").games == trainer.games > 0
+    finally:
+        disconnect(connected)
