@@ -93,8 +93,8 @@ def model_json(npz_bytes: bytes) -> dict[str, Any]:
     ``{"format": "tapa-ai-web-model", "format_version": 1, "metadata": {...the npz metadata...},
     "layers": [{"in": 309, "out": 128, "weight": "<base64>", "bias": "<base64>"}, ...]}``: each
     ``weight`` is the (out, in) float32 matrix of ``x @ W.T + b``, row-major, and each ``bias`` the (out,)
-    vector, as little-endian float32 bytes in base64: exactly the exported numbers, in a third of the text
-    decimal numbers would take.
+    vector, as little-endian float32 bytes in base64: exactly the exported numbers, in less than half the text
+    of their shortest decimal forms.
     """
     from ..export import numpy_model
 
