@@ -680,3 +680,37 @@ def test_ray_actors_are_stopped_and_the_learner_checkpoints_on_sigterm(tmp_path)
         assert load_checkpoint(trainer.run_dir / "latest.pt").games == trainer.games > 0
     finally:
         disconnect(connected)
+
+
+def test_sigterm_before_training_starts_is_a_clean_exit_that_leaves_nothing(tmp_path, monkeypatch, capsys):
+    import tapa_ai.training.command as command
+
+    def terminated_while_building(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # e.g. while numba compiles, before the loop takes signals over
+        pytest.fail("SIGTERM did not end the command")
+
+    monkeypatch.setattr(command, "make_trainer", terminated_while_building)
+    before = signal.getsignal(signal.SIGTERM)
+    code = command.train_command(config_file=None, resume=None, overrides=[*TINY, f"checkpoint.directory={tmp_path}"])
+    assert code == 143 and "terminated (SIGTERM): nothing was saved yet" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [] and signal.getsignal(signal.SIGTERM) == before  # given back
+
+
+def test_a_run_directory_that_cannot_be_written_is_one_line(trained_run, tmp_path, capsys, monkeypatch):
+    import errno
+
+    import tapa_ai.net.checkpoint_dir as checkpoint_dir
+    from tapa_ai.cli import main
+
+    run = copy_run(trained_run, tmp_path)
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if flags & os.O_CREAT:  # as in a directory without write permission (root would not see it)
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(checkpoint_dir.os, "open", read_only)
+    assert main(["train", "--quiet", "--resume", str(run), "--set", "run.total_games=24"]) == 2
+    error = capsys.readouterr().err
+    assert f"cannot write {run / '.tapa-ai-train.lock'}: Permission denied" in error and error.count("\n") == 1

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .atomic_files import TEMP_PREFIX, TEMP_SUFFIX, atomic_copy
+from .atomic_files import TEMP_PREFIX, TEMP_SUFFIX, WriteError, atomic_copy
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint, make_payload, save_checkpoint, write_payload
 
 try:
@@ -59,7 +59,10 @@ class RunLock:
         return self
 
     def _lock(self) -> int:
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:  # a directory we cannot write: nor could we write checkpoints there
+            raise WriteError(self.path, error) from error
         if fcntl is None:  # pragma: no cover - Windows
             return descriptor
         try:

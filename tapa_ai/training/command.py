@@ -67,7 +67,7 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
             return stopped.exit_code
         except WriteError as error:
             say(f"{error}; the checkpoints written before are untouched: continue from the last one with "
-                f"tapa-ai train --resume {run_dir} once the disk has room")
+                f"tapa-ai train --resume {run_dir} once it can be written (disk space, permissions)")
             return 2
         except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
             say(str(error))
