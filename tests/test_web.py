@@ -157,8 +157,9 @@ def open_board(driver, server, **params):
     """Load the page with URL parameters and wait until its first turn is ready."""
     query = "&".join(f"{key}={value}" for key, value in {"delay": 0, **params}.items())
     driver.get(f"{server.url}/?{query}")
+    # The first load may wait for numba to compile the server's move generator (cached on disk afterwards).
     wait_for(driver, "window.tapaWeb && ['human', 'bot', 'over', 'error'].includes(document.body.dataset.phase)"
-                     " && document.body.dataset.turns")
+                     " && document.body.dataset.turns", timeout=240)
     assert driver.execute_script("return document.body.dataset.phase") != "error", message_of(driver)
 
 
@@ -314,6 +315,34 @@ def test_a_refused_move_shows_the_servers_reason_and_undo_takes_a_step_back(brow
     assert browser.find_element("css selector", "#moves tbody tr.best td:nth-child(2)").text.startswith(best)
     # The only console errors: the browser's own line for the server's 400 answer to the refused move.
     assert console_errors(browser, allowed=[r"/v1/apply - Failed to load resource: .* 400"]) == []
+
+
+def test_the_analysis_panel_ranks_moves_as_the_engines_0_ply_hint(browser, server):
+    """Over the human's turns of a tapa game the bot plays for both sides: every legal move's equity in the
+    page equals the engine's 0-ply ``hint`` (outside bear-offs, where the engine uses the database)."""
+    open_board(browser, server, variant="tapa", seed=9)
+    checked = 0
+    for _ in range(12):
+        phase = wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase) && document.body.dataset.phase")
+        if phase == "over":
+            break
+        state = browser.execute_script(
+            "const s = tapaWeb.state; return {position: s.position, dice: s.dice,"
+            " ranked: s.ranked.map(m => [m.move, m.equity, m.bearoff]), shown: Array.from("
+            "document.querySelectorAll('#moves tbody tr td:nth-child(3)')).map(td => td.textContent)}")
+        status, hint = server.engine.respond({"cmd": "hint", "position": state["position"], "dice": state["dice"],
+                                              "plies": 0, "count": 100})
+        assert status == 200 and hint["legal_moves"] == len(state["ranked"])
+        engine = {move["move"]: move["equity"] for move in hint["moves"]}
+        for move, equity, bearoff in state["ranked"]:
+            if not bearoff:
+                assert abs(engine[move] - equity) <= 1e-5, (move, engine[move], equity)
+                checked += 1
+        assert state["shown"][0] == f"{state['ranked'][0][1]:+.3f}"  # the table shows the page's numbers
+        turn = browser.execute_script("return document.body.dataset.turns")
+        browser.find_element("id", "bot-plays").click()
+        wait_for(browser, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
+    assert checked >= 50
 
 
 def test_the_n_ply_bot_is_the_servers_best_move(browser, server):
