@@ -193,6 +193,7 @@
   }
 
   async function startTurn(game, dice) {
+    S.clicks = []; // dice played by each click of this turn, for Undo
     S.turns = (S.turns || 0) + 1;
     document.body.dataset.turns = S.turns; // a new number for every turn: the tests wait on it
     S.dice = dice;
@@ -306,8 +307,10 @@
     const options = S.plan.options();
     const left = S.plan.current().remaining.join(", ");
     if (S.selected !== null) {
-      if (options.some((o) => o.from === S.selected && o.to === point)) {
-        S.plan.play(S.selected, point);
+      const path = S.plan.destinations(S.selected).get(point);
+      if (path) {
+        for (const step of path) S.plan.play(step.from, step.to); // one die after another
+        S.clicks.push(path.length);
         S.selected = null;
         S.hints = null;
         const done = S.plan.complete();
@@ -433,7 +436,7 @@
       view.diceLeft = S.plan.current().remaining;
       const options = S.phase === "human" ? S.plan.options() : [];
       view.sources = new Set(options.map((o) => pointToId(o.from)));
-      if (S.selected !== null) view.targets = new Set(options.filter((o) => o.from === S.selected).map((o) => pointToId(o.to)));
+      if (S.selected !== null) view.targets = new Set(Array.from(S.plan.destinations(S.selected).keys()).map(pointToId));
     }
     TapaBoard.draw($("board"), view);
     document.body.dataset.turn = position.turn;
@@ -545,7 +548,7 @@
     $("match-length").addEventListener("change", () => newMatch());
     $("undo").addEventListener("click", function () {
       if (S.phase !== "human" || !S.plan) return;
-      S.plan.undo();
+      for (let n = S.clicks.pop() || 1; n > 0; n--) S.plan.undo(); // the last click's steps
       S.selected = null;
       showMessage(S.plan.history.length > 1 ? "Undone: " + S.plan.text() + " played so far." : "Undone: nothing played yet.");
       render();

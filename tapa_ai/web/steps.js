@@ -11,7 +11,8 @@
 //
 //   const plan = new TapaSteps.Planner(position, dice, legalMoves);
 //   plan.options()              -> [{from, to, die}, ...]   the steps that can come next (mover's numbering)
-//   plan.play(from, to)         -> true, or false when it is not one of them
+//   plan.destinations(from)     -> Map(to -> steps): where that checker can go by one die or several
+//   plan.play(from, to)         -> true, or false when it is not one of the options
 //   plan.undo(); plan.complete(); plan.text()   // "24/19 19/13"; "" for a pass
 //
 // Points are in the mover's own numbering: 1..24, 25 the bar, 0 off.
@@ -182,6 +183,32 @@
       }
     }
     return Array.from(found.values());
+  };
+
+  // Where the checker on `from` can go next, by one die or by several in a row (the same checker, each step
+  // playable): a Map from the point to the steps that take it there, the fewest first.
+  Planner.prototype.destinations = function (from) {
+    const found = new Map();
+    const now = this.current();
+    if (now.ended || this.complete()) return found;
+    const walk = (state, at, remaining, path) => {
+      const played = this.history.length - 1 + path.length;
+      for (const die of new Set(remaining)) {
+        const rest = remaining.slice();
+        rest.splice(rest.indexOf(die), 1);
+        for (const [start, to] of singleSteps(state, this.side, die)) {
+          if (start !== at) continue;
+          const next = playStep(state, this.side, start, to, this.rules.pins);
+          const ended = gameEnded(next, this.side, this.rules);
+          if (!this._reaches(next, played + 1, rest, ended)) continue;
+          const steps = path.concat([{ from: start, to: to, die: die }]);
+          if (!found.has(to) || found.get(to).length > steps.length) found.set(to, steps);
+          if (!ended && to !== OFF) walk(next, to, rest, steps);
+        }
+      }
+    };
+    walk(now.state, from, now.remaining, []);
+    return found;
   };
 
   Planner.prototype.play = function (from, to) {
