@@ -270,11 +270,12 @@ def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> tuple[d
 
 
 def _save_chunk(directory: Path, index: int, records: GameRecords, seconds: float) -> None:
+    from ..net.atomic_files import atomic_write
+
     path = directory / f"chunk_{index:05d}_{records.games // 2}.npz"
-    temporary = path.with_suffix(".tmp.npz")
-    np.savez(temporary, points_for_a=records.points_for_a, a_won=records.a_won, kind=records.kind,
-             turns=records.turns, seconds=np.float64(seconds))
-    os.replace(temporary, path)  # never a half-written chunk
+    # Never a half-written chunk: a temporary file beside it, fsynced, renamed over it (removed on failure).
+    atomic_write(path, lambda handle: np.savez(handle, points_for_a=records.points_for_a, a_won=records.a_won,
+                                               kind=records.kind, turns=records.turns, seconds=np.float64(seconds)))
 
 
 def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,

@@ -233,6 +233,7 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     from ..arena.duels import duel, net_policy
     from ..arena.match import claim_directory
     from ..bots.spec import make_bot
+    from ..net.atomic_files import atomic_write
     from ..net.checkpoint import load_network
 
     out = Path(out)
@@ -249,7 +250,8 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
         sample = np.load(state_path)
     else:
         sample = collect_states(teacher, states, rng, every=every, progress=progress)
-        np.save(state_path, sample)
+        # Kept files are reused by a rerun, so each is whole or absent: temporary file, fsync, rename.
+        atomic_write(state_path, lambda handle: np.save(handle, sample))
     report: dict = {"settings": {**settings, "plies": list(plies), "epochs": epochs, "learning_rate": learning_rate,
                                  "batch_size": batch_size, "pairs": pairs, "eval_seed": eval_seed},
                     "students": {}}
@@ -264,7 +266,7 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
             targets = search_targets(teacher, sample, depth, np.random.default_rng([seed, depth]), rolls=rolls,
                                      progress=progress, refine=refine)
             seconds = time.process_time() - start
-            np.savez(target_path, targets=targets, cpu_seconds=seconds)
+            atomic_write(target_path, lambda handle: np.savez(handle, targets=targets, cpu_seconds=seconds))
         student, fitted = distill(teacher, sample, depth, np.random.default_rng([seed, depth, 1]), targets=targets,
                                   epochs=epochs, learning_rate=learning_rate, batch_size=batch_size,
                                   progress=progress)
@@ -287,5 +289,6 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
         if depth != 0 and 0 in students:
             matches[f"{depth}ply_vs_0ply"] = duel(rules, net_policy(student), net_policy(students[0]), pairs,
                                                   eval_seed + 3).summary()
-    (out / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+    text = (json.dumps(report, indent=1) + "\n").encode()
+    atomic_write(out / "report.json", lambda handle: handle.write(text))
     return report
