@@ -313,3 +313,40 @@ def test_one_and_two_ply_search_use_the_database_at_every_ply(variant, layout, d
     # The database changed something: the network alone values these otherwise.
     pure = NetBot(net, plies=plies, candidates=None, margin=None, bearoff=False).evaluate(afterstates)
     assert np.abs(pure - values).max() > 1e-3
+
+
+def brute_pre_roll_value(net, position, plies, cache):
+    """Value of ``position`` before its side to move rolls, from that side's view, by plain recursion.
+
+    0 plies: the network's evaluation; n plies: the average over the 21 rolls of the (n-1)-ply value
+    (:func:`brute_value`) of the move the side plays, chosen by its 0-ply equity.
+    """
+    if plies == 0:
+        probabilities, _ = evaluate(net, encode_positions([position]))
+        return probabilities[0].astype(np.float64)
+    points = outcome_points(net.rules).astype(np.float64)
+    value = np.zeros(net.num_outcomes)
+    for roll, weight in zip(ROLLS.tolist(), ROLL_WEIGHTS):
+        moves = legal_moves(position, roll)
+        best = int(np.argmax([brute_value(net, move.position, 0, cache) @ points for move in moves]))
+        value += weight * brute_value(net, moves[best].position, plies - 1, cache)
+    return value
+
+
+@pytest.mark.parametrize("plies", [0, 1, 2])
+@pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])
+def test_pre_roll_distributions_equal_a_brute_force_search_before_the_roll(variant, plies):
+    # The values every cube decision of an @Nply bot rests on: each side to roll, several positions in one batch.
+    net = small_net(variant, seed=7)
+    positions = [board(variant, layout, side) for name, layout, _ in SMALL if name == variant for side in "XO"]
+    bot = NetBot(net, plies=3, bearoff=False)  # the network alone, as brute_value; plies given per call
+    values = bot.pre_roll_distributions(PositionBatch.from_positions(positions), plies=plies)
+    assert values.shape == (len(positions), net.num_outcomes)
+    cache = {}
+    for row, position in enumerate(positions):
+        np.testing.assert_allclose(values[row], brute_pre_roll_value(net, position, plies, cache), atol=2e-5,
+                                   err_msg=f"{variant} row {row} at {plies} plies")
+    if plies:
+        # The search changes the value: the test would catch a search that fell back to the static evaluation.
+        static = bot.pre_roll_distributions(PositionBatch.from_positions(positions), plies=0)
+        assert np.abs(values - static).max() > 1e-3

@@ -1,4 +1,19 @@
-"""Network bots with n-ply expectimax search, batched over whole plies.
+"""Network bots with GNU Backgammon's n-ply search, batched over whole plies.
+
+What the search computes is narrower than a full expectimax: it averages
+over every roll (the chance nodes are exact), but at each roll the side to
+play is taken to play the single move its **0-ply** equity ranks best, and
+only that move is searched deeper; a full expectimax would search every
+legal move and take the best by its deep value. This is how GNU Backgammon
+evaluates at n plies: every legal move of every roll is still evaluated at
+0 ply, to choose, but only the chosen one is expanded further, so a ply
+costs 21 x moves evaluations per expanded position instead of multiplying
+the tree by that at every level. Only the root's candidates (below) are
+compared at the full depth. Tests in
+``tests/test_search.py`` check the batched search, and the pre-roll values
+of :meth:`NetBot.pre_roll_distributions` that the cube decisions use,
+against a plain recursion of exactly this form on the reference move
+generator.
 
 Values are outcome distributions (the network's classes), always read from
 one side's view and swapped (:func:`~tapa_ai.net.model.swap_sides`) when the view
