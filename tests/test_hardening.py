@@ -11,7 +11,6 @@ when its reader goes away.
 
 from __future__ import annotations
 
-import copy
 import zipfile
 
 import pytest
@@ -20,7 +19,7 @@ import torch
 from tapa_ai.bots.base import BotError
 from tapa_ai.bots.spec import make_bot
 from tapa_ai.config import ModelConfig, TrainConfig
-from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint, load_network, make_payload, save_checkpoint
+from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint, load_network, make_payload
 from tapa_ai.net.encoding import ENCODING_NAME
 from tapa_ai.net.model import EvaluatorNet
 from tapa_ai.rules.options import variant_rules

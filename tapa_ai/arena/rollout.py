@@ -57,8 +57,12 @@ from ..notation.move_text import MoveTextError, find_move
 from ..rules.options import RuleOptions
 from ..rules.position import Position
 from ..rules.reference import DISTINCT_ROLLS, check_dice
-from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, RolloutResult,  # noqa: F401 - the API
-                             RolloutSettings, RolloutStats, summarise)
+from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, RolloutResult, RolloutSettings,
+                             RolloutStats, summarise)
+
+__all__ = ["BLOCK", "DEFAULT_GAMES", "MAX_ROTATE", "MAX_PLIES", "RolloutError", "RolloutResult", "RolloutSettings",
+           "RolloutStats", "LocalPlayer", "SpecPlayer", "candidate_moves", "moves_rollout", "play_rollout",
+           "position_rollout", "rollout_moves", "rollout_position", "summarise"]
 
 DEFAULT_CHUNK_BLOCKS = 4
 """Blocks of 36 games per chunk of work (144 games)."""
