@@ -6,10 +6,10 @@ Two duels of duplicate pairs (the same dice for both games of a pair, each bot m
 bot A ``NetBot(net)`` (``bearoff = True``: the database values bear-offs) against bot B, the same net with
 ``bearoff = False``:
 
-- from the variant's starting position (``tapa_ai.arena.duels.play_pairs``), and
+- from the variant's starting position, and
 - from random bear-off positions, to isolate the end game: each side gets 1 to 15 checkers (uniform)
   spread uniformly over its 1- to 6-points, the rest borne off, X to move; both games of a pair start
-  from the same position.
+  from the same position (both with ``tapa_ai.arena.duels.play_pairs``).
 
 Prints A's points per game with a 95% confidence interval over the pairs, one JSON line per duel.
 """
@@ -22,10 +22,9 @@ import time
 
 import numpy as np
 
-from tapa_ai.arena.duels import GameRecords, _subset, deal_dice, play_pairs
+from tapa_ai.arena.duels import play_pairs
 from tapa_ai.bots.search import NetBot
-from tapa_ai.movegen import PositionBatch, generate
-from tapa_ai.movegen import kernel as movegen_kernel
+from tapa_ai.movegen import PositionBatch
 from tapa_ai.net.checkpoint import load_network
 from tapa_ai.notation.mini import board
 
@@ -40,45 +39,6 @@ def random_bearoff_starts(rules, pairs: int, rng: np.random.Generator) -> Positi
             layout += [f"{point_of(q + 1)}:{side * int(n)}" for q, n in enumerate(counts) if n]
         positions.append(board(rules, " ".join(layout), "X"))
     return PositionBatch.from_positions(positions)
-
-
-def play_pairs_from(rules, starts: PositionBatch, policy_a, policy_b, seed: int, max_turns: int = 200) -> GameRecords:
-    """``play_pairs`` from given positions: games 2i (A to move) and 2i + 1 (B to move) start from ``starts[i]``."""
-    rng = np.random.default_rng(seed)
-    pairs = len(starts)
-    games = 2 * pairs
-    dice_table = deal_dice(rules.replace(opening="reroll"), rng, pairs, max_turns)  # no opening-roll rule here
-    batch = starts.take(np.repeat(np.arange(pairs), 2))
-    pair = np.arange(games) // 2
-    a_moves = np.arange(games) % 2 == 0
-    points_for_a, a_won = np.zeros(games), np.zeros(games, dtype=bool)
-    kind, turns = np.zeros(games, dtype=np.int8), np.zeros(games, dtype=np.int64)
-    running = np.arange(games)
-    for turn in range(max_turns):
-        if not running.size:
-            break
-        afterstates = generate(batch, dice_table[pair[running], turn])
-        chosen = np.empty(running.size, dtype=np.int64)
-        for mask, policy in ((a_moves[running], policy_a), (~a_moves[running], policy_b)):
-            index = np.flatnonzero(mask)
-            if index.size:
-                part = _subset(afterstates, index)
-                chosen[index] = afterstates.offsets[index] + (policy(part, rng) - part.offsets[:-1])
-        turns[running] += 1
-        over = afterstates.game_over[chosen]
-        ended = np.flatnonzero(over)
-        if ended.size:
-            rows, finished = chosen[ended], running[ended]
-            kind[finished] = afterstates.result_kind[rows]
-            decided = afterstates.result_kind[rows] != movegen_kernel.RESULT_DRAW
-            points = afterstates.result_points[rows].astype(np.float64) * decided
-            points_for_a[finished] = np.where(a_moves[finished], points, -points)
-            a_won[finished] = a_moves[finished] & decided
-        keep = np.flatnonzero(~over)
-        batch = afterstates.positions.take(chosen[keep]).flipped()
-        running = running[keep]
-        a_moves[running] = ~a_moves[running]
-    return GameRecords(points_for_a, a_won, kind, turns)
 
 
 def main() -> None:
@@ -97,7 +57,8 @@ def main() -> None:
         duels.append(("start", lambda: play_pairs(net.rules, policy_a, policy_b, args.pairs, args.seed)))
     if args.bearoff_pairs:
         starts = random_bearoff_starts(net.rules, args.bearoff_pairs, np.random.default_rng([args.seed, 1]))
-        duels.append(("random bear-offs", lambda: play_pairs_from(net.rules, starts, policy_a, policy_b, args.seed)))
+        duels.append(("random bear-offs", lambda: play_pairs(net.rules, policy_a, policy_b, len(starts), args.seed,
+                                                                       max_turns=200, starts=starts)))
     for name, play in duels:
         began = time.perf_counter()
         summary = play().summary()

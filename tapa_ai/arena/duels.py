@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -123,18 +123,26 @@ def deal_dice(rules: RuleOptions, rng: np.random.Generator, pairs: int, max_turn
 
 
 def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed,
-               max_turns: int = 2000) -> GameRecords:
+               max_turns: int = 2000, starts: Optional[PositionBatch] = None) -> GameRecords:
     """Play ``2 * pairs`` games of A against B with paired dice, all side by side; per-game records.
 
     Game ``2i`` has A moving first, game ``2i + 1`` has B moving first, and
     both see the same dice at every turn (:func:`deal_dice`). Everything is
     drawn from ``np.random.default_rng(seed)`` (``seed`` an int or a list of ints).
+    Both games of pair ``i`` start from ``starts[i]`` when given (``pairs``
+    positions, the side to move first as the position says; no opening-roll
+    rule then), else from the variant's starting position.
     """
     rng = np.random.default_rng(seed)
     games = 2 * pairs
-    dice_table = deal_dice(rules, rng, pairs, max_turns)
-    template = PositionBatch.from_positions([start_position(rules, "X")])
-    batch = template.take(np.zeros(games, dtype=np.int64))
+    if starts is None:
+        dice_table = deal_dice(rules, rng, pairs, max_turns)
+        batch = PositionBatch.from_positions([start_position(rules, "X")]).take(np.zeros(games, dtype=np.int64))
+    else:
+        if len(starts) != pairs:
+            raise ValueError(f"starts: {len(starts)} positions for {pairs} pairs")
+        dice_table = deal_dice(rules.replace(opening="reroll"), rng, pairs, max_turns)
+        batch = starts.take(np.repeat(np.arange(pairs), 2))
     pair = np.arange(games) // 2
     a_moves = (np.arange(games) % 2 == 0)  # whose turn it is, per running game
     points_for_a = np.zeros(games)

@@ -153,19 +153,14 @@ class OnnxBot(Bot):
         """(N, K) float32 outcome probabilities of every afterstate from the mover's view by the model alone
         (as :func:`tapa_ai.net.afterstates.afterstate_distributions`): finished games exact."""
         from ..net.encoding import encode
-        from ..net.model import outcome_classes, swap_sides
+        from ..net.afterstates import with_finished_outcomes
+        from ..net.model import swap_sides
 
         if len(afterstates) == 0:
             return np.zeros((0, self.points.size), dtype=np.float32)
         features = encode(afterstates.positions.flipped(), version=self.encoding_version)
         (opponent_view,) = self.session.run(["probabilities"], {self.input_name: features})
-        distributions = swap_sides(np.asarray(opponent_view, dtype=np.float32))
-        over = np.flatnonzero(afterstates.game_over)
-        if over.size:
-            classes = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
-            distributions[over] = 0.0
-            distributions[over, classes] = 1.0
-        return distributions
+        return with_finished_outcomes(swap_sides(np.asarray(opponent_view, dtype=np.float32)), afterstates)
 
     def distributions(self, afterstates: Afterstates) -> np.ndarray:
         """(N, K) float64 0-ply values of every afterstate from the mover's view, as the net bot's

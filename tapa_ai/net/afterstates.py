@@ -33,7 +33,12 @@ def afterstate_distributions_torch(net: EvaluatorNet, afterstates: Afterstates) 
     with torch.inference_mode():
         logits = net(torch.from_numpy(features).to(net.points.device))
         opponent_view = torch.softmax(logits, dim=-1).cpu().numpy()
-    distributions = swap_sides(opponent_view)
+    return with_finished_outcomes(swap_sides(opponent_view), afterstates)
+
+
+def with_finished_outcomes(distributions: np.ndarray, afterstates: Afterstates) -> np.ndarray:
+    """``distributions`` (N, K, the mover's view) with every afterstate that ended the game set to its exact
+    outcome (one-hot; the mover is the side that can win by its own move), in place; returned."""
     over = np.flatnonzero(afterstates.game_over)
     if over.size:
         classes = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
