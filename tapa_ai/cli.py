@@ -391,13 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     rollout.add_argument("--luck", action="store_true", help="luck-adjusted results by the evaluator's 21-roll "
                          "mean: a narrower CI per game, at 10-20x the time with a 0-ply bot (docs/rollout.md)")
     rollout.add_argument("--seed", type=int, default=1, help="seed of the dice (default 1)")
-    rollout.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                         help="processes playing games (default: the CPU count); results do not depend on it")
-    rollout.add_argument("--ray-address", metavar="ADDRESS", help="play on a Ray cluster instead (auto, "
-                         "host:port, local; needs pip install 'tapa-ai[ray]')")
+    _worker_options(rollout)
     rollout.add_argument("--json", action="store_true", help="print the result as one JSON object")
     rollout.add_argument("--out", metavar="JSON", help="also write the result here")
-    rollout.add_argument("--quiet", action="store_true", help="no progress bar")
     rollout.set_defaults(func=_cmd_rollout)
 
     bearoff = sub.add_parser("bearoff", help="build (once) and query the one-sided bear-off database")
@@ -415,6 +411,11 @@ def _arena_options(parser: argparse.ArgumentParser, games: int) -> None:
     parser.add_argument("--games", type=int, default=games, help=f"games per pairing, played in duplicate pairs "
                         f"(default {games}; rounded up to even)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the dice and of every random choice (default 1)")
+    _worker_options(parser)
+
+
+def _worker_options(parser: argparse.ArgumentParser) -> None:
+    """--workers, --ray-address and --quiet of the commands that play games over processes."""
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="processes playing games (default: the CPU count); results do not depend on it")
     parser.add_argument("--ray-address", metavar="ADDRESS", help="play on a Ray cluster instead of --workers "

@@ -20,15 +20,24 @@ def small_net(variant, seed=3, hidden=16):
     return EvaluatorNet(ModelConfig(layers=layers, hidden=hidden), variant_rules(variant), seed=seed).eval()
 
 
-def brute_value(net, after, plies, cache):
-    """Value of an afterstate (``turn`` = the side that moved) from the mover's view, by plain recursion."""
-    key = (after, plies)
+def brute_value(net, after, plies, cache, bearoff=False):
+    """Value of an afterstate (``turn`` = the side that moved) from the mover's view, by plain recursion.
+
+    With ``bearoff``: the database's value for a bear-off afterstate at 0 plies, and at every depth for one the
+    two-sided table answers exactly (a leaf); the reply still chosen by its 0-ply value (NetBot.bearoff).
+    """
+    from tapa_ai.bearoff.evaluate import bearoff_distributions, bearoff_mask, exact_mask
+
+    key = (after, plies, bearoff)
     if key in cache:
         return cache[key]
     points = outcome_points(net.rules).astype(np.float64)
+    next_position = PositionBatch.from_positions([next_turn(after)]) if bearoff and after.result is None else None
     if after.result is not None:
         value = np.zeros(net.num_outcomes)
         value[outcome_class(after.result, after.turn)] = 1.0
+    elif bearoff and bearoff_mask(next_position)[0] and (plies == 0 or exact_mask(next_position)[0]):
+        value = swap_sides(bearoff_distributions(next_position)[1][0])
     elif plies == 0:
         probabilities, _ = evaluate(net, encode_positions([next_turn(after)]))
         value = swap_sides(probabilities[0].astype(np.float64))
@@ -36,9 +45,10 @@ def brute_value(net, after, plies, cache):
         value = np.zeros(net.num_outcomes)
         for roll, weight in zip(ROLLS.tolist(), ROLL_WEIGHTS):
             replies = legal_moves(next_turn(after), roll)
-            static = [brute_value(net, move.position, 0, cache) for move in replies]
+            static = [brute_value(net, move.position, 0, cache, bearoff) for move in replies]
             best = int(np.argmax([v @ points for v in static]))
-            reply = static[best] if plies == 1 else brute_value(net, replies[best].position, plies - 1, cache)
+            reply = static[best] if plies == 1 else brute_value(net, replies[best].position, plies - 1, cache,
+                                                                bearoff)
             value += weight * swap_sides(reply)
     cache[key] = value
     return value
@@ -205,34 +215,8 @@ def test_refine_spec_option_and_its_errors(tmp_path):
 
 # -- bear-offs valued by the database (NetBot.bearoff, tapa_ai.bearoff.evaluate) ---------------------------
 def brute_value_with_bearoff(net, after, plies, cache):
-    """``brute_value`` with the database's value for a bear-off afterstate at 0 plies, and at every depth for
-    one the two-sided table answers exactly (a leaf); the reply still chosen by its 0-ply value."""
-    from tapa_ai.bearoff.evaluate import bearoff_distributions, bearoff_mask, exact_mask
-
-    key = (after, plies)
-    if key in cache:
-        return cache[key]
-    points = outcome_points(net.rules).astype(np.float64)
-    next_position = PositionBatch.from_positions([next_turn(after)]) if after.result is None else None
-    if after.result is not None:
-        value = np.zeros(net.num_outcomes)
-        value[outcome_class(after.result, after.turn)] = 1.0
-    elif bearoff_mask(next_position)[0] and (plies == 0 or exact_mask(next_position)[0]):
-        value = swap_sides(bearoff_distributions(next_position)[1][0])
-    elif plies == 0:
-        probabilities, _ = evaluate(net, encode_positions([next_turn(after)]))
-        value = swap_sides(probabilities[0].astype(np.float64))
-    else:
-        value = np.zeros(net.num_outcomes)
-        for roll, weight in zip(ROLLS.tolist(), ROLL_WEIGHTS):
-            replies = legal_moves(next_turn(after), roll)
-            static = [brute_value_with_bearoff(net, move.position, 0, cache) for move in replies]
-            best = int(np.argmax([v @ points for v in static]))
-            reply = static[best] if plies == 1 else brute_value_with_bearoff(net, replies[best].position, plies - 1,
-                                                                             cache)
-            value += weight * swap_sides(reply)
-    cache[key] = value
-    return value
+    """``brute_value`` with the bear-off database where NetBot uses it."""
+    return brute_value(net, after, plies, cache, bearoff=True)
 
 
 @pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])
