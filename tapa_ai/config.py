@@ -219,6 +219,10 @@ class LearningConfig:
     """``targets = "search"``: labelled positions kept (the oldest are replaced); fixed for a run."""
     replay_ratio: float = _bounded(4.0, above=0.0)
     """``targets = "search"``: positions drawn from the buffer for gradient steps per newly labelled position."""
+    bearoff_targets: bool = False
+    """Value bear-off afterstates (no contact left, :mod:`tapa_ai.bearoff`) by the exact databases instead of the
+    network, in self-play (so the learned targets of those turns are the databases' values, and self-play plays
+    bear-offs by them) and in ``targets = "search"`` labels; False: the network's own values, as TD-Gammon."""
     lr_schedule: LrSchedule = "constant"
     """Learning rate over the run: ``constant``, or falling from ``learning_rate`` to ``learning_rate_final``
     over ``lr_decay_games`` games from ``lr_decay_start_games`` on, ``linear`` or ``cosine``, then staying there."""

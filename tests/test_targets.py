@@ -11,7 +11,7 @@ from tapa_ai.net.afterstates import afterstate_distributions_torch
 from tapa_ai.net.model import EvaluatorNet, outcome_points, swap_sides
 from tapa_ai.config import ModelConfig
 from tapa_ai.rules.options import variant_rules
-from tapa_ai.training.selfplay import OPENING_WEIGHTS, SelfPlay, lambda_returns
+from tapa_ai.training.selfplay import OPENING_WEIGHTS, SelfPlay, lambda_returns, pack_states
 from tapa_ai.training.distill import search_targets
 from tapa_ai.training.replay import ReplayBuffer
 from tapa_ai.training.trainer import Trainer, TrainingError, new_run_directory, resume_checkpoint
@@ -229,3 +229,63 @@ def test_trainer_follows_the_learning_rate_schedule(tmp_path, method):
         assert trainer.traces.learning_rate == pytest.approx(2e-4)
     else:
         assert [group["lr"] for group in trainer.optimizer.param_groups] == [pytest.approx(2e-4)]
+
+
+# -- bear-off targets (learning.bearoff_targets) ------------------------------------------------------
+
+
+def random_bearoff_batch(variant, count, seed):
+    from tapa_ai.movegen import PositionBatch
+    from tests.test_bearoff import random_bearoffs
+
+    return PositionBatch.from_positions(random_bearoffs(variant, count, np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize("bearoff", [True, False])
+def test_bearoff_targets_keep_the_databases_value_of_the_best_bear_off_move(bearoff):
+    from tapa_ai.bearoff.evaluate import bearoff_distributions
+
+    rules = variant_rules("tapa")
+    net = EvaluatorNet(ModelConfig(hidden=16), rules, seed=5)
+    points = outcome_points(rules)
+    games = 40
+    selfplay = SelfPlay(rules, net, games, np.random.default_rng(6), bearoff=bearoff)
+    selfplay.batch = random_bearoff_batch("tapa", games, 7)
+    before = selfplay.batch.take(np.arange(games))
+    rng = copy.deepcopy(selfplay.rng)
+    dice = rng.integers(1, 7, size=(games, 2))  # the dice play_ply draws next (no opening turn here: turns > 0)
+    selfplay.turns[:] = 1
+    selfplay.play_ply(0.0)
+    differs = checked = 0
+    for game in range(games):
+        if selfplay.turns[game] != 2:
+            continue  # the move bore off the last checker: the game ended and was reset
+        checked += 1
+        afterstates = generate(before.take(np.array([game])), dice[game:game + 1].astype(np.int8))
+        going_on = np.flatnonzero(~afterstates.game_over)
+        exact = np.zeros((len(afterstates), net.num_outcomes))
+        exact[going_on] = swap_sides(bearoff_distributions(afterstates.positions.take(going_on).flipped())[1])
+        exact[afterstates.game_over] = afterstate_distributions_torch(net, afterstates)[afterstates.game_over]
+        kept = selfplay.trajectory(game)[1][-1]
+        if bearoff:
+            # The kept value is the database's value of the move that is best by it.
+            assert kept @ points == pytest.approx((exact @ points).max(), abs=1e-6)
+            assert np.abs(exact - kept).max(axis=1).min() < 1e-6
+        else:
+            network = afterstate_distributions_torch(net, afterstates)
+            assert np.abs(network - kept).max(axis=1).min() < 1e-5
+            differs += np.abs(exact - kept).max(axis=1).min() > 1e-3
+    assert checked >= 30 and (bearoff or differs > 20)  # an untrained net is far from the databases' values
+
+
+def test_bearoff_targets_config_reaches_self_play_and_search_labels(tmp_path):
+    config = tiny_config(tmp_path, "learning.bearoff_targets=true", *SEARCH)
+    trainer = Trainer(config, new_run_directory(config))
+    plain = tiny_config(tmp_path / "plain")
+    assert trainer.selfplay.bearoff and not Trainer(plain, new_run_directory(plain)).selfplay.bearoff
+    states = pack_states(random_bearoff_batch("tapa", 12, 8))
+    exact = search_targets(trainer.net, states, 0, np.random.default_rng(9), bearoff=True)
+    network = search_targets(trainer.net, states, 0, np.random.default_rng(9))
+    assert np.abs(exact - network).max() > 1e-3
+    trainer.train(progress=False)
+    assert trainer.games >= 16

@@ -98,7 +98,8 @@ class SelfPlayActor:
         self.net = EvaluatorNet(config.model, self.rules, seed=config.run.seed)
         self.net.eval()
         self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
-                                 config.selfplay.max_turns, expected=config.learning.targets == "expected")
+                                 config.selfplay.max_turns, expected=config.learning.targets == "expected",
+                                 bearoff=config.learning.bearoff_targets)
         self.version = -1
 
     def set_weights(self, version: int, state: Mapping[str, Any]) -> None:

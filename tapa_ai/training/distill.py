@@ -74,7 +74,7 @@ def collect_states(net: EvaluatorNet, states: int, rng: np.random.Generator, par
 def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optional[np.random.Generator] = None,
                    rolls: str = "sample", candidates: Optional[int] = DEFAULT_CANDIDATES,
                    margin: Optional[float] = DEFAULT_MARGIN, chunk: int = 256, progress: bool = False,
-                   refine: Optional[tuple[int, float]] = None) -> np.ndarray:
+                   refine: Optional[tuple[int, float]] = None, bearoff: bool = False) -> np.ndarray:
     """(N, K) float32 search values of compact positions before the roll, from the mover's view.
 
     For each position and roll, the move a ``plies``-ply :class:`NetBot` would
@@ -84,6 +84,7 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     (21 times cheaper; unbiased, like a TD target). ``plies = 0`` with one
     sampled roll is the TD(0) target of the net's greedy move: the control.
     ``refine``: the second move filter of :class:`NetBot` (searches of 2 plies or more).
+    ``bearoff``: bear-offs valued by the exact databases (config ``learning.bearoff_targets``).
     """
     if not 0 <= plies <= MAX_PLIES:
         raise DistillError(f"plies={plies}: search targets come from 0 to {MAX_PLIES} plies")
@@ -95,9 +96,8 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
         raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
     try:
-        # The pure network's search, as training has always learned from: whether the bear-off database's exact
-        # values make better targets is not yet measured (docs/bearoff.md).
-        bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine, bearoff=False)
+        # The pure network's search by default (training's default); bearoff=True: the databases value bear-offs.
+        bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine, bearoff=bearoff)
     except BotError as error:
         raise DistillError(str(error)) from None
     out = np.empty((len(states), net.num_outcomes), dtype=np.float32)

@@ -15,6 +15,13 @@ the roll actually drawn is played from that batch, and the value kept for the
 turn is the average over the rolls (doubles 1/36, the others 2/36; the opening
 roll of ``use-opening-dice`` has no doubles) of the best move's value: a 1-ply
 expectation of the position before the roll instead of one sampled roll.
+
+With **bear-off targets** (``SelfPlay(..., bearoff=True)``, config
+``learning.bearoff_targets``) every afterstate that is a bear-off (no contact
+left) is valued by the exact databases instead of the network
+(:func:`tapa_ai.bots.search.afterstate_distributions_with`): self-play plays
+bear-offs by them and keeps their values, so the targets of those turns are
+exact.
 """
 
 from __future__ import annotations
@@ -26,11 +33,10 @@ import numpy as np
 import torch
 from numba import njit
 
-from ..bots.search import ROLLS, ROLL_WEIGHTS
+from ..bots.search import ROLLS, ROLL_WEIGHTS, afterstate_distributions_with
 from ..movegen import PositionBatch, generate
 from ..movegen import kernel as movegen_kernel
 from ..movegen.choice import choose_random, segment_argmax
-from ..net.afterstates import afterstate_distributions
 from ..net.model import EvaluatorNet, outcome_points, swap_sides
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
@@ -137,10 +143,12 @@ class SelfPlay:
     """
 
     def __init__(self, rules: RuleOptions, net: EvaluatorNet, games: int, rng: np.random.Generator,
-                 max_turns: int = 1000, expected: bool = False) -> None:
+                 max_turns: int = 1000, expected: bool = False, bearoff: bool = False) -> None:
         self.rules = rules
         self.expected = expected
         """Keep each turn's 1-ply expectation over the 21 rolls instead of the played roll's value."""
+        self.bearoff = bool(bearoff)
+        """Value bear-off afterstates by the exact databases instead of the network."""
         self.net = net
         self.size = games
         self.rng = rng
@@ -195,6 +203,11 @@ class SelfPlay:
             getattr(self.batch, name)[games] = getattr(fresh, name)
         self.batch.turn[games] = self.rng.integers(0, 2, games.size)
 
+    def _distributions(self, afterstates) -> np.ndarray:
+        """(N, K) float32 values of ``afterstates`` from the mover's view (the databases' for bear-offs if
+        :attr:`bearoff`)."""
+        return afterstate_distributions_with(self.net, afterstates, self.bearoff, np.float32)
+
     def play_ply(self, epsilon: float) -> list[FinishedGame]:
         """Every running game plays one turn; returns the games that finished in it."""
         dice = self._roll()
@@ -203,7 +216,7 @@ class SelfPlay:
             afterstates, distributions, chosen, kept = self._expected_ply(dice, epsilon)
         else:
             afterstates = generate(self.batch, dice)
-            distributions = afterstate_distributions(self.net, afterstates)
+            distributions = self._distributions(afterstates)
             equities = distributions @ self.points
             chosen = segment_argmax(equities, afterstates.offsets, self.rng)
             if epsilon > 0:
@@ -243,7 +256,7 @@ class SelfPlay:
         """
         games, rolls = self.size, len(ROLLS)
         afterstates = generate(self.batch.take(np.repeat(np.arange(games), rolls)), np.tile(ROLLS, (games, 1)))
-        distributions = afterstate_distributions(self.net, afterstates)
+        distributions = self._distributions(afterstates)
         best = segment_argmax(distributions @ self.points, afterstates.offsets, self.rng)
         weights = np.broadcast_to(ROLL_WEIGHTS, (games, rolls)).copy()
         if self.rules.opening == "use-opening-dice":

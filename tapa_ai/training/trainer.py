@@ -82,7 +82,8 @@ class Trainer:
             self.optimizer = torch.optim.SGD(self.net.parameters(), lr=learning.learning_rate,
                                              weight_decay=learning.weight_decay)
         self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
-                                 config.selfplay.max_turns, expected=learning.targets == "expected")
+                                 config.selfplay.max_turns, expected=learning.targets == "expected",
+                                 bearoff=learning.bearoff_targets)
         self.pending: list[FinishedGame] = []
         # Expert iteration (learning.targets = "search"): search-labelled positions and the gradient
         # samples owed to them (a fraction carried from one learning pass to the next).
@@ -159,7 +160,8 @@ class Trainer:
             refine = (learning.search_refine, learning.search_refine_margin) if learning.search_refine else None
             self.net.eval()
             targets = search_targets(self.net, labelled, learning.search_plies, self.rng,
-                                     refine=refine if learning.search_plies >= 2 else None)
+                                     refine=refine if learning.search_plies >= 2 else None,
+                                     bearoff=learning.bearoff_targets)
             self.net.train()
             self.replay.add(labelled, targets)
         self.replay_credit += len(labelled) * learning.replay_ratio
