@@ -7,7 +7,8 @@ above, and no two modules import each other, directly or round a circle
 functions too):
 
 - foundation: ``config`` (typed configs), ``ray_cluster`` (the optional Ray
-  dependency) and this package's ``__version__``; they import no other layer;
+  dependency), ``deadline`` (cooperative time limits) and this package's
+  ``__version__``; they import no other layer;
 - ``rules``: rule options, positions, the reference move generator, the cube's
   rules (pure Python, no torch);
 - ``notation``: JSON positions, move text, the mini-language, gnubg IDs;
@@ -29,7 +30,7 @@ functions too):
 __version__ = "0.1.0"
 
 LAYERS = (
-    ("config", "ray_cluster"),
+    ("config", "ray_cluster", "deadline"),
     ("rules",),
     ("notation",),
     ("flow",),

@@ -48,6 +48,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..bots.base import Bot, BotError
+from ..deadline import check_deadline
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
@@ -135,6 +136,7 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
     if settings.bearoff:
         from ..bearoff.evaluate import bearoff_distributions
     for ply in range(MAX_PLIES):
+        check_deadline()  # a served request's time limit (tapa_ai.deadline)
         dice_all = _dice(dice_rng, games, ply, settings.rotate)
         if not running.size:
             break

@@ -57,6 +57,7 @@ from ..movegen.generate import Afterstates, generate
 from ..net.afterstates import afterstate_distributions
 from ..net.model import EvaluatorNet, outcome_points, swap_sides
 from ..rules.reference import DISTINCT_ROLLS
+from ..deadline import check_deadline
 from .base import Bot, BotError
 
 ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int8)
@@ -80,6 +81,7 @@ def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int, b
     count = len(positions)
     if count == 0:
         return np.zeros((0, net.num_outcomes))
+    check_deadline()  # a served request's time limit (tapa_ai.deadline), once per ply of the search
     if plies == 0:
         return afterstate_distributions_with(net, _unfinished(positions), bearoff)
     if bearoff:
