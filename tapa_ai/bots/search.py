@@ -9,11 +9,15 @@ evaluates at n plies: every legal move of every roll is still evaluated at
 0 ply, to choose, but only the chosen one is expanded further, so a ply
 costs 21 x moves evaluations per expanded position instead of multiplying
 the tree by that at every level. Only the root's candidates (below) are
-compared at the full depth. Tests in
-``tests/test_search.py`` check the batched search, and the pre-roll values
-of :meth:`NetBot.pre_roll_distributions` that the cube decisions use,
-against a plain recursion of exactly this form on the reference move
-generator.
+compared at the full depth. So the reply at every level below the root is
+chosen at a shallower ply than the one it is valued at (always 0 ply), as in
+GNU Backgammon's n-ply evaluation (without its pruning net). Tests in
+``tests/test_search.py`` (0 to 2 plies) and ``tests/test_search_three_ply.py``
+(3 plies) check the batched search, and the pre-roll values of
+:meth:`NetBot.pre_roll_distributions` that the cube decisions use (0 to 3
+plies), against a plain recursion of exactly this form on the reference move
+generator (:mod:`tapa_ai.rules.reference`), with and without the bear-off
+databases.
 
 Values are outcome distributions (the network's classes), always read from
 one side's view and swapped (:func:`~tapa_ai.net.model.swap_sides`) when the view
@@ -25,7 +29,13 @@ changes. As in GNU Backgammon:
   unless ``bearoff=False``);
 - the **n-ply** value of an afterstate is the average, over the opponent's 21
   rolls (doubles weigh 1/36, the others 2/36), of the (n-1)-ply value of the
-  opponent's reply, the reply being chosen by its 0-ply equity;
+  opponent's reply, the reply being chosen by its 0-ply equity (the reply that
+  finishes the game: its exact outcome);
+- the **n-ply pre-roll** value of a position (:meth:`NetBot.pre_roll_distributions`,
+  what every cube decision of an ``@Nply`` bot rests on) is the average over
+  the side to move's 21 rolls of the (n-1)-ply value of the move it would
+  play, chosen by its 0-ply equity; at 0 plies the network's (or the bear-off
+  database's) value of the position;
 - at the root, every legal move is evaluated at 0-ply, the best
   ``candidates`` within ``margin`` points of equity of the best are kept
   (GNU Backgammon's move filter), and those are evaluated at the full depth;
