@@ -52,11 +52,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print(f"tapa-ai serve: --port must be 0..65535 (0 picks a free port), got {args.port}", file=sys.stderr)
         return 2
+    from .engine.http_limits import ServerLimits
+
     try:
         if args.max_rollout_games < 0:
             raise RequestError(f"--max-rollout-games {args.max_rollout_games}: must be 0 (no rollouts) or more")
-        return run(args.host, args.port, bot=args.bot, generator=args.generator, allow_origin=args.allow_origin,
-                   quiet=args.quiet, max_rollout_games=args.max_rollout_games)
+        try:
+            limits = ServerLimits(threads=args.threads, queue=args.queue, read_timeout=args.read_timeout,
+                                  command_timeout=args.command_timeout or None)
+        except ValueError as error:
+            raise RequestError(f"--{str(error).replace('_', '-')}") from None
+        return run(args.host, args.port, bot=args.bot, generator=args.generator, allow_origins=args.allow_origin,
+                   quiet=args.quiet, max_rollout_games=args.max_rollout_games, allow_hosts=args.allow_host,
+                   limits=limits)
     except (RequestError, BotError) as error:
         print(f"tapa-ai serve: {error}", file=sys.stderr)
         return 2
@@ -356,8 +364,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--bot", metavar="SPEC", help="the model: net:PATH or net:PATH@Nply (as engine --bot)")
     serve.add_argument("--generator", choices=["reference", "vectorized"], default=None,
                        help="default move generator (default: vectorized when available)")
-    serve.add_argument("--allow-origin", default="*", metavar="ORIGIN",
-                       help="Access-Control-Allow-Origin sent for browsers (default '*'; '' sends none)")
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                       help="let web pages of ORIGIN (e.g. https://board.example; '*' for any) call the engine "
+                       "from a browser; repeatable (default: none, only the server's own page, the board)")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="answer requests whose Host is NAME ('*' for any); repeatable (default: IP addresses, "
+                       "localhost and the --host name only, so a web page cannot reach it by DNS rebinding)")
+    serve.add_argument("--threads", type=int, default=8, help="worker threads answering requests (default 8)")
+    serve.add_argument("--queue", type=int, default=64,
+                       help="connections that may wait for a thread; more get 429 with Retry-After (default 64)")
+    serve.add_argument("--read-timeout", type=float, default=10.0, metavar="S",
+                       help="seconds a client has to send a whole request (default 10)")
+    serve.add_argument("--command-timeout", type=float, default=30.0, metavar="S",
+                       help="seconds one request may compute, then 503 (default 30; 0: no limit)")
     serve.add_argument("--max-rollout-games", type=int, default=2 * 1296, metavar="N",
                        help="most games one rollout request may play, games a move times the moves (default 2592)")
     serve.add_argument("--quiet", action="store_true", help="no request log on stderr")

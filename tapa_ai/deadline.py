@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-__all__ = ["DeadlineExceeded", "time_limit", "check_deadline", "remaining"]
+__all__ = ["DeadlineExceeded", "time_limit", "check_deadline", "remaining", "acquire"]
 
 _DEADLINE: contextvars.ContextVar[Optional[tuple[float, float]]] = contextvars.ContextVar("tapa_ai_deadline",
                                                                                            default=None)
@@ -57,4 +57,13 @@ def check_deadline() -> None:
     """Raise :class:`DeadlineExceeded` if the current limit has passed (nothing when none applies)."""
     deadline = _DEADLINE.get()
     if deadline is not None and time.monotonic() > deadline[0]:
+        raise DeadlineExceeded(deadline[1])
+
+
+def acquire(lock) -> None:
+    """``lock.acquire()``, waiting at most the time left of the current limit (DeadlineExceeded past it)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        lock.acquire()
+    elif not lock.acquire(timeout=max(deadline[0] - time.monotonic(), 0.0)):
         raise DeadlineExceeded(deadline[1])

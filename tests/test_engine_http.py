@@ -40,7 +40,7 @@ def server(tiny_path):
 @pytest.fixture(scope="module")
 def bare_server():
     """A server without a model."""
-    server = make_server("127.0.0.1", 0, generator="reference", allow_origin="https://example.org", quiet=True)
+    server = make_server("127.0.0.1", 0, generator="reference", allow_origins=["https://example.org"], quiet=True)
     thread = serve_in_thread(server)
     yield server
     server.shutdown()
@@ -68,7 +68,8 @@ def test_health_names_the_model(server):
     assert body["status"] == "ok" and body["variant"] == "tapa" and body["plies"] == 1
     assert body["bot"].startswith("net:") and body["bot"].endswith("@1ply")
     assert "hint" in body["commands"] and body["outcomes"][0] == "win_single"
-    assert headers["Access-Control-Allow-Origin"] == "*"
+    assert body["bot"] == "net:tiny.pt@1ply"  # the file's name, not where it lies
+    assert "Access-Control-Allow-Origin" not in headers  # no cross-origin access by default
 
 
 def test_get_root_is_the_web_board_and_health_is_json(server):
@@ -99,13 +100,17 @@ def test_post_root_and_post_v1_command_answer_as_the_engine_does(server):
 
 
 def test_preflight_and_cors_headers(server, bare_server):
-    status, headers, body = call(server, "/v1/hint", method="OPTIONS",
-                                 headers={"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"})
+    preflight = {"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"}
+    status, headers, body = call(server, "/v1/hint", method="OPTIONS", headers=preflight)
+    assert status == 403 and "--allow-origin http://localhost:3000" in body["error"]
+    assert "Access-Control-Allow-Origin" not in headers
+    status, headers, body = call(bare_server, "/v1/hint", method="OPTIONS",
+                                 headers={**preflight, "Origin": "https://example.org"})
     assert status == 204 and body is None
-    assert headers["Access-Control-Allow-Origin"] == "*"
+    assert headers["Access-Control-Allow-Origin"] == "https://example.org"
     assert "POST" in headers["Access-Control-Allow-Methods"]
     assert "Content-Type" in headers["Access-Control-Allow-Headers"]
-    status, headers, _ = call(bare_server, "/v1/nothing", {})
+    status, headers, _ = call(bare_server, "/v1/nothing", {}, headers={"Origin": "https://example.org"})
     assert status == 404 and headers["Access-Control-Allow-Origin"] == "https://example.org"
     assert headers["Vary"] == "Origin"
 
@@ -129,14 +134,13 @@ def test_preflight_and_cors_headers(server, bare_server):
 def test_bad_requests_get_a_json_error_with_the_right_status(server, path, body, method, status, fragment):
     got, headers, answer = call(server, path, body, method)
     assert got == status and fragment in answer["error"], answer
-    assert headers["Access-Control-Allow-Origin"] == "*" and headers["Content-Type"].startswith("application/json")
+    assert headers["Content-Type"].startswith("application/json")
     assert call(server, "/health")[0] == 200  # and the server goes on
 
 
 def test_an_oversized_body_gets_413_in_json(server):
     status, headers, answer = call(server, "/", b" " * (MAX_REQUEST_BYTES + 1))
     assert status == 413 and "more than the limit" in answer["error"]
-    assert headers["Access-Control-Allow-Origin"] == "*"
     status, _, answer = call(server, "/v1/evaluate", b"[" * (4 * MAX_REQUEST_BYTES))
     assert status == 413
 
@@ -147,6 +151,7 @@ def test_missing_or_bad_content_length(server):
                             ({"Transfer-Encoding": "chunked"}, 411)):
         connection = http.client.HTTPConnection(host, port, timeout=30)
         connection.putrequest("POST", "/v1/start")
+        connection.putheader("Content-Type", "application/json")
         for name, value in headers.items():
             connection.putheader(name, value)
         connection.endheaders()
@@ -205,7 +210,8 @@ def test_serve_command_runs_as_a_process(tiny_path):
         with urllib.request.urlopen(url + "/health", timeout=30) as response:
             assert json.loads(response.read())["variant"] == "tapa"
         request = urllib.request.Request(url + "/v1/best_move", method="POST",
-                                         data=json.dumps({"position": START, "dice": [3, 1]}).encode())
+                                         data=json.dumps({"position": START, "dice": [3, 1]}).encode(),
+                                         headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=30) as response:
             assert json.loads(response.read())["move"]
     finally:

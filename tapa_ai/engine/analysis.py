@@ -19,17 +19,20 @@ An :class:`Analyzer` holds one trained network searching ``plies`` deep (a
 The checkpoint fixes the rule set: a position of another variant (or with
 other rule options) is refused with a clear message. The network and its
 fast evaluator are not meant for concurrent use, so every call takes
-:attr:`Analyzer.lock`.
+:meth:`Analyzer.locked` (waiting for it counts against a request's time limit,
+:mod:`tapa_ai.deadline`).
 """
 
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional, Union
 
 import numpy as np
 
+from ..deadline import acquire
 from ..rules import reference
 from ..rules.position import Position
 
@@ -74,6 +77,15 @@ class Analyzer:
         self.outcome_names: tuple[str, ...] = tuple(outcome_names(self.rules))
         self.points = outcome_points(self.rules).astype(np.float64)
         self.lock = threading.Lock()
+
+    @contextmanager
+    def locked(self):
+        """Hold :attr:`lock` for the block; under a time limit, waiting past it raises DeadlineExceeded."""
+        acquire(self.lock)
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     @classmethod
     def from_spec(cls, spec: str) -> "Analyzer":
@@ -148,7 +160,7 @@ class Analyzer:
                 probabilities = known.distributions[0]
                 return probabilities, float(probabilities @ self.points), bool(known.exact[0])
         features = self.encode(position)[None, :]
-        with self.lock:
+        with self.locked():
             probabilities, _ = evaluate(self.net, features)
         probabilities = probabilities[0].astype(np.float64)
         return probabilities, float(probabilities @ self.points), False
@@ -167,7 +179,7 @@ class Analyzer:
         plies = self.plies if plies is None else plies
         if reference.finished_result(position) is not None:
             raise AnalysisError("the game is already over in this position (it has a result); start a new game")
-        with self.lock:
+        with self.locked():
             afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
             base = afterstate_distributions_with(self.net, afterstates, self.bot.bearoff)
             base_equities = base @ self.points
@@ -228,7 +240,7 @@ class Analyzer:
         plies = self.plies if plies is None else plies
         cube_life = self.bot.cube_life if cube_life is None else cube_life
         batch = PositionBatch.from_positions([position])
-        with self.lock:
+        with self.locked():
             probabilities = self.bot.pre_roll_distributions(batch, plies)
         situation = CubeSituation.single(rules, cube, mover, match)
         equities = cube_equities(probabilities, situation, cube_life)

@@ -6,60 +6,76 @@ JSON-lines protocol (docs/protocol.md, "HTTP"):
 ==========================  ==================================================================
 ``POST /``                  body: one request object with its ``"cmd"``
 ``POST /v1/<cmd>``          body: the request object without ``"cmd"`` (``{}`` or empty for none)
-``GET /health``             ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}``
+``GET /health``             ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}`` (no file paths)
 ``GET /``                   the web board (``tapa_ai/web/index.html``; docs/web.md)
 ``GET /web/<file>``         the board's scripts and style sheet
 ``GET /model/<variant>.*``  the variant's exported network for the board, ``.json`` or ``.npz``
-``OPTIONS *``               CORS preflight: 204 with the ``Access-Control-*`` headers
+``OPTIONS *``               CORS preflight: 204 with the ``Access-Control-*`` headers (allowed origins only)
 ==========================  ==================================================================
 
 Status codes: 200 answer, 400 bad request (the body says what is wrong, as
-``{"error": ...}``), 404 unknown path, 405 wrong method, 411 no
-Content-Length, 413 body over :data:`~tapa_ai.engine.protocol.MAX_REQUEST_BYTES`,
-500 internal error. Every response but the board's files, errors included, is
-JSON, and every response carries the CORS headers
-(``Access-Control-Allow-Origin: *`` unless told otherwise).
+``{"error": ...}``), 403 a Host or Origin this server does not answer, 404
+unknown path, 405 wrong method, 408 request not received within the read
+time limit, 411 no Content-Length, 413 body over
+:data:`~tapa_ai.engine.protocol.MAX_REQUEST_BYTES`, 415 a POST body that is
+not ``application/json``, 429 busy (``Retry-After``), 500 internal error
+(``{"error": "internal error", "error_id": ...}``; the traceback is logged
+under that id), 503 the command ran past its time limit. Every response but
+the board's files, errors included, is JSON.
 
-The server is a :class:`http.server.ThreadingHTTPServer` (a thread per
-connection); the one :class:`~tapa_ai.engine.protocol.Engine` is shared and
-its model evaluates one request at a time (a lock). It listens on
-127.0.0.1 by default: anything that can reach the port can use it.
+Safe by default (:mod:`tapa_ai.engine.http_limits`): it listens on 127.0.0.1,
+answers only localhost names, IP addresses and its own name as ``Host`` (no
+DNS rebinding), gives no cross-origin access unless ``allow_origins`` (the CLI's
+``--allow-origin``) names the origin, and bounds its work (a fixed pool of
+threads, a bounded queue, read and command time limits). The one
+:class:`~tapa_ai.engine.protocol.Engine` is shared; its model evaluates one
+request at a time (a lock).
 """
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Iterable, Optional, Union
 
 from .. import __version__
-from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps
+from .http_limits import AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits
+from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error
 from .web_board import ModelFiles, WebFileError, engine_checkpoint_of, model_path_of, static_file
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DRAIN_LIMIT = 16 * 1024 * 1024
 """An over-long body up to this size is read and dropped before the 413, so the client sees the answer."""
-SOCKET_TIMEOUT_S = 30.0
-"""A connection idle this long (e.g. a body that never arrives) is closed."""
+_PATHS = re.compile(r"(?<=[:=])[^@,\s]*[/\\]")
+"""Directories inside a bot spec (``net:/home/me/runs/x.pt@1ply`` -> ``net:x.pt@1ply``)."""
 
 
-class EngineHTTPServer(ThreadingHTTPServer):
+def without_directories(spec: Optional[str]) -> Optional[str]:
+    """A bot spec with its files' directories left out (what ``/health`` says of the model)."""
+    return spec if spec is None else _PATHS.sub("", spec)
+
+
+class EngineHTTPServer(PooledHTTPServer):
     """An HTTP server answering engine requests with one shared :class:`Engine`."""
 
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, address: tuple[str, int], engine: Engine, allow_origin: Optional[str] = "*",
-                 quiet: bool = False, models: Optional[ModelFiles] = None) -> None:
+    def __init__(self, address: tuple[str, int], engine: Engine,
+                 allow_origins: Union[str, Iterable[str], None] = (), quiet: bool = False,
+                 models: Optional[ModelFiles] = None, allow_hosts: Iterable[str] = (),
+                 limits: Optional[ServerLimits] = None) -> None:
         self.engine = engine
-        self.allow_origin = allow_origin or None
+        if isinstance(allow_origins, str):
+            allow_origins = (allow_origins,)
+        self.policy = AccessPolicy(address[0], allow_hosts, allow_origins or ())
         self.quiet = quiet
         self.models = models or ModelFiles(engine_checkpoint=engine_checkpoint_of(engine))
         """The web board's models (``GET /model/<variant>.json``), exported on first request."""
-        super().__init__(address, EngineRequestHandler)
+        super().__init__(address, EngineRequestHandler, limits or ServerLimits())
 
     @property
     def url(self) -> str:
@@ -70,11 +86,27 @@ class EngineHTTPServer(ThreadingHTTPServer):
 class EngineRequestHandler(BaseHTTPRequestHandler):
     server: EngineHTTPServer
     server_version = f"tapa-ai/{__version__}"
-    timeout = SOCKET_TIMEOUT_S
+
+    def setup(self) -> None:
+        super().setup()
+        # The whole request (headers and body) must arrive within the read time limit, however slowly.
+        self.rfile.close()
+        self._reader = DeadlineReader(self.connection, time.monotonic() + self.server.limits.read_timeout)
+        self.rfile = io.BufferedReader(self._reader)
+        self._answered = False
+        # What the base class sets once a request line is parsed (a 408 may come before).
+        self.requestline, self.request_version, self.command, self.headers = "", "HTTP/1.0", None, None
+
+    def handle_one_request(self) -> None:
+        super().handle_one_request()
+        if self._reader.expired and not self._answered:  # the headers did not arrive in time
+            self.close_connection = True
+            self._reply_quietly(408, {"error": f"the request did not arrive within "
+                                               f"{self.server.limits.read_timeout:g} s"})
 
     # -- responses ------------------------------------------------------------------------
     def _cors_headers(self) -> None:
-        origin = self.server.allow_origin
+        origin = self.server.policy.cors_origin(self.headers.get("Origin") if self.headers is not None else None)
         if origin:
             self.send_header("Access-Control-Allow-Origin", origin)
             if origin != "*":
@@ -83,6 +115,8 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
     def _send_json(self, status: int, body: Any, extra_headers: Optional[dict[str, str]] = None) -> None:
         text = body if isinstance(body, str) else _dumps(body)
         data = (text + "\n").encode("utf-8")
+        self._answered = True
+        self.connection.settimeout(self.server.limits.read_timeout)  # a client that never reads is let go
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
@@ -95,6 +129,8 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _send_file(self, data: bytes, content_type: str, cache: str = "no-cache") -> None:
+        self._answered = True
+        self.connection.settimeout(self.server.limits.read_timeout)
         self.send_response(200)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -104,20 +140,65 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _reply_quietly(self, status: int, body: Any) -> None:
+        """Answer, ignoring a client that has gone away."""
+        try:
+            self._send_json(status, body)
+        except OSError:
+            pass
+
     def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
         """The base class's errors (malformed request line, unsupported method...) as JSON too."""
         self.close_connection = True
-        try:
-            self._send_json(code, {"error": message or self.responses.get(code, ("error",))[0]})
-        except OSError:
-            pass
+        self._reply_quietly(code, {"error": message or self.responses.get(code, ("error",))[0]})
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         if not self.server.quiet:
             sys.stderr.write(f"{self.address_string()} - {format % args}\n")
 
     # -- methods -------------------------------------------------------------------------------
+    def _guarded(handler):  # noqa: N805 - a decorator of the methods below
+        """Check Host and Origin first; any fault of the server's own answers 500 with a logged error id."""
+
+        def method(self) -> None:
+            try:
+                if self._refused():
+                    return
+                handler(self)
+            except RequestTimedOut:
+                self.close_connection = True
+                self._reply_quietly(408, {"error": f"the request did not arrive within "
+                                                   f"{self.server.limits.read_timeout:g} s"})
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            except Exception:  # noqa: BLE001 - never a traceback to the client; the log has it
+                self.close_connection = True
+                answer = internal_error(f"answering {self.command} {self.path[:200]!r}")
+                if not self._answered:
+                    self._reply_quietly(500, answer)
+
+        method.__name__ = handler.__name__
+        method.__doc__ = handler.__doc__
+        return method
+
+    def _refused(self) -> bool:
+        """Answer 403 (and return True) for a Host or Origin this server does not answer."""
+        policy = self.server.policy
+        host = self.headers.get("Host")
+        problem = policy.host_problem(host)
+        origin = self.headers.get("Origin")
+        if problem is None and origin is not None and not policy.origin_allowed(origin, host):
+            problem = (f"cross-origin requests from {origin[:100]!r} are not allowed; start tapa-ai serve with "
+                       f"--allow-origin {origin[:100]} to allow that page to use this engine")
+        if problem is None:
+            return False
+        self.close_connection = True
+        self._send_json(403, {"error": problem})
+        return True
+
+    @_guarded
     def do_OPTIONS(self) -> None:  # noqa: N802 - http.server's naming
+        self._answered = True
         self.send_response(204)
         self._cors_headers()
         self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
@@ -127,11 +208,13 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
+    @_guarded
     def do_GET(self) -> None:  # noqa: N802
         path = self.path.split("?", 1)[0]
         if path in ("/health", "/v1/health"):
-            self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__,
-                                  **self.server.engine.describe()})
+            info = self.server.engine.describe()
+            info["bot"] = without_directories(info.get("bot"))
+            self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__, **info})
         elif path in ("/", "/index.html") or path.startswith("/web/") or model_path_of(path) is not None:
             self._get_board_file(path)
         elif self._command_of(path) is not None:
@@ -139,6 +222,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         else:
             self._not_found(path)
 
+    @_guarded
     def do_POST(self) -> None:  # noqa: N802
         path = self.path.split("?", 1)[0]
         command = self._command_of(path)
@@ -147,6 +231,12 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
                 self._method_not_allowed(f"{path} takes GET")
             else:
                 self._not_found(path)
+            return
+        content_type = self.headers.get("Content-Type", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            self.close_connection = True
+            self._send_json(415, {"error": f"send the request as Content-Type: application/json "
+                                           f"(got {content_type[:80]!r})"})
             return
         body = self._read_body()
         if body is None:
@@ -175,10 +265,12 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         except WebFileError as error:
             self._send_json(error.status, {"error": str(error)})
 
+    @_guarded
     def _method(self) -> None:
         self._method_not_allowed(f"method {self.command} is not used; POST requests, GET /health")
 
     do_PUT = do_DELETE = do_PATCH = do_HEAD = _method
+    del _guarded
 
     # -- helpers -------------------------------------------------------------------------
     def _command_of(self, path: str) -> Optional[str]:
@@ -261,17 +353,24 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
 
 
 def make_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, engine: Optional[Engine] = None,
-                bot: Any = None, generator: Optional[str] = None, allow_origin: Optional[str] = "*",
+                bot: Any = None, generator: Optional[str] = None, allow_origins: Union[str, Iterable[str], None] = (),
                 quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES,
-                models: Optional[ModelFiles] = None) -> EngineHTTPServer:
+                models: Optional[ModelFiles] = None, allow_hosts: Iterable[str] = (),
+                limits: Optional[ServerLimits] = None) -> EngineHTTPServer:
     """A bound (not yet serving) server; ``port=0`` picks a free port (see ``server.url``).
 
+    ``allow_origins``: web origins (``"https://board.example"``, ``"*"`` for any) allowed to call it from
+    a browser besides its own; ``allow_hosts``: ``Host`` names it answers besides IP addresses, localhost
+    and the name it listens on (``"*"``: any); ``limits``: threads, queue and time limits
+    (:class:`~tapa_ai.engine.http_limits.ServerLimits`; its ``command_timeout`` applies to a new engine).
     ``max_rollout_games``: the most games one ``rollout`` request may play (any client may ask).
     ``models``: where the web board's models come from (default: ``checkpoints/<variant>.pt``, and the
     engine's own model for its variant; :class:`~tapa_ai.engine.web_board.ModelFiles`).
     """
-    engine = engine or Engine(generator, bot, max_rollout_games=max_rollout_games)
-    return EngineHTTPServer((host, port), engine, allow_origin, quiet, models)
+    limits = limits or ServerLimits()
+    engine = engine or Engine(generator, bot, max_rollout_games=max_rollout_games,
+                              command_timeout=limits.command_timeout)
+    return EngineHTTPServer((host, port), engine, allow_origins, quiet, models, allow_hosts, limits)
 
 
 def serve_in_thread(server: EngineHTTPServer) -> threading.Thread:
@@ -282,14 +381,21 @@ def serve_in_thread(server: EngineHTTPServer) -> threading.Thread:
 
 
 def run(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, bot: Any = None, generator: Optional[str] = None,
-        allow_origin: Optional[str] = "*", quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES) -> int:
+        allow_origins: Iterable[str] = (), quiet: bool = False, max_rollout_games: int = HTTP_MAX_ROLLOUT_GAMES,
+        allow_hosts: Iterable[str] = (), limits: Optional[ServerLimits] = None) -> int:
     """Serve until interrupted (``tapa-ai serve``); returns the exit code."""
-    server = make_server(host, port, bot=bot, generator=generator, allow_origin=allow_origin, quiet=quiet,
-                         max_rollout_games=max_rollout_games)
+    server = make_server(host, port, bot=bot, generator=generator, allow_origins=allow_origins, quiet=quiet,
+                         max_rollout_games=max_rollout_games, allow_hosts=allow_hosts, limits=limits)
     info = server.engine.describe()
     model = f"bot {info['bot']} ({info['variant']}, {info['plies']}-ply)" if info["bot"] else "no model (--bot)"
+    limits = server.limits
+    origins = ", ".join(server.policy.allow_origins) or "none but its own"
     print(f"tapa-ai serve: listening on {server.url} with {model}; the board: open {server.url}/ in a browser; "
           f"GET {server.url}/health", file=sys.stderr, flush=True)
+    print(f"tapa-ai serve: cross-origin access: {origins}; {limits.threads} threads, {limits.queue} waiting at "
+          f"most, {limits.read_timeout:g} s to send a request, "
+          f"{'no limit' if limits.command_timeout is None else f'{limits.command_timeout:g} s'} per command",
+          file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

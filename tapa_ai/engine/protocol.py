@@ -39,10 +39,13 @@ and memory.
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import threading
+import traceback
 from typing import IO, Any, Callable
 
+from ..deadline import DeadlineExceeded, time_limit
 from ..notation.json_position import position_from_json, position_to_json
 from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules import reference
@@ -79,6 +82,18 @@ class RequestError(ValueError):
     """A request the engine cannot answer; its message goes back as ``{"error": ...}``."""
 
 
+def internal_error(context: str, log: IO[str] | None = None) -> dict[str, str]:
+    """The client's answer to the exception being handled: ``{"error": "internal error", "error_id": ID}``;
+    the traceback goes to ``log`` (default stderr) under that id, for the operator."""
+    error_id = secrets.token_hex(6)
+    text = f"tapa-ai engine: internal error {error_id} while {context}:\n{traceback.format_exc()}"
+    try:
+        print(text, file=log if log is not None else sys.stderr, end="", flush=True)
+    except (OSError, ValueError):
+        pass
+    return {"error": "internal error", "error_id": error_id}
+
+
 def _vectorized_generator() -> MoveGenerator | None:
     try:
         from ..movegen import legal_moves_fast
@@ -102,13 +117,20 @@ class Engine:
     COMMANDS = ("start", "legal_moves", "apply", "bearoff", *MODEL_COMMANDS)
 
     def __init__(self, generator: str | None = None, bot: Any = None,
-                 max_rollout_games: int = MAX_ROLLOUT_GAMES) -> None:
+                 max_rollout_games: int = MAX_ROLLOUT_GAMES, command_timeout: float | None = None,
+                 log: IO[str] | None = None) -> None:
         """``generator``: the default move generator; ``bot``: the model of the model commands, one of None,
         a ``net:PATH[@Nply]`` spec (:class:`~tapa_ai.bots.base.BotError` if bad), a NetBot or an
         :class:`~tapa_ai.engine.analysis.Analyzer`; ``max_rollout_games``: the most games a ``rollout``
-        request may play."""
+        request may play; ``command_timeout``: seconds a request may compute (None: no limit; past it the
+        answer is a 503 error, :mod:`tapa_ai.deadline`); ``log``: where internal errors' tracebacks go
+        (default stderr)."""
         from .analysis import load_analyzer
 
+        if command_timeout is not None and not command_timeout > 0:
+            raise RequestError(f"command_timeout must be a positive number of seconds, got {command_timeout!r}")
+        self.command_timeout = command_timeout
+        self.log = log
         self.max_rollout_games = int(max_rollout_games)
         self.generators = available_generators()
         if generator is None:
@@ -178,14 +200,24 @@ class Engine:
             return 400, _dumps(_UNWRITABLE)
 
     def respond(self, request: Any) -> tuple[int, dict[str, Any]]:
-        """Answer one parsed request: (200, answer), (400 | 500, ``{"error": ...}``). Never raises."""
+        """Answer one parsed request: (200, answer), (400 | 500 | 503, ``{"error": ...}``). Never raises.
+
+        503: the request computed past :attr:`command_timeout`. 500: a fault of the engine's own; the
+        answer is ``{"error": "internal error", "error_id": ...}`` and the traceback goes to the log
+        under that id (:func:`internal_error`): no exception text reaches the client.
+        """
         request_id = request.get("id") if isinstance(request, dict) else None
         try:
-            status, response = 200, self.handle(request)
+            with time_limit(self.command_timeout):
+                status, response = 200, self.handle(request)
         except RequestError as error:
             status, response = 400, {"error": str(error)}
-        except Exception as error:  # noqa: BLE001 - the engine must keep serving
-            status, response = 500, {"error": f"internal error ({type(error).__name__}): {error}"}
+        except DeadlineExceeded as error:
+            status, response = 503, {"error": f"the request {error} (the server's command time limit); "
+                                              "ask for less work: fewer plies, games or moves"}
+        except Exception:  # noqa: BLE001 - the engine must keep serving
+            command = request.get("cmd") if isinstance(request, dict) else None
+            status, response = 500, internal_error(f"answering {command!r:.40}", self.log)
         if request_id is not None and "id" not in response:
             response = {"id": request_id, **response}
         return status, response
@@ -245,49 +277,15 @@ class Engine:
         return {"position": position_to_json(start_position(rules, turn))}
 
     def _cmd_bearoff(self, request: dict) -> dict:
-        from ..bearoff.database import one_sided
-        from ..bearoff.evaluate import bearoff_problems, bearoff_values
-        from ..bearoff.one_sided import check_home
-        from ..movegen.batch import PositionBatch
-        from ..net.model import outcome_names, outcome_points
+        from .bearoff_command import answer_bearoff
 
         if "position" in request:
-            # A whole position: both sides' distributions and, no contact being left, who wins how often.
             if "home" in request:
                 raise RequestError("give 'home' (one side's checkers) or 'position', not both")
             position = self._position(request)
             self._playable(position)
-            batch = PositionBatch.from_positions([position])
-            problems = bearoff_problems(batch, 0)
-            if problems:
-                raise RequestError("not a bear-off position (every checker of both sides must be on its own 1- to "
-                                   "6-points or borne off, none on the bar or pinned): " + "; ".join(problems))
-            values = bearoff_values(batch)
-            tables = one_sided(progress=False, quiet=True)
-            opponent = SIDES[1 - SIDES.index(position.turn)]
-            answer: dict[str, Any] = {"turn": position.turn}
-            for side, home in ((position.turn, values.homes[0, 0]), (opponent, values.homes[0, 1])):
-                home = [int(n) for n in home]
-                turns, first_off = tables.distributions(home)
-                answer[side] = {"home": home, "turns": turns, "first_off": first_off}
-            distribution = values.distributions[0]
-            answer["probabilities"] = {name: float(p) for name, p in zip(outcome_names(position.rules), distribution)}
-            answer["equity"] = float(distribution @ outcome_points(position.rules).astype(float))
-            answer["exact"] = bool(values.exact[0])
-            return {name: answer[name] for name in ("X", "O", "turn", "probabilities", "equity", "exact")}
-        if "home" not in request:
-            raise RequestError("missing 'home' (the checkers on the 1- to 6-points, e.g. [2, 2, 3, 0, 1, 0]) "
-                               "or 'position' (a bear-off position)")
-        home = request["home"]
-        try:
-            if not isinstance(home, list):
-                raise ValueError(home)
-            check_home(home)
-        except ValueError:
-            raise RequestError(f"'home' must be a list of 6 integers >= 0 summing to at most 15 "
-                               f"(checkers on the 1- to 6-points), got {home!r}") from None
-        turns, first_off = one_sided(progress=False, quiet=True).distributions(home)
-        return {"home": home, "turns": turns, "first_off": first_off}
+            return answer_bearoff(request, position)
+        return answer_bearoff(request, None)
 
     def _cmd_legal_moves(self, request: dict) -> dict:
         position = self._position(request)
