@@ -16,9 +16,13 @@ checks it). **Match play**: slot ``2i`` is a match with A in seat 0, slot
 ``2i + 1`` the same dice with B in seat 0. Game ``g`` of either match uses
 the dice of game ``g`` of its pair, and its opener is drawn once per pair and
 game (the opening roll; the previous winner where ``next_game_opener`` is
-``winner``). The score moves by :meth:`tapa_ai.rules.cube.MatchScore.after_game`'s
+``winner``: it rolls both dice afresh, so with ``use-opening-dice`` too its
+first roll, unlike the opening dice, may be a double, drawn apart per pair and
+game). The score moves by :meth:`tapa_ai.rules.cube.MatchScore.after_game`'s
 rules: the game after a side first reaches ``N - 1`` is the Crawford game
 (no doubling); a drawn game is replayed at the same score.
+``tests/test_match_vs_flow.py`` replays seeded matches of every variant game
+by game through the reference flow (:class:`tapa_ai.flow.match.MatchState`).
 
 Everything is drawn from ``np.random.default_rng(seed)``.
 """
@@ -156,6 +160,10 @@ def play_cube_pairs(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_le
 
     dice_tables = np.zeros((0, pairs, max_turns, 2), dtype=np.int8)  # [game number, pair, turn]
     opener_bits: list[np.ndarray] = []
+    # deal_dice makes every first roll a non-double (the opening dice); a previous winner opening the next
+    # game rolls both dice afresh, doubles included: with both rules, its first roll comes from here.
+    free_first = not money and rules.opening == "use-opening-dice" and rules.next_game_opener == "winner"
+    free_first_rolls: list[np.ndarray] = []
 
     def ensure_game(number: int) -> None:
         nonlocal dice_tables
@@ -164,6 +172,8 @@ def play_cube_pairs(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_le
             added.append(deal_dice(rules, rng, pairs, max_turns))
             if not money:
                 opener_bits.append(rng.random(pairs) < 0.5)  # True: seat 0 opens
+            if free_first:
+                free_first_rolls.append(rng.integers(1, 7, size=(pairs, 2)).astype(np.int8))
         if added:
             dice_tables = np.concatenate([dice_tables, np.stack(added)])
 
@@ -259,6 +269,10 @@ def play_cube_pairs(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_le
             for number in np.unique(game_no[sp]).tolist():
                 ensure_game(int(number))
             dice = dice_tables[game_no[sp], pair[sp], turn_no[sp]]
+            if free_first:
+                fresh = np.flatnonzero((turn_no[sp] == 0) & ~opening_dice[sp])  # a previous winner opens
+                for row in fresh.tolist():
+                    dice[row] = free_first_rolls[int(game_no[sp[row]])][pair[sp[row]]]
             sub = batch.take(playing)
             afterstates = generate(sub, dice)
             chosen = np.empty(playing.size, dtype=np.int64)
