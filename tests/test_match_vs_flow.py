@@ -154,7 +154,8 @@ def replay_match(rules, length, seat_bots, dice_of_game, seat0_opens, winner_fir
         points = game.points_won if game.winner is not None else 0
         games.append({"kind": kind, "points_x": points if game.winner == "X" else -points, "cube": game.cube_value,
                       "doubles": doubles, "crawford": game.crawford, "turns": turns,
-                      "match_point": match_point, "winner_opened_with_a_double": winner_opens and dice[0, 0] == dice[0, 1]})
+                      "match_point": match_point,
+                      "winner_opened_with_a_double": winner_opens and dice[0, 0] == dice[0, 1]})
         if match.is_over:
             return match, games
         match = match.start_next_game()

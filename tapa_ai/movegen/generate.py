@@ -21,6 +21,7 @@ from ..rules.position import SIDES, GameResult, Position, PositionError
 from ..rules.reference import Move, Step, check_dice
 from . import kernel
 from .batch import PositionBatch
+from .compile_notice import notice_compile
 
 #: Below this many positions a batch runs on the calling thread (thread hand-off costs more).
 MIN_POSITIONS_PER_THREAD = 64
@@ -115,6 +116,7 @@ def _run_range(arrays: tuple, start: int, stop: int, copy: bool = True) -> tuple
     With ``copy=False`` the arrays are views of this thread's reused buffer,
     valid only until the thread's next call.
     """
+    notice_compile("the move generator", kernel.generate_range, kernel.make_outputs, kernel.make_scratch)
     outputs = getattr(_thread_state, "outputs", None)
     if outputs is None:
         outputs = kernel.make_outputs(4096)

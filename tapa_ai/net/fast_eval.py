@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from ..movegen.batch import PositionBatch
+from ..movegen.compile_notice import notice_compile
 from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
 from .fast_kernel import ACTIVATION_CODES, EXTRA_VALUES, evaluate_rows
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
@@ -96,6 +97,7 @@ def _run_kernel(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, ou
 
     ``outputs``: (probabilities, equities, first_only, first_out) as the kernel takes them.
     """
+    notice_compile("the fast evaluator", evaluate_rows)
     size = len(batch)
     flags = np.array([[float(r.pins), float(r.backgammons), r.mother_points / MOTHER_POINTS_SCALE]
                       for r in batch.rules], dtype=np.float32).reshape(len(batch.rules), 3)

@@ -1,0 +1,83 @@
+"""The compile notice (tapa_ai.movegen.compile_notice): one stderr line on a cold numba cache, none on a warm one."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tapa_ai.notation.json_position import position_to_json
+from tapa_ai.rules.position import start_position
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTICE = "tapa-ai: compiling the numba kernels once"
+
+
+def run_engine(cache_dir: Path) -> subprocess.CompletedProcess:
+    request = {"cmd": "legal_moves", "position": position_to_json(start_position("backgammon")), "dice": [3, 1],
+               "id": 1}
+    return subprocess.run([sys.executable, "-m", "tapa_ai.cli", "engine"], cwd=ROOT, input=json.dumps(request) + "\n",
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(cache_dir)})
+
+
+def test_the_engine_says_it_compiles_on_a_cold_cache_and_nothing_on_a_warm_one(tmp_path):
+    cache = tmp_path / "numba-cache"  # empty: as after a fresh install
+    cold = run_engine(cache)
+    assert cold.returncode == 0, cold.stderr
+    assert cold.stderr.count(NOTICE) == 1, cold.stderr
+    assert str(cache) in cold.stderr  # where the cache goes
+    answer, = [json.loads(line) for line in cold.stdout.splitlines()]  # stdout is the protocol's alone
+    assert answer["id"] == 1 and len(answer["moves"]) == 16
+    warm = run_engine(cache)
+    assert warm.returncode == 0, warm.stderr
+    assert NOTICE not in warm.stderr, warm.stderr
+    assert json.loads(warm.stdout)["moves"] == answer["moves"]
+
+
+SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import tiny
+from tapa_ai.movegen.compile_notice import is_cached, notice_compile
+before = is_cached(tiny.one), is_cached(tiny.two)
+printed = notice_compile("group one", tiny.one), notice_compile("group two", tiny.two), notice_compile("group one")
+tiny.one(1), tiny.two(1)
+print(before, printed, (is_cached(tiny.one), is_cached(tiny.two)))
+"""
+
+
+def test_is_cached_reads_numba_s_cache_and_the_notice_prints_once_per_process(tmp_path):
+    module = tmp_path / "tiny.py"
+    source = textwrap.dedent("""
+        from numba import njit
+
+        @njit(cache=True)
+        def one(x):
+            return x + 1
+
+        @njit(cache=True)
+        def two(x):
+            return x * 2
+    """)
+    module.write_text(source)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip(), done.stderr
+
+    # Cold: neither is cached; one line for the first group only, however many groups are cold.
+    out, err = run()
+    assert out == "(False, False) (True, False, False) (True, True)"
+    assert err.count(NOTICE) == 1 and "group one first" in err
+    # Warm: both load from the cache; nothing printed.
+    out, err = run()
+    assert out == "(True, True) (False, False, False) (True, True)" and NOTICE not in err
+    # A changed source file makes numba's index stale: cold again.
+    module.write_text(source + "\n# changed\n")
+    out, err = run()
+    assert out == "(False, False) (True, False, False) (True, True)" and err.count(NOTICE) == 1
