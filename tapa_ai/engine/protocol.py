@@ -140,8 +140,9 @@ class Engine:
         self.default_generator = generator
         self.analyzer = load_analyzer(bot)
         if "vectorized" in self.generators or self.analyzer is not None:
-            # The fast generator (and the model's fast evaluator) are compiled on first use (about
-            # 10 s once after installing, then cached on disk); start now so the compile overlaps
+            # The fast generator (and the model's fast evaluator) are compiled on first use (tens of
+            # seconds once after installing, said on stderr, then cached on disk: docs/startup.md); start
+            # now so the compile overlaps
             # with the client's own start-up. Not a daemon: Python joins it before finalizing, so a
             # short session never exits while it still holds (and then frees) torch tensors, which
             # aborts the process ("terminate called without an active exception").
