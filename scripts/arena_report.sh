@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The measurements of docs/arena.md:
 #   bash scripts/arena_report.sh [PART...]     PART: ladder search speed (default: all three)
-# Output under docs/arena (ARENA_OUT=DIR to change). Needs checkpoints/{tapa,plakoto,backgammon}.pt,
+# Output under docs/arena (ARENA_OUT=DIR to change), with models_<part>.txt naming the files measured (path,
+# generation, sha256: docs/strength.md). Needs checkpoints/{tapa,plakoto,backgammon}.pt,
 # gnubg-nn (pip install -e '.[test]') and matplotlib. On 2 idle cores: ladder ~15 min, search ~1.5 h
 # (2-ply is ~10-30 decisions/s), speed ~5 min. Run `speed` on an otherwise idle machine.
 set -euo pipefail
@@ -9,7 +10,14 @@ out=${ARENA_OUT:-docs/arena}
 parts=${*:-ladder search speed}
 mkdir -p "$out"
 net() { echo "net:checkpoints/$1.pt${2:-}"; }
+# The files a part measures, named as docs/strength.md says (path, generation, sha256), in $out/models_<part>.txt.
+models() {
+  { echo "# models of: bash scripts/arena_report.sh $1 ($(date -u +%Y-%m-%d))"
+    python -m tapa_ai.net.model_id checkpoints/tapa.pt checkpoints/plakoto.pt checkpoints/backgammon.pt
+  } | tee "$out/models_$1.txt"
+}
 for part in $parts; do
+  case $part in ladder|search|speed) models "$part" ;; esac
   case $part in
   ladder)
     # Fixed bots and the shipped net at 0-ply: 1000 games (500 duplicate pairs) per pairing.

@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # The measurements of docs/cube.md:
 #   bash scripts/cube_report.sh [PART...]     PART: rates money matches models gnubg (default: all five)
-# Output under docs/cube (CUBE_OUT=DIR to change). Needs checkpoints/{tapa,plakoto,backgammon}.pt and, for
-# gnubg, gnubg-nn (pip install -e '.[test]'). On one core of a busy 2-core machine: rates ~1 min,
-# money ~1 min, matches ~4 min, models ~2 min, gnubg ~1 min. (The .csv files beside the JSON records are
-# not kept in docs/cube.)
+# Output under docs/cube (CUBE_OUT=DIR to change), with models_<part>.txt naming the files measured; the
+# rates part also writes tapa_ai/cube/result_rates.json (RATES_OUT=FILE to change), the package's data.
+# Needs checkpoints/{tapa,plakoto,backgammon}.pt and, for gnubg, gnubg-nn (pip install -e '.[test]').
+# On one core of a 2-core machine busy with two training runs: rates ~2.5 min a variant, money ~1 min a
+# match (6), matches ~5 min a match (6), models ~14 min, gnubg ~2 min; 34 min for all but rates. (The
+# .csv files beside the JSON records are not kept in docs/cube.) scripts/cube_tables.py prints the tables.
 set -euo pipefail
 out=${CUBE_OUT:-docs/cube}
 parts=${*:-rates money matches models gnubg}
 workers=${WORKERS:-1}
 mkdir -p "$out"
 net() { echo "net:checkpoints/$1.pt${2:-}"; }
+# The files a part measures, named as docs/strength.md says (path, generation, sha256), in $out/models_<part>.txt.
+models() {
+  { echo "# models of: bash scripts/cube_report.sh $1 ($(date -u +%Y-%m-%d))"
+    python -m tapa_ai.net.model_id checkpoints/tapa.pt checkpoints/plakoto.pt checkpoints/backgammon.pt
+  } | tee "$out/models_$1.txt"
+}
 for part in $parts; do
+  case $part in rates|money|matches|models|gnubg) models "$part" ;; esac
   case $part in
   rates)
-    # Result kinds of cubeless self-play at 0-ply: the rates each variant's match equity table is built from.
-    for v in tapa plakoto backgammon; do
-      tapa-ai match "$(net $v)" "$(net $v)" --games 20000 --seed 11 --workers "$workers" --quiet \
-          --out "$out/selfplay_$v.json"
-    done ;;
+    # Result kinds of cubeless self-play at 0-ply (20,000 games of each shipped net against itself, seed 11):
+    # the rates each variant's match equity table is built from, written to tapa_ai/cube/result_rates.json
+    # (with each net's sha256 and generation) and $out/selfplay_<variant>.json.
+    python scripts/met_rates.py --workers "$workers" --records "$out" \
+        --out "${RATES_OUT:-tapa_ai/cube/result_rates.json}" --quiet ;;
   money)
     # Money play with the cube, 2000 games (1000 duplicate pairs) each: the net's cube against the heuristic
     # bot's passive cube (never doubles, always takes), the same net with the passive cube (the cubeless
@@ -60,3 +69,5 @@ for part in $parts; do
   esac
 done
 rm -f "$out"/*.csv
+# docs/cube.md's measurement tables from the records, with the files they were measured with.
+case " $parts " in *" money "*|*" matches "*|*" models "*) python scripts/cube_tables.py --records "$out" ;; esac

@@ -4,6 +4,13 @@
 
 The replaced model is kept as checkpoints/generations/<variant>-g<N>.pt (network only); the duel
 record goes to --out (default docs/strength/<variant>/generation_duel_g<N+1>.json).
+
+A shipped model changes what other files were measured with; the script prints what to redo:
+the match equity rates (``python scripts/met_rates.py --variants <variant>``, which writes
+tapa_ai/cube/result_rates.json; tests/test_met_rates.py fails until it is run), the strength report and
+model card (scripts/strength.py), and every docs table naming the shipped file with its old hash
+(tests/test_docs_models.py lists them; docs/strength.md, *Naming the model a table was measured with*).
+With --rates the rates are measured at once (20,000 games of 0-ply self-play, a few minutes).
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +36,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--generations", default="checkpoints/generations")
     parser.add_argument("--out", help="where the duel record goes")
+    parser.add_argument("--rates", action="store_true",
+                        help="when shipped, measure the new model's match equity rates at once (scripts/met_rates.py)")
     args = parser.parse_args()
     try:
         variant = load_checkpoint(args.shipped).rules().name
@@ -44,6 +54,21 @@ def main() -> int:
         "NOT shipped: the lower end of the CI is not above zero"
     print(f"candidate vs shipped: {record['ppg']:+.3f} [{low:+.3f}, {high:+.3f}] over {record['games']} games, "
           f"win {record['win_rate']:.1%} -> {verdict} ({out})")
+    if not record["promoted"]:
+        return 0
+    rates = [sys.executable, str(Path(__file__).with_name("met_rates.py")), "--variants", variant,
+             "--workers", str(args.workers)]
+    if args.shipped != f"checkpoints/{variant}.pt":
+        rates += ["--checkpoints", str(Path(args.shipped).parent)]
+    print(f"""
+{args.shipped} is now generation {record['generation']}. Measured with the replaced model, to redo:
+  - the match equity rates (tapa_ai/cube/result_rates.json; tests/test_met_rates.py fails until then):
+      python scripts/met_rates.py --variants {variant}{'' if args.rates else '    (or ship with --rates)'}
+    then the rates and tables of docs/cube.md (python scripts/met_rates.py --markdown);
+  - the strength report and model card: python scripts/strength.py {args.shipped} ... (docs/strength.md);
+  - every docs table naming {args.shipped}: python -m pytest -q tests/test_docs_models.py lists them.""")
+    if args.rates:
+        return subprocess.call(rates)
     return 0
 
 

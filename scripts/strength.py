@@ -6,7 +6,10 @@
 
 Writes one JSON (and CSV) record per match and summary.json under --out; with
 --card also the model card, from the checkpoint's facts and the summary
-(--history FILE adds a "how it was made" section). Logic: tapa_ai/arena/strength.py.
+(--history FILE adds a "how it was made" section). The table and the card name the file measured, with its
+generation and sha256 (docs/strength.md, *Naming the model a table was measured with*); every match of the
+summary records the sha256 of the file it was played with, and a card is refused while a match was
+played with another file (a model shipped since). Logic: tapa_ai/arena/strength.py.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from tapa_ai.arena.strength import model_card, plot_training_curve, strength_matches, strength_table
+from tapa_ai.arena.strength import measured_with, model_card, plot_training_curve, strength_matches, strength_table
 from tapa_ai.bots.base import BotError
 from tapa_ai.net.checkpoint import CheckpointError
 
@@ -66,6 +69,7 @@ def main() -> int:
             if command not in commands:
                 commands.append(command)
             (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+            print(measured_with(args.model, summary) + ":")
             print(strength_table(summary))
         if args.curve:
             print(f"written {plot_training_curve(args.model, args.curve, args.curve_report)}")
@@ -74,7 +78,7 @@ def main() -> int:
             command = "\n".join(summary.get("commands", [])) if summary else ""
             Path(args.card).write_text(model_card(args.model, summary, history, command))
             print(f"written {args.card}")
-    except (BotError, CheckpointError, OSError) as error:
+    except (BotError, CheckpointError, OSError, ValueError) as error:
         print(f"strength: {error}", file=sys.stderr)
         return 2
     return 0

@@ -27,6 +27,7 @@ from typing import Optional
 from ..bots.base import BotError
 from ..config import config_to_toml
 from ..net.checkpoint import load_checkpoint
+from ..net.model_id import file_sha256, model_label
 from .match import run_match
 
 FIXED_OPPONENTS = {
@@ -63,6 +64,7 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
     summary_path = out / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
     summary.update(model=str(model), variant=variant, games_trained=checkpoint.games)
+    model_sha256 = file_sha256(model)
     matches = summary.setdefault("matches", {})
     plan = []
     if "0ply" in parts:
@@ -89,11 +91,27 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
             summary["matches"] = matches
         matches[name] = {key: record[key] for key in ("bot_a", "bot_b", "games", "ppg", "ppg_ci95", "win_rate",
                                                       "win_rate_ci95", "kinds", "seed", "games_per_s")}
+        matches[name]["model_sha256"] = model_sha256  # the file measured: a card names it (measured_with)
         summary_path.write_text(json.dumps(summary, indent=1) + "\n")  # after every match: nothing lost on a kill
         if progress:
             print(f"{name}: {record['ppg']:+.3f} [{record['ppg_ci95'][0]:+.3f}, {record['ppg_ci95'][1]:+.3f}] "
                   f"win {record['win_rate']:.1%} ({record['games']} games)", flush=True)
     return summary
+
+
+def measured_with(model: str, summary: dict) -> str:
+    """The sentence naming the file the summary's matches were measured with (docs/strength.md's convention).
+
+    Refuses a summary with a match measured with another file than ``model`` is now (a model shipped
+    since, or a record without the hash): those matches must be played again, or the card would pass
+    them off as the new model's.
+    """
+    current = file_sha256(model)
+    stale = sorted(name for name, m in summary.get("matches", {}).items() if m.get("model_sha256") != current)
+    if stale:
+        raise ValueError(f"{model}: matches {', '.join(stale)} of the summary were not measured with this file "
+                         f"(sha256 {current[:12]}): play them again (scripts/strength.py without --only-card)")
+    return f"Measured with {model_label(model, markdown=True)}"
 
 
 def strength_table(summary: dict) -> str:
@@ -138,8 +156,8 @@ def model_card(model: str, summary: Optional[dict], history: str = "", command: 
         f"| CPU time (self-play + learning) | " + (f"{cpu_seconds / 3600:.2f} CPU-hours" if cpu_seconds else "unknown")
         + (f" ({wall_seconds / 3600:.2f} h wall, shared machine)" if wall_seconds else "") + " |",
         f"| hardware | {_cpu_name()}, {os.cpu_count()} cores, no GPU; one training process, one torch thread |",
-        f"| file | full checkpoint: network, optimizer, RNG and running games (resumable: copy it to "
-        f"`runs/<name>/latest.pt`, then `tapa-ai train --resume runs/<name>`) |",
+        f"| file | {model_label(model, markdown=True)}: full checkpoint: network, optimizer, RNG and running games "
+        f"(resumable: copy it to `runs/<name>/latest.pt`, then `tapa-ai train --resume runs/<name>`) |",
         "",
         "Use it: `tapa-ai match net:" + model + " heuristic --games 1000`, "
         "`net:" + model + "@2ply` for 2-ply search; load in Python with `tapa_ai.net.checkpoint.load_network`.",
@@ -150,7 +168,7 @@ def model_card(model: str, summary: Optional[dict], history: str = "", command: 
     parts += ["## Training config (as stored in the checkpoint)", "", "```toml", config_to_toml(config).strip(),
               "```", ""]
     if summary:
-        parts += ["## Measured strength", "", strength_table(summary), "",
+        parts += ["## Measured strength", "", measured_with(model, summary) + ":", "", strength_table(summary), "",
                   "Duplicate pairs: every deal is played twice with the same dice, each bot moving first once; "
                   "the 95% CI of points per game is over the pairs.", ""]
         if command:

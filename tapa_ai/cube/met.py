@@ -25,13 +25,21 @@ The method (docs/cube.md gives the details):
 
 Without a cube (plakoto) step 3 is the plain game recursion and there is no
 Crawford rule. :func:`variant_met` caches the table of each rule set.
+
+The rates of each variant (:data:`VARIANT_RATES`) are counts of result kinds
+in cubeless 0-ply self-play of the shipped net, measured by
+``scripts/met_rates.py`` and read from :data:`RATES_FILE` (package data, with
+each net's sha256 and generation); this module only reads that file, and a
+missing or malformed one is a :class:`RatesFileError` naming it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
@@ -94,23 +102,90 @@ class ResultRates:
                    kinds.get("draw", 0) / games, source)
 
 
-_SELF_PLAY = "tapa-ai match net:checkpoints/{0}.pt net:checkpoints/{0}.pt --games 20000 --seed 11"
+VARIANTS = ("tapa", "plakoto", "backgammon")
+"""The variants with measured rates (every other rule set uses its nearest one's, :func:`rates_for`)."""
+
+RATES_FILE = Path(__file__).with_name("result_rates.json")
+"""The measured counts of result kinds per variant (package data), written by ``scripts/met_rates.py``
+from cubeless 0-ply self-play of the shipped nets, with each net's sha256 and generation."""
+
+_KINDS = ("single", "gammon", "backgammon", "mother", "draw")
 
 
-def _measured(variant: str, single: int, gammon: int, top: int, draws: int) -> ResultRates:
-    decisive = single + gammon + top
-    return ResultRates(single / decisive, gammon / decisive, top / decisive, top_points(variant_rules(variant)),
-                       draws / (decisive + draws), _SELF_PLAY.format(variant))
+class RatesFileError(RuntimeError):
+    """The result rates file is missing or malformed."""
 
 
-VARIANT_RATES: dict[str, ResultRates] = {
-    # Counts of result kinds in 20,000 games of self-play of the shipped generation-1 nets at 0-ply,
-    # without the cube (docs/cube.md); top = backgammons + mother wins.
-    "tapa": _measured("tapa", single=16316, gammon=2434, top=972 + 276, draws=2),
-    "plakoto": _measured("plakoto", single=12120, gammon=7055, top=823, draws=2),
-    "backgammon": _measured("backgammon", single=14052, gammon=5774, top=174, draws=0),
-}
-"""The rates each variant's table is built from."""
+def load_result_rates(path: str | Path = RATES_FILE) -> dict[str, ResultRates]:
+    """The rates of every variant, from the counts in ``path`` (:data:`RATES_FILE`), checked."""
+    path = Path(path)
+    try:
+        return _read_rates(path)
+    except RatesFileError as error:
+        raise RatesFileError(f"{path}: {error} (python scripts/met_rates.py measures it from the shipped "
+                             "nets)") from None
+
+
+def _read_rates(path: Path) -> dict[str, ResultRates]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise RatesFileError("missing: the match equity tables need the measured result rates") from None
+    except (OSError, ValueError) as error:
+        raise RatesFileError(f"cannot read the result rates: {error}") from None
+    entries = data.get("variants") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise RatesFileError("malformed: want an object with 'variants'")
+    rates = {}
+    for variant in VARIANTS:
+        entry = entries.get(variant)
+        where = f"variants.{variant}"
+        if not isinstance(entry, dict):
+            raise RatesFileError(f"{where}: missing")
+        kinds, command, digest = entry.get("kinds"), entry.get("command"), entry.get("sha256")
+        if not isinstance(kinds, dict) or set(kinds) - set(_KINDS) or any(
+                isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in kinds.values()):
+            raise RatesFileError(f"{where}.kinds: want counts (integers >= 0) of {', '.join(_KINDS)}, "
+                                 f"got {kinds!r}")
+        if not isinstance(command, str) or not command:
+            raise RatesFileError(f"{where}.command: want the command the counts come from, got {command!r}")
+        if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
+            raise RatesFileError(f"{where}.sha256: want the sha256 (64 hex digits) of the net measured, "
+                                 f"got {digest!r}")
+        model = entry.get("model")
+        source = command + (f" ({model})" if isinstance(model, str) and model else "")
+        try:
+            rates[variant] = ResultRates.from_kinds(kinds, variant_rules(variant), source)
+        except ValueError as error:
+            raise RatesFileError(f"{where}: {error}") from None
+    return rates
+
+
+class _VariantRates(Mapping):
+    """:data:`VARIANT_RATES`: read from :data:`RATES_FILE` on first use (so a bad file fails where a table is
+    needed, with the file's name, not at import)."""
+
+    @staticmethod
+    @lru_cache(maxsize=1)
+    def _rates() -> dict[str, ResultRates]:
+        return load_result_rates()
+
+    def __getitem__(self, variant: str) -> ResultRates:
+        return self._rates()[variant]
+
+    def __iter__(self):
+        return iter(self._rates())
+
+    def __len__(self) -> int:
+        return len(self._rates())
+
+    def __repr__(self) -> str:
+        return f"VARIANT_RATES({self._rates()!r})"
+
+
+VARIANT_RATES: Mapping[str, ResultRates] = _VariantRates()
+"""The rates each variant's table is built from: counts of result kinds in 20,000 games of cubeless 0-ply
+self-play of the shipped net (:data:`RATES_FILE`); top = backgammons + mother wins."""
 
 
 @dataclass
