@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from tapa_ai.training.curve import OPPONENTS, evaluate_snapshots, plot_curves, train_to_marks, write_report
+from tapa_ai.training.stopping import TrainingStopped
 
 
 def main() -> int:
@@ -34,7 +35,13 @@ def main() -> int:
     if not args.plot:
         if bool(args.config) == bool(args.resume):
             parser.error("give exactly one of --config and --resume")
-        run_dir, rows = train_to_marks(args.config, args.set, args.marks, args.resume, progress=not args.quiet)
+        try:
+            run_dir, rows = train_to_marks(args.config, args.set, args.marks, args.resume, progress=not args.quiet)
+        except TrainingStopped as stopped:
+            run = stopped.checkpoint.parent
+            print(f"{stopped}; continue with: python scripts/learning_curve.py --resume {run} --marks "
+                  f"{' '.join(f'{m:g}' for m in args.marks)} --pairs {args.pairs} --out {args.out}", file=sys.stderr)
+            return stopped.exit_code
         rows = evaluate_snapshots(rows, args.pairs, progress=not args.quiet)
         variant = Path(run_dir).name.split("__")[0]
         report = write_report(variant, rows, out)
