@@ -174,11 +174,11 @@ def rebuild_dice(rules, seed, pairs, games):
 
 
 CONFIGS = [  # (name, rules, match lengths, pairs per length, move style)
-    ("tapa", variant_rules("tapa"), (1, 3, 7), 3, "lead"),
+    ("tapa", variant_rules("tapa"), (1, 7), 2, "lead"),
     ("tapa-no-crawford", variant_rules("tapa").replace(crawford=False), (3,), 3, "lead"),
     ("backgammon", variant_rules("backgammon"), (2, 5, 9), 3, "random"),
     ("backgammon-no-crawford", variant_rules("backgammon").replace(crawford=False), (3,), 3, "random"),
-    ("plakoto", variant_rules("plakoto"), (2, 4), 2, "lead"),  # no cube; the winner opens the next game
+    ("plakoto", variant_rules("plakoto"), (3,), 2, "lead"),  # no cube; the winner opens the next game
     ("plakoto-cube-crawford", variant_rules("plakoto").replace(cube=True, crawford=True), (3, 5), 3, "lead"),
     # Opening dice for the first game, then the winner opens, rolling both dice (doubles too).
     ("tapa-winner-opens", variant_rules("tapa").replace(next_game_opener="winner"), (5,), 3, "lead"),
