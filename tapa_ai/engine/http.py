@@ -173,7 +173,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
                 self.close_connection = True
             except Exception:  # noqa: BLE001 - never a traceback to the client; the log has it
                 self.close_connection = True
-                answer = internal_error(f"answering {self.command} {self.path[:200]!r}")
+                answer = internal_error(f"answering {self.command} {self.path[:200]!r}", self.server.engine.log)
                 if not self._answered:
                     self._reply_quietly(500, answer)
 
