@@ -676,8 +676,13 @@ def test_ray_actors_are_stopped_and_the_learner_checkpoints_on_sigterm(tmp_path)
             trainer.train(progress=False)
         assert stopped.value.exit_code == 143 and trainer.pool is None and trainer.restarts == 0
         for handle in handles:  # killed on the way out
+            # ray.kill is asynchronous: a call sent straight to the actor can still be answered before the
+            # kill reaches it, so the actor must be gone within a bound, not at once.
+            deadline = time.monotonic() + 60
             with pytest.raises(ray.exceptions.RayActorError):
-                ray.get(handle.pid.remote(), timeout=60)
+                while time.monotonic() < deadline:
+                    ray.get(handle.pid.remote(), timeout=60)
+                    time.sleep(0.2)
         assert load_checkpoint(trainer.run_dir / "latest.pt").games == trainer.games > 0
     finally:
         disconnect(connected)
