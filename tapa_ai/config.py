@@ -102,6 +102,10 @@ class ModelConfig:
     encoding_version: int = 1
     """Input encoding ``tapa-td`` version: 1 (259 columns), 2 (+ 50 exposure columns) or 3 (+ 6 contact
     columns); ``docs/encoding.md``."""
+    race_network: bool = False
+    """A second network of the same shape for **races** (positions where no checker can meet an opposing one
+    again), as GNU Backgammon has: each position is evaluated, and learned, by the network of its phase, chosen
+    from its inputs (``tapa_ai.net.model.race_rows``). False: one network for every position."""
 
     def __post_init__(self) -> None:
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or not 0 <= self.layers <= MAX_LAYERS:
@@ -126,6 +130,8 @@ class ModelConfig:
             raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
         if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3):
             raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1, 2 or 3")
+        if not isinstance(self.race_network, bool):
+            raise ConfigError(f"model.race_network={self.race_network!r}: must be true or false")
 
     @property
     def widths(self) -> tuple[int, ...]:
@@ -140,10 +146,14 @@ class ModelConfig:
         if not widths:
             return "linear"
         shape = f"{len(widths)} x {widths[0]}" if len(set(widths)) == 1 else "-".join(map(str, widths))
-        return f"{shape} {self.activation}"
+        return f"{shape} {self.activation}" + (" + race network" if self.race_network else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields as a dict; ``race_network`` only when set, so a one-network model's files stay as they were."""
+        data = dataclasses.asdict(self)
+        if not self.race_network:
+            del data["race_network"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> "ModelConfig":

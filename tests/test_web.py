@@ -235,6 +235,37 @@ def test_the_in_page_model_equals_the_engines_evaluate(browser, server, variant)
     assert worst <= 1e-5, worst
 
 
+def test_the_in_page_model_of_a_race_network_uses_each_phases_layers(browser, server, tmp_path):
+    """A model with a race network (not shipped yet): the page's TapaModel picks the race layers exactly where
+    numpy_model's race_rows does, and evaluates like numpy_model within 1e-5."""
+    from tapa_ai.config import ModelConfig
+    from tapa_ai.export import export_network
+    from tapa_ai.export import numpy_model
+    from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions
+    from tapa_ai.net.encoding import encode
+    from tapa_ai.net.model import EvaluatorNet
+    from tapa_ai.rules.options import variant_rules
+
+    open_board(browser, server, seed=1)
+    rules = variant_rules("backgammon")
+    net = EvaluatorNet(ModelConfig(hidden=12, encoding_version=2, race_network=True), rules, seed=5)
+    path = export_network(net, "npz", tmp_path / "race.npz")
+    rng = np.random.default_rng(3)
+    features = np.concatenate([encode(mixed_positions(rules, 60, rng), version=2),
+                               encode(endgame_positions(rules, 60, rng), version=2)])
+    race = numpy_model.race_rows(features)
+    assert 10 < race.sum() < len(race) - 10
+    answers = browser.execute_script(
+        "const model = TapaModel.fromJSON(arguments[0]);"
+        "return arguments[1].map(f => { const x = Float32Array.from(f);"
+        " return [TapaModel.isRace(x), model.evaluate(x).equity, Array.from(model.evaluate(x).probabilities)]; });",
+        model_json(path.read_bytes()), features.tolist())
+    probabilities, equity = numpy_model.load(str(path)).evaluate(features)
+    assert [answer[0] for answer in answers] == race.tolist()
+    assert np.abs(np.array([answer[1] for answer in answers]) - equity).max() < 1e-5
+    assert np.abs(np.array([answer[2] for answer in answers]) - probabilities).max() < 1e-5
+
+
 def human_turn_by_clicks(driver, rng):
     """Play the human's turn by clicking a highlighted checker, then a highlighted point, until the move is
     complete; then Done. Returns the number of clicks."""

@@ -91,7 +91,8 @@ def model_json(npz_bytes: bytes) -> dict[str, Any]:
     """The JSON form of an exported ``.npz`` model, as the page reads it.
 
     ``{"format": "tapa-ai-web-model", "format_version": 1, "metadata": {...the npz metadata...},
-    "layers": [{"in": 309, "out": 128, "weight": "<base64>", "bias": "<base64>"}, ...]}``: each
+    "layers": [{"in": 309, "out": 128, "weight": "<base64>", "bias": "<base64>"}, ...]}`` (and ``"race_layers"``,
+    the same form, for a race network's: the page evaluates a position with no contact left by them): each
     ``weight`` is the (out, in) float32 matrix of ``x @ W.T + b``, row-major, and each ``bias`` the (out,)
     vector, as little-endian float32 bytes in base64: exactly the exported numbers, in less than half the text
     of their shortest decimal forms.
@@ -102,13 +103,19 @@ def model_json(npz_bytes: bytes) -> dict[str, Any]:
         handle.write(npz_bytes)
         handle.flush()
         model = numpy_model.load(handle.name)
-    return {
+    def layers(weights, biases) -> list[dict[str, Any]]:
+        return [{"in": int(weight.shape[1]), "out": int(weight.shape[0]), "weight": _base64_float32(weight),
+                 "bias": _base64_float32(bias)} for weight, bias in zip(weights, biases)]
+
+    web = {
         "format": WEB_MODEL_FORMAT,
         "format_version": WEB_MODEL_FORMAT_VERSION,
         "metadata": model.metadata,
-        "layers": [{"in": int(weight.shape[1]), "out": int(weight.shape[0]), "weight": _base64_float32(weight),
-                    "bias": _base64_float32(bias)} for weight, bias in zip(model.weights, model.biases)],
+        "layers": layers(model.weights, model.biases),
     }
+    if model.race_weights is not None:  # the layers of the positions with no contact left (docs/web.md)
+        web["race_layers"] = layers(model.race_weights, model.race_biases)
+    return web
 
 
 class ModelFiles:

@@ -51,7 +51,8 @@ def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", sour
     rules = net.rules
     return {
         "format": numpy_model.METADATA_FORMAT,
-        "format_version": numpy_model.METADATA_FORMAT_VERSION,
+        # Version 2 only where it is needed (a race network), so one-network files stay readable by older readers.
+        "format_version": numpy_model.METADATA_FORMAT_VERSION if net.race_layers is not None else 1,
         "tapa_ai_version": __version__,
         "variant": rules.name,
         "rule_options": rules.to_dict(),
@@ -87,8 +88,9 @@ def _write(path: Path, write: Callable[[Any], None]) -> Path:
 
 def _export_npz(net: EvaluatorNet, path: Path, metadata: dict[str, Any]) -> Path:
     weights, biases = network_arrays(net)
+    race = network_arrays(net, "race_layers") if net.race_layers is not None else None
     buffer = io.BytesIO()
-    numpy_model.save_npz(buffer, weights, biases, metadata)
+    numpy_model.save_npz(buffer, weights, biases, metadata, race=race)
     return _write(path, lambda handle: handle.write(buffer.getvalue()))
 
 
@@ -162,11 +164,12 @@ def load_npz_network(path: str | Path) -> EvaluatorNet:
     metadata = model.metadata
     try:
         net = EvaluatorNet(ModelConfig.from_dict(metadata["model"]), RuleOptions.from_dict(metadata["rule_options"]))
+        stored = list(zip(model.weights, model.biases)) + list(zip(model.race_weights or [], model.race_biases or []))
         linears = net.linear_layers()
-        if len(linears) != len(model.weights):
-            raise ValueError(f"{len(model.weights)} layers in the file, {len(linears)} in its model config")
+        if len(linears) != len(stored):
+            raise ValueError(f"{len(stored)} layers in the file, {len(linears)} in its model config")
         with torch.no_grad():
-            for module, weight, bias in zip(linears, model.weights, model.biases):
+            for module, (weight, bias) in zip(linears, stored):
                 module.weight.copy_(torch.from_numpy(weight))
                 module.bias.copy_(torch.from_numpy(bias))
     except (KeyError, TypeError, ValueError, RuntimeError, RulesError, ConfigError) as error:

@@ -37,12 +37,12 @@ import json
 import math
 import zipfile
 import zlib
-from typing import IO, Any, Mapping, Sequence, Union
+from typing import IO, Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 __all__ = [
-    "METADATA_FORMAT", "METADATA_FORMAT_VERSION", "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES",
+    "METADATA_FORMAT", "METADATA_FORMAT_VERSION", "FORMAT_VERSIONS", "race_rows", "ENCODING_NAME", "ENCODING_VERSION", "ENCODING_VERSIONS", "NUM_FEATURES",
     "num_features", "ACTIVATIONS",
     "VARIANT_RULES", "ModelFileError", "NumpyEvaluator", "load", "save_npz", "feature_names", "encode_position",
     "encode_positions",
@@ -50,8 +50,12 @@ __all__ = [
 
 METADATA_FORMAT = "tapa-ai-evaluator"
 """Value of ``metadata["format"]`` in every exported model (npz, ONNX, TorchScript)."""
-METADATA_FORMAT_VERSION = 1
-"""``metadata["format_version"]``: bumped whenever the metadata keys or an exported file's layout change."""
+METADATA_FORMAT_VERSION = 2
+"""``metadata["format_version"]`` of a model with a race network (``race_layers.*`` arrays, see
+:func:`race_rows`); a one-network model is written as version 1, which readers from before race networks read.
+Bumped whenever the metadata keys or an exported file's layout change."""
+FORMAT_VERSIONS = (1, 2)
+"""The ``format_version`` values this module reads."""
 
 ENCODING_NAME = "tapa-td"
 """The input encoding this module computes (must equal ``tapa_ai.net.encoding.ENCODING_NAME``)."""
@@ -333,6 +337,22 @@ def encode_positions(positions: Sequence[Mapping[str, Any] | str], version: int 
 
 
 # -- the model ------------------------------------------------------------------------------------
+def race_rows(features: np.ndarray) -> np.ndarray:
+    """(B,) bool: the encoded positions that are races (no checker can meet an opposing one again).
+
+    Each side's rearmost checker is its highest own point with a checker of it (``free1`` or ``pinned`` set;
+    25 with ``bar`` above 0, 0 with none); contact is left exactly while the two add up to more than 25. A
+    model with a race network evaluates these rows with ``race_layers`` and the others with ``layers``.
+    """
+    features = np.asarray(features)
+    points = features[:, : 2 * 24 * len(_POINT_UNITS)].reshape(-1, 2, 24, len(_POINT_UNITS))
+    occupied = (points[..., _POINT_UNITS.index("free1")] > 0) | (points[..., _POINT_UNITS.index("pinned")] > 0)
+    rearmost = np.where(occupied, np.arange(1, 25), 0).max(axis=2)
+    bar = 2 * 24 * len(_POINT_UNITS) + _SIDE_SCALARS.index("bar")
+    rearmost = np.where(features[:, [bar, bar + len(_SIDE_SCALARS)]] > 0, 25, rearmost)
+    return rearmost.sum(axis=1) <= 25
+
+
 def _activate(values: np.ndarray, activation: str) -> np.ndarray:
     if activation == "relu":
         return np.maximum(values, np.float32(0.0))
@@ -353,16 +373,24 @@ class NumpyEvaluator:
 
     ``weights[i]`` is (out, in) and ``biases[i]`` (out,), as in ``torch.nn.Linear``;
     the activation follows every layer but the last. ``metadata`` is the
-    dict stored in the file (see ``docs/export.md``).
+    dict stored in the file (see ``docs/export.md``). A model with a race
+    network (``metadata["model"]["race_network"]``) has a second list of
+    layers, ``race``, of the same shapes, for the rows :func:`race_rows` marks.
     """
 
     def __init__(self, weights: Sequence[np.ndarray], biases: Sequence[np.ndarray], metadata: Mapping[str, Any],
-                 source: str = "model") -> None:
+                 source: str = "model", race: Optional[tuple[Sequence[np.ndarray], Sequence[np.ndarray]]] = None) -> None:
         self.source = source
         self.metadata = dict(metadata)
         self.weights = [np.ascontiguousarray(w, dtype=np.float32) for w in weights]
         self.biases = [np.ascontiguousarray(b, dtype=np.float32) for b in biases]
+        self.race_weights = None if race is None else [np.ascontiguousarray(w, dtype=np.float32) for w in race[0]]
+        self.race_biases = None if race is None else [np.ascontiguousarray(b, dtype=np.float32) for b in race[1]]
         model = self.metadata.get("model")
+        wants_race = isinstance(model, Mapping) and model.get("race_network") is True
+        if wants_race != (race is not None):
+            raise ModelFileError(f"{source}: metadata.model.race_network is {wants_race} but the file holds "
+                                 f"{'a' if race is not None else 'no'} race network")
         if not isinstance(model, Mapping) or model.get("activation") not in ACTIVATIONS:
             raise ModelFileError(f"{source}: metadata.model.activation must be one of {list(ACTIVATIONS)}, "
                                  f"got {model!r:.120}")
@@ -380,17 +408,27 @@ class NumpyEvaluator:
             raise ModelFileError(f"{source}: metadata.outcome_names and outcome_points must be lists of one length")
         self.outcome_names: tuple[str, ...] = tuple(names)
         self.outcome_points = np.asarray(points, dtype=np.float32)
-        if not self.weights or len(self.weights) != len(self.biases):
-            raise ModelFileError(f"{source}: want one or more layers with a weight and a bias each, got "
-                                 f"{len(self.weights)} weights and {len(self.biases)} biases")
+        self._check_layers(self.weights, self.biases, "layer")
+        if race is not None:
+            shapes = [w.shape for w in self.weights], [w.shape for w in self.race_weights]
+            if shapes[0] != shapes[1]:
+                raise ModelFileError(f"{source}: the race network's layers {shapes[1]} differ from the contact "
+                                     f"network's {shapes[0]}")
+            self._check_layers(self.race_weights, self.race_biases, "race layer")
+
+    def _check_layers(self, weights: list, biases: list, what: str) -> None:
+        if not weights or len(weights) != len(biases):
+            raise ModelFileError(f"{self.source}: want one or more layers with a weight and a bias each, got "
+                                 f"{len(weights)} weights and {len(biases)} biases")
         width = self.num_features
-        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+        for index, (weight, bias) in enumerate(zip(weights, biases)):
             if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
-                raise ModelFileError(f"{source}: layer {index}: weight {weight.shape} and bias {bias.shape} do not "
-                                     f"fit an input of width {width} (want weight (out, {width}), bias (out,))")
+                raise ModelFileError(f"{self.source}: {what} {index}: weight {weight.shape} and bias {bias.shape} do "
+                                     f"not fit an input of width {width} (want weight (out, {width}), bias (out,))")
             width = weight.shape[0]
-        if width != len(names):
-            raise ModelFileError(f"{source}: the last layer has {width} outputs, metadata names {len(names)} classes")
+        if width != len(self.outcome_names):
+            raise ModelFileError(f"{self.source}: the last {what} has {width} outputs, metadata names "
+                                 f"{len(self.outcome_names)} classes")
 
     @property
     def variant(self) -> str:
@@ -407,8 +445,17 @@ class NumpyEvaluator:
         if hidden.ndim != 2 or hidden.shape[1] != self.num_features:
             raise ModelFileError(f"features: want a (batch, {self.num_features}) array (encoding version "
                                  f"{self.encoding_version}), got shape {hidden.shape}")
-        last = len(self.weights) - 1
-        for index, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+        if self.race_weights is None:
+            return self._forward(hidden, self.weights, self.biases)
+        race = race_rows(hidden)
+        logits = np.empty((hidden.shape[0], self.num_outcomes), dtype=np.float32)
+        logits[~race] = self._forward(hidden[~race], self.weights, self.biases)
+        logits[race] = self._forward(hidden[race], self.race_weights, self.race_biases)
+        return logits
+
+    def _forward(self, hidden: np.ndarray, weights: list, biases: list) -> np.ndarray:
+        last = len(weights) - 1
+        for index, (weight, bias) in enumerate(zip(weights, biases)):
             hidden = hidden @ weight.T + bias
             if index < last:
                 hidden = _activate(hidden, self.activation)
@@ -438,8 +485,10 @@ class NumpyEvaluator:
 
 # -- the file -------------------------------------------------------------------------------------
 def save_npz(file: Union[str, IO[bytes]], weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
-             metadata: Mapping[str, Any]) -> None:
-    """Write a model: ``layers.{i}.weight`` (out, in), ``layers.{i}.bias``, ``outcome_points`` and ``metadata``.
+             metadata: Mapping[str, Any],
+             race: Optional[tuple[Sequence[np.ndarray], Sequence[np.ndarray]]] = None) -> None:
+    """Write a model: ``layers.{i}.weight`` (out, in), ``layers.{i}.bias``, ``outcome_points`` and ``metadata``
+    (and ``race_layers.{i}.weight``, ``race_layers.{i}.bias`` of a race network's ``race``).
 
     ``metadata`` is stored as a JSON string (a 0-d unicode array, so that
     ``np.load(..., allow_pickle=False)`` reads it). The file is what
@@ -451,6 +500,9 @@ def save_npz(file: Union[str, IO[bytes]], weights: Sequence[np.ndarray], biases:
     for index, (weight, bias) in enumerate(zip(weights, biases)):
         arrays[f"layers.{index}.weight"] = np.ascontiguousarray(weight, dtype=np.float32)
         arrays[f"layers.{index}.bias"] = np.ascontiguousarray(bias, dtype=np.float32)
+    for index, (weight, bias) in enumerate(zip(*race) if race is not None else []):
+        arrays[f"race_layers.{index}.weight"] = np.ascontiguousarray(weight, dtype=np.float32)
+        arrays[f"race_layers.{index}.bias"] = np.ascontiguousarray(bias, dtype=np.float32)
     arrays["outcome_points"] = np.asarray(metadata["outcome_points"], dtype=np.float32)
     arrays["metadata"] = np.array(json.dumps(dict(metadata), sort_keys=True))
     # What np.savez_compressed writes, but with fixed member timestamps: the same model gives the same bytes.
@@ -484,21 +536,27 @@ def load(path: str) -> NumpyEvaluator:
         raise ModelFileError(f"{path}: metadata is not valid JSON ({error})") from None
     if not isinstance(metadata, dict) or metadata.get("format") != METADATA_FORMAT:
         raise ModelFileError(f"{path}: not a tapa-ai model file (metadata.format is not {METADATA_FORMAT!r})")
-    if metadata.get("format_version") != METADATA_FORMAT_VERSION:
+    if metadata.get("format_version") not in FORMAT_VERSIONS:
         raise ModelFileError(f"{path}: file format version {metadata.get('format_version')!r}; this module reads "
-                             f"version {METADATA_FORMAT_VERSION}")
-    weights, biases = [], []
-    while f"layers.{len(weights)}.weight" in arrays:
-        index = len(weights)
-        if f"layers.{index}.bias" not in arrays:
-            raise ModelFileError(f"{path}: layers.{index}.weight has no layers.{index}.bias")
-        weights.append(arrays[f"layers.{index}.weight"])
-        biases.append(arrays[f"layers.{index}.bias"])
+                             f"versions {list(FORMAT_VERSIONS)}")
+
+    def layers_named(prefix: str) -> tuple[list, list]:
+        weights, biases = [], []
+        while f"{prefix}.{len(weights)}.weight" in arrays:
+            index = len(weights)
+            if f"{prefix}.{index}.bias" not in arrays:
+                raise ModelFileError(f"{path}: {prefix}.{index}.weight has no {prefix}.{index}.bias")
+            weights.append(arrays[f"{prefix}.{index}.weight"])
+            biases.append(arrays[f"{prefix}.{index}.bias"])
+        return weights, biases
+
+    weights, biases = layers_named("layers")
+    race = layers_named("race_layers")
     layers = metadata.get("model", {}).get("layers") if isinstance(metadata.get("model"), dict) else None
     if layers is not None and len(weights) != layers + 1:
         raise ModelFileError(f"{path}: metadata.model.layers = {layers} hidden layers, but the file holds "
                              f"{len(weights)} weight matrices (want {layers + 1})")
-    model = NumpyEvaluator(weights, biases, metadata, source=str(path))
+    model = NumpyEvaluator(weights, biases, metadata, source=str(path), race=race if race[0] else None)
     if not np.array_equal(model.outcome_points, arrays["outcome_points"]):
         raise ModelFileError(f"{path}: outcome_points array differs from metadata.outcome_points")
     return model

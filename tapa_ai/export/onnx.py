@@ -12,6 +12,9 @@ against torch with onnxruntime.
 Graph::
 
     features [batch, 259] -> (Gemm -> activation) x layers -> Gemm -> logits [batch, K]
+    (with a race network: that twice, ``contact_logits`` and ``race_logits``, and
+    ``logits = Where(race_column, race_logits, contact_logits)``, ``race_column``
+    computed from the point and bar columns as ``tapa_ai.net.model.race_rows`` does)
     logits -> Softmax(axis=-1) -> probabilities [batch, K]
     probabilities -> MatMul(outcome_points [K]) -> equity [batch]
 
@@ -75,40 +78,54 @@ def onnx_model(net: EvaluatorNet, metadata: dict[str, Any]):
         initializers.append(numpy_helper.from_array(np.array(value, dtype=np.float32), name))
         return name
 
-    current = "features"
-    last = len(weights) - 1
-    for index, (weight, bias) in enumerate(zip(weights, biases)):
-        initializers.append(numpy_helper.from_array(weight, f"layers.{index}.weight"))
-        initializers.append(numpy_helper.from_array(bias, f"layers.{index}.bias"))
-        output = "logits" if index == last else f"linear{index}"
-        nodes.append(helper.make_node("Gemm", [current, f"layers.{index}.weight", f"layers.{index}.bias"], [output],
-                                      name=f"layer{index}", transB=1))
-        current = output
-        if index == last:
-            break
-        hidden = f"hidden{index}"
-        if activation in ("relu", "tanh", "sigmoid"):
-            op = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid"}[activation]
-            nodes.append(helper.make_node(op, [current], [hidden], name=f"{activation}{index}"))
-        elif activation == "silu":
-            nodes.append(helper.make_node("Sigmoid", [current], [f"gate{index}"], name=f"sigmoid{index}"))
-            nodes.append(helper.make_node("Mul", [current, f"gate{index}"], [hidden], name=f"silu{index}"))
-        elif activation == "gelu":
-            if index == 0:
-                constant("inv_sqrt2", 1.0 / math.sqrt(2.0))
-                constant("one", 1.0)
-                constant("half", 0.5)
-            nodes += [
-                helper.make_node("Mul", [current, "inv_sqrt2"], [f"scaled{index}"], name=f"gelu{index}_scale"),
-                helper.make_node("Erf", [f"scaled{index}"], [f"erf{index}"], name=f"gelu{index}_erf"),
-                helper.make_node("Add", [f"erf{index}", "one"], [f"erf_plus_one{index}"], name=f"gelu{index}_add"),
-                helper.make_node("Mul", [current, f"erf_plus_one{index}"], [f"gelu_twice{index}"],
-                                 name=f"gelu{index}_mul"),
-                helper.make_node("Mul", [f"gelu_twice{index}", "half"], [hidden], name=f"gelu{index}_half"),
-            ]
-        else:
-            raise ExportError(f"ONNX export: activation {activation!r} is not implemented")
-        current = hidden
+    def network(prefix: str, weights: list, biases: list, logits: str) -> None:
+        """The MLP of one part (``layers`` or ``race_layers``) from ``features`` to ``logits``."""
+        current = "features"
+        last = len(weights) - 1
+        tag = "" if prefix == "layers" else "race_"
+        for index, (weight, bias) in enumerate(zip(weights, biases)):
+            initializers.append(numpy_helper.from_array(weight, f"{prefix}.{index}.weight"))
+            initializers.append(numpy_helper.from_array(bias, f"{prefix}.{index}.bias"))
+            output = logits if index == last else f"{tag}linear{index}"
+            nodes.append(helper.make_node("Gemm", [current, f"{prefix}.{index}.weight", f"{prefix}.{index}.bias"],
+                                          [output], name=f"{tag}layer{index}", transB=1))
+            current = output
+            if index == last:
+                break
+            hidden = f"{tag}hidden{index}"
+            name = f"{tag}{activation}{index}"
+            if activation in ("relu", "tanh", "sigmoid"):
+                op = {"relu": "Relu", "tanh": "Tanh", "sigmoid": "Sigmoid"}[activation]
+                nodes.append(helper.make_node(op, [current], [hidden], name=name))
+            elif activation == "silu":
+                nodes.append(helper.make_node("Sigmoid", [current], [f"{tag}gate{index}"], name=f"{tag}sigmoid{index}"))
+                nodes.append(helper.make_node("Mul", [current, f"{tag}gate{index}"], [hidden], name=name))
+            elif activation == "gelu":
+                if not any(init.name == "inv_sqrt2" for init in initializers):
+                    constant("inv_sqrt2", 1.0 / math.sqrt(2.0))
+                    constant("one", 1.0)
+                    constant("half", 0.5)
+                nodes.extend([
+                    helper.make_node("Mul", [current, "inv_sqrt2"], [f"{tag}scaled{index}"], name=f"{name}_scale"),
+                    helper.make_node("Erf", [f"{tag}scaled{index}"], [f"{tag}erf{index}"], name=f"{name}_erf"),
+                    helper.make_node("Add", [f"{tag}erf{index}", "one"], [f"{tag}erf_plus_one{index}"],
+                                     name=f"{name}_add"),
+                    helper.make_node("Mul", [current, f"{tag}erf_plus_one{index}"], [f"{tag}gelu_twice{index}"],
+                                     name=f"{name}_mul"),
+                    helper.make_node("Mul", [f"{tag}gelu_twice{index}", "half"], [hidden], name=f"{name}_half"),
+                ])
+            else:
+                raise ExportError(f"ONNX export: activation {activation!r} is not implemented")
+            current = hidden
+
+    if net.race_layers is None:
+        network("layers", weights, biases, "logits")
+    else:
+        network("layers", weights, biases, "contact_logits")
+        network("race_layers", *network_arrays(net, "race_layers"), "race_logits")
+        nodes.extend(_race_nodes(helper, numpy_helper, initializers))
+        nodes.append(helper.make_node("Where", ["race_column", "race_logits", "contact_logits"], ["logits"],
+                                      name="phase"))
     nodes.append(helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=-1))
     nodes.append(helper.make_node("MatMul", ["probabilities", "outcome_points"], ["equity"], name="equity"))
 
@@ -135,6 +152,52 @@ def onnx_model(net: EvaluatorNet, metadata: dict[str, Any]):
     except Exception as error:  # onnx raises several checker/inference error types
         raise ExportError(f"ONNX export produced an invalid model: {error}") from None
     return model
+
+
+def _race_nodes(helper, numpy_helper, initializers: list) -> list:
+    """Nodes computing ``race_column`` (batch, 1) bool from ``features``: the rows with no contact left.
+
+    As ``tapa_ai.net.model.race_rows``: each side's rearmost checker is its highest own point whose
+    ``free1`` or ``pinned`` column is set (25 with its ``bar`` scalar above 0, 0 with none); a race where
+    the two add up to 25 or less.
+    """
+    def array(name: str, value) -> str:
+        initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    array("race.points_start", np.array([0], dtype=np.int64))
+    array("race.points_stop", np.array([240], dtype=np.int64))
+    array("race.points_axis", np.array([1], dtype=np.int64))
+    array("race.points_shape", np.array([-1, 2, 24, 5], dtype=np.int64))
+    array("race.unit_free1", np.array(0, dtype=np.int64))
+    array("race.unit_pinned", np.array(4, dtype=np.int64))
+    array("race.zero", np.array(0.0, dtype=np.float32))
+    array("race.numbers", np.arange(1, 25, dtype=np.int64))
+    array("race.none", np.array(0, dtype=np.int64))
+    array("race.bar_columns", np.array([246, 254], dtype=np.int64))
+    array("race.on_bar", np.array(25, dtype=np.int64))
+    array("race.sum_axis", np.array([1], dtype=np.int64))
+    array("race.column_axis", np.array([1], dtype=np.int64))
+    node = helper.make_node
+    return [
+        node("Slice", ["features", "race.points_start", "race.points_stop", "race.points_axis"], ["race_points_flat"],
+             name="race_points"),
+        node("Reshape", ["race_points_flat", "race.points_shape"], ["race_points"], name="race_points_shape"),
+        node("Gather", ["race_points", "race.unit_free1"], ["race_free1"], name="race_free1", axis=3),
+        node("Gather", ["race_points", "race.unit_pinned"], ["race_pinned"], name="race_pinned", axis=3),
+        node("Greater", ["race_free1", "race.zero"], ["race_has_free"], name="race_has_free"),
+        node("Greater", ["race_pinned", "race.zero"], ["race_has_pinned"], name="race_has_pinned"),
+        node("Or", ["race_has_free", "race_has_pinned"], ["race_occupied"], name="race_occupied"),
+        node("Where", ["race_occupied", "race.numbers", "race.none"], ["race_numbers"], name="race_numbers"),
+        node("ReduceMax", ["race_numbers"], ["race_rearmost_board"], name="race_rearmost_board", axes=[2],
+             keepdims=0),
+        node("Gather", ["features", "race.bar_columns"], ["race_bar"], name="race_bar", axis=1),
+        node("Greater", ["race_bar", "race.zero"], ["race_on_bar"], name="race_on_bar"),
+        node("Where", ["race_on_bar", "race.on_bar", "race_rearmost_board"], ["race_rearmost"], name="race_rearmost"),
+        node("ReduceSum", ["race_rearmost", "race.sum_axis"], ["race_sum"], name="race_sum", keepdims=0),
+        node("LessOrEqual", ["race_sum", "race.on_bar"], ["race_row"], name="race_row"),
+        node("Unsqueeze", ["race_row", "race.column_axis"], ["race_column"], name="race_column"),
+    ]
 
 
 def onnx_model_bytes(net: EvaluatorNet, metadata: dict[str, Any]) -> bytes:

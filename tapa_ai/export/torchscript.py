@@ -34,16 +34,36 @@ class ExportedEvaluator(nn.Module):
 
     metadata_json: str
     outcome_names: List[str]
+    has_race_network: bool
 
     def __init__(self, net: EvaluatorNet, metadata: Dict[str, Any]) -> None:
         super().__init__()
         self.layers = copy.deepcopy(net.layers).cpu().eval()
+        # A race network: the rows race_rows marks go through race_layers (nn.Identity, never called, without one).
+        self.has_race_network = net.race_layers is not None
+        self.race_layers = (copy.deepcopy(net.race_layers).cpu().eval() if net.race_layers is not None
+                            else nn.Identity())
         self.register_buffer("outcome_points", torch.tensor(metadata["outcome_points"], dtype=torch.float32))
         self.metadata_json = json.dumps(metadata, sort_keys=True)
         self.outcome_names = list(metadata["outcome_names"])
 
+    def race_rows(self, features: torch.Tensor) -> torch.Tensor:
+        """(batch,) bool: no contact left (as ``tapa_ai.net.model.race_rows``: rearmost points add up to <= 25)."""
+        points = features[:, 0:240].reshape(-1, 2, 24, 5)
+        occupied = (points[:, :, :, 0] > 0) | (points[:, :, :, 4] > 0)
+        numbers = torch.arange(1, 25, dtype=torch.int64, device=features.device)
+        rearmost = torch.where(occupied, numbers, torch.zeros_like(numbers)).amax(dim=2)
+        on_bar = features[:, 246:255:8] > 0  # the mover's and the opponent's bar scalars
+        rearmost = torch.where(on_bar, torch.full_like(rearmost, 25), rearmost)
+        return rearmost.sum(dim=1) <= 25
+
     def forward(self, features: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        probabilities = torch.softmax(self.layers(features), dim=-1)
+        if self.has_race_network:
+            race = self.race_rows(features)
+            logits = torch.where(race.unsqueeze(1), self.race_layers(features), self.layers(features))
+        else:
+            logits = self.layers(features)
+        probabilities = torch.softmax(logits, dim=-1)
         return probabilities, probabilities @ self.outcome_points
 
 

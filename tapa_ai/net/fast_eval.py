@@ -41,7 +41,7 @@ import torch
 from ..movegen.batch import PositionBatch
 from ..movegen.compile_notice import notice_compile
 from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
-from .fast_kernel import ACTIVATION_CODES, EXTRA_VALUES, evaluate_rows
+from .fast_kernel import ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, SKIP_ROW, evaluate_rows, race_flags
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
 __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FastEncoder", "FastEvaluator", "fast_encode",
@@ -189,7 +189,8 @@ class FastEvaluator:
     weights it copied.
     """
 
-    def __init__(self, net: EvaluatorNet, threads: Optional[int] = None, dense: Optional[str] = None) -> None:
+    def __init__(self, net: EvaluatorNet, threads: Optional[int] = None, dense: Optional[str] = None,
+                 part: str = "layers") -> None:
         activation = net.config.activation
         if activation not in ACTIVATION_CODES:
             raise ValueError(f"fast evaluator: activation {activation!r} is not implemented; "
@@ -210,7 +211,12 @@ class FastEvaluator:
         classes = self.num_outcomes
         self._identity = np.arange(classes, dtype=np.int64)
         self._swapped = swap_sides(self._identity)
-        self.refresh(net)
+        self.part = part
+        # With a race network, a second evaluator of the same kind holds its weights; each batch's rows are
+        # shared out between the two by race_flags (one pass each, the other's rows skipped).
+        self.race = (FastEvaluator(net, threads, dense, part="race_layers")
+                     if part == "layers" and net.race_layers is not None else None)
+        self._refresh_part(net)
 
     @classmethod
     def from_net(cls, net: EvaluatorNet, threads: Optional[int] = None,
@@ -220,7 +226,12 @@ class FastEvaluator:
 
     def refresh(self, net: EvaluatorNet) -> None:
         """Copy ``net``'s current weights (same architecture as at construction)."""
-        linears = net.linear_layers()
+        self._refresh_part(net)
+        if self.race is not None:
+            self.race.refresh(net)
+
+    def _refresh_part(self, net: EvaluatorNet) -> None:
+        linears = net.linear_layers(self.part)
         weights = [module.weight.detach().to("cpu", copy=False).numpy() for module in linears]
         biases = [module.bias.detach().to("cpu", copy=False).numpy() for module in linears]
         width = num_features(net.encoding_version)
@@ -263,6 +274,24 @@ class FastEvaluator:
         equities = np.empty(size, dtype=np.float32)
         if size == 0:
             return probabilities, equities
+        if self.race is None:
+            self._fill(batch, flip, classes, output_order, threads, probabilities, equities)
+            return probabilities, equities
+        race = race_flags(np.ascontiguousarray(batch.board, dtype=np.int8),
+                          np.ascontiguousarray(batch.pinned, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8))
+        open_rows = classes == EVALUATE_ROW
+        # The contact part writes the finished rows and evaluates the open contact rows; the race part the rest.
+        self._fill(batch, flip, np.where(open_rows & race, SKIP_ROW, classes), output_order, threads,
+                   probabilities, equities)
+        if bool((open_rows & race).any()):
+            self.race._fill(batch, flip, np.where(open_rows & race, EVALUATE_ROW, SKIP_ROW), output_order, threads,
+                            probabilities, equities)
+        return probabilities, equities
+
+    def _fill(self, batch: PositionBatch, flip: bool, classes: np.ndarray, output_order: np.ndarray,
+              threads: Optional[int], probabilities: np.ndarray, equities: np.ndarray) -> None:
+        """This part's rows of ``classes`` (the others are SKIP_ROW) into ``probabilities`` and ``equities``."""
+        size = len(batch)
         batched = self.dense == "batched" and bool(self.dense_layers)
         first = np.empty((size, self.first_bias.shape[0]) if batched else (1, 1), dtype=np.float32)
         _run_kernel(self, batch, flip, classes, output_order, (probabilities, equities, batched, first),
@@ -270,7 +299,6 @@ class FastEvaluator:
         if batched:
             self._dense_batched(first, classes, output_order, probabilities, equities,
                                 self.threads if threads is None else max(1, int(threads)))
-        return probabilities, equities
 
     def _dense_batched(self, first: np.ndarray, classes: np.ndarray, output_order: np.ndarray,
                        probabilities: np.ndarray, equities: np.ndarray, threads: int) -> None:
@@ -280,7 +308,7 @@ class FastEvaluator:
         depend on it), the blocks shared out over the kernel's thread pool: torch runs each product on
         the calling thread (one intra-op thread) without the GIL, so the threads multiply side by side.
         """
-        rows = np.flatnonzero(classes < 0)
+        rows = np.flatnonzero(classes == EVALUATE_ROW)
         if rows.size == 0:
             return
         points = self.points.astype(np.float64)

@@ -33,6 +33,33 @@ _OPPONENT_EXPOSURE = OPPONENT_EXPOSURE.start  # 284
 _MOVER_CONTACT = MOVER_CONTACT.start  # 309 (version 3)
 _OPPONENT_CONTACT = OPPONENT_CONTACT.start  # 312
 EXTRA_VALUES = (np.arange(4, 16, dtype=np.float32) - 3) / 2  # free_extra of 4..15 free checkers
+SKIP_ROW = -2
+"""A row's ``classes`` code that leaves the row alone (another network part evaluates it)."""
+EVALUATE_ROW = -1
+"""A row's ``classes`` code: evaluate it (a code >= 0 writes that finished outcome)."""
+
+
+@njit(cache=True, nogil=True)
+def race_flags(board, pinned, bar):
+    """(B,) bool: the positions where no checker can meet an opposing one again (``model.race_rows``).
+
+    Side a (board > 0) has its own point ``column + 1``, side b ``24 - column``; a checker on the bar is on
+    its side's 25; the two rearmost add up to more than 25 exactly while contact is left.
+    """
+    size = board.shape[0]
+    race = np.empty(size, dtype=np.bool_)
+    for row in range(size):
+        back_a = 25 if bar[row, 0] > 0 else 0
+        back_b = 25 if bar[row, 1] > 0 else 0
+        for column in range(24):
+            stack = board[row, column]
+            pin = pinned[row, column]
+            if back_a < column + 1 and (stack > 0 or pin == 1):
+                back_a = column + 1
+            if back_b < 24 - column and (stack < 0 or pin == -1):
+                back_b = 24 - column
+        race[row] = back_a + back_b <= 25
+    return race
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -144,7 +171,7 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
     exposure: compute the version-2 exposure columns (first_weights has 309 rows or more).
     contact: compute the version-3 contact columns too (first_weights has 315 rows).
     classes: (B,) int64 outcome class (in output order) of a finished row, written one-hot and not
-    evaluated; -1 for the rows to evaluate.
+    evaluated; EVALUATE_ROW (-1) for the rows to evaluate, SKIP_ROW (-2) for rows left untouched.
     first_weights: (259, 309 or 315, H0) float32, the first layer transposed.
     point_table: (48, 16, H0) float32, the first layer's sum over the four free-checker units of a point
     (``24 * side + point - 1``, side 0 = the view's mover) holding n free checkers.
@@ -179,6 +206,8 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
     hits_of_roll = np.zeros(21, dtype=np.int64)
     for row in range(start, stop):
         outcome = classes[row]
+        if outcome == SKIP_ROW:
+            continue
         if outcome >= 0:
             for k in range(num_classes):
                 probabilities[row, k] = 0.0

@@ -32,13 +32,16 @@ from ..config import ModelConfig
 from ..movegen import kernel as _movegen_kernel
 from ..rules.options import RuleOptions, variant_rules
 from ..rules.position import SIDES, GameResult
-from .encoding import ENCODING_NAME, ENCODING_VERSIONS, num_features as encoding_width
+from .encoding import (
+    ENCODING_NAME, ENCODING_VERSIONS, MOVER_POINTS, MOVER_SCALARS, OPPONENT_POINTS, OPPONENT_SCALARS, POINT_UNITS,
+    SIDE_SCALARS, num_features as encoding_width,
+)
 
 __all__ = [
     "ACTIVATIONS", "ModelConfig", "EvaluatorNet", "WIN_SINGLE", "WIN_GAMMON", "WIN_TOP", "LOSE_SINGLE",
     "LOSE_GAMMON", "LOSE_TOP", "DRAW", "OUTCOME_NAMES", "CUMULATIVE_NAMES", "num_outcomes", "outcome_names",
     "outcome_points", "top_points", "outcome_class", "outcome_classes", "equity", "cumulative_probabilities",
-    "named_probabilities", "swap_sides", "evaluate", "configure_threads",
+    "named_probabilities", "swap_sides", "evaluate", "configure_threads", "race_rows", "NETWORK_PARTS",
 ]
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
@@ -199,6 +202,36 @@ def swap_sides(probabilities: Array) -> Array:
     return probabilities[..., order]
 
 
+# -- phases: contact and race ------------------------------------------------------------------------
+_BAR = (MOVER_SCALARS.start + SIDE_SCALARS.index("bar"), OPPONENT_SCALARS.start + SIDE_SCALARS.index("bar"))
+_FREE1, _PINNED = POINT_UNITS.index("free1"), POINT_UNITS.index("pinned")
+
+
+def race_rows(features: torch.Tensor) -> torch.Tensor:
+    """(B,) bool: the encoded positions that are **races**, where no checker can meet an opposing one again.
+
+    Each side's rearmost checker is its highest own point holding a checker
+    of it (free or pinned; 25 on the bar, 0 with none on the board); the
+    mover's own point ``p`` is the opponent's ``25 - p``, so the two can still
+    meet exactly when the rearmost points add up to more than 25. Read from
+    the point and bar columns, which every encoding version has; the fast
+    evaluator, the exports and ``numpy_model`` compute the same from their
+    own inputs (``tests/test_race_network.py``).
+    """
+    points = features[:, MOVER_POINTS.start:OPPONENT_POINTS.stop].reshape(-1, 2, 24, len(POINT_UNITS))
+    occupied = (points[..., _FREE1] > 0) | (points[..., _PINNED] > 0)  # (B, 2 sides, 24 own points)
+    numbers = torch.arange(1, 25, device=features.device, dtype=torch.int64)
+    rearmost = torch.where(occupied, numbers, 0).amax(dim=2)  # (B, 2)
+    on_bar = features[:, list(_BAR)] > 0
+    rearmost = torch.where(on_bar, 25, rearmost)
+    return rearmost.sum(dim=1) <= 25
+
+
+NETWORK_PARTS = ("layers", "race_layers")
+"""The module names of an :class:`EvaluatorNet`'s networks: every position's (or, with a race network, the
+contact positions'), then the races' (present only with ``ModelConfig.race_network``)."""
+
+
 # -- the network ----------------------------------------------------------------------------------
 class EvaluatorNet(nn.Module):
     """MLP: (B, NUM_FEATURES) encoded positions -> (B, K) outcome-class logits for the side to move.
@@ -215,13 +248,18 @@ class EvaluatorNet(nn.Module):
         self.rules = rules
         self.num_outcomes = num_outcomes(rules)
         self.outcome_names = outcome_names(rules)
+        self.race_layers: Optional[nn.Sequential] = None
         if seed is None:
             self.layers = self._build(config)
+            if config.race_network:
+                self.race_layers = self._build(config)
         else:
             # nn.Linear initializes itself from the global RNG; fork it so that a
             # seeded network leaves the global state exactly as it found it.
             with torch.random.fork_rng(devices=[]):
                 self.layers = self._build(config)
+                if config.race_network:
+                    self.race_layers = self._build(config)
             self._initialize(torch.Generator().manual_seed(seed))
         # Not a parameter and not saved: derived from the rules, which a checkpoint stores.
         self.register_buffer("points", torch.from_numpy(outcome_points(rules)), persistent=False)
@@ -253,17 +291,39 @@ class EvaluatorNet(nn.Module):
                 bound = 1.0 / math.sqrt(module.in_features)
                 nn.init.uniform_(module.bias, -bound, bound, generator=generator)
 
-    def linear_layers(self) -> list[nn.Linear]:
-        """The network's linear layers, input first (every other module is an activation)."""
-        return [module for module in self.layers if isinstance(module, nn.Linear)]
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The names of this network's parts (:data:`NETWORK_PARTS`): ``("layers",)``, with a race network both."""
+        return NETWORK_PARTS if self.race_layers is not None else NETWORK_PARTS[:1]
+
+    def linear_layers(self, part: Optional[str] = None) -> list[nn.Linear]:
+        """The linear layers of one part (``"layers"``, ``"race_layers"``), input first; of every part in order
+        without ``part`` (every other module is an activation)."""
+        parts = self.parts if part is None else (part,)
+        if any(name not in self.parts for name in parts):
+            raise ValueError(f"network part {part!r}: this network has {list(self.parts)}")
+        return [module for name in parts for module in getattr(self, name) if isinstance(module, nn.Linear)]
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
-        """(B, NUM_FEATURES) float32 -> (B, K) logits (use ``log_softmax`` for a loss)."""
-        return self.layers(features)
+        """(B, NUM_FEATURES) float32 -> (B, K) logits (use ``log_softmax`` for a loss).
+
+        With a race network, each row goes through the network of its phase (:func:`race_rows`).
+        """
+        if self.race_layers is None:
+            return self.layers(features)
+        race = race_rows(features)
+        if bool(race.all()):
+            return self.race_layers(features)
+        if not bool(race.any()):
+            return self.layers(features)
+        logits = features.new_empty((features.shape[0], self.num_outcomes))
+        logits[~race] = self.layers(features[~race])
+        logits[race] = self.race_layers(features[race])
+        return logits
 
     def probabilities(self, features: torch.Tensor) -> torch.Tensor:
         """(B, NUM_FEATURES) -> (B, K) class probabilities (softmax of the logits)."""
-        return torch.softmax(self.layers(features), dim=-1)
+        return torch.softmax(self(features), dim=-1)
 
     def equity(self, features: torch.Tensor) -> torch.Tensor:
         """(B, NUM_FEATURES) -> (B,) expected points for the side to move."""
@@ -305,9 +365,10 @@ class EvaluatorNet(nn.Module):
                                       **architecture["model"]})
 
 
-def network_arrays(net: EvaluatorNet) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The weights (out, in) and biases of the network's linear layers, in order, as float32 numpy copies."""
-    linears = net.linear_layers()
+def network_arrays(net: EvaluatorNet, part: str = "layers") -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The weights (out, in) and biases of one part's linear layers (:data:`NETWORK_PARTS`), in order, as
+    float32 numpy copies."""
+    linears = net.linear_layers(part)
     weights = [module.weight.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
     biases = [module.bias.detach().cpu().numpy().astype(np.float32, copy=True) for module in linears]
     return weights, biases

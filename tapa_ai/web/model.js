@@ -51,7 +51,7 @@
     this.outcomePoints = meta.outcome_points;
     this.activation = ACTIVATIONS[meta.model.activation];
     if (!this.activation) throw new Error("unknown activation " + meta.model.activation);
-    this.layers = json.layers.map(function (layer) {
+    function readLayer(layer) {
       const weight = float32FromBase64(layer.weight);
       const bias = float32FromBase64(layer.bias);
       if (weight.length !== layer.in * layer.out || bias.length !== layer.out) throw new Error("layer sizes do not fit");
@@ -61,12 +61,34 @@
         for (let i = 0; i < layer.in; i++) columns[i * layer.out + o] = weight[o * layer.in + i];
       }
       return { in: layer.in, out: layer.out, columns: columns, bias: bias };
-    });
-    if (this.layers[0].in !== this.numFeatures) throw new Error("first layer does not take the encoding's width");
-    if (this.layers[this.layers.length - 1].out !== this.outcomeNames.length) throw new Error("last layer is not K wide");
+    }
+    this.layers = json.layers.map(readLayer);
+    // A race network (metadata.model.race_network): the positions with no contact left use these layers.
+    this.raceLayers = json.race_layers ? json.race_layers.map(readLayer) : null;
+    if (Boolean(meta.model.race_network) !== (this.raceLayers !== null)) throw new Error("race network missing or unexpected");
+    for (const layers of this.raceLayers ? [this.layers, this.raceLayers] : [this.layers]) {
+      if (layers[0].in !== this.numFeatures) throw new Error("first layer does not take the encoding's width");
+      if (layers[layers.length - 1].out !== this.outcomeNames.length) throw new Error("last layer is not K wide");
+    }
     const widest = Math.max.apply(null, this.layers.map((l) => l.out));
     this._a = new Float64Array(Math.max(widest, this.numFeatures));
     this._b = new Float64Array(Math.max(widest, this.numFeatures));
+  }
+
+  // No contact left (as tapa_ai.net.model.race_rows): each side's rearmost checker is its highest own point
+  // with the free1 or pinned unit set (25 on the bar), and the two add up to 25 or less.
+  function isRace(features) {
+    let total = 0;
+    for (let side = 0; side < 2; side++) {
+      let rearmost = 0;
+      for (let point = 1; point <= 24; point++) {
+        const base = side * 120 + (point - 1) * 5;
+        if (features[base] > 0 || features[base + 4] > 0) rearmost = point;
+      }
+      if (features[240 + side * 8 + 6] > 0) rearmost = 25;
+      total += rearmost;
+    }
+    return total <= 25;
   }
 
   // features: Float32Array(numFeatures) -> {probabilities: Float64Array(K), equity} for the side to move.
@@ -74,9 +96,10 @@
     if (features.length !== this.numFeatures) throw new Error("want " + this.numFeatures + " features, got " + features.length);
     let input = this._a, output = this._b;
     for (let i = 0; i < features.length; i++) input[i] = features[i];
-    const last = this.layers.length - 1;
+    const layers = this.raceLayers && isRace(features) ? this.raceLayers : this.layers;
+    const last = layers.length - 1;
     for (let index = 0; index <= last; index++) {
-      const layer = this.layers[index], columns = layer.columns, width = layer.out;
+      const layer = layers[index], columns = layer.columns, width = layer.out;
       for (let o = 0; o < width; o++) output[o] = layer.bias[o];
       for (let i = 0; i < layer.in; i++) {
         const x = input[i];
@@ -109,7 +132,7 @@
     return out;
   }
 
-  const api = { fromJSON: (json) => new Model(json), swapSides: swapSides, erf: erf };
+  const api = { fromJSON: (json) => new Model(json), swapSides: swapSides, erf: erf, isRace: isRace };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaModel = api;
 })(typeof self !== "undefined" ? self : this);
