@@ -255,3 +255,23 @@ def test_the_npz_file_reads_back_into_the_same_network_and_the_web_model_carries
                                                    variant_rules("plakoto"), seed=1), "npz", tmp_path / "one.npz")
     assert numpy_model.load(str(one)).metadata["format_version"] == 1  # one-network files as before
     assert "race_layers" not in model_json(one.read_bytes())
+
+
+def test_each_learning_step_trains_one_phase_and_every_row_is_learned_once(tmp_path):
+    from tapa_ai.config import load_config
+    from tapa_ai.training.trainer import Trainer, new_run_directory
+
+    config = load_config("configs/quick.toml", ["run.variant=backgammon", "model.hidden=8", "model.race_network=true",
+                                                "learning.batch_size=32", "logging.tensorboard=false",
+                                                f"checkpoint.directory={tmp_path}"])
+    trainer = Trainer(config, new_run_directory(config))
+    positions = _batch("backgammon", count=200, seed=9)
+    race = race_flags(positions.board, positions.pinned, positions.bar)
+    steps = trainer._minibatches(positions)
+    seen = np.concatenate([index.numpy() for index, _ in steps])
+    assert sorted(seen.tolist()) == list(range(len(positions)))
+    for index, part in steps:
+        assert 0 < len(index) <= 32
+        assert part == ("race_layers" if race[index.numpy()[0]] else "layers")
+        assert (race[index.numpy()] == (part == "race_layers")).all()
+    assert [part for _, part in steps] != sorted(part for _, part in steps), "the phases' steps are shuffled"

@@ -321,6 +321,13 @@ class EvaluatorNet(nn.Module):
         logits[race] = self.race_layers(features[race])
         return logits
 
+    def part_logits(self, features: torch.Tensor, part: str) -> torch.Tensor:
+        """(B, NUM_FEATURES) -> (B, K) logits of one part (:data:`NETWORK_PARTS`) for every row, whatever its
+        phase: for rows known to be of that part's phase (a learning step of one phase)."""
+        if part not in self.parts:
+            raise ValueError(f"network part {part!r}: this network has {list(self.parts)}")
+        return getattr(self, part)(features)
+
     def probabilities(self, features: torch.Tensor) -> torch.Tensor:
         """(B, NUM_FEATURES) -> (B, K) class probabilities (softmax of the logits)."""
         return torch.softmax(self(features), dim=-1)

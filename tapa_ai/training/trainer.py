@@ -26,6 +26,7 @@ from ..net.checkpoint import Checkpoint
 from ..net.checkpoint_dir import CheckpointManager, RunLock
 from ..net.encoding import ENCODING_NAME
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
+from ..net.fast_kernel import race_flags
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..rules.options import variant_rules
 from .distill import search_targets
@@ -132,15 +133,14 @@ class Trainer:
         else:
             targets = np.concatenate([game.targets(self.config.learning.lambda_) for game in games])
         # The evaluator's kernel writes the features (bit-equal to encode, ~6x faster at version 2).
-        features = torch.from_numpy(fast_encode(unpack_states(states, self.rules), self.net.encoding_version))
+        positions = unpack_states(states, self.rules)
+        features = torch.from_numpy(fast_encode(positions, self.net.encoding_version))
         features = features.to(self.device)
         targets_t = torch.from_numpy(targets.astype(np.float32)).to(self.device)
-        order = torch.from_numpy(self.rng.permutation(len(states))).to(self.device)
-        batch_size = self.config.learning.batch_size
         losses = []
-        for start in range(0, len(states), batch_size):
-            index = order[start:start + batch_size]
-            loss = soft_cross_entropy(self.net(features[index]), targets_t[index])
+        for index, part in self._minibatches(positions):
+            logits = self.net(features[index]) if part is None else self.net.part_logits(features[index], part)
+            loss = soft_cross_entropy(logits, targets_t[index])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if self.config.learning.grad_clip > 0:
@@ -151,6 +151,24 @@ class Trainer:
         # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
         refresh_fast_evaluator(self.net)
         return float(np.mean(losses))
+
+    def _minibatches(self, positions) -> list[tuple[torch.Tensor, Optional[str]]]:
+        """The rows of each learning step, in a random order: (row indices, network part or None).
+
+        With one network: consecutive slices of one permutation. With a race network every minibatch holds
+        one phase only (the contact rows and the race rows each permuted and sliced, the steps then shuffled):
+        the two networks share no weights, so each step trains one of them without splitting its rows.
+        """
+        batch_size = self.config.learning.batch_size
+        if self.net.race_layers is None:
+            order = torch.from_numpy(self.rng.permutation(len(positions))).to(self.device)
+            return [(order[start:start + batch_size], None) for start in range(0, len(positions), batch_size)]
+        race = race_flags(positions.board, positions.pinned, positions.bar)
+        steps = []
+        for part, rows in (("layers", np.flatnonzero(~race)), ("race_layers", np.flatnonzero(race))):
+            rows = torch.from_numpy(rows[self.rng.permutation(len(rows))]).to(self.device)
+            steps += [(rows[start:start + batch_size], part) for start in range(0, len(rows), batch_size)]
+        return [steps[i] for i in self.rng.permutation(len(steps))]
 
     def _replay_samples(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Expert iteration: label a sample of ``states`` by the net's search, add them, draw the rows to fit."""
