@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 from torch import nn
 
+from ..net.encoding import MOVER_SCALARS, OPPONENT_POINTS, OPPONENT_SCALARS, POINT_UNITS, SIDE_SCALARS
 from ..net.model import EvaluatorNet
 
 __all__ = ["ExportedEvaluator", "torchscript_bytes", "EXTRA_FILE"]
@@ -35,6 +36,13 @@ class ExportedEvaluator(nn.Module):
     metadata_json: str
     outcome_names: List[str]
     has_race_network: bool
+    # The input columns the race test reads, from the encoding's layout (set in __init__).
+    point_columns: int
+    units: int
+    free1: int
+    pinned: int
+    mover_bar: int
+    opponent_bar: int
 
     def __init__(self, net: EvaluatorNet, metadata: Dict[str, Any]) -> None:
         super().__init__()
@@ -43,17 +51,23 @@ class ExportedEvaluator(nn.Module):
         self.has_race_network = net.race_layers is not None
         self.race_layers = (copy.deepcopy(net.race_layers).cpu().eval() if net.race_layers is not None
                             else nn.Identity())
+        self.point_columns = OPPONENT_POINTS.stop  # both sides' point blocks
+        self.units = len(POINT_UNITS)
+        self.free1 = POINT_UNITS.index("free1")
+        self.pinned = POINT_UNITS.index("pinned")
+        self.mover_bar = MOVER_SCALARS.start + SIDE_SCALARS.index("bar")
+        self.opponent_bar = OPPONENT_SCALARS.start + SIDE_SCALARS.index("bar")
         self.register_buffer("outcome_points", torch.tensor(metadata["outcome_points"], dtype=torch.float32))
         self.metadata_json = json.dumps(metadata, sort_keys=True)
         self.outcome_names = list(metadata["outcome_names"])
 
     def race_rows(self, features: torch.Tensor) -> torch.Tensor:
         """(batch,) bool: no contact left (as ``tapa_ai.net.model.race_rows``: rearmost points add up to <= 25)."""
-        points = features[:, 0:240].reshape(-1, 2, 24, 5)
-        occupied = (points[:, :, :, 0] > 0) | (points[:, :, :, 4] > 0)
+        points = features[:, 0:self.point_columns].reshape(-1, 2, 24, self.units)
+        occupied = (points[:, :, :, self.free1] > 0) | (points[:, :, :, self.pinned] > 0)
         numbers = torch.arange(1, 25, dtype=torch.int64, device=features.device)
         rearmost = torch.where(occupied, numbers, torch.zeros_like(numbers)).amax(dim=2)
-        on_bar = features[:, 246:255:8] > 0  # the mover's and the opponent's bar scalars
+        on_bar = torch.stack([features[:, self.mover_bar], features[:, self.opponent_bar]], dim=1) > 0
         rearmost = torch.where(on_bar, torch.full_like(rearmost, 25), rearmost)
         return rearmost.sum(dim=1) <= 25
 

@@ -279,12 +279,12 @@ class FastEvaluator:
             return probabilities, equities
         race = race_flags(np.ascontiguousarray(batch.board, dtype=np.int8),
                           np.ascontiguousarray(batch.pinned, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8))
-        open_rows = classes == EVALUATE_ROW
+        open_races = (classes == EVALUATE_ROW) & race
         # The contact part writes the finished rows and evaluates the open contact rows; the race part the rest.
-        self._fill(batch, flip, np.where(open_rows & race, SKIP_ROW, classes), output_order, threads,
+        self._fill(batch, flip, np.where(open_races, SKIP_ROW, classes), output_order, threads,
                    probabilities, equities)
-        if bool((open_rows & race).any()):
-            self.race._fill(batch, flip, np.where(open_rows & race, EVALUATE_ROW, SKIP_ROW), output_order, threads,
+        if bool(open_races.any()):
+            self.race._fill(batch, flip, np.where(open_races, EVALUATE_ROW, SKIP_ROW), output_order, threads,
                             probabilities, equities)
         return probabilities, equities
 

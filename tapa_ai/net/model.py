@@ -250,16 +250,12 @@ class EvaluatorNet(nn.Module):
         self.outcome_names = outcome_names(rules)
         self.race_layers: Optional[nn.Sequential] = None
         if seed is None:
-            self.layers = self._build(config)
-            if config.race_network:
-                self.race_layers = self._build(config)
+            self._build_parts(config)
         else:
             # nn.Linear initializes itself from the global RNG; fork it so that a
             # seeded network leaves the global state exactly as it found it.
             with torch.random.fork_rng(devices=[]):
-                self.layers = self._build(config)
-                if config.race_network:
-                    self.race_layers = self._build(config)
+                self._build_parts(config)
             self._initialize(torch.Generator().manual_seed(seed))
         # Not a parameter and not saved: derived from the rules, which a checkpoint stores.
         self.register_buffer("points", torch.from_numpy(outcome_points(rules)), persistent=False)
@@ -273,6 +269,12 @@ class EvaluatorNet(nn.Module):
     def num_features(self) -> int:
         """Width of the input (259 for encoding version 1, 309 for version 2)."""
         return encoding_width(self.config.encoding_version)
+
+    def _build_parts(self, config: ModelConfig) -> None:
+        """``layers``, and ``race_layers`` of the same shape with a race network."""
+        self.layers = self._build(config)
+        if config.race_network:
+            self.race_layers = self._build(config)
 
     def _build(self, config: ModelConfig) -> nn.Sequential:
         modules: list[nn.Module] = []
@@ -296,13 +298,17 @@ class EvaluatorNet(nn.Module):
         """The names of this network's parts (:data:`NETWORK_PARTS`): ``("layers",)``, with a race network both."""
         return NETWORK_PARTS if self.race_layers is not None else NETWORK_PARTS[:1]
 
+    def part(self, name: str) -> nn.Sequential:
+        """The network of one part (:data:`NETWORK_PARTS`); ValueError for a part this network does not have."""
+        if name not in self.parts:
+            raise ValueError(f"network part {name!r}: this network has {list(self.parts)}")
+        return getattr(self, name)
+
     def linear_layers(self, part: Optional[str] = None) -> list[nn.Linear]:
         """The linear layers of one part (``"layers"``, ``"race_layers"``), input first; of every part in order
         without ``part`` (every other module is an activation)."""
         parts = self.parts if part is None else (part,)
-        if any(name not in self.parts for name in parts):
-            raise ValueError(f"network part {part!r}: this network has {list(self.parts)}")
-        return [module for name in parts for module in getattr(self, name) if isinstance(module, nn.Linear)]
+        return [module for name in parts for module in self.part(name) if isinstance(module, nn.Linear)]
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """(B, NUM_FEATURES) float32 -> (B, K) logits (use ``log_softmax`` for a loss).
@@ -324,9 +330,7 @@ class EvaluatorNet(nn.Module):
     def part_logits(self, features: torch.Tensor, part: str) -> torch.Tensor:
         """(B, NUM_FEATURES) -> (B, K) logits of one part (:data:`NETWORK_PARTS`) for every row, whatever its
         phase: for rows known to be of that part's phase (a learning step of one phase)."""
-        if part not in self.parts:
-            raise ValueError(f"network part {part!r}: this network has {list(self.parts)}")
-        return getattr(self, part)(features)
+        return self.part(part)(features)
 
     def probabilities(self, features: torch.Tensor) -> torch.Tensor:
         """(B, NUM_FEATURES) -> (B, K) class probabilities (softmax of the logits)."""
