@@ -41,7 +41,8 @@ import torch
 from ..movegen.batch import PositionBatch
 from ..movegen.compile_notice import notice_compile
 from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
-from .fast_kernel import ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, SKIP_ROW, evaluate_rows, race_flags
+from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIVATION, SKIP_ROW, evaluate_rows,
+                          race_flags)
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
 __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FastEncoder", "FastEvaluator", "fast_encode",
@@ -148,7 +149,7 @@ class FastEncoder:
         self.dense_weights = np.zeros(1, dtype=np.float32)
         self.dense_bias = np.zeros(1, dtype=np.float32)
         self.layer_shapes = np.zeros((0, 4), dtype=np.int64)
-        self.activation = ACTIVATION_CODES["relu"]  # unused: the kernel stops after the first layer
+        self.activation = NO_ACTIVATION  # the first layer's sums are the features
         self.points = np.zeros(1, dtype=np.float32)
         self._order = np.zeros(1, dtype=np.int64)
         self.threads = default_threads() if threads is None else max(1, int(threads))
@@ -302,23 +303,29 @@ class FastEvaluator:
 
     def _dense_batched(self, first: np.ndarray, classes: np.ndarray, output_order: np.ndarray,
                        probabilities: np.ndarray, equities: np.ndarray, threads: int) -> None:
-        """The layers after the first for every evaluated row: activation and matrix product, softmax.
+        """The layers after the first for every evaluated row: matrix product, activation, ..., softmax.
 
-        In blocks of :data:`DENSE_BLOCK_ROWS` rows whatever the thread count (so the numbers do not
-        depend on it), the blocks shared out over the kernel's thread pool: torch runs each product on
-        the calling thread (one intra-op thread) without the GIL, so the threads multiply side by side.
+        ``first`` holds the first layer's activations (the kernel applies it). In blocks of
+        :data:`DENSE_BLOCK_ROWS` rows whatever the thread count (so the numbers do not depend on it),
+        the blocks shared out over the kernel's thread pool: torch runs each product on the calling
+        thread (one intra-op thread) without the GIL, so the threads multiply side by side. When every
+        row is evaluated (no finished or skipped rows) the blocks are slices, else gathered rows.
         """
         rows = np.flatnonzero(classes == EVALUATE_ROW)
         if rows.size == 0:
             return
+        every_row = rows.size == first.shape[0]
         points = self.points.astype(np.float64)
+        last = len(self.dense_layers) - 1
 
         def block(start: int, stop: int) -> None:
-            index = rows[start:stop]
-            hidden = torch.from_numpy(first[index] if index.size != first.shape[0] else first)
+            index = slice(start, stop) if every_row else rows[start:stop]
+            hidden = torch.from_numpy(first[index])
             with torch.inference_mode():
-                for weight, bias in self.dense_layers:
-                    hidden = torch.nn.functional.linear(self._torch_activation(hidden), weight, bias)
+                for layer, (weight, bias) in enumerate(self.dense_layers):
+                    hidden = torch.nn.functional.linear(hidden, weight, bias)
+                    if layer != last:
+                        hidden = self._torch_activation(hidden)
                 chances = torch.softmax(hidden.double(), dim=-1).numpy()[:, output_order]
             probabilities[index] = chances
             equities[index] = chances @ points

@@ -22,6 +22,8 @@ from .encoding import (
 
 ACTIVATION_CODES = {"relu": 0, "tanh": 1, "sigmoid": 2, "gelu": 3, "silu": 4}
 """Activations the kernel implements, as :data:`tapa_ai.net.model.ACTIVATIONS` defines them (GELU exact, with erf)."""
+NO_ACTIVATION = -1
+"""The activation code of the identity (the encoder's: its "first layer" writes the features themselves)."""
 
 _MOVER_BLOCK = 0
 _OPPONENT_BLOCK = OPPONENT_POINTS.start  # 120
@@ -76,6 +78,8 @@ def _add_column1(hidden, table, row):
 
 @njit(cache=True, nogil=True, inline="always")
 def _activate(values, count, activation):
+    if activation < 0:
+        return
     if activation == 0:
         for i in range(count):
             # Branch-free (a branch here mispredicts on half the units and is not vectorized).
@@ -160,7 +164,7 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
     """Rows ``start:stop``: probabilities (in ``output_order``) and equity (with ``points``) into the outputs.
 
     With ``first_only`` the kernel stops after the first layer: it writes each evaluated row's
-    first-layer pre-activations into ``first_out`` (B, H0) and leaves that row's probabilities and
+    first-layer activations (pre-activations with NO_ACTIVATION) into ``first_out`` (B, H0) and leaves that row's probabilities and
     equity to the caller (the dense layers then run batched, as matrix products); finished rows are
     written as always.
 
@@ -177,7 +181,7 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
     (``24 * side + point - 1``, side 0 = the view's mover) holding n free checkers.
     dense_weights / dense_bias: later layers, flat, each (out, in) row-major;
     layer_shapes: (L, 4) int64 rows (in, out, weight offset, bias offset).
-    activation: a code of ACTIVATION_CODES, applied after every layer but the last.
+    activation: a code of ACTIVATION_CODES (or NO_ACTIVATION), applied after every layer but the last.
     points: (K,) points of the output classes; output_order: (K,) network class of each output column.
     probabilities: (B, K) float32 out; equities: (B,) float32 out.
     first_only: bool; first_out: (B, H0) float32 out when ``first_only`` (else any float32 matrix).
@@ -327,6 +331,7 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
                 _add_column1(hidden, first_weights, base + 7)
 
         if first_only:
+            _activate(hidden, width0, activation)
             for unit in range(width0):
                 first_out[row, unit] = hidden[unit]
             continue
