@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tapa_ai.config import ModelConfig
+from tapa_ai.net import fast_eval
 from tapa_ai.net.encoding import encode, num_features
 from tapa_ai.net.fast_eval import (DENSE_MODES, FastEncoder, FastEvaluator, afterstate_distributions_fast, fast_encode,
                                    fast_evaluator_for)
@@ -93,6 +94,30 @@ def test_thread_split_gives_the_same_numbers_as_one_thread(layers, hidden):
     one, _ = evaluator.evaluate(batch, threads=1)
     two, _ = evaluator.evaluate(batch, threads=2)
     assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("race_network", [False, True])
+def test_batched_path_in_chunks_gives_the_values_of_one_pass(monkeypatch, race_network):
+    """Batches longer than FIRST_CHUNK_ROWS (a 2-ply search's millions of rows) go through in chunks."""
+    net = EvaluatorNet(ModelConfig(layers=2, hidden=[32, 16], activation="relu", race_network=race_network),
+                       variant_rules("backgammon"), seed=3)
+    rng = np.random.default_rng(8)
+    batch = endgame_positions(variant_rules("backgammon"), 400, rng)
+    afterstates = generate(batch, random_dice(len(batch), rng))
+    assert afterstates.game_over.any() and len(afterstates) > 3 * 512
+    evaluator = FastEvaluator.from_net(net)
+    whole, whole_equities = evaluator.afterstate_distributions(afterstates)
+    monkeypatch.setattr(fast_eval, "FIRST_CHUNK_ROWS", 512)
+    passes = []
+    kernel = fast_eval._run_kernel
+    monkeypatch.setattr(fast_eval, "_run_kernel", lambda layer, batch, *rest: (passes.append(len(batch)),
+                                                                               kernel(layer, batch, *rest)))
+    chunked, chunked_equities = evaluator.afterstate_distributions(afterstates)
+    parts = 2 if race_network else 1
+    assert max(passes) <= 512 and len(passes) == parts * -(-len(afterstates) // 512)
+    assert np.abs(chunked - whole).max() < 1e-6 and np.abs(chunked_equities - whole_equities).max() < 1e-6
+    reference = afterstate_distributions_torch(net, afterstates)
+    assert np.abs(chunked - reference).max() < TOLERANCE
 
 
 def test_unknown_dense_mode_is_refused_clearly():

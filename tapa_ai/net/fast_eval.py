@@ -45,7 +45,7 @@ from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIV
                           race_flags)
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
-__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FastEncoder", "FastEvaluator", "fast_encode",
+__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_ROWS", "FastEncoder", "FastEvaluator", "fast_encode",
            "afterstate_distributions_fast", "fast_evaluator_for", "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
@@ -62,6 +62,8 @@ _executor_lock = threading.Lock()
 
 DENSE_BLOCK_ROWS = 512
 """Rows per matrix product of the batched dense layers (fixed, so results do not depend on the thread count)."""
+FIRST_CHUNK_ROWS = 64 * DENSE_BLOCK_ROWS
+"""Rows per pass of the batched path (its first-layer activations: 32 MB at 256 units)."""
 
 _CPUS = os.cpu_count() or 1
 """The machine's CPU count, read once (os.cpu_count() reads /sys: ~0.1 ms, once per call was 1% of self-play)."""
@@ -291,15 +293,27 @@ class FastEvaluator:
 
     def _fill(self, batch: PositionBatch, flip: bool, classes: np.ndarray, output_order: np.ndarray,
               threads: Optional[int], probabilities: np.ndarray, equities: np.ndarray) -> None:
-        """This part's rows of ``classes`` (the others are SKIP_ROW) into ``probabilities`` and ``equities``."""
+        """This part's rows of ``classes`` (the others are SKIP_ROW) into ``probabilities`` and ``equities``.
+
+        The batched path holds the first layer's activations of the rows it works on (H0 float32 a
+        row): it takes the batch in chunks of :data:`FIRST_CHUNK_ROWS` rows, so that a 2-ply search's
+        millions of afterstates do not need gigabytes for them (the rows' values do not depend on it).
+        """
         size = len(batch)
+        threads = self.threads if threads is None else max(1, int(threads))
         batched = self.dense == "batched" and bool(self.dense_layers)
-        first = np.empty((size, self.first_bias.shape[0]) if batched else (1, 1), dtype=np.float32)
-        _run_kernel(self, batch, flip, classes, output_order, (probabilities, equities, batched, first),
-                    self.threads if threads is None else max(1, int(threads)))
-        if batched:
-            self._dense_batched(first, classes, output_order, probabilities, equities,
-                                self.threads if threads is None else max(1, int(threads)))
+        if not batched:
+            _run_kernel(self, batch, flip, classes, output_order,
+                        (probabilities, equities, False, np.empty((1, 1), dtype=np.float32)), threads)
+            return
+        first = np.empty((min(size, FIRST_CHUNK_ROWS), self.first_bias.shape[0]), dtype=np.float32)
+        for start in range(0, size, FIRST_CHUNK_ROWS):
+            stop = min(size, start + FIRST_CHUNK_ROWS)
+            chunk = batch if (start, stop) == (0, size) else batch.take(slice(start, stop))
+            rows = first[:stop - start]
+            outputs = (probabilities[start:stop], equities[start:stop])
+            _run_kernel(self, chunk, flip, classes[start:stop], output_order, outputs + (True, rows), threads)
+            self._dense_batched(rows, classes[start:stop], output_order, *outputs, threads)
 
     def _dense_batched(self, first: np.ndarray, classes: np.ndarray, output_order: np.ndarray,
                        probabilities: np.ndarray, equities: np.ndarray, threads: int) -> None:
