@@ -41,7 +41,8 @@ def main() -> int:
     parser.add_argument("--card", help="write the model card here (markdown)")
     parser.add_argument("--history", help="markdown file with how the model was made, put into the card")
     parser.add_argument("--curve", help="write the learning-curve PNG here (the trainer's evaluations in the checkpoint)")
-    parser.add_argument("--curve-report", help="also plot these snapshots (docs/curves/<variant>.json)")
+    parser.add_argument("--curve-report", nargs="+", metavar="JSON",
+                        help="also plot these snapshots (docs/curves/<variant>.json; several: a run and its continuation)")
     parser.add_argument("--only-card", action="store_true", help="play nothing; render the card (and --curve) from --out/summary.json")
     parser.add_argument("--partial", default="runs/strength-chunks", metavar="DIR",
                         help="keep every finished chunk of games under DIR/<variant>/<match> and resume from it "
