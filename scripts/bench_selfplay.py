@@ -29,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from tapa_ai.config import ConfigError  # noqa: E402
 from tapa_ai.training.throughput import (  # noqa: E402
     evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
 )
@@ -92,4 +93,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ConfigError as error:  # a bad --config or --set: one line, as tapa-ai train says it
+        print(f"bench_selfplay: {error}", file=sys.stderr)
+        sys.exit(2)

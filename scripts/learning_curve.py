@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from tapa_ai.config import ConfigError
 from tapa_ai.training.curve import OPPONENTS, evaluate_snapshots, plot_curves, train_to_marks, write_report
 from tapa_ai.training.stopping import TrainingStopped
 
@@ -62,4 +63,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ConfigError as error:  # a bad --config or --set: one line, as tapa-ai train says it
+        print(f"learning_curve: {error}", file=sys.stderr)
+        sys.exit(2)
