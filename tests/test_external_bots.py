@@ -156,12 +156,6 @@ PAIRS, SEED = 10, 3
 
 
 @pytest.fixture(scope="module")
-def net_vs_net():
-    net = make_bot(NET, TAPA)
-    return play_pairs(TAPA, net, net, PAIRS, seed=SEED)
-
-
-@pytest.fixture(scope="module")
 def real_engine():
     """``tapa-ai engine --bot net:checkpoints/tapa.pt`` as a bot (one process for the module: it starts slowly)."""
     bot = make_bot(REAL_ENGINE, TAPA)
@@ -170,11 +164,23 @@ def real_engine():
     assert engine_children() == []
 
 
-def test_the_engine_of_a_net_plays_exactly_as_the_net(real_engine, net_vs_net):
+def test_the_engine_of_a_net_plays_as_the_net_but_for_exact_ties(real_engine):
     records = play_pairs(TAPA, real_engine, make_bot(NET, TAPA), PAIRS, seed=SEED)
     assert records.summary().ppg == 0.0
     assert np.array_equal(records.points_for_a[0::2], -records.points_for_a[1::2])
-    assert_same_games(records, net_vs_net)  # the very games of net against net
+    # Move by move on positions of all kinds: the engine's choice is the net's, except where the net sees
+    # an exact tie (it draws among the tied moves at random, the engine takes the first; two such draws
+    # can make two otherwise equal games differ, so the games are not compared with net against net).
+    rng = np.random.default_rng(5)
+    batch = playout_positions(TAPA, 1500, rng)
+    afterstates = generate(batch, random_dice(len(batch), rng))
+    net = make_bot(NET, TAPA)
+    _, _, equities = net.ranked(afterstates)
+    mine = real_engine.choose(afterstates, np.random.default_rng(0))
+    theirs = net.choose(afterstates, np.random.default_rng(0))
+    differ = mine != theirs
+    assert differ.mean() < 0.1
+    assert np.all(np.abs(equities[mine[differ]] - equities[theirs[differ]]) < 1e-9)
 
 
 def test_the_engine_of_a_net_chooses_as_the_net_in_bear_offs_too(real_engine):
@@ -220,10 +226,11 @@ def exported(tmp_path_factory):
             for variant in ("tapa", "plakoto", "backgammon")}
 
 
-def test_an_onnx_model_plays_exactly_as_its_checkpoint(exported, net_vs_net):
+def test_an_onnx_model_scores_level_with_its_checkpoint(exported):
+    # Move by move the two differ only at float32 near-ties (the test below); over whole games in
+    # duplicate pairs such differences cancel or never arise: exactly level.
     records = play_pairs(TAPA, make_bot(f"onnx:{exported['tapa']}"), make_bot(NET, TAPA), PAIRS, seed=SEED)
     assert records.summary().ppg == 0.0
-    assert_same_games(records, net_vs_net)
 
 
 @pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])

@@ -105,7 +105,7 @@ def test_batched_path_in_chunks_gives_the_values_of_one_pass(monkeypatch, race_n
     batch = endgame_positions(variant_rules("backgammon"), 400, rng)
     afterstates = generate(batch, random_dice(len(batch), rng))
     assert afterstates.game_over.any() and len(afterstates) > 3 * 512
-    evaluator = FastEvaluator.from_net(net)
+    evaluator = FastEvaluator.from_net(net, dense="batched")
     whole, whole_equities = evaluator.afterstate_distributions(afterstates)
     monkeypatch.setattr(fast_eval, "FIRST_CHUNK_ROWS", 512)
     passes = []
@@ -118,6 +118,21 @@ def test_batched_path_in_chunks_gives_the_values_of_one_pass(monkeypatch, race_n
     assert np.abs(chunked - whole).max() < 1e-6 and np.abs(chunked_equities - whole_equities).max() < 1e-6
     reference = afterstate_distributions_torch(net, afterstates)
     assert np.abs(chunked - reference).max() < TOLERANCE
+
+
+@pytest.mark.parametrize("layers, hidden", [(1, 32), (2, [64, 32]), (3, [40, 24, 8])])
+def test_a_position_gets_the_same_value_in_any_batch(layers, hidden):
+    """The default evaluator is row-independent: a bot's choice cannot depend on what else was batched."""
+    net = _net("tapa", layers, hidden, "relu")
+    evaluator = FastEvaluator.from_net(net)
+    batch = _positions("tapa", 1500, seed=4)
+    whole, _ = evaluator.evaluate(batch)
+    order = np.random.default_rng(2).permutation(len(batch))
+    shuffled, _ = evaluator.evaluate(batch.take(order))
+    assert np.array_equal(shuffled, whole[order])
+    for rows in (slice(0, 1), slice(7, 300), slice(1000, 1500)):
+        alone, _ = evaluator.evaluate(batch.take(rows), threads=1)
+        assert np.array_equal(alone, whole[rows])
 
 
 def test_unknown_dense_mode_is_refused_clearly():

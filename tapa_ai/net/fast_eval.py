@@ -49,8 +49,11 @@ __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_R
            "afterstate_distributions_fast", "fast_evaluator_for", "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
-"""How the layers after the first run: ``fused`` in the kernel, row by row; ``batched`` as one matrix product
-per layer over the whole batch (torch, so BLAS) after the kernel's sparse first layer."""
+"""How the layers after the first run: ``fused`` (the default) in the kernel, row by row, so that a row's
+values never depend on the other rows of its batch; ``batched`` as one matrix product per layer over the
+whole batch (torch, so BLAS) after the kernel's sparse first layer: faster for wide layers, but BLAS rounds
+a row differently in products of other shapes, so the same position can get values a few ULP apart in
+two batches."""
 
 MIN_ROWS_PER_THREAD = 256
 """Below this many rows per thread a batch runs on the calling thread (a hand-off costs ~20 us)."""
@@ -200,10 +203,14 @@ class FastEvaluator:
                              f"known: {sorted(ACTIVATION_CODES)} (use the torch path)")
         self.activation = ACTIVATION_CODES[activation]
         self._torch_activation = ACTIVATIONS[activation]()
-        # Hidden-to-hidden layers run as batched matrix products (BLAS) by default; with one hidden layer
-        # or none the whole network stays in the kernel, which measures faster there (docs/training.md).
+        # The whole network runs in the kernel, row by row, by default: each row's values then depend on
+        # that row alone, so a position gets the same value (to the bit) in any batch, which keeps the
+        # bots' choices (and ties) independent of how positions are batched: an engine subprocess plays
+        # exactly the games of the net in this process. "batched" (BLAS products over the whole batch)
+        # is 10-20% faster for two layers of 256 and 128 but rounds a row differently in batches of
+        # other sizes (docs/training.md, *Deeper networks*).
         if dense is None:
-            dense = "batched" if len(net.config.widths) >= 2 else "fused"
+            dense = "fused"
         if dense not in DENSE_MODES:
             raise ValueError(f"fast evaluator: dense={dense!r}; known: {DENSE_MODES}")
         self.dense = dense

@@ -233,9 +233,9 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
             "fast_2_threads": lambda: evaluator.afterstate_distributions(afterstates, threads=2),
         }
         if len(widths) >= 2:
-            # The other way to run the hidden-to-hidden layers, for the choice FastEvaluator makes.
-            fused = FastEvaluator.from_net(net, dense="fused")
-            paths["fused_1_thread"] = lambda: fused.afterstate_distributions(afterstates, threads=1)
+            # The other way to run the hidden-to-hidden layers (FastEvaluator's default is fused).
+            batched = FastEvaluator.from_net(net, dense="batched")
+            paths["batched_1_thread"] = lambda: batched.afterstate_distributions(afterstates, threads=1)
         costs = {"afterstates": float(len(afterstates))}
         for name, run in paths.items():
             run()
