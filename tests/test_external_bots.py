@@ -227,8 +227,8 @@ def exported(tmp_path_factory):
 
 
 def test_an_onnx_model_scores_level_with_its_checkpoint(exported):
-    # Move by move the two differ only at float32 near-ties (the test below); over whole games in
-    # duplicate pairs such differences cancel or never arise: exactly level.
+    # Move by move the two differ only at float32 near-ties and exact ties (the test below); over these
+    # seeded duplicate pairs no such difference changes a result: exactly level.
     records = play_pairs(TAPA, make_bot(f"onnx:{exported['tapa']}"), make_bot(NET, TAPA), PAIRS, seed=SEED)
     assert records.summary().ppg == 0.0
 

@@ -45,8 +45,8 @@ from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIV
                           race_flags)
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
-__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_ROWS", "FastEncoder", "FastEvaluator", "fast_encode",
-           "afterstate_distributions_fast", "fast_evaluator_for", "MIN_ROWS_PER_THREAD"]
+__all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_ROWS", "FastEncoder", "FastEvaluator",
+           "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for", "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
 """How the layers after the first run: ``fused`` (the default) in the kernel, row by row, so that a row's
@@ -205,9 +205,9 @@ class FastEvaluator:
         self._torch_activation = ACTIVATIONS[activation]()
         # The whole network runs in the kernel, row by row, by default: each row's values then depend on
         # that row alone, so a position gets the same value (to the bit) in any batch, which keeps the
-        # bots' choices (and ties) independent of how positions are batched: an engine subprocess plays
-        # exactly the games of the net in this process. "batched" (BLAS products over the whole batch)
-        # is 10-20% faster for two layers of 256 and 128 but rounds a row differently in batches of
+        # bots' choices independent of how positions are batched: an engine subprocess chooses as the
+        # net in this process (exact ties aside, which the net draws at random). "batched" (BLAS products)
+        # are 10-20% faster for two layers of 256 and 128 but round a row differently in batches of
         # other sizes (docs/training.md, *Deeper networks*).
         if dense is None:
             dense = "fused"
