@@ -165,8 +165,8 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
 
     With ``first_only`` the kernel stops after the first layer: it writes each evaluated row's
     first-layer activations (the sums themselves with NO_ACTIVATION) into ``first_out`` (B, H0) and
-    leaves that row's probabilities and equity to the caller (the dense layers then run batched, as matrix products); finished rows are
-    written as always.
+    leaves that row's probabilities and equity to the caller (the dense layers then run batched, as
+    matrix products); finished rows are written as always.
 
     board, pinned: (B, 24) int8; off, bar: (B, 2) int8; rules_id: (B,) int8;
     rule_bias: (R, H0) float32 first-layer bias plus the rule-flag columns of each rule set;
