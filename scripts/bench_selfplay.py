@@ -61,11 +61,11 @@ def main(argv=None) -> int:
     if args.evaluator:
         for variant in args.variants:
             costs = evaluator_costs(variant, hidden=args.hidden, encoding_version=args.encoding_version)
-            fused = (f"   batched products 1 thread {costs['batched_1_thread']:5.0f}"
-                     if "batched_1_thread" in costs else "")
+            batched = (f"   batched products 1 thread {costs['batched_1_thread']:5.0f}"
+                       if "batched_1_thread" in costs else "")
             print(f"{variant:<11} {costs['afterstates']:7.0f} afterstates, ns each: "
                   f"encode + torch (1 thread) {costs['torch_1_thread']:6.0f}   fast kernel 1 thread "
-                  f"{costs['fast_1_thread']:5.0f}   2 threads {costs['fast_2_threads']:5.0f}{fused}", flush=True)
+                  f"{costs['fast_1_thread']:5.0f}   2 threads {costs['fast_2_threads']:5.0f}{batched}", flush=True)
         return 0
 
     summary: dict = {}

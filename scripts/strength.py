@@ -73,7 +73,7 @@ def main() -> int:
             print(measured_with(args.model, summary) + ":")
             print(strength_table(summary))
         if args.curve:
-            print(f"written {plot_training_curve(args.model, args.curve, args.curve_report)}")
+            print(f"written {plot_training_curve(args.model, args.curve, args.curve_report or ())}")
         if args.card:
             history = Path(args.history).read_text() if args.history else ""
             command = "\n".join(summary.get("commands", [])) if summary else ""

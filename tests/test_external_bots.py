@@ -169,31 +169,31 @@ def test_the_engine_of_a_net_plays_as_the_net_but_for_exact_ties(real_engine):
     assert records.summary().ppg == 0.0
     assert np.array_equal(records.points_for_a[0::2], -records.points_for_a[1::2])
     # Move by move on positions of all kinds: the engine's choice is the net's, except where the net sees
-    # an exact tie (it draws among the tied moves at random, the engine takes the first; two such draws
-    # can make two otherwise equal games differ, so the games are not compared with net against net).
+    # an exact tie (two such draws can make two otherwise equal games differ, so the games are not
+    # compared with net against net).
     rng = np.random.default_rng(5)
-    batch = playout_positions(TAPA, 1500, rng)
+    differ = engine_differences_from_net(real_engine, playout_positions(TAPA, 1500, rng), rng)
+    assert differ.mean() < 0.1
+
+
+def engine_differences_from_net(engine, batch, rng) -> np.ndarray:
+    """Where ``engine`` chooses another move than the net on ``batch`` (one random roll each), checked to be ties.
+
+    Where the net sees an exact tie it draws at random and the engine takes the first: not a difference.
+    """
     afterstates = generate(batch, random_dice(len(batch), rng))
     net = make_bot(NET, TAPA)
     _, _, equities = net.ranked(afterstates)
-    mine = real_engine.choose(afterstates, np.random.default_rng(0))
+    mine = engine.choose(afterstates, np.random.default_rng(0))
     theirs = net.choose(afterstates, np.random.default_rng(0))
     differ = mine != theirs
-    assert differ.mean() < 0.1
     assert np.all(np.abs(equities[mine[differ]] - equities[theirs[differ]]) < 1e-9)
+    return differ
 
 
 def test_the_engine_of_a_net_chooses_as_the_net_in_bear_offs_too(real_engine):
     rng = np.random.default_rng(1)
-    batch = endgame_positions(TAPA, 300, rng)
-    afterstates = generate(batch, random_dice(len(batch), rng))
-    net = make_bot(NET, TAPA)
-    _, _, equities = net.ranked(afterstates)
-    mine = real_engine.choose(afterstates, np.random.default_rng(0))
-    theirs = net.choose(afterstates, np.random.default_rng(0))
-    differ = mine != theirs
-    # Where the net sees an exact tie it draws at random and the engine takes the first: not a difference.
-    assert np.all(np.abs(equities[mine[differ]] - equities[theirs[differ]]) < 1e-9)
+    engine_differences_from_net(real_engine, endgame_positions(TAPA, 300, rng), rng)
 
 
 def test_the_engine_bot_takes_its_cube_decisions_from_the_engine(real_engine):

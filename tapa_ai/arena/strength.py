@@ -22,7 +22,7 @@ import json
 import os
 import platform
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..bots.base import BotError
 from ..config import config_to_toml
@@ -176,13 +176,13 @@ def model_card(model: str, summary: Optional[dict], history: str = "", command: 
     return "\n".join(parts)
 
 
-def plot_training_curve(model: str, path: str | Path, curve_report=None) -> Path:
+def plot_training_curve(model: str, path: str | Path, curve_reports: Sequence[str | Path] = ()) -> Path:
     """PNG of the model's learning curve: games trained → points per game (95% CI) per fixed opponent.
 
     The points are the trainer's periodic evaluations stored in the checkpoint
     (``eval.opponents`` at every ``eval.every_games``), plus, when given, the
-    2,000-game snapshots of ``scripts/learning_curve.py`` (``docs/curves/<variant>.json``; one path or
-    several, e.g. a run's report and the report of its continuation).
+    2,000-game snapshots of the ``scripts/learning_curve.py`` reports ``curve_reports``
+    (``docs/curves/<variant>.json``; e.g. a run's report and the report of its continuation).
     """
     import matplotlib
 
@@ -195,8 +195,7 @@ def plot_training_curve(model: str, path: str | Path, curve_report=None) -> Path
         low, high = record["ppg_ci95"]
         series.setdefault(f"{record['opponent']} ({record['games']} games each)", []).append(
             (record["games_trained"], record["ppg"], low, high))
-    reports = [curve_report] if isinstance(curve_report, (str, Path)) else list(curve_report or [])
-    for report in reports:
+    for report in curve_reports:
         for row in json.loads(Path(report).read_text()).get("rows", []):
             for name in ("random", "pipcount", "heuristic"):
                 if name in row:
