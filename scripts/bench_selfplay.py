@@ -4,6 +4,7 @@
     python scripts/bench_selfplay.py --seconds 5 --json       # last line: one JSON object
     python scripts/bench_selfplay.py --parallel-games 64 128 256 512 --variants tapa
     python scripts/bench_selfplay.py --profile /tmp/tapa.prof --variants tapa
+    python scripts/bench_selfplay.py --variants tapa --init shipped   # from checkpoints/tapa.pt's trained weights
     python scripts/bench_selfplay.py --evaluator             # ns per afterstate: torch path vs fast kernel
     python scripts/bench_selfplay.py --evaluator --hidden 256 128 --encoding-version 2   # a deeper network
 
@@ -26,15 +27,18 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tapa_ai.config import ConfigError  # noqa: E402
+from tapa_ai.net.checkpoint import CheckpointError  # noqa: E402
 from tapa_ai.training.throughput import (  # noqa: E402
     evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
 )
 
 VARIANTS = ("tapa", "plakoto", "backgammon")
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
 def main(argv=None) -> int:
@@ -55,6 +59,9 @@ def main(argv=None) -> int:
                         help="with --evaluator: the hidden widths of the timed network (e.g. 256 128)")
     parser.add_argument("--encoding-version", type=int, default=1, choices=(1, 2, 3),
                         help="with --evaluator: the encoding version of the timed network")
+    parser.add_argument("--init", metavar="CHECKPOINT",
+                        help="start our self-play from this checkpoint's network instead of random weights "
+                             "('shipped': checkpoints/<variant>.pt); the architecture must be the config's")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = parser.parse_args(argv)
 
@@ -71,8 +78,9 @@ def main(argv=None) -> int:
     summary: dict = {}
     for variant in args.variants:
         for games in args.parallel_games:
+            init = SHIPPED_DIR / f"{variant}.pt" if args.init == "shipped" else args.init
             result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile,
-                                         args.config)
+                                         args.config, init)
             print(f"{variant:<11} {result.network:<16} parallel_games={result.parallel_games:<4} "
                   f"{result.decisions_per_s:9,.0f} decisions/s "
                   f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
@@ -96,6 +104,7 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except ConfigError as error:  # a bad --config or --set: one line, as tapa-ai train says it
+    except (ConfigError, CheckpointError, ValueError) as error:
+        # a bad --config, --set or --init: one line, as tapa-ai train says it
         print(f"bench_selfplay: {error}", file=sys.stderr)
         sys.exit(2)

@@ -55,6 +55,24 @@ def test_fast_evaluation_equals_encoding_and_torch_network(variant, layers, hidd
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+def test_mostly_inactive_relu_units_are_skipped_without_changing_values(variant):
+    # Trained ReLU nets leave about nine units in ten at zero; the fused kernel adds only the nonzero units'
+    # weights. Most units here never fire (very negative biases), others only on some positions.
+    net = _net(variant, 2, [64, 32], "relu")
+    with torch.no_grad():
+        for linear in net.linear_layers()[:-1]:
+            linear.bias[: linear.bias.shape[0] * 3 // 4] -= 100.0
+    batch = _positions(variant, 120, seed=5)
+    expected_probabilities, expected_equities = evaluate(net, encode(batch))
+    hidden = net.layers[1](net.layers[0](torch.from_numpy(encode(batch))))
+    density = float((hidden > 0).float().mean())
+    assert 0.02 < density < 0.3  # sparse, and yet some units fire
+    probabilities, equities = FastEvaluator.from_net(net).evaluate(batch)
+    assert np.abs(probabilities - expected_probabilities).max() < TOLERANCE
+    assert np.abs(equities - expected_equities).max() < TOLERANCE * 4
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_afterstate_distributions_equal_the_torch_reference(variant):
     net = _net(variant, 1, 128, "relu")
     rng = np.random.default_rng(11)

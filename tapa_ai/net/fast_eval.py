@@ -267,7 +267,8 @@ class FastEvaluator:
             bias_at += weight.shape[0]
         self.layer_shapes = np.array(shapes, dtype=np.int64).reshape(len(shapes), 4)
         if fused:
-            self.dense_weights = np.concatenate([w.reshape(-1) for w, _ in fused]).astype(np.float32)
+            # Transposed, (in, out): the kernel adds one input's weights to all outputs at once.
+            self.dense_weights = np.concatenate([w.T.reshape(-1) for w, _ in fused]).astype(np.float32)
             self.dense_bias = np.concatenate([b for _, b in fused]).astype(np.float32)
         else:
             self.dense_weights = np.zeros(1, dtype=np.float32)
