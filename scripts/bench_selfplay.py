@@ -7,6 +7,7 @@
     python scripts/bench_selfplay.py --variants tapa --init shipped   # from checkpoints/tapa.pt's trained weights
     python scripts/bench_selfplay.py --evaluator             # ns per afterstate: torch path vs fast kernel
     python scripts/bench_selfplay.py --evaluator --hidden 256 128 --encoding-version 2   # a deeper network
+    python scripts/bench_selfplay.py --evaluator --variants tapa --init shipped   # the shipped (trained) network
 
 Ours: the real trainer playing and learning on both cores, with each variant's
 training config, the one its shipped model is trained with
@@ -67,7 +68,8 @@ def main(argv=None) -> int:
 
     if args.evaluator:
         for variant in args.variants:
-            costs = evaluator_costs(variant, hidden=args.hidden, encoding_version=args.encoding_version)
+            init = SHIPPED_DIR / f"{variant}.pt" if args.init == "shipped" else args.init
+            costs = evaluator_costs(variant, hidden=args.hidden, encoding_version=args.encoding_version, init=init)
             batched = (f"   batched products 1 thread {costs['batched_1_thread']:5.0f}"
                        if "batched_1_thread" in costs else "")
             print(f"{variant:<11} {costs['afterstates']:7.0f} afterstates, ns each: "

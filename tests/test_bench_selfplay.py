@@ -26,3 +26,37 @@ def test_bench_selfplay_last_line_is_one_json_object_per_variant_and_gnubg(capsy
             assert entry["parallel_games"] == 8
     if not gnubg_available():
         assert "gnubg-nn not installed" in "\n".join(lines)
+
+
+def test_init_starts_from_a_checkpoints_network_of_the_same_architecture():
+    import pytest
+    import torch
+
+    from tapa_ai.net.checkpoint import load_network
+    from tapa_ai.net.model import EvaluatorNet
+    from tapa_ai.rules.options import variant_rules
+    from tapa_ai.training.throughput import load_weights
+
+    shipped = load_network("checkpoints/tapa.pt")
+    net = EvaluatorNet(load_config("configs/tapa.toml").model, variant_rules("tapa"), seed=3)
+    assert not torch.equal(net.layers[0].weight, shipped.layers[0].weight)
+    load_weights(net, "checkpoints/tapa.pt")
+    for name, value in shipped.state_dict().items():
+        assert torch.equal(net.state_dict()[name], value), name
+    # Another architecture or another variant is refused, naming both networks.
+    other = EvaluatorNet(load_config("configs/tapa-1x128.toml").model, variant_rules("tapa"), seed=3)
+    with pytest.raises(ValueError, match="is not the benchmarked one"):
+        load_weights(other, "checkpoints/tapa.pt")
+    with pytest.raises(ValueError, match="plakoto"):
+        load_weights(EvaluatorNet(shipped.config, variant_rules("plakoto"), seed=3), "checkpoints/tapa.pt")
+
+
+def test_init_of_another_architecture_is_one_line_and_exit_2():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "scripts/bench_selfplay.py", "--variants", "tapa", "--seconds", "0.1",
+                           "--config", "configs/tapa-1x128.toml", "--init", "shipped"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "is not the benchmarked one" in done.stderr

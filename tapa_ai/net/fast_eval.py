@@ -50,10 +50,11 @@ __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_R
 
 DENSE_MODES = ("fused", "batched")
 """How the layers after the first run: ``fused`` (the default) in the kernel, row by row, so that a row's
-values never depend on the other rows of its batch; ``batched`` as one matrix product per layer over the
-whole batch (torch, so BLAS) after the kernel's sparse first layer: faster for wide layers, but BLAS rounds
-a row differently in products of other shapes, so the same position can get values a few ULP apart in
-two batches."""
+values never depend on the other rows of its batch, adding only the nonzero units' weights (most ReLU
+units of a trained net are zero); ``batched`` as one dense matrix product per layer over the whole batch
+(torch, so BLAS) after the kernel's sparse first layer: faster for wide layers of untrained (dense) nets,
+but BLAS rounds a row differently in products of other shapes, so the same position can get values a few
+ULP apart in two batches."""
 
 MIN_ROWS_PER_THREAD = 256
 """Below this many rows per thread a batch runs on the calling thread (a hand-off costs ~20 us)."""
@@ -206,9 +207,10 @@ class FastEvaluator:
         # The whole network runs in the kernel, row by row, by default: each row's values then depend on
         # that row alone, so a position gets the same value (to the bit) in any batch, which keeps the
         # bots' choices independent of how positions are batched: an engine subprocess chooses as the
-        # net in this process (exact ties aside, which the net draws at random). "batched" (BLAS products)
-        # are 10-20% faster for two layers of 256 and 128 but round a row differently in batches of
-        # other sizes (docs/training.md, *Deeper networks*).
+        # net in this process (exact ties aside, which the net draws at random). It is also the faster
+        # path for trained ReLU nets, whose zero units it skips; "batched" (BLAS products) is faster only
+        # for dense activations, and rounds a row differently in batches of other sizes (docs/training.md,
+        # *Deeper networks*).
         if dense is None:
             dense = "fused"
         if dense not in DENSE_MODES:
