@@ -1,7 +1,10 @@
 """Search speed: decisions/s of a network bot at 0, 1 and 2 ply, per variant, side by side in one run.
 
     python scripts/bench_search.py --net tapa=runs/.../latest.pt --net backgammon=checkpoints/backgammon.pt
-    python scripts/bench_search.py            # untrained 259x128 networks (the speed does not depend on the weights)
+    python scripts/bench_search.py            # untrained 259x128 networks
+
+The speed depends on the weights where zeros can be skipped: a trained ReLU network leaves most units of
+its hidden layers at zero, which the fused kernel does not multiply (measure a trained checkpoint).
 
 Positions: random-play positions (``playout_positions``), a fixed seed, a
 fresh roll each; the bot chooses a move for ``--batch`` positions at once.
