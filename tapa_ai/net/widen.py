@@ -7,9 +7,10 @@ a later version by giving its first layer zero weights for the new columns:
 on any position it then computes what it did (the new inputs add ``0 * x``:
 the same values to the bit in the fast kernel, to float32 rounding in
 torch's products, whose blocking depends on the width), and training goes
-on from there, learning what the new inputs are worth. The optimizer's state grows the same way (zero moments for the
-new weights), so a training run resumes from the widened checkpoint as from
-any other (``tapa-ai train --resume``, ``scripts/learning_curve.py --resume``).
+on from there, learning what the new inputs are worth. The optimizer's
+state grows the same way (zero moments for the new weights), so a training
+run resumes from the widened checkpoint as from any other (``tapa-ai train
+--resume``, ``scripts/learning_curve.py --resume``).
 
     python scripts/widen_encoding.py runs/<run>/latest.pt --version 2      # in place, the old file kept beside it
 """
