@@ -42,6 +42,11 @@ VARIANTS = ("tapa", "plakoto", "backgammon")
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
+def init_path(init, variant: str):
+    """The checkpoint of ``--init`` for ``variant``: ``shipped`` is checkpoints/<variant>.pt; None is none."""
+    return SHIPPED_DIR / f"{variant}.pt" if init == "shipped" else init
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="timed seconds per measurement")
@@ -68,8 +73,8 @@ def main(argv=None) -> int:
 
     if args.evaluator:
         for variant in args.variants:
-            init = SHIPPED_DIR / f"{variant}.pt" if args.init == "shipped" else args.init
-            costs = evaluator_costs(variant, hidden=args.hidden, encoding_version=args.encoding_version, init=init)
+            costs = evaluator_costs(variant, hidden=args.hidden, encoding_version=args.encoding_version,
+                                    init=init_path(args.init, variant))
             batched = (f"   batched products 1 thread {costs['batched_1_thread']:5.0f}"
                        if "batched_1_thread" in costs else "")
             print(f"{variant:<11} {costs['afterstates']:7.0f} afterstates, ns each: "
@@ -80,9 +85,8 @@ def main(argv=None) -> int:
     summary: dict = {}
     for variant in args.variants:
         for games in args.parallel_games:
-            init = SHIPPED_DIR / f"{variant}.pt" if args.init == "shipped" else args.init
             result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile,
-                                         args.config, init)
+                                         args.config, init_path(args.init, variant))
             print(f"{variant:<11} {result.network:<16} parallel_games={result.parallel_games:<4} "
                   f"{result.decisions_per_s:9,.0f} decisions/s "
                   f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
