@@ -3,7 +3,7 @@
 Writes, under ``--out`` (default ``tests/data``):
 
 - ``tapa.npz``, ``plakoto.npz``, ``backgammon.npz``: ``tapa-ai export --format
-  npz`` of ``checkpoints/<variant>.pt`` (about 130 KB each). The vectors are
+  npz`` of ``checkpoints/<variant>.pt`` (about 425 KB each). The vectors are
   checked against these copies, so they stay valid when the checkpoints are
   replaced by stronger ones; run this script again to follow the new ones.
 - ``encoding_vectors.json``: for positions of every variant (JSON positions,
