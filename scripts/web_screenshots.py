@@ -42,6 +42,8 @@ def interesting(driver, variant: str) -> bool:
 def play_to_an_interesting_turn(driver, server, variant, seed, open_board, wait_for) -> bool:
     """Let the bot play both sides of the game of ``?seed=seed`` until an :func:`interesting` turn of X's
     (True), or the end of the game (False)."""
+    from selenium.common.exceptions import ElementClickInterceptedException
+
     open_board(driver, server, variant=variant, seed=seed, delay=0)
     while True:
         wait_for(driver, "['human', 'over'].includes(document.body.dataset.phase)")
@@ -50,7 +52,11 @@ def play_to_an_interesting_turn(driver, server, variant, seed, open_board, wait_
         if interesting(driver, variant) and driver.find_elements("css selector", "#board rect.hit.source"):
             return True
         turn = driver.execute_script("return document.body.dataset.turns")
-        driver.find_element("id", "bot-plays").click()
+        try:
+            driver.find_element("id", "bot-plays").click()
+        except ElementClickInterceptedException:  # the game ended between the phase check and the click
+            wait_for(driver, "document.body.dataset.phase === 'over'")
+            return False
         wait_for(driver, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
 
 
