@@ -242,11 +242,19 @@ class LearningConfig:
     """Games trained before the learning rate starts to fall."""
     lr_decay_games: int = _bounded(1_000_000, minimum=1)
     """Games over which the learning rate falls to ``learning_rate_final``."""
+    overlap: bool = False
+    """Learn beside self-play (single-process trainer): each learning pass runs in a thread of its own while
+    self-play goes on with the weights from before that pass (one pass behind, as an actor of distributed
+    training is), so the two use both cores. The same run on any thread count, resumed exactly; False: self-play
+    waits for every pass and plays with its result. Needs ``method = "lambda-return"``."""
 
     def __post_init__(self) -> None:
         if self.targets != "sampled" and self.method != "lambda-return":
             raise ConfigError(f"learning.targets={self.targets!r} needs learning.method='lambda-return' "
                               f"(got {self.method!r}): online traces learn from the sampled next position")
+        if self.overlap and self.method != "lambda-return":
+            raise ConfigError(f"learning.overlap=true needs learning.method='lambda-return' (got {self.method!r}): "
+                              "online traces learn inside every ply of self-play")
 
     def rate(self, games: int) -> float:
         """The learning rate after ``games`` games of the run (:attr:`lr_schedule`)."""

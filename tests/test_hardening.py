@@ -361,6 +361,26 @@ def test_an_interrupt_mid_ply_checkpoints_and_the_resumed_run_is_bit_identical(
     assert_same_run(resumed, uninterrupted)
 
 
+@pytest.mark.parametrize("ply", [20, 150])
+def test_an_interrupt_of_an_overlapped_run_resumes_bit_identical(tmp_path, ply):
+    from tapa_ai.training.trainer import Trainer, TrainingStopped, new_run_directory, resume_checkpoint
+
+    whole_config = tiny_config(tmp_path / "whole", "learning.overlap=true")
+    whole = Trainer(whole_config, new_run_directory(whole_config))
+    whole.train(progress=False)
+    config = tiny_config(tmp_path / "split", "learning.overlap=true")
+    first = Trainer(config, new_run_directory(config))
+    signal_at_ply(first, signal.SIGTERM, ply)
+    with pytest.raises(TrainingStopped):
+        first.train(progress=False)
+    assert first._learning is None  # the pass in flight was finished before the checkpoint
+    run_dir, checkpoint = resume_checkpoint(first.run_dir)
+    assert checkpoint.games == first.games < 24 and checkpoint.extra["play_weights"] is not None
+    resumed = Trainer(checkpoint.train_config(), run_dir, checkpoint)
+    resumed.train(progress=False)
+    assert_same_run(resumed, whole)
+
+
 def test_a_second_ctrl_c_quits_at_once_and_leaves_the_last_checkpoint(tmp_path):
     from tapa_ai.training.trainer import Trainer, new_run_directory
 

@@ -191,15 +191,22 @@ def test_training_with_search_targets_resumes_exactly(tmp_path):
     assert len(checkpoint.extra["replay"]["states"]) == len(split.replay) > 0
 
 
-def test_search_targets_resume_only_a_run_that_had_a_replay_buffer(tmp_path):
+def test_search_targets_switched_on_at_resume_start_an_empty_replay_buffer(tmp_path, capsys):
     plain = tiny_config(tmp_path, "run.total_games=8")
     first = Trainer(plain, new_run_directory(plain))
     first.train(progress=False)
     run_dir, checkpoint = resume_checkpoint(first.run_dir)
     config = checkpoint.train_config()
     config.learning.targets = "search"
-    with pytest.raises(TrainingError, match="no replay buffer"):
-        Trainer(config, run_dir, checkpoint)
+    config.learning.search_plies = 1
+    config.run.total_games = 16
+    switched = Trainer(config, run_dir, checkpoint)
+    assert "empty replay buffer" in capsys.readouterr().err
+    assert len(switched.replay) == 0 and switched.games == 8
+    switched.train(progress=False)
+    assert switched.games >= 16 and len(switched.replay) > 0
+    _, saved = resume_checkpoint(run_dir)
+    assert len(saved.extra["replay"]["states"]) == len(switched.replay)
 
 
 # -- learning-rate schedules --------------------------------------------------------------------------

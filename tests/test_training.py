@@ -82,6 +82,63 @@ def test_training_resumes_exactly_as_an_uninterrupted_run(tmp_path):
     assert [e.ppg for e in resumed.evaluations] == [e.ppg for e in uninterrupted.evaluations]
 
 
+def test_overlapped_learning_resumes_exactly_and_is_deterministic(tmp_path):
+    def run(directory, total, resume_from=None):
+        if resume_from is None:
+            config = tiny_config(tmp_path / directory, "learning.overlap=true", f"run.total_games={total}")
+            trainer = Trainer(config, new_run_directory(config))
+        else:
+            run_dir, checkpoint = resume_checkpoint(resume_from)
+            config = checkpoint.train_config()
+            config.run.total_games = total
+            trainer = Trainer(config, run_dir, checkpoint)
+        trainer.train(progress=False)
+        return trainer
+
+    whole = run("whole", 24)
+    assert whole.play_net is not whole.net and whole.steps > 0
+    again = run("again", 24)  # however the learner thread and self-play interleaved
+    split = run("split", 12)
+    checkpoint = load_checkpoint(split.run_dir / "latest.pt")
+    # The checkpoint keeps the weights self-play plays with: the net's before its last learning pass.
+    assert checkpoint.extra["play_weights"] is not None
+    assert any(not torch.equal(checkpoint.extra["play_weights"][k], v) for k, v in checkpoint.model_state.items())
+    resumed = run("split", 24, resume_from=split.run_dir)
+    for trainer in (again, resumed):
+        assert trainer.games == whole.games and trainer.steps == whole.steps
+        for name, tensor in whole.net.state_dict().items():
+            assert torch.equal(tensor, trainer.net.state_dict()[name]), name
+
+
+def test_overlapped_learning_plays_one_pass_behind_the_net(tmp_path):
+    config = tiny_config(tmp_path, "learning.overlap=true", "run.total_games=100000")
+    trainer = Trainer(config, new_run_directory(config))
+    checks = []
+    start_learning = trainer._start_learning
+
+    def watched(games):
+        trainer.join_learning()  # the pass in flight (start_learning would finish it first)
+        before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
+        loss = start_learning(games)
+        played = trainer.play_net.state_dict()
+        same_as_before = all(torch.equal(before[k], v) for k, v in played.items())
+        trainer.join_learning()  # the pass just started: the net moves on, self-play's weights do not
+        moved = any(not torch.equal(v, played[k]) for k, v in trainer.net.state_dict().items())
+        checks.append((same_as_before, moved))
+        return loss
+
+    trainer._start_learning = watched
+    trainer.train(progress=False, should_stop=lambda: len(checks) >= 4)
+    assert checks == [(True, True)] * len(checks) and len(checks) >= 4
+
+
+def test_overlap_needs_the_lambda_return_method():
+    from tapa_ai.config import ConfigError, loads_config
+
+    with pytest.raises(ConfigError, match="overlap=true needs learning.method='lambda-return'"):
+        loads_config('[learning]\nmethod = "online-traces"\noverlap = true\n')
+
+
 def test_resume_takes_a_new_learning_rate_and_resets_best_when_opponents_change(tmp_path):
     from tapa_ai.config import apply_overrides
 

@@ -29,6 +29,7 @@ whenever torch reports that a parameter changed in place (an optimizer step,
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import weakref
@@ -58,6 +59,10 @@ ULP apart in two batches."""
 
 MIN_ROWS_PER_THREAD = 256
 """Below this many rows per thread a batch runs on the calling thread (a hand-off costs ~20 us)."""
+CHUNKS_PER_THREAD = 4
+"""Chunks of a batch per thread, taken in turn by the threads (rows are independent: any split gives the same values)."""
+MIN_ROWS_PER_CHUNK = 128
+"""The smallest chunk worth a turn of its own."""
 
 
 # -- threads ------------------------------------------------------------------------------
@@ -124,11 +129,19 @@ def _run_kernel(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, ou
     if parts <= 1:
         evaluate_rows(*arrays, 0, size, *outputs)
         return
-    bounds = np.linspace(0, size, parts + 1).astype(np.int64)
+    # Chunks the threads take in turn (this one among them): a thread slowed down by other work on its core
+    # (a learner thread, another process) takes fewer, instead of every thread waiting for its fixed share.
+    chunks = min(parts * CHUNKS_PER_THREAD, max(parts, size // MIN_ROWS_PER_CHUNK))
+    bounds = np.linspace(0, size, chunks + 1).astype(np.int64).tolist()
+    taken = itertools.count()  # next() is atomic under the GIL
+
+    def work() -> None:
+        while (chunk := next(taken)) < chunks:
+            evaluate_rows(*arrays, bounds[chunk], bounds[chunk + 1], *outputs)
+
     pool = _pool(parts)
-    futures = [pool.submit(evaluate_rows, *arrays, int(lo), int(hi), *outputs)
-               for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    evaluate_rows(*arrays, 0, int(bounds[1]), *outputs)  # the first slice here
+    futures = [pool.submit(work) for _ in range(parts - 1)]
+    work()
     for future in futures:
         future.result()
 

@@ -260,6 +260,8 @@ class DistributedTrainer(Trainer):
     any worker count (or the single-process trainer) can resume it.
     """
 
+    overlaps = False  # learning.overlap: the actors play with published weights, behind the learner anyway
+
     def __init__(self, config: TrainConfig, run_dir, checkpoint: Optional[Checkpoint] = None,
                  workers: Optional[int] = None, ray_address: Optional[str] = None) -> None:
         if config.learning.method != "lambda-return":

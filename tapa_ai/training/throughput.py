@@ -101,6 +101,7 @@ def selfplay_throughput(variant: str, seconds: float, parallel_games: Optional[i
         trainer = Trainer(config, new_run_directory(config))
         if init is not None:
             load_weights(trainer.net, init)
+            trainer.play_net.load_state_dict(trainer.net.state_dict())  # learning.overlap: self-play's copy
         deadline = time.perf_counter() + warmup
         trainer.train(progress=False, should_stop=lambda: time.perf_counter() >= deadline)
         start_decisions, start_games, cpu_start = trainer.decisions, trainer.games, trainer.cpu_seconds

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -59,6 +60,9 @@ class EvalRecord:
 class Trainer:
     """One training run: build it with a config (new run) or from a checkpoint (resume)."""
 
+    overlaps = True
+    """Whether ``learning.overlap`` applies (the distributed learner's actors play one version behind anyway)."""
+
     def __init__(self, config: TrainConfig, run_dir: Path, checkpoint: Optional[Checkpoint] = None) -> None:
         if checkpoint is not None:
             # Before building anything: the network built from the config must be the checkpoint's.
@@ -72,6 +76,14 @@ class Trainer:
         self.rng = np.random.default_rng(config.run.seed)
         self.net = EvaluatorNet(config.model, self.rules, seed=config.run.seed).to(self.device)
         learning = config.learning
+        # learning.overlap: self-play plays with a copy of the weights, taken before each learning pass that
+        # then runs in the learner thread (self._learning); without it self-play plays the net itself.
+        self.play_net = self.net
+        if learning.overlap and self.overlaps:
+            self.play_net = EvaluatorNet(config.model, self.rules, seed=config.run.seed).to(self.device)
+            self.play_net.load_state_dict(self.net.state_dict())
+        self._learner: Optional[ThreadPoolExecutor] = None
+        self._learning: Optional[Future] = None
         if learning.optimizer == "adam":
             # foreach: the update as a few multi-tensor ops instead of a loop of small ones per tensor
             # (~20% cheaper a step at 309 x 128 on one thread). Not fused=True: that kernel's rounding
@@ -82,7 +94,7 @@ class Trainer:
         else:
             self.optimizer = torch.optim.SGD(self.net.parameters(), lr=learning.learning_rate,
                                              weight_decay=learning.weight_decay)
-        self.selfplay = SelfPlay(self.rules, self.net, config.selfplay.parallel_games, self.rng,
+        self.selfplay = SelfPlay(self.rules, self.play_net, config.selfplay.parallel_games, self.rng,
                                  config.selfplay.max_turns, expected=learning.targets == "expected",
                                  bearoff=learning.bearoff_targets)
         self.pending: list[FinishedGame] = []
@@ -120,8 +132,40 @@ class Trainer:
     # -- learning --------------------------------------------------------
     def learn(self, games: list[FinishedGame]) -> float:
         """One pass of minibatch gradient steps over the positions of ``games``; returns the mean loss."""
-        if not games:
+        self.join_learning()
+        prepared = self._prepare_pass(games)
+        loss = float("nan") if prepared is None else self._run_pass(*prepared)
+        # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
+        refresh_fast_evaluator(self.net)
+        return loss
+
+    def _start_learning(self, games: list[FinishedGame]) -> float:
+        """learning.overlap: finish the pass in flight, give self-play its weights, start a pass over ``games``.
+
+        Returns the loss of the pass finished here (NaN if none). Everything that draws from ``self.rng`` (the
+        replay draws, the minibatch order) happens here, in the calling thread, so the run does not depend on
+        how the two threads interleave; the learner thread only runs the gradient steps.
+        """
+        loss = self.join_learning()
+        self.play_net.load_state_dict(self.net.state_dict())
+        prepared = self._prepare_pass(games)
+        if prepared is not None:
+            if self._learner is None:
+                self._learner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="learner")
+            self._learning = self._learner.submit(self._run_pass, *prepared)
+        return loss
+
+    def join_learning(self) -> float:
+        """Wait for the learning pass in flight (learning.overlap) and return its loss; NaN if none was."""
+        if self._learning is None:
             return float("nan")
+        learning, self._learning = self._learning, None
+        return learning.result()
+
+    def _prepare_pass(self, games: list[FinishedGame]):
+        """(features, targets, minibatches) of a pass over ``games``; None if it has nothing to learn."""
+        if not games:
+            return None
         states = np.concatenate([game.states for game in games])
         rate = self.config.learning.rate(self.games)
         for group in self.optimizer.param_groups:
@@ -129,7 +173,7 @@ class Trainer:
         if self.replay is not None:
             states, targets = self._replay_samples(states)
             if len(states) == 0:
-                return float("nan")
+                return None
         else:
             targets = np.concatenate([game.targets(self.config.learning.lambda_) for game in games])
         # The evaluator's kernel writes the features (bit-equal to encode, ~6x faster at version 2).
@@ -137,10 +181,14 @@ class Trainer:
         features = torch.from_numpy(fast_encode(positions, self.net.encoding_version))
         features = features.to(self.device)
         targets_t = torch.from_numpy(targets.astype(np.float32)).to(self.device)
+        return features, targets_t, self._minibatches(positions)
+
+    def _run_pass(self, features: torch.Tensor, targets: torch.Tensor, minibatches: list) -> float:
+        """The gradient steps of a prepared pass; returns the mean loss."""
         losses = []
-        for index, part in self._minibatches(positions):
+        for index, part in minibatches:
             logits = self.net(features[index]) if part is None else self.net.part_logits(features[index], part)
-            loss = soft_cross_entropy(logits, targets_t[index])
+            loss = soft_cross_entropy(logits, targets[index])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if self.config.learning.grad_clip > 0:
@@ -148,8 +196,6 @@ class Trainer:
             self.optimizer.step()
             self.steps += 1
             losses.append(float(loss.detach()))
-        # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
-        refresh_fast_evaluator(self.net)
         return float(np.mean(losses))
 
     def _minibatches(self, positions) -> list[tuple[torch.Tensor, Optional[str]]]:
@@ -214,6 +260,7 @@ class Trainer:
 
     def evaluate(self) -> list[EvalRecord]:
         """Duels of the current net (0-ply, greedy) against each fixed opponent, paired dice."""
+        self.join_learning()
         records = []
         self.net.eval()
         for name in self.config.eval.opponents:
@@ -226,6 +273,7 @@ class Trainer:
 
     # -- checkpoints -----------------------------------------------------
     def _payload(self) -> dict:
+        self.join_learning()
         return dict(
             model_state={k: v.detach().cpu() for k, v in self.net.state_dict().items()},
             model_config=self.net.architecture(),
@@ -242,6 +290,9 @@ class Trainer:
                 "selfplay": self.selfplay.state_dict(),
                 "pending": [_game_to_plain(game) for game in self.pending],
                 "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit},
+                # learning.overlap: the weights self-play plays with (one learning pass behind the net).
+                "play_weights": None if self.play_net is self.net else {
+                    k: v.detach().cpu() for k, v in self.play_net.state_dict().items()},
                 "best_score": self.best_score if math.isfinite(self.best_score) else None,
                 "best_opponents": list(self.config.eval.opponents),
                 "cpu_seconds": self.cpu_seconds,
@@ -272,13 +323,20 @@ class Trainer:
             checkpoint.restore_rng(numpy_generator=self.rng)
             self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
             self.pending = [_game_from_plain(game) for game in checkpoint.extra.get("pending", [])]
+            if self.play_net is not self.net:
+                # A run that overlapped before plays on with the weights it played with; one that starts
+                # overlapping here plays with the net's.
+                self.play_net.load_state_dict(checkpoint.extra.get("play_weights") or checkpoint.model_state)
             if self.replay is not None:
                 replay = checkpoint.extra.get("replay")
                 if replay is None:
-                    raise ValueError("learning.targets='search' resumes only a run that trained with it "
-                                     "(this checkpoint has no replay buffer)")
-                self.replay.load_state_dict(replay)
-                self.replay_credit = float(replay["credit"])
+                    # A run switched to expert iteration on resume (e.g. a TD-trained net fine-tuned by
+                    # search targets): it starts with an empty buffer, as a new run does.
+                    print(f"{checkpoint.path}: trained without search targets; expert iteration "
+                          "starts here with an empty replay buffer", file=sys.stderr)
+                else:
+                    self.replay.load_state_dict(replay)
+                    self.replay_credit = float(replay["credit"])
         except (KeyError, RuntimeError, ValueError) as error:
             raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
         self.steps = checkpoint.steps
@@ -351,9 +409,18 @@ class Trainer:
                     schedule.finished(finished)
                 if sum(len(g.states) for g in self.pending) >= positions_per_update or (
                         self.pending and self.games >= min(schedule.next_checkpoint, config.run.total_games)):
-                    loss = self.learn(self.pending)
-                    schedule.window.losses.append(loss)
+                    if self.play_net is self.net:
+                        loss = self.learn(self.pending)
+                    else:
+                        loss = self._start_learning(self.pending)
+                    if not math.isnan(loss):
+                        schedule.window.losses.append(loss)
                     self.pending = []
+                if self._learning is not None and (self.games >= min(schedule.next_eval, schedule.next_checkpoint)
+                                                   or stop.requested):
+                    # The pass in flight counts in this window's CPU time, not in the evaluation's.
+                    loss = self.join_learning()
+                    schedule.window.losses.append(loss)
                 self.cpu_seconds += time.process_time() - cpu_start
                 self.wall_seconds += time.perf_counter() - wall_start
                 schedule.after_step(loss)
@@ -363,7 +430,13 @@ class Trainer:
                 self.pending = []
             self.save()
         finally:
-            schedule.close()
+            try:
+                self.join_learning()
+            finally:
+                if self._learner is not None:
+                    self._learner.shutdown()
+                    self._learner = None
+                schedule.close()
 
     def _evaluate_and_report(self, writer, bar) -> None:
         records = self.evaluate()
