@@ -2,6 +2,7 @@
 
     python scripts/bench_selfplay.py                          # 20 s per variant, then gnubg
     python scripts/bench_selfplay.py --seconds 5 --json       # last line: one JSON object
+    python scripts/bench_selfplay.py --init shipped --rounds 3   # three rounds back to back, medians at the end
     python scripts/bench_selfplay.py --parallel-games 64 128 256 512 --variants tapa
     python scripts/bench_selfplay.py --profile /tmp/tapa.prof --variants tapa
     python scripts/bench_selfplay.py --variants tapa --init shipped   # from checkpoints/tapa.pt's trained weights
@@ -29,6 +30,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -68,8 +71,12 @@ def main(argv=None) -> int:
     parser.add_argument("--init", metavar="CHECKPOINT",
                         help="start our self-play from this checkpoint's network instead of random weights "
                              "('shipped': checkpoints/<variant>.pt); the architecture must be the config's")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat the measurement (ours, then gnubg) this many times; medians at the end")
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: must be at least 1")
 
     if args.evaluator:
         for variant in args.variants:
@@ -82,26 +89,47 @@ def main(argv=None) -> int:
                   f"{costs['fast_1_thread']:5.0f}   2 threads {costs['fast_2_threads']:5.0f}{batched}", flush=True)
         return 0
 
-    summary: dict = {}
-    for variant in args.variants:
-        for games in args.parallel_games:
-            result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile,
-                                         args.config, init_path(args.init, variant))
-            print(f"{variant:<11} {result.network:<16} parallel_games={result.parallel_games:<4} "
-                  f"{result.decisions_per_s:9,.0f} decisions/s "
-                  f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
-                  f"in {result.seconds:.1f} s)", flush=True)
-            summary[variant] = result.to_json()
-    if gnubg_available():
-        result = gnubg_throughput(args.seconds, args.gnubg_processes)
-        print(f"{'gnubg 0-ply':<11} processes={args.gnubg_processes:<6} {result.decisions_per_s:9,.0f} decisions/s "
-              f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games)", flush=True)
-        summary["gnubg"] = result.to_json()
+    rounds: list[dict] = []
+    for round_number in range(args.rounds):
+        if args.rounds > 1:
+            print(f"round {round_number + 1} of {args.rounds}", flush=True)
+        summary: dict = {}
         for variant in args.variants:
-            ratio = summary[variant]["decisions_per_s"] / summary["gnubg"]["decisions_per_s"]
-            print(f"ratio {variant}/gnubg decisions/s: {ratio:.2f}")
-    else:
-        print("gnubg-nn not installed: no gnubg comparison")
+            for games in args.parallel_games:
+                result = selfplay_throughput(variant, args.seconds, games, args.warmup, args.set, args.profile,
+                                             args.config, init_path(args.init, variant))
+                print(f"{variant:<11} {result.network:<16} parallel_games={result.parallel_games:<4} "
+                      f"{result.decisions_per_s:9,.0f} decisions/s "
+                      f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
+                      f"in {result.seconds:.1f} s)", flush=True)
+                summary[variant] = result.to_json()
+        if gnubg_available():
+            result = gnubg_throughput(args.seconds, args.gnubg_processes)
+            print(f"{'gnubg 0-ply':<11} processes={args.gnubg_processes:<6} {result.decisions_per_s:9,.0f} "
+                  f"decisions/s {result.games_per_s:8.1f} games/s  ({result.decisions} decisions, "
+                  f"{result.games} games)", flush=True)
+            summary["gnubg"] = result.to_json()
+            for variant in args.variants:
+                ratio = summary[variant]["decisions_per_s"] / summary["gnubg"]["decisions_per_s"]
+                summary[variant]["ratio_to_gnubg"] = round(ratio, 3)
+                print(f"ratio {variant}/gnubg decisions/s: {ratio:.2f}")
+        else:
+            print("gnubg-nn not installed: no gnubg comparison")
+        rounds.append(summary)
+    summary = rounds[-1]
+    if args.rounds > 1:
+        # This machine's speed drifts from minute to minute: each round times ours and gnubg back to back,
+        # and the medians over the rounds are the figures to quote.
+        summary = {name: {key: float(np.median([r[name][key] for r in rounds]))
+                          for key in rounds[0][name] if isinstance(rounds[0][name][key], (int, float))}
+                   | {key: value for key, value in rounds[0][name].items() if not isinstance(value, (int, float))}
+                   for name in rounds[0]}
+        for variant in args.variants:
+            ratios = [r[variant]["ratio_to_gnubg"] for r in rounds if "ratio_to_gnubg" in r[variant]]
+            if ratios:
+                print(f"median over {args.rounds} rounds: {variant} {summary[variant]['decisions_per_s']:,.0f} "
+                      f"decisions/s, ratio to gnubg {np.median(ratios):.2f} (rounds: "
+                      f"{', '.join(f'{ratio:.2f}' for ratio in ratios)})")
     if args.json:
         print(json.dumps(summary))
     return 0

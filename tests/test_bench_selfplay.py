@@ -21,11 +21,29 @@ def test_bench_selfplay_last_line_is_one_json_object_per_variant_and_gnubg(capsy
             assert set(entry) == {"decisions_per_s", "games_per_s"}
         else:
             # The network of the variant's training config, the one its shipped model is trained with.
-            assert set(entry) == {"decisions_per_s", "games_per_s", "network", "parallel_games"}
+            ratio = {"ratio_to_gnubg"} if gnubg_available() else set()
+            assert set(entry) == {"decisions_per_s", "games_per_s", "network", "parallel_games"} | ratio
+            if ratio:
+                assert entry["ratio_to_gnubg"] == round(entry["decisions_per_s"] / summary["gnubg"]["decisions_per_s"], 3)
             assert entry["network"] == load_config(f"configs/{name}.toml").model.describe()
             assert entry["parallel_games"] == 8
     if not gnubg_available():
         assert "gnubg-nn not installed" in "\n".join(lines)
+
+
+def test_rounds_report_the_medians_of_back_to_back_rounds(capsys):
+    script = runpy.run_path("scripts/bench_selfplay.py", run_name="bench_selfplay")
+    assert script["main"](["--seconds", "0.3", "--warmup", "0.1", "--variants", "tapa", "--parallel-games", "8",
+                           "--rounds", "3", "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    rates = [float(line.split("decisions/s")[0].split()[-1].replace(",", "")) for line in lines
+             if line.startswith("tapa ")]
+    assert len(rates) == 3 and sum(line.startswith("round ") for line in lines) == 3
+    summary = json.loads(lines[-1])
+    assert abs(summary["tapa"]["decisions_per_s"] - sorted(rates)[1]) <= 1.0  # the printed rates are rounded
+    assert summary["tapa"]["network"] == load_config("configs/tapa.toml").model.describe()
+    if gnubg_available():
+        assert any(line.startswith("median over 3 rounds: tapa") for line in lines)
 
 
 def test_init_starts_from_a_checkpoints_network_of_the_same_architecture():

@@ -173,8 +173,11 @@ class FastEncoder:
         self._order = np.zeros(1, dtype=np.int64)
         self.threads = default_threads() if threads is None else max(1, int(threads))
 
-    def encode(self, batch: PositionBatch, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """(B, num_features(version)) float32 features of ``batch`` from each side to move (as ``encode``)."""
+    def encode(self, batch: PositionBatch, out: Optional[np.ndarray] = None,
+               threads: Optional[int] = None) -> np.ndarray:
+        """(B, num_features(version)) float32 features of ``batch`` from each side to move (as ``encode``).
+
+        ``threads``: this call's thread count (default the encoder's); the same features on any count."""
         size = len(batch)
         if out is None:
             out = np.empty((size, self.width), dtype=np.float32)
@@ -185,19 +188,19 @@ class FastEncoder:
             classes = np.full(size, -1, dtype=np.int64)
             scratch = np.empty((1, 1), dtype=np.float32)
             _run_kernel(self, batch, False, classes, self._order, (scratch, np.empty(1, np.float32), True, out),
-                        self.threads)
+                        self.threads if threads is None else max(1, int(threads)))
         return out
 
 
 _ENCODERS: dict[int, FastEncoder] = {}
 
 
-def fast_encode(batch: PositionBatch, version: int) -> np.ndarray:
+def fast_encode(batch: PositionBatch, version: int, threads: Optional[int] = None) -> np.ndarray:
     """``encode(batch, version=version)`` through :class:`FastEncoder` (one cached encoder per version)."""
     encoder = _ENCODERS.get(version)
     if encoder is None:
         encoder = _ENCODERS[version] = FastEncoder(version)
-    return encoder.encode(batch)
+    return encoder.encode(batch, threads=threads)
 
 
 # -- the evaluator ----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 import torch
@@ -165,6 +166,8 @@ class SelfPlay:
         self.stats = SelfPlayStats()
         self.on_ply = None
         """Optional ``(batch, next_values, new_game) -> None`` called every ply (online learning)."""
+        self.movegen_threads: Optional[int] = None
+        """Threads of the move generator (None: its default); the same afterstates on any count."""
 
     # ------------------------------------------------------------------
     def _roll(self) -> np.ndarray:
@@ -215,7 +218,7 @@ class SelfPlay:
         if self.expected:
             afterstates, distributions, chosen, kept = self._expected_ply(dice, epsilon)
         else:
-            afterstates = generate(self.batch, dice)
+            afterstates = generate(self.batch, dice, threads=self.movegen_threads)
             distributions = self._distributions(afterstates)
             equities = distributions @ self.points
             chosen = segment_argmax(equities, afterstates.offsets, self.rng)
