@@ -47,7 +47,9 @@ from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIV
 from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
 
 __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_ROWS", "FastEncoder", "FastEvaluator",
-           "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for", "MIN_ROWS_PER_THREAD"]
+           "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for", "fast_path_available",
+           "install_fast_evaluator",
+           "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
 """How the layers after the first run: ``fused`` (the default) in the kernel, row by row, so that a row's
@@ -432,15 +434,18 @@ def _parameter_versions(net: EvaluatorNet) -> tuple:
     return tuple((id(p), p._version) for p in net.parameters())  # noqa: SLF001
 
 
+def fast_path_available(net: EvaluatorNet) -> bool:
+    """Whether ``net`` is evaluated by the kernel: an activation it implements, and ``TAPA_FAST_EVAL`` not 0."""
+    return os.environ.get("TAPA_FAST_EVAL", "1") != "0" and net.config.activation in ACTIVATION_CODES
+
+
 def fast_evaluator_for(net: EvaluatorNet) -> Optional[FastEvaluator]:
     """The cached evaluator of ``net``, refreshed if its parameters changed since; None if it cannot have one.
 
     Cheap when nothing changed (a tuple of parameter versions is compared).
     ``TAPA_FAST_EVAL=0`` in the environment disables the fast path (None).
     """
-    if os.environ.get("TAPA_FAST_EVAL", "1") == "0":
-        return None
-    if net.config.activation not in ACTIVATION_CODES:
+    if not fast_path_available(net):
         return None
     versions = _parameter_versions(net)
     cached = _EVALUATORS.get(net)
@@ -453,6 +458,15 @@ def fast_evaluator_for(net: EvaluatorNet) -> Optional[FastEvaluator]:
         evaluator = FastEvaluator.from_net(net)
     _EVALUATORS[net] = (versions, evaluator)
     return evaluator
+
+
+def install_fast_evaluator(net: EvaluatorNet, evaluator: FastEvaluator) -> None:
+    """Make ``evaluator`` the cached one of ``net``, whose weights must now be those it was built from.
+
+    The overlapped trainer builds the next evaluator in its learner thread from the learner's net and
+    installs it when self-play's copy of the net takes the same weights, so self-play does not rebuild it.
+    """
+    _EVALUATORS[net] = (_parameter_versions(net), evaluator)
 
 
 def refresh_fast_evaluator(net: EvaluatorNet) -> None:
