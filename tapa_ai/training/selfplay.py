@@ -125,6 +125,19 @@ class FinishedGame:
         """(T, K) the TD(lambda) targets of the game's turns (:func:`lambda_returns`)."""
         return lambda_returns(self.next_values, lambda_, self.outcome)
 
+    def to_plain(self) -> dict:
+        """The game as checkpoint data (a game played but not learned from yet travels in the checkpoint)."""
+        return {"states": torch.from_numpy(self.states.copy()), "next_values": torch.from_numpy(self.next_values.copy()),
+                "kind": self.kind, "turns": self.turns,
+                "outcome": None if self.outcome is None else torch.from_numpy(np.array(self.outcome))}
+
+    @classmethod
+    def from_plain(cls, data: dict) -> "FinishedGame":
+        """The game :meth:`to_plain` stored."""
+        outcome = data["outcome"]
+        return cls(data["states"].numpy().copy(), data["next_values"].numpy().copy(), str(data["kind"]),
+                   int(data["turns"]), None if outcome is None else outcome.numpy().copy())
+
 
 @dataclass
 class SelfPlayStats:

@@ -310,7 +310,7 @@ class Trainer:
             numpy_generator=self.rng,
             extra={
                 "selfplay": self.selfplay.state_dict(),
-                "pending": [_game_to_plain(game) for game in self.pending],
+                "pending": [game.to_plain() for game in self.pending],
                 "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit},
                 # learning.overlap: the weights self-play plays with (one learning pass behind the net).
                 "play_weights": None if self.play_net is self.net else {
@@ -344,7 +344,7 @@ class Trainer:
                         group["foreach"] = True
             checkpoint.restore_rng(numpy_generator=self.rng)
             self.selfplay.load_state_dict(checkpoint.extra["selfplay"])
-            self.pending = [_game_from_plain(game) for game in checkpoint.extra.get("pending", [])]
+            self.pending = [FinishedGame.from_plain(game) for game in checkpoint.extra.get("pending", [])]
             if self.play_net is not self.net:
                 # A run that overlapped before plays on with the weights it played with; one that starts
                 # overlapping here plays with the net's.
@@ -476,19 +476,6 @@ class Trainer:
         if score > self.best_score:
             self.best_score = score
             self.manager.save_best(**self._payload())
-
-
-def _game_to_plain(game: FinishedGame) -> dict:
-    """A finished game not learned from yet, as checkpoint data."""
-    return {"states": torch.from_numpy(game.states.copy()), "next_values": torch.from_numpy(game.next_values.copy()),
-            "kind": game.kind, "turns": game.turns,
-            "outcome": None if game.outcome is None else torch.from_numpy(np.array(game.outcome))}
-
-
-def _game_from_plain(data: dict) -> FinishedGame:
-    outcome = data["outcome"]
-    return FinishedGame(data["states"].numpy().copy(), data["next_values"].numpy().copy(), str(data["kind"]),
-                        int(data["turns"]), None if outcome is None else outcome.numpy().copy())
 
 
 def _check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
