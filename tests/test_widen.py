@@ -12,7 +12,7 @@ from tapa_ai.net.encoding import encode
 from tapa_ai.net.fast_eval import FastEvaluator
 from tapa_ai.net.model import evaluate
 from tapa_ai.movegen.random_positions import mixed_positions
-from tapa_ai.net.widen import widen_checkpoint
+from tapa_ai.net.widen import grow_checkpoint, widen_checkpoint
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
 from tests.test_training import tiny_config
@@ -88,3 +88,86 @@ def test_the_script_widens_in_place_and_keeps_the_original(run, tmp_path):
     again = subprocess.run([sys.executable, "scripts/widen_encoding.py", str(path), "--version", "2"],
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "widen_encoding:" in again.stderr
+
+
+# ---- wider hidden layers (grow_payload, scripts/grow_network.py) ----
+
+@pytest.fixture(scope="module")
+def race_run(tmp_path_factory):
+    """A tiny backgammon run with a race network, overlapped learning (self-play's weights in the checkpoint)."""
+    config = tiny_config(tmp_path_factory.mktemp("grow"), "run.variant=backgammon", "run.total_games=12",
+                         "model.layers=2", "model.hidden=[16,8]", "model.race_network=true",
+                         "learning.overlap=true")
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    return trainer.run_dir
+
+
+def test_a_grown_network_computes_what_it_did(run, tmp_path):
+    target = grow_checkpoint(run / "latest.pt", [24, 8], tmp_path / "grown.pt")
+    small, grown = load_network(run / "latest.pt"), load_network(target)
+    assert small.config.widths == (16, 8) and grown.config.widths == (24, 8)
+    batch = mixed_positions(variant_rules("backgammon"), 200, np.random.default_rng(4))
+    features = encode(batch, version=1)
+    assert np.abs(evaluate(small, features)[0] - evaluate(grown, features)[0]).max() < 1e-6
+    # The fast kernel adds the new units' zero outgoing weights: the very same floats.
+    assert np.array_equal(FastEvaluator.from_net(small).evaluate(batch)[1],
+                          FastEvaluator.from_net(grown).evaluate(batch)[1])
+    first, second = grown.layers[0].weight.detach(), grown.layers[2].weight.detach()
+    assert torch.equal(first[:16], small.layers[0].weight.detach())
+    # New units have drawn (nonzero) incoming weights; nothing flows from them into old units yet.
+    assert first[16:].abs().min() > 0 and not second[:, 16:].any()
+    # The same seed grows the same network; another seed draws other new weights.
+    again = load_network(grow_checkpoint(run / "latest.pt", [24, 8], tmp_path / "again.pt"))
+    other = load_network(grow_checkpoint(run / "latest.pt", [24, 8], tmp_path / "other.pt", seed=2))
+    assert torch.equal(again.layers[0].weight, grown.layers[0].weight)
+    assert not torch.equal(other.layers[0].weight[16:], grown.layers[0].weight[16:])
+
+
+def test_every_part_and_self_plays_copy_grow_and_the_run_learns_on(race_run, tmp_path):
+    import shutil
+
+    copy = tmp_path / race_run.name
+    shutil.copytree(race_run, copy)
+    grow_checkpoint(copy / "latest.pt", [20, 12], copy / "latest.pt", seed=5)
+    run_dir, checkpoint = resume_checkpoint(copy)
+    net = load_network(copy / "latest.pt")
+    assert net.parts == ("layers", "race_layers")
+    for part in net.parts:
+        layers = net.linear_layers(part)
+        assert [layer.out_features for layer in layers[:-1]] == [20, 12]
+        assert not layers[-1].weight.detach()[:, 8:].any()  # the outputs ignore the new units
+    assert checkpoint.extra["play_weights"]["race_layers.2.weight"].shape == (12, 20)
+    moments = checkpoint.optimizer_state["state"][2]  # layers.2.weight: (12, 20), old block (8, 16)
+    assert moments["exp_avg"].shape == (12, 20) and not moments["exp_avg"][8:].any()
+    assert moments["exp_avg"][:8, :16].abs().sum() > 0
+    config = checkpoint.train_config()
+    assert config.model.widths == (20, 12)
+    config.run.total_games = 24
+    trainer = Trainer(config, run_dir, checkpoint)
+    trainer.train(progress=False)
+    assert trainer.games >= 24
+    # Learning reached the weights out of the new units (they were all zero).
+    assert trainer.net.layers[4].weight.detach()[:, 8:].abs().sum() > 0
+
+
+@pytest.mark.parametrize("hidden, message", [([16], "has 2 hidden layers"), ([16, 8], "one of them wider"),
+                                             ([8, 16], "only widens"), ([16, 10**6], "at most")])
+def test_growing_refuses_widths_that_do_not_widen(run, tmp_path, hidden, message):
+    with pytest.raises(CheckpointError, match=message):
+        grow_checkpoint(run / "latest.pt", hidden, tmp_path / "bad.pt")
+    assert not (tmp_path / "bad.pt").exists()
+
+
+def test_the_grow_script_grows_in_place_and_keeps_the_original(run, tmp_path):
+    import shutil
+
+    path = tmp_path / "latest.pt"
+    shutil.copy(run / "latest.pt", path)
+    command = [sys.executable, "scripts/grow_network.py", str(path), "--hidden", "32", "8"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert load_network(path).config.widths == (32, 8)
+    assert load_network(tmp_path / "latest.16-8.pt").config.widths == (16, 8)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "grow_network:" in again.stderr

@@ -1,4 +1,4 @@
-"""Move a checkpoint to a later encoding version without changing what its network computes.
+"""Widen a checkpoint's network without changing what it computes: a later encoding, or wider hidden layers.
 
 Each version of the ``tapa-td`` encoding appends columns to the one before
 (docs/encoding.md: version 2 the exposure columns 259-308, version 3 the
@@ -13,6 +13,19 @@ run resumes from the widened checkpoint as from any other (``tapa-ai train
 --resume``, ``scripts/learning_curve.py --resume``).
 
     python scripts/widen_encoding.py runs/<run>/latest.pt --version 2      # in place, the old file kept beside it
+
+Wider hidden layers (:func:`grow_payload`, ``scripts/grow_network.py``) go
+the same way one layer up (Net2Net's function-preserving widening, done with
+zeros): every new unit gets freshly initialized incoming weights (torch's
+default initialization, from a seeded generator), and every weight *from* a
+new unit into an old unit or an output is zero. Old units and the outputs
+then compute what they did, to the bit in the fast kernel (the new units add
+``0 * activation``); training starts from the trained net and teaches the new
+units from the first step, because their activations are nonzero and so are
+the gradients of their outgoing weights. The Adam moments of new weights
+start at zero.
+
+    python scripts/grow_network.py checkpoints/tapa.pt --hidden 512 256 --out runs/<run>/latest.pt
 """
 
 from __future__ import annotations
@@ -25,8 +38,10 @@ import torch
 from .checkpoint import CheckpointError, load_checkpoint, write_payload
 from .checkpoint_read import read_payload
 from .encoding import ENCODING_VERSIONS, num_features
+from ..rules.options import RuleOptions
+from .model import EvaluatorNet
 
-__all__ = ["widen_payload", "widen_checkpoint"]
+__all__ = ["widen_payload", "widen_checkpoint", "grow_payload", "grow_checkpoint"]
 
 
 def _first_layer_keys(model_state: dict[str, torch.Tensor], width: int) -> list[str]:
@@ -95,3 +110,90 @@ def widen_checkpoint(source: str | Path, version: int, target: str | Path) -> Pa
     """Read checkpoint ``source``, widen it to encoding ``version`` and write it to ``target`` (atomically)."""
     load_checkpoint(source)  # every check of a checkpoint, with its clear errors
     return write_payload(target, widen_payload(read_payload(Path(source)), version))
+
+
+def _grown(old: torch.Tensor, fresh: torch.Tensor, is_output: bool) -> torch.Tensor:
+    """``fresh`` (a new-shape weight or bias) with the ``old`` values in its top-left block.
+
+    A weight's rows of old units keep zero for the new inputs (the new units of the layer below); the rows of
+    new units keep their fresh values for every input. The output layer has no new rows: zero columns for the
+    new units of the last hidden layer."""
+    grown = fresh.clone()
+    if old.dim() == 1:
+        grown[: old.shape[0]] = old
+        return grown
+    rows, columns = old.shape
+    grown[:rows, :columns] = old
+    grown[:rows, columns:] = 0.0
+    if is_output:
+        grown[:, columns:] = 0.0
+    return grown
+
+
+def _padded(moment: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """An Adam moment of an old parameter, zero for the entries a grown parameter adds."""
+    padded = moment.new_zeros(shape)
+    padded[tuple(slice(0, n) for n in moment.shape)] = moment
+    return padded
+
+
+def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> dict[str, Any]:
+    """A copy of checkpoint ``payload`` whose hidden layers are ``hidden`` units wide, computing what it did.
+
+    ``hidden`` lists one width per hidden layer (as many as the network has, input side first), none narrower
+    than now and at least one wider. New units' incoming weights are drawn as a new network's are, from
+    ``seed``; every weight out of a new unit into an old unit or an output is zero (module docstring). Every
+    network part (the race network too) and self-play's copy of the weights (``learning.overlap``) grow the
+    same way; Adam's moments of new entries are zero. CheckpointError for a width list that does not fit.
+    """
+    architecture = payload["model_config"]
+    config = EvaluatorNet.architecture_config(architecture)
+    old = list(config.widths)
+    hidden = list(hidden)
+    if len(hidden) != len(old) or any(isinstance(w, bool) or not isinstance(w, int) for w in hidden):
+        raise CheckpointError(f"--hidden {hidden}: the network has {len(old)} hidden layers {old}; give one "
+                              f"width for each")
+    if any(new < width for new, width in zip(hidden, old)) or hidden == old:
+        raise CheckpointError(f"--hidden {hidden}: growing only widens, and the network is {old}; give widths "
+                              f"at least as wide, one of them wider")
+    try:
+        grown_config = type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
+    except ValueError as error:  # ConfigError: too wide
+        raise CheckpointError(str(error)) from None
+    fresh_net = EvaluatorNet(grown_config, RuleOptions.from_dict(architecture["rules"]), seed=seed)
+    fresh = fresh_net.state_dict()
+    model_state = payload["model_state"]
+    if set(fresh) != set(model_state):
+        raise CheckpointError(f"the checkpoint's parameters {sorted(model_state)} are not those of a "
+                              f"{config.describe()} network {sorted(fresh)}")
+    outputs = {f"{part}.{2 * len(old)}.{kind}" for part in fresh_net.parts for kind in ("weight", "bias")}
+
+    def grow_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {key: _grown(value, fresh[key], key in outputs) for key, value in state.items()}
+
+    grown = dict(payload)
+    grown["model_state"] = grow_state(model_state)
+    optimizer_state = payload.get("optimizer_state")
+    if optimizer_state is not None:
+        order = list(model_state)  # Adam's state is keyed by the parameters' order, the state dict's order
+        states = {}
+        for index, state in optimizer_state["state"].items():
+            shape = fresh[order[index]].shape
+            states[index] = {name: _padded(moment, shape) if torch.is_tensor(moment) and moment.dim() > 0 else moment
+                             for name, moment in state.items()}
+        grown["optimizer_state"] = {"param_groups": optimizer_state["param_groups"], "state": states}
+    extra = payload.get("extra")
+    if isinstance(extra, dict) and extra.get("play_weights"):
+        grown["extra"] = {**extra, "play_weights": grow_state(extra["play_weights"])}
+    model = {**architecture["model"], "layers": len(hidden), "hidden": hidden}
+    grown["model_config"] = {**architecture, "model": model}
+    train_config = dict(payload["config"])
+    train_config["model"] = {**train_config["model"], "layers": len(hidden), "hidden": hidden}
+    grown["config"] = train_config
+    return grown
+
+
+def grow_checkpoint(source: str | Path, hidden: list[int], target: str | Path, seed: int = 1) -> Path:
+    """Read checkpoint ``source``, widen its hidden layers to ``hidden`` and write it to ``target`` (atomically)."""
+    load_checkpoint(source)
+    return write_payload(target, grow_payload(read_payload(Path(source)), hidden, seed))
