@@ -6,7 +6,9 @@
 
 Writes one JSON (and CSV) record per match and summary.json under --out; with
 --card also the model card, from the checkpoint's facts and the summary
-(--history FILE adds a "how it was made" section). The table and the card name the file measured, with its
+(--history FILE adds a "how it was made" section); with --doc also the model's section of
+docs/strength.md (its ladder and --history, between the lines <!-- begin strength.py MODEL --> and
+<!-- end strength.py MODEL -->), so the card and the docs cannot drift apart. The table and the card name the file measured, with its
 generation and sha256 (docs/strength.md, *Naming the model a table was measured with*); every match of the
 summary records the sha256 of the file it was played with, and a card is refused while a match was
 played with another file (a model shipped since). Logic: tapa_ai/arena/strength.py.
@@ -21,7 +23,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from tapa_ai.arena.strength import measured_with, model_card, plot_training_curve, strength_matches, strength_table
+from tapa_ai.arena.strength import (measured_with, model_card, plot_training_curve, replace_section, strength_matches,
+                                    strength_section, strength_table)
 from tapa_ai.bots.base import BotError
 from tapa_ai.net.checkpoint import CheckpointError
 
@@ -40,6 +43,8 @@ def main() -> int:
     parser.add_argument("--out", required=True, help="directory of the match records and summary.json")
     parser.add_argument("--card", help="write the model card here (markdown)")
     parser.add_argument("--history", help="markdown file with how the model was made, put into the card")
+    parser.add_argument("--doc", help="also rewrite the model's section of this markdown file (docs/strength.md), "
+                        "between its <!-- begin/end strength.py MODEL --> lines")
     parser.add_argument("--curve", help="write the learning-curve PNG here (the trainer's evaluations in the checkpoint)")
     parser.add_argument("--curve-report", nargs="+", metavar="JSON",
                         help="also plot these snapshots (docs/curves/<variant>.json; several: a run and its continuation)")
@@ -79,6 +84,13 @@ def main() -> int:
             command = "\n".join(summary.get("commands", [])) if summary else ""
             Path(args.card).write_text(model_card(args.model, summary, history, command))
             print(f"written {args.card}")
+        if args.doc:
+            if not summary:
+                raise ValueError(f"--doc: no summary.json under {out} to write the section from")
+            history = Path(args.history).read_text() if args.history else ""
+            doc = Path(args.doc)
+            doc.write_text(replace_section(doc.read_text(), args.model, strength_section(args.model, summary, history)))
+            print(f"written the section of {args.model} in {args.doc}")
     except (BotError, CheckpointError, OSError, ValueError) as error:
         print(f"strength: {error}", file=sys.stderr)
         return 2

@@ -124,3 +124,63 @@ def test_a_second_run_writing_the_same_report_meanwhile_keeps_its_matches(tmp_pa
     assert on_disk == summary
     assert set(on_disk["matches"]) == {"2ply_vs_other", "0ply_vs_random", "0ply_vs_runner", "0ply_vs_heuristic"}
     assert on_disk["matches"]["2ply_vs_other"] == other
+
+
+def test_the_shipped_models_sections_of_the_strength_docs_are_their_ladders_and_histories():
+    """docs/strength.md holds each shipped model's ladder and history as scripts/strength.py --doc writes them:
+    the docs cannot drift from the records (docs/strength/<variant>/summary.json, history.md)."""
+    from pathlib import Path
+
+    from tapa_ai.arena.strength import marked_section, strength_section
+
+    doc = Path("docs/strength.md").read_text()
+    for variant in ("tapa", "plakoto", "backgammon"):
+        model = f"checkpoints/{variant}.pt"
+        summary = json.loads(Path(f"docs/strength/{variant}/summary.json").read_text())
+        history = Path(f"docs/strength/{variant}/history.md").read_text()
+        assert marked_section(doc, model) == strength_section(model, summary, history), variant
+
+
+def test_a_marked_section_is_replaced_whole_and_missing_markers_are_named():
+    import pytest
+
+    from tapa_ai.arena.strength import marked_section, replace_section, section_markers
+
+    begin, end = section_markers("m.pt")
+    text = f"intro\n{begin}\nold ladder\nold history\n{end}\nafter\n"
+    replaced = replace_section(text, "m.pt", "new ladder\n")
+    assert replaced == f"intro\n{begin}\nnew ladder\n{end}\nafter\n"
+    assert marked_section(replaced, "m.pt") == "new ladder"
+    for broken in ("no markers", f"{end}\n{begin}\n", f"{begin}\n{begin}\n{end}\n"):
+        with pytest.raises(ValueError, match="begin strength.py m.pt"):
+            replace_section(broken, "m.pt", "x")
+
+
+def test_the_strength_script_writes_the_models_section_of_a_doc(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tapa_ai.arena.strength import marked_section, section_markers
+
+    report = tmp_path / "report"
+    shutil.copytree("docs/strength/tapa", report)
+    begin, end = section_markers("checkpoints/tapa.pt")
+    doc = tmp_path / "strength.md"
+    doc.write_text(f"# Strength\n\n{begin}\nstale\n{end}\n\nmore\n")
+    history = tmp_path / "history.md"
+    history.write_text("Made for a test.\n")
+    done = subprocess.run([sys.executable, "scripts/strength.py", "checkpoints/tapa.pt", "--out", str(report),
+                           "--only-card", "--history", str(history), "--doc", str(doc)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    section = marked_section(doc.read_text(), "checkpoints/tapa.pt")
+    assert section.startswith("Final ladder of the shipped model, measured with `checkpoints/tapa.pt` (generation")
+    assert "net:checkpoints/tapa.pt vs heuristic | 10,000 |" in section and section.endswith("Made for a test.")
+    assert doc.read_text().endswith("\n\nmore\n")
+    doc.write_text("# no markers\n")
+    refused = subprocess.run([sys.executable, "scripts/strength.py", "checkpoints/tapa.pt", "--out", str(report),
+                              "--only-card", "--doc", str(doc)], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "strength: the file needs one line" in refused.stderr
+    assert doc.read_text() == "# no markers\n"

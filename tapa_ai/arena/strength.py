@@ -124,6 +124,42 @@ def strength_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def strength_section(model: str, summary: dict, history: str = "") -> str:
+    """The section of a shipped model in docs/strength.md: its ladder (:func:`strength_table`, named with
+    :func:`measured_with`) and how it was made (``history``, the card's *How it was made*)."""
+    said = measured_with(model, summary)
+    parts = ["Final ladder of the shipped model, " + said[0].lower() + said[1:] + ":", "", strength_table(summary)]
+    if history.strip():
+        parts += ["", history.strip()]
+    return "\n".join(parts)
+
+
+def section_markers(name: str) -> tuple[str, str]:
+    """The HTML comments (invisible in rendered markdown) around the section that :func:`replace_section` writes."""
+    return f"<!-- begin strength.py {name} -->", f"<!-- end strength.py {name} -->"
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    """``text`` with what stands between ``name``'s :func:`section_markers` replaced by ``body``.
+
+    ValueError when the markers are missing, doubled or out of order: the file says where the section goes.
+    """
+    begin, end = section_markers(name)
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"the file needs one line {begin!r} and, after it, one line {end!r} around the section "
+                         f"of {name}")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{body.strip()}\n{end}{tail}"
+
+
+def marked_section(text: str, name: str) -> str:
+    """What stands between ``name``'s :func:`section_markers` in ``text`` (ValueError as :func:`replace_section`)."""
+    begin, end = section_markers(name)
+    replace_section(text, name, "")  # the same checks
+    return text.split(begin, 1)[1].split(end, 1)[0].strip()
+
+
 def _cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
