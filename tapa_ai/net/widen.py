@@ -35,10 +35,10 @@ from typing import Any
 
 import torch
 
+from ..rules.options import RuleOptions
 from .checkpoint import CheckpointError, load_checkpoint, write_payload
 from .checkpoint_read import read_payload
 from .encoding import ENCODING_VERSIONS, num_features
-from ..rules.options import RuleOptions
 from .model import EvaluatorNet
 
 __all__ = ["widen_payload", "widen_checkpoint", "grow_payload", "grow_checkpoint"]
@@ -151,10 +151,10 @@ def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> d
     old = list(config.widths)
     hidden = list(hidden)
     if len(hidden) != len(old) or any(isinstance(w, bool) or not isinstance(w, int) for w in hidden):
-        raise CheckpointError(f"--hidden {hidden}: the network has {len(old)} hidden layers {old}; give one "
+        raise CheckpointError(f"hidden widths {hidden}: the network has {len(old)} hidden layers {old}; give one "
                               f"width for each")
     if any(new < width for new, width in zip(hidden, old)) or hidden == old:
-        raise CheckpointError(f"--hidden {hidden}: growing only widens, and the network is {old}; give widths "
+        raise CheckpointError(f"hidden widths {hidden}: growing only widens, and the network is {old}; give widths "
                               f"at least as wide, one of them wider")
     try:
         grown_config = type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
