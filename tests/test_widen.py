@@ -171,3 +171,20 @@ def test_the_grow_script_grows_in_place_and_keeps_the_original(run, tmp_path):
     assert load_network(tmp_path / "latest.16-8.pt").config.widths == (16, 8)
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "grow_network:" in again.stderr
+
+
+def test_an_overlapped_run_with_a_race_network_resumes_from_a_widened_checkpoint(race_run, tmp_path):
+    import shutil
+
+    copy = tmp_path / race_run.name
+    shutil.copytree(race_run, copy)
+    widen_checkpoint(copy / "latest.pt", 2, copy / "latest.pt")
+    run_dir, checkpoint = resume_checkpoint(copy)
+    # Self-play's copy of the weights widens with the net (resuming would otherwise fail on its shape).
+    assert checkpoint.extra["play_weights"]["race_layers.0.weight"].shape == (16, 309)
+    assert not checkpoint.extra["play_weights"]["layers.0.weight"][:, 259:].any()
+    config = checkpoint.train_config()
+    config.run.total_games = 24
+    trainer = Trainer(config, run_dir, checkpoint)
+    trainer.train(progress=False)
+    assert trainer.games >= 24 and trainer.net.encoding_version == 2

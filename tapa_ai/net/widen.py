@@ -31,7 +31,7 @@ start at zero.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -53,11 +53,41 @@ def _first_layer_keys(model_state: dict[str, torch.Tensor], width: int) -> list[
     return keys
 
 
+def _padded(tensor: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """``tensor`` in the top-left block of a zero tensor of ``shape`` (a widened weight, or its Adam moment)."""
+    padded = tensor.new_zeros(shape)
+    padded[tuple(slice(0, n) for n in tensor.shape)] = tensor
+    return padded
+
+
+def _with_states(payload: dict[str, Any], change: Callable[[dict[str, torch.Tensor]], dict[str, torch.Tensor]],
+                 shapes: dict[str, tuple[int, ...]]) -> dict[str, Any]:
+    """A copy of ``payload`` whose network weights and self-play's copy of them (``learning.overlap``) went
+    through ``change``, and whose Adam moments of the parameters in ``shapes`` are zero-padded to those shapes."""
+    changed = dict(payload)
+    changed["model_state"] = change(payload["model_state"])
+    extra = payload.get("extra")
+    if isinstance(extra, dict) and extra.get("play_weights"):
+        changed["extra"] = {**extra, "play_weights": change(extra["play_weights"])}
+    optimizer_state = payload.get("optimizer_state")
+    if optimizer_state is not None:
+        order = list(payload["model_state"])  # Adam's state is keyed by the parameters' order, the state dict's
+        states = {}
+        for index, state in optimizer_state["state"].items():
+            shape = shapes.get(order[index])
+            states[index] = {name: _padded(moment, shape)
+                             if shape is not None and torch.is_tensor(moment) and moment.dim() == len(shape) else moment
+                             for name, moment in state.items()}
+        changed["optimizer_state"] = {"param_groups": optimizer_state["param_groups"], "state": states}
+    return changed
+
+
 def widen_payload(payload: dict[str, Any], version: int) -> dict[str, Any]:
     """A copy of checkpoint ``payload`` (as :func:`read_payload` returns it) on encoding ``version``.
 
     The first layer of each network part gains zero columns for the inputs that ``version`` adds, and the
-    Adam moments of those weights are zero; counters, generators and running games are unchanged.
+    Adam moments of those weights are zero; self-play's copy of the weights (``learning.overlap``) widens the
+    same way; counters, generators and running games are unchanged.
     CheckpointError if ``version`` is not later than the checkpoint's or not a known version.
     """
     if version not in ENCODING_VERSIONS:
@@ -67,25 +97,13 @@ def widen_payload(payload: dict[str, Any], version: int) -> dict[str, Any]:
         raise CheckpointError(f"the checkpoint is already on encoding version {old}: it can only be widened to a "
                               f"later one, not {version}")
     width, wider = num_features(old), num_features(version)
-    model_state = dict(payload["model_state"])
-    keys = _first_layer_keys(model_state, width)
-    order = list(payload["model_state"])
-    optimizer_state = payload.get("optimizer_state")
-    if optimizer_state is not None:
-        # Adam's state is keyed by the parameters' order in net.parameters(), which is the state dict's order.
-        optimizer_state = {"param_groups": optimizer_state["param_groups"],
-                           "state": {index: dict(state) for index, state in optimizer_state["state"].items()}}
-    for key in keys:
-        weight = model_state[key]
-        model_state[key] = torch.cat([weight, weight.new_zeros(weight.shape[0], wider - width)], dim=1)
-        if optimizer_state is not None:
-            state = optimizer_state["state"].get(order.index(key))
-            for name, moment in (state or {}).items():
-                if torch.is_tensor(moment) and moment.shape == weight.shape:
-                    state[name] = torch.cat([moment, moment.new_zeros(moment.shape[0], wider - width)], dim=1)
-    widened = dict(payload)
-    widened["model_state"] = model_state
-    widened["optimizer_state"] = optimizer_state
+    model_state = payload["model_state"]
+    shapes = {key: (model_state[key].shape[0], wider) for key in _first_layer_keys(model_state, width)}
+
+    def widen_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {key: _padded(value, shapes[key]) if key in shapes else value for key, value in state.items()}
+
+    widened = _with_states(payload, widen_state, shapes)
     widened["encoding"] = {**payload["encoding"], "version": version}
     widened["model_config"] = _with_version(payload["model_config"], version, wider)
     config = dict(payload["config"])
@@ -130,13 +148,6 @@ def _grown(old: torch.Tensor, fresh: torch.Tensor, is_output: bool) -> torch.Ten
     return grown
 
 
-def _padded(moment: torch.Tensor, shape: torch.Size) -> torch.Tensor:
-    """An Adam moment of an old parameter, zero for the entries a grown parameter adds."""
-    padded = moment.new_zeros(shape)
-    padded[tuple(slice(0, n) for n in moment.shape)] = moment
-    return padded
-
-
 def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> dict[str, Any]:
     """A copy of checkpoint ``payload`` whose hidden layers are ``hidden`` units wide, computing what it did.
 
@@ -171,20 +182,7 @@ def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> d
     def grow_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {key: _grown(value, fresh[key], key in outputs) for key, value in state.items()}
 
-    grown = dict(payload)
-    grown["model_state"] = grow_state(model_state)
-    optimizer_state = payload.get("optimizer_state")
-    if optimizer_state is not None:
-        order = list(model_state)  # Adam's state is keyed by the parameters' order, the state dict's order
-        states = {}
-        for index, state in optimizer_state["state"].items():
-            shape = fresh[order[index]].shape
-            states[index] = {name: _padded(moment, shape) if torch.is_tensor(moment) and moment.dim() > 0 else moment
-                             for name, moment in state.items()}
-        grown["optimizer_state"] = {"param_groups": optimizer_state["param_groups"], "state": states}
-    extra = payload.get("extra")
-    if isinstance(extra, dict) and extra.get("play_weights"):
-        grown["extra"] = {**extra, "play_weights": grow_state(extra["play_weights"])}
+    grown = _with_states(payload, grow_state, {key: tuple(value.shape) for key, value in fresh.items()})
     model = {**architecture["model"], "layers": len(hidden), "hidden": hidden}
     grown["model_config"] = {**architecture, "model": model}
     train_config = dict(payload["config"])
