@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tapa_ai.net.checkpoint import CheckpointError, load_network  # noqa: E402
-from tapa_ai.net.widen import grow_checkpoint  # noqa: E402
+from tapa_ai.net.widen import grow_checkpoint, rewrite_in_place  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -40,13 +39,8 @@ def main(argv=None) -> int:
         shape = "-".join(str(width) for width in old)
         new = "-".join(str(width) for width in args.hidden)
         if args.out is None:
-            kept = args.checkpoint.with_name(f"{args.checkpoint.stem}.{shape}{args.checkpoint.suffix}")
-            if kept.exists():
-                raise CheckpointError(f"{kept} exists already: move it away first (it would be overwritten)")
-            grown = grow_checkpoint(args.checkpoint, args.hidden, args.checkpoint.with_name(
-                args.checkpoint.name + ".growing"), seed=args.seed)
-            shutil.copy2(args.checkpoint, kept)
-            os.replace(grown, args.checkpoint)
+            kept = rewrite_in_place(args.checkpoint, shape,
+                                    lambda path: grow_checkpoint(args.checkpoint, args.hidden, path, seed=args.seed))
             print(f"{args.checkpoint}: hidden layers {shape} -> {new} (the original kept as {kept})")
         else:
             grow_checkpoint(args.checkpoint, args.hidden, args.out, seed=args.seed)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint  # noqa: E402
-from tapa_ai.net.widen import widen_checkpoint  # noqa: E402
+from tapa_ai.net.widen import rewrite_in_place, widen_checkpoint  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -35,13 +34,8 @@ def main(argv=None) -> int:
         old = load_checkpoint(args.checkpoint).encoding[1]
         target = args.out or args.checkpoint
         if args.out is None:
-            kept = args.checkpoint.with_name(f"{args.checkpoint.stem}.v{old}{args.checkpoint.suffix}")
-            if kept.exists():
-                raise CheckpointError(f"{kept} exists already: move it away first (it would be overwritten)")
-            widened = widen_checkpoint(args.checkpoint, args.version, args.checkpoint.with_name(
-                args.checkpoint.name + ".widening"))
-            shutil.copy2(args.checkpoint, kept)
-            os.replace(widened, target)
+            kept = rewrite_in_place(args.checkpoint, f"v{old}",
+                                    lambda path: widen_checkpoint(args.checkpoint, args.version, path))
             print(f"{target}: encoding version {old} -> {args.version} (the original kept as {kept})")
         else:
             widen_checkpoint(args.checkpoint, args.version, target)

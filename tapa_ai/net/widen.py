@@ -30,6 +30,8 @@ start at zero.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any, Callable
 
@@ -41,7 +43,7 @@ from .checkpoint_read import read_payload
 from .encoding import ENCODING_VERSIONS, num_features
 from .model import EvaluatorNet
 
-__all__ = ["widen_payload", "widen_checkpoint", "grow_payload", "grow_checkpoint"]
+__all__ = ["widen_payload", "widen_checkpoint", "grow_payload", "grow_checkpoint", "rewrite_in_place"]
 
 
 def _first_layer_keys(model_state: dict[str, torch.Tensor], width: int) -> list[str]:
@@ -195,3 +197,16 @@ def grow_checkpoint(source: str | Path, hidden: list[int], target: str | Path, s
     """Read checkpoint ``source``, widen its hidden layers to ``hidden`` and write it to ``target`` (atomically)."""
     load_checkpoint(source)
     return write_payload(target, grow_payload(read_payload(Path(source)), hidden, seed))
+
+
+def rewrite_in_place(path: Path, kept_label: str, write: Callable[[Path], Path]) -> Path:
+    """Replace checkpoint ``path`` by what ``write(temporary_path)`` writes, keeping the original beside it as
+    ``<stem>.<kept_label><suffix>`` (e.g. ``latest.v1.pt``); returns that path. CheckpointError, with nothing
+    changed, if it exists already; the replacement is atomic (``os.replace``)."""
+    kept = path.with_name(f"{path.stem}.{kept_label}{path.suffix}")
+    if kept.exists():
+        raise CheckpointError(f"{kept} exists already: move it away first (it would be overwritten)")
+    written = write(path.with_name(path.name + ".new"))
+    shutil.copy2(path, kept)
+    os.replace(written, path)
+    return kept
