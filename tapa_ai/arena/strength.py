@@ -139,25 +139,31 @@ def section_markers(name: str) -> tuple[str, str]:
     return f"<!-- begin strength.py {name} -->", f"<!-- end strength.py {name} -->"
 
 
+def _split_at_markers(text: str, name: str) -> tuple[str, str, str]:
+    """``text`` as (before the begin marker, between the markers, after the end marker) of ``name``'s
+    :func:`section_markers`; ValueError when they are missing, doubled or out of order."""
+    begin, end = section_markers(name)
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"the file needs one line {begin!r} and, after it, one line {end!r} around the section "
+                         f"of {name}")
+    head, rest = text.split(begin, 1)
+    inside, tail = rest.split(end, 1)
+    return head, inside, tail
+
+
 def replace_section(text: str, name: str, body: str) -> str:
     """``text`` with what stands between ``name``'s :func:`section_markers` replaced by ``body``.
 
     ValueError when the markers are missing, doubled or out of order: the file says where the section goes.
     """
     begin, end = section_markers(name)
-    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the file needs one line {begin!r} and, after it, one line {end!r} around the section "
-                         f"of {name}")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
+    head, _, tail = _split_at_markers(text, name)
     return f"{head}{begin}\n{body.strip()}\n{end}{tail}"
 
 
 def marked_section(text: str, name: str) -> str:
     """What stands between ``name``'s :func:`section_markers` in ``text`` (ValueError as :func:`replace_section`)."""
-    begin, end = section_markers(name)
-    replace_section(text, name, "")  # the same checks
-    return text.split(begin, 1)[1].split(end, 1)[0].strip()
+    return _split_at_markers(text, name)[1].strip()
 
 
 def _cpu_name() -> str:
