@@ -244,6 +244,7 @@ def test_onnx_and_net_choose_the_same_rows_but_for_float32_near_ties(exported, v
     with monkeypatch.context() as patch:
         patch.setenv("TAPA_FAST_EVAL", "0")
         _, torch_values, _ = net_bot.ranked(afterstates)  # the same net on its torch reference path
+        torch_choices = net_bot.choose(afterstates, np.random.default_rng(4))
     # float32 in another order: as close to the kernel as the net's own torch path is (two-layer nets whose
     # logits span tens of orders of magnitude differ by ~1e-5 between any two orders; an export error would
     # be orders of magnitude more)
@@ -253,7 +254,11 @@ def test_onnx_and_net_choose_the_same_rows_but_for_float32_near_ties(exported, v
     theirs = net_bot.choose(afterstates, np.random.default_rng(4))
     differ = np.flatnonzero(mine != theirs)
     decisions = int((np.diff(afterstates.offsets) > 1).sum())
-    assert decisions > 2000 and differ.size <= 0.005 * decisions
+    # As rarely as the net's own torch path chooses otherwise than its kernel (how many near-ties a net has
+    # depends on its weights: 0.1-0.5% of choices for the shipped nets), and never more than 1%.
+    own_differ = int((torch_choices != theirs).sum())
+    assert decisions > 2000 and differ.size <= max(0.005 * decisions, 2 * own_differ)
+    assert differ.size <= 0.01 * decisions
     # A differing choice is a near-tie: the two moves are within float32 noise of each other in the net's values.
     assert np.all(np.abs(net_equities[mine[differ]] - net_equities[theirs[differ]]) < 1e-6)
 
