@@ -1,5 +1,6 @@
 """Widening a checkpoint to a later encoding version (tapa_ai/net/widen.py, scripts/widen_encoding.py)."""
 
+import shutil
 import subprocess
 import sys
 
@@ -28,6 +29,13 @@ def run(tmp_path_factory):
     return trainer.run_dir
 
 
+def _copy_of(run_dir, tmp_path):
+    """A copy of a run directory under ``tmp_path`` (the module's runs are shared by its tests)."""
+    copy = tmp_path / run_dir.name
+    shutil.copytree(run_dir, copy)
+    return copy
+
+
 @pytest.mark.parametrize("version", [2, 3])
 def test_a_widened_network_computes_what_it_did(run, tmp_path, version):
     target = widen_checkpoint(run / "latest.pt", version, tmp_path / "wide.pt")
@@ -47,10 +55,7 @@ def test_a_widened_network_computes_what_it_did(run, tmp_path, version):
 
 
 def test_a_run_resumes_from_a_widened_checkpoint_and_learns_the_new_inputs(run, tmp_path):
-    import shutil
-
-    copy = tmp_path / run.name
-    shutil.copytree(run, copy)
+    copy = _copy_of(run, tmp_path)
     widen_checkpoint(copy / "latest.pt", 2, copy / "latest.pt")
     run_dir, checkpoint = resume_checkpoint(copy)
     state = checkpoint.optimizer_state["state"][0]
@@ -76,8 +81,6 @@ def test_widening_to_the_same_or_an_earlier_version_is_refused(run, tmp_path):
 
 
 def test_the_script_widens_in_place_and_keeps_the_original(run, tmp_path):
-    import shutil
-
     path = tmp_path / "latest.pt"
     shutil.copy(run / "latest.pt", path)
     done = subprocess.run([sys.executable, "scripts/widen_encoding.py", str(path), "--version", "2"],
@@ -125,10 +128,7 @@ def test_a_grown_network_computes_what_it_did(run, tmp_path):
 
 
 def test_every_part_and_self_plays_copy_grow_and_the_run_learns_on(race_run, tmp_path):
-    import shutil
-
-    copy = tmp_path / race_run.name
-    shutil.copytree(race_run, copy)
+    copy = _copy_of(race_run, tmp_path)
     grow_checkpoint(copy / "latest.pt", [20, 12], copy / "latest.pt", seed=5)
     run_dir, checkpoint = resume_checkpoint(copy)
     net = load_network(copy / "latest.pt")
@@ -160,8 +160,6 @@ def test_growing_refuses_widths_that_do_not_widen(run, tmp_path, hidden, message
 
 
 def test_the_grow_script_grows_in_place_and_keeps_the_original(run, tmp_path):
-    import shutil
-
     path = tmp_path / "latest.pt"
     shutil.copy(run / "latest.pt", path)
     command = [sys.executable, "scripts/grow_network.py", str(path), "--hidden", "32", "8"]
@@ -174,10 +172,7 @@ def test_the_grow_script_grows_in_place_and_keeps_the_original(run, tmp_path):
 
 
 def test_an_overlapped_run_with_a_race_network_resumes_from_a_widened_checkpoint(race_run, tmp_path):
-    import shutil
-
-    copy = tmp_path / race_run.name
-    shutil.copytree(race_run, copy)
+    copy = _copy_of(race_run, tmp_path)
     widen_checkpoint(copy / "latest.pt", 2, copy / "latest.pt")
     run_dir, checkpoint = resume_checkpoint(copy)
     # Self-play's copy of the weights widens with the net (resuming would otherwise fail on its shape).
