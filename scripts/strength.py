@@ -11,7 +11,8 @@ docs/strength.md (its ladder and --history, between the lines <!-- begin strengt
 <!-- end strength.py MODEL -->), so the card and the docs cannot drift apart. The table and the card name the file measured, with its
 generation and sha256 (docs/strength.md, *Naming the model a table was measured with*); every match of the
 summary records the sha256 of the file it was played with, and a card is refused while a match was
-played with another file (a model shipped since). Logic: tapa_ai/arena/strength.py.
+played with another file (a model shipped since). Each command line is recorded with the sha256 of the file
+it measured, and the card's Reproduce block lists only the current file's. Logic: tapa_ai/arena/strength.py.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from tapa_ai.arena.strength import (measured_with, model_card, plot_training_curve, replace_section, strength_matches,
-                                    strength_section, strength_table)
+from tapa_ai.arena.strength import (commands_for, measured_with, model_card, plot_training_curve, record_command,
+                                    replace_section, strength_matches, strength_section, strength_table)
 from tapa_ai.bots.base import BotError
 from tapa_ai.net.checkpoint import CheckpointError
 
@@ -70,10 +71,7 @@ def main() -> int:
             summary = strength_matches(args.model, args.games, args.games_2ply, args.previous, out, args.workers,
                                        tuple(args.parts), progress=not args.quiet, games_2ply_for=counts,
                                        partial=None if args.partial == "none" else Path(args.partial))
-            command = "python " + " ".join(shlex.quote(arg) for arg in sys.argv)
-            commands = summary.setdefault("commands", [])
-            if command not in commands:
-                commands.append(command)
+            record_command(summary, "python " + " ".join(shlex.quote(arg) for arg in sys.argv), args.model)
             (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
             print(measured_with(args.model, summary) + ":")
             print(strength_table(summary))
@@ -81,7 +79,7 @@ def main() -> int:
             print(f"written {plot_training_curve(args.model, args.curve, args.curve_report or ())}")
         if args.card:
             history = Path(args.history).read_text() if args.history else ""
-            command = "\n".join(summary.get("commands", [])) if summary else ""
+            command = "\n".join(commands_for(args.model, summary))
             Path(args.card).write_text(model_card(args.model, summary, history, command))
             print(f"written {args.card}")
         if args.doc:

@@ -184,3 +184,40 @@ def test_the_strength_script_writes_the_models_section_of_a_doc(tmp_path):
                               "--only-card", "--doc", str(doc)], capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "strength: the file needs one line" in refused.stderr
     assert doc.read_text() == "# no markers\n"
+
+
+def test_a_new_models_card_lists_only_the_commands_that_measured_it(tmp_path):
+    """The card's Reproduce block names the commands of the file it describes, not those of the model
+    shipped before it under the same name (their lines stay in summary.json, tied to the old sha256)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tapa_ai.net.model_id import file_sha256
+
+    models = []
+    for seed in (1, 2):
+        config = load_config("configs/quick.toml", [*TINY, "model.hidden=4", f"run.seed={seed}",
+                                                    f"run.name=m{seed}", f"checkpoint.directory={tmp_path}"])
+        trainer = Trainer(config, new_run_directory(config))
+        trainer.train(progress=False)
+        models.append(trainer.run_dir / "latest.pt")
+    shipped = tmp_path / "shipped.pt"
+    report, card = tmp_path / "report", tmp_path / "card.md"
+
+    def measure(games: int) -> list[str]:
+        argv = ["scripts/strength.py", str(shipped), "--games", str(games), "--parts", "0ply", "--workers", "1",
+                "--out", str(report), "--card", str(card), "--partial", "none", "--quiet"]
+        done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return argv
+
+    shutil.copy(models[0], shipped)
+    first = measure(2)
+    assert " ".join(first) in card.read_text()
+    shutil.copy(models[1], shipped)  # a new model shipped under the same name, measured again
+    second = measure(4)
+    text = card.read_text()
+    assert " ".join(second) in text and " ".join(first) not in text
+    recorded = json.loads((report / "summary.json").read_text())["commands"]
+    assert [entry["model_sha256"] for entry in recorded] == [file_sha256(models[0]), file_sha256(models[1])]

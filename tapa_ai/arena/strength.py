@@ -114,6 +114,26 @@ def measured_with(model: str, summary: dict) -> str:
     return f"Measured with {model_label(model, markdown=True)}"
 
 
+def record_command(summary: dict, command: str, model: str) -> None:
+    """Add the command line that measured ``model`` to the summary's ``commands``, tied to the file's sha256.
+
+    A card's *Reproduce* block lists only the commands of the file it describes (:func:`commands_for`):
+    once a new model is shipped under the same name, the old model's commands stay in the summary as
+    history but no longer pass as the new one's.
+    """
+    entry = {"command": command, "model_sha256": file_sha256(model)}
+    commands = summary.setdefault("commands", [])
+    if entry not in commands:
+        commands.append(entry)
+
+
+def commands_for(model: str, summary: Optional[dict]) -> list[str]:
+    """The command lines of the summary that measured the file ``model`` is now (:func:`record_command`)."""
+    current = file_sha256(model)
+    return [entry["command"] for entry in (summary or {}).get("commands", [])
+            if isinstance(entry, dict) and entry.get("model_sha256") == current]
+
+
 def strength_table(summary: dict) -> str:
     """Markdown table of a summary: one row per match."""
     lines = ["| match | games | points per game [95% CI] | games won [95% CI] | seed |", "|---|---:|---|---|---:|"]
