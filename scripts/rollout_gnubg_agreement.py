@@ -2,12 +2,15 @@
 
     python scripts/rollout_gnubg_agreement.py --games 288      # the figure in docs/rollout.md (~15 min)
 
-The same positions, the same independent Monte Carlo and the same agreement
-rule (within the combined 95% CI) as
-``tests/test_rollout.py::test_gnubg_rollout_agrees_with_an_independent_monte_carlo``,
-which runs 36 games a position; the Monte Carlo and the gnubg board are the
-test's own functions. Prints the positions that agree and the z-scores of
-the differences (mean ~0 and standard deviation ~1 for two unbiased estimates).
+gnubg-nn's ``bestmove`` moves both sides on dice of its own (seed ``1000 + k``
+for position ``k``, not the rollout's), so the two are independent estimates:
+agreement is being within the combined 95% CI. The positions (25 uniform and
+25 contact playouts, seed 20261202) and the replay and the gnubg board are
+those of ``tests/test_rollout.py``, whose
+``test_gnubg_rollout_plays_the_games_of_gnubg_itself_on_the_same_dice`` gives
+the replay the rollout's own dice and asks for the same games. Prints the
+positions that agree and the z-scores of the differences (mean ~0 and
+standard deviation ~1 for two unbiased estimates).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def main(argv=None) -> int:
 
     from tapa_ai.arena.rollout import RolloutSettings, rollout_position
     from tapa_ai.movegen.random_positions import playout_positions
-    from tests.test_rollout import _gnubg_board, _gnubg_plain_mc
+    from tests.test_rollout import _dice_stream, _gnubg_board, _gnubg_replay
 
     rng = np.random.default_rng(20261202)
     positions = [batch.position(k) for style in ("uniform", "contact")
@@ -42,7 +45,8 @@ def main(argv=None) -> int:
     for k, position in enumerate(positions):
         ours = rollout_position(position, "gnubg:0", RolloutSettings(games=args.games, seed=k), progress=False).stats[0]
         ours_half = (ours.equity_ci95[1] - ours.equity_ci95[0]) / 2
-        theirs = _gnubg_plain_mc(gnubg_nn, _gnubg_board(position), args.games, seed=1000 + k)
+        dice = _dice_stream(np.random.default_rng(1000 + k), args.games)  # not the rollout's dice
+        theirs = _gnubg_replay(gnubg_nn, _gnubg_board(position), dice)
         theirs_half = 1.96 * theirs.std(ddof=1) / math.sqrt(args.games)
         agree += abs(ours.equity - theirs.mean()) <= math.hypot(ours_half, theirs_half)
         z.append((ours.equity - theirs.mean()) / (math.hypot(ours_half, theirs_half) / 1.96))
