@@ -151,9 +151,69 @@ def test_every_part_and_self_plays_copy_grow_and_the_run_learns_on(race_run, tmp
     assert trainer.net.layers[4].weight.detach()[:, 8:].abs().sum() > 0
 
 
+# ---- deeper networks: identity layers before the outputs (grow_payload, scripts/grow_network.py) ----
+
+@pytest.mark.parametrize("hidden", [[16, 8, 8], [16, 8, 8, 8], [20, 8, 12]])
+def test_a_deepened_network_computes_what_it_did(run, tmp_path, hidden):
+    target = grow_checkpoint(run / "latest.pt", hidden, tmp_path / "deeper.pt")
+    small, deeper = load_network(run / "latest.pt"), load_network(target)
+    assert deeper.config.widths == tuple(hidden) and deeper.config.activation == "relu"
+    batch = mixed_positions(variant_rules("backgammon"), 200, np.random.default_rng(5))
+    features = encode(batch, version=1)
+    assert np.abs(evaluate(small, features)[0] - evaluate(deeper, features)[0]).max() < 1e-6
+    # The new layers pass the old last layer's values on unchanged: the same floats in the fast kernel.
+    assert np.array_equal(FastEvaluator.from_net(small).evaluate(batch)[1],
+                          FastEvaluator.from_net(deeper).evaluate(batch)[1])
+    layers = deeper.linear_layers()
+    assert len(layers) == len(hidden) + 1
+    assert torch.equal(layers[-1].weight.detach()[:, :8], small.linear_layers()[-1].weight.detach())
+    if hidden == [16, 8, 8]:
+        assert torch.equal(layers[2].weight.detach(), torch.eye(8)) and not layers[2].bias.detach().any()
+
+
+def test_every_part_deepens_and_the_run_learns_on(race_run, tmp_path):
+    copy = _copy_of(race_run, tmp_path)
+    before = load_checkpoint(copy / "latest.pt")
+    grow_checkpoint(copy / "latest.pt", [16, 8, 8], copy / "latest.pt")
+    run_dir, checkpoint = resume_checkpoint(copy)
+    net = load_network(copy / "latest.pt")
+    for part in net.parts:
+        assert [layer.out_features for layer in net.linear_layers(part)] == [16, 8, 8, net.num_outcomes]
+    assert torch.equal(checkpoint.extra["play_weights"]["race_layers.4.weight"], torch.eye(8))
+    assert torch.equal(checkpoint.extra["play_weights"]["race_layers.6.weight"],
+                       before.extra["play_weights"]["race_layers.4.weight"])
+    # Adam's state follows its parameters to their new places; the new layers have none yet.
+    old_states, states = before.optimizer_state["state"], checkpoint.optimizer_state["state"]
+    keys = list(checkpoint.model_state)
+    assert len(checkpoint.optimizer_state["param_groups"][0]["params"]) == len(keys) == 16
+    assert torch.equal(states[keys.index("layers.6.weight")]["exp_avg"], old_states[4]["exp_avg"])
+    assert keys.index("layers.4.weight") not in states
+    config = checkpoint.train_config()
+    assert config.model.widths == (16, 8, 8)
+    config.run.total_games = 24
+    trainer = Trainer(config, run_dir, checkpoint)
+    trainer.train(progress=False)
+    assert trainer.games >= 24
+    # Learning moved the new layer off the identity.
+    assert not torch.equal(trainer.net.layers[4].weight.detach(), torch.eye(8))
+
+
+def test_deepening_refuses_a_network_whose_activation_would_change_it(tmp_path_factory, tmp_path):
+    config = tiny_config(tmp_path_factory.mktemp("tanh"), "run.variant=backgammon", "run.total_games=4",
+                         "model.layers=1", "model.hidden=8", "model.activation=tanh")
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    with pytest.raises(CheckpointError, match="only ReLU"):
+        grow_checkpoint(trainer.run_dir / "latest.pt", [8, 8], tmp_path / "bad.pt")
+    assert not (tmp_path / "bad.pt").exists()
+    # Widening a tanh network changes nothing it computes: still allowed.
+    assert load_network(grow_checkpoint(trainer.run_dir / "latest.pt", [12], tmp_path / "wide.pt")).config.widths == (12,)
+
+
 @pytest.mark.parametrize("hidden, message", [([16], "has 2 hidden layers"), ([16, 8], "one of them wider"),
-                                             ([8, 16], "only widens"), ([16, 10**6], "at most")])
-def test_growing_refuses_widths_that_do_not_widen(run, tmp_path, hidden, message):
+                                             ([8, 16], "only widens"), ([16, 10**6], "at most"),
+                                             ([16, 8, 4], "new layers at least 8"), ([16, 8, 8.5], "whole numbers")])
+def test_growing_refuses_widths_that_do_not_widen_or_deepen(run, tmp_path, hidden, message):
     with pytest.raises(CheckpointError, match=message):
         grow_checkpoint(run / "latest.pt", hidden, tmp_path / "bad.pt")
     assert not (tmp_path / "bad.pt").exists()

@@ -26,6 +26,17 @@ the gradients of their outgoing weights. The Adam moments of new weights
 start at zero.
 
     python scripts/grow_network.py checkpoints/tapa.pt --hidden 512 256 --out runs/<run>/latest.pt
+
+Deeper networks go by Net2Net's other half: a new hidden layer between the
+last hidden layer and the outputs, as wide as the layer under it, with the
+identity for its weights and zero biases. Under ReLU the layer under it
+only passes values >= 0, which ReLU passes unchanged, so the new layer
+hands the outputs what they had (the same floats in torch and in the fast
+kernel: ``1 * a + 0 * b`` sums). Its Adam moments start afresh (no state,
+as for a new network's parameters). A wider new layer is grown the same
+way as any other once it is there.
+
+    python scripts/grow_network.py checkpoints/tapa.pt --hidden 256 128 128 --out runs/<run>/latest.pt
 """
 
 from __future__ import annotations
@@ -153,22 +164,35 @@ def _grown(old: torch.Tensor, fresh: torch.Tensor, is_output: bool) -> torch.Ten
 def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> dict[str, Any]:
     """A copy of checkpoint ``payload`` whose hidden layers are ``hidden`` units wide, computing what it did.
 
-    ``hidden`` lists one width per hidden layer (as many as the network has, input side first), none narrower
-    than now and at least one wider. New units' incoming weights are drawn as a new network's are, from
-    ``seed``; every weight out of a new unit into an old unit or an output is zero (module docstring). Every
-    network part (the race network too) and self-play's copy of the weights (``learning.overlap``) grow the
-    same way; Adam's moments of new entries are zero. CheckpointError for a width list that does not fit.
+    ``hidden`` lists one width per hidden layer, input side first: one for each layer the network has, none
+    narrower than now, and then any new layers (added before the outputs), none narrower than the last
+    hidden layer now; at least one layer wider or one more. New layers start as the identity (module
+    docstring; ReLU networks only); new units' incoming weights are drawn as a new network's are, from
+    ``seed``; every weight out of a new unit into an old unit or an output is zero. Every network part (the
+    race network too) and self-play's copy of the weights (``learning.overlap``) grow the same way; Adam's
+    moments of new entries are zero, of new layers absent. CheckpointError for a width list that does not fit.
     """
     architecture = payload["model_config"]
     config = EvaluatorNet.architecture_config(architecture)
     old = list(config.widths)
     hidden = list(hidden)
-    if len(hidden) != len(old) or any(isinstance(w, bool) or not isinstance(w, int) for w in hidden):
+    if any(isinstance(w, bool) or not isinstance(w, int) for w in hidden):
+        raise CheckpointError(f"hidden widths {hidden}: give whole numbers of units")
+    if len(hidden) < len(old) or (len(hidden) > len(old) and not old):
         raise CheckpointError(f"hidden widths {hidden}: the network has {len(old)} hidden layers {old}; give one "
-                              f"width for each")
-    if any(new < width for new, width in zip(hidden, old)) or hidden == old:
-        raise CheckpointError(f"hidden widths {hidden}: growing only widens, and the network is {old}; give widths "
-                              f"at least as wide, one of them wider")
+                              f"width for each, then any new layers")
+    if (any(new < width for new, width in zip(hidden, old))
+            or any(new < old[-1] for new in hidden[len(old):]) or hidden == old):
+        raise CheckpointError(f"hidden widths {hidden}: growing only widens or deepens, and the network is {old}; "
+                              f"give widths at least as wide (new layers at least {old[-1] if old else 0}), one of "
+                              f"them wider or one more layer")
+    if len(hidden) > len(old):
+        payload = _deepened(payload, config, len(hidden) - len(old))
+        if hidden[: len(old)] == old and all(new == old[-1] for new in hidden[len(old):]):
+            return payload
+        architecture = payload["model_config"]
+        config = EvaluatorNet.architecture_config(architecture)
+        old = list(config.widths)
     try:
         grown_config = type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
     except ValueError as error:  # ConfigError: too wide
@@ -185,12 +209,72 @@ def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> d
         return {key: _grown(value, fresh[key], key in outputs) for key, value in state.items()}
 
     grown = _with_states(payload, grow_state, {key: tuple(value.shape) for key, value in fresh.items()})
-    model = {**architecture["model"], "layers": len(hidden), "hidden": hidden}
-    grown["model_config"] = {**architecture, "model": model}
+    return _with_widths(grown, hidden)
+
+
+def _with_widths(payload: dict[str, Any], hidden: list[int]) -> dict[str, Any]:
+    """``payload`` with ``hidden`` as the hidden widths of its stored architecture and training config."""
+    architecture = payload["model_config"]
+    payload["model_config"] = {**architecture, "model": {**architecture["model"], "layers": len(hidden),
+                                                         "hidden": hidden}}
     train_config = dict(payload["config"])
     train_config["model"] = {**train_config["model"], "layers": len(hidden), "hidden": hidden}
-    grown["config"] = train_config
-    return grown
+    payload["config"] = train_config
+    return payload
+
+
+def _deepened(payload: dict[str, Any], config: Any, extra: int) -> dict[str, Any]:
+    """``payload`` with ``extra`` identity layers (as wide as the last hidden layer) before the outputs."""
+    if config.activation != "relu":
+        raise CheckpointError(f"a {config.describe()} network cannot be deepened without changing what it "
+                              f"computes: a new layer starts as the identity, which only ReLU passes unchanged")
+    architecture = payload["model_config"]
+    old = list(config.widths)
+    hidden = old + [old[-1]] * extra
+    try:
+        deeper_config = type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
+    except ValueError as error:  # ConfigError: too many weights between hidden layers
+        raise CheckpointError(str(error)) from None
+    deeper_net = EvaluatorNet(deeper_config, RuleOptions.from_dict(architecture["rules"]), seed=0)
+    fresh = deeper_net.state_dict()
+    model_state = payload["model_state"]
+    output, new_output = 2 * len(old), 2 * len(hidden)
+
+    def renamed(key: str) -> str:  # the output layer moves up; every other parameter keeps its name
+        part, index, kind = key.rsplit(".", 2)
+        return f"{part}.{new_output}.{kind}" if int(index) == output else key
+
+    added = {f"{part}.{2 * layer}.{kind}" for part in deeper_net.parts for layer in range(len(old), len(hidden))
+             for kind in ("weight", "bias")}
+    if set(fresh) != {renamed(key) for key in model_state} | added:
+        raise CheckpointError(f"the checkpoint's parameters {sorted(model_state)} are not those of a "
+                              f"{config.describe()} network")
+
+    def deepen_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        moved = {renamed(key): value for key, value in state.items()}
+        deeper = {}
+        for key, value in fresh.items():
+            if key in moved:
+                deeper[key] = moved[key]
+            elif key.endswith(".weight"):
+                deeper[key] = torch.eye(value.shape[0], dtype=value.dtype)
+            else:
+                deeper[key] = torch.zeros_like(value)
+        return deeper
+
+    deeper = dict(payload)
+    deeper["model_state"] = deepen_state(model_state)
+    extra_state = payload.get("extra")
+    if isinstance(extra_state, dict) and extra_state.get("play_weights"):
+        deeper["extra"] = {**extra_state, "play_weights": deepen_state(extra_state["play_weights"])}
+    optimizer_state = payload.get("optimizer_state")
+    if optimizer_state is not None:  # keyed by the parameters' order: old states move to their new places
+        order = [renamed(key) for key in model_state]
+        index_of = {key: index for index, key in enumerate(fresh)}
+        states = {index_of[order[index]]: state for index, state in optimizer_state["state"].items()}
+        groups = [{**group, "params": list(range(len(fresh)))} for group in optimizer_state["param_groups"]]
+        deeper["optimizer_state"] = {"param_groups": groups, "state": states}
+    return _with_widths(deeper, hidden)
 
 
 def grow_checkpoint(source: str | Path, hidden: list[int], target: str | Path, seed: int = 1) -> Path:
