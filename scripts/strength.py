@@ -24,7 +24,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from tapa_ai.arena.strength import (commands_for, measured_with, model_card, plot_training_curve, record_command,
+from tapa_ai.arena.strength import (commands_for, measured_with, model_card, plot_training_curve,
                                     replace_section, strength_matches, strength_section, strength_table)
 from tapa_ai.bots.base import BotError
 from tapa_ai.net.checkpoint import CheckpointError
@@ -70,9 +70,8 @@ def main() -> int:
                 counts[opponent] = int(number)
             summary = strength_matches(args.model, args.games, args.games_2ply, args.previous, out, args.workers,
                                        tuple(args.parts), progress=not args.quiet, games_2ply_for=counts,
-                                       partial=None if args.partial == "none" else Path(args.partial))
-            record_command(summary, "python " + " ".join(shlex.quote(arg) for arg in sys.argv), args.model)
-            (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+                                       partial=None if args.partial == "none" else Path(args.partial),
+                                       command="python " + " ".join(shlex.quote(arg) for arg in sys.argv))
             print(measured_with(args.model, summary) + ":")
             print(strength_table(summary))
         if args.curve:

@@ -188,7 +188,8 @@ def test_the_strength_script_writes_the_models_section_of_a_doc(tmp_path):
 
 def test_a_new_models_card_lists_only_the_commands_that_measured_it(tmp_path):
     """The card's Reproduce block names the commands of the file it describes, not those of the model
-    shipped before it under the same name (their lines stay in summary.json, tied to the old sha256)."""
+    shipped before it under the same name (their lines stay in summary.json, tied to the old sha256), and
+    not a command whose matches a later one played again."""
     import shutil
     import subprocess
     import sys
@@ -205,9 +206,9 @@ def test_a_new_models_card_lists_only_the_commands_that_measured_it(tmp_path):
     shipped = tmp_path / "shipped.pt"
     report, card = tmp_path / "report", tmp_path / "card.md"
 
-    def measure(games: int) -> list[str]:
-        argv = ["scripts/strength.py", str(shipped), "--games", str(games), "--parts", "0ply", "--workers", "1",
-                "--out", str(report), "--card", str(card), "--partial", "none", "--quiet"]
+    def measure(games: int, *parts: str) -> list[str]:
+        argv = ["scripts/strength.py", str(shipped), "--games", str(games), "--parts", *(parts or ("0ply",)),
+                "--workers", "1", "--out", str(report), "--card", str(card), "--partial", "none", "--quiet"]
         done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         return argv
@@ -221,3 +222,13 @@ def test_a_new_models_card_lists_only_the_commands_that_measured_it(tmp_path):
     assert " ".join(second) in text and " ".join(first) not in text
     recorded = json.loads((report / "summary.json").read_text())["commands"]
     assert [entry["model_sha256"] for entry in recorded] == [file_sha256(models[0]), file_sha256(models[1])]
+    # The same matches played again with more games take them over: the shorter command no longer shows.
+    third = measure(6)
+    text = card.read_text()
+    assert " ".join(third) in text and " ".join(second) not in text
+    summary = json.loads((report / "summary.json").read_text())
+    assert [entry["matches"] for entry in summary["commands"][1:]] == [sorted(summary["matches"])]
+    # Another part measured beside them adds its command: both reproduce what the card shows.
+    fourth = measure(2, "previous", "--previous", str(models[0]))
+    text = card.read_text()
+    assert " ".join(third) in text and " ".join(fourth) in text

@@ -22,7 +22,7 @@ import json
 import os
 import platform
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from ..bots.base import BotError
 from ..config import config_to_toml
@@ -47,7 +47,7 @@ def _label(spec: str) -> str:
 def strength_matches(model: str, games: int, games_2ply: int, previous: Optional[str], out: Path,
                      workers: int = os.cpu_count() or 1, parts: tuple[str, ...] = ("0ply", "2ply", "previous"),
                      progress: bool = True, games_2ply_for: Optional[dict[str, int]] = None,
-                     partial: Optional[Path] = None) -> dict:
+                     partial: Optional[Path] = None, command: Optional[str] = None) -> dict:
     """Play the strength matches of ``model`` (a checkpoint path) and write their records under ``out``.
 
     ``games_2ply_for`` maps a 2-ply opponent (a fixed bot spec, or ``0ply`` for
@@ -55,6 +55,8 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
     0 skips that match (its earlier record, if any, stays in the summary). ``partial``: a directory
     keeping every finished chunk of games, one subdirectory per match (``run_match(partial=...)``), so
     that a killed run resumes where it stopped and a longer match reuses the games of a shorter one.
+    ``command``: the command line that asked for these matches, recorded with them once all are played
+    (:func:`record_command`).
     """
     counts_2ply = dict(games_2ply_for or {})
     checkpoint = load_checkpoint(model)
@@ -96,6 +98,13 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
         if progress:
             print(f"{name}: {record['ppg']:+.3f} [{record['ppg_ci95'][0]:+.3f}, {record['ppg_ci95'][1]:+.3f}] "
                   f"win {record['win_rate']:.1%} ({record['games']} games)", flush=True)
+    if command is not None:
+        if summary_path.is_file():  # what another run may have added meanwhile stays
+            on_disk = json.loads(summary_path.read_text())
+            summary["matches"] = dict(on_disk.get("matches", {}))
+            summary["commands"] = list(on_disk.get("commands", []))
+        record_command(summary, command, model, [entry[0] for entry in plan])
+        summary_path.write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
 
@@ -114,17 +123,30 @@ def measured_with(model: str, summary: dict) -> str:
     return f"Measured with {model_label(model, markdown=True)}"
 
 
-def record_command(summary: dict, command: str, model: str) -> None:
-    """Add the command line that measured ``model`` to the summary's ``commands``, tied to the file's sha256.
+def record_command(summary: dict, command: str, model: str, measured: Iterable[str]) -> None:
+    """Add the command line that measured ``model`` to the summary's ``commands``, tied to the file's sha256
+    and to the names of the matches it played (``measured``).
 
     A card's *Reproduce* block lists only the commands of the file it describes (:func:`commands_for`):
     once a new model is shipped under the same name, the old model's commands stay in the summary as
-    history but no longer pass as the new one's.
+    history but no longer pass as the new one's. A command that plays a match again (e.g. with more games)
+    takes it over from the commands before it for the same file; one left with no match of its own is
+    dropped, since running it would no longer reproduce anything the summary shows.
     """
-    entry = {"command": command, "model_sha256": file_sha256(model)}
-    commands = summary.setdefault("commands", [])
-    if entry not in commands:
-        commands.append(entry)
+    current = file_sha256(model)
+    measured = sorted(set(measured))
+    kept = []
+    for entry in summary.get("commands", []):
+        if isinstance(entry, dict) and entry.get("model_sha256") == current and "matches" in entry:
+            own = [name for name in entry["matches"] if name not in measured]
+            if not own:
+                continue
+            entry = {**entry, "matches": own}
+        kept.append(entry)
+    entry = {"command": command, "model_sha256": current, "matches": measured}
+    kept = [old for old in kept if not (isinstance(old, dict) and old.get("command") == command
+                                        and old.get("model_sha256") == current)]
+    summary["commands"] = kept + [entry]
 
 
 def commands_for(model: str, summary: Optional[dict]) -> list[str]:
