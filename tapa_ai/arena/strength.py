@@ -67,7 +67,7 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
     summary.update(model=str(model), variant=variant, games_trained=checkpoint.games)
     model_sha256 = file_sha256(model)
-    matches = summary.setdefault("matches", {})
+    summary.setdefault("matches", {})
     plan = []
     if "0ply" in parts:
         plan += [(f"0ply_vs_{_label(o)}", f"net:{model}", o, games, 1) for o in FIXED_OPPONENTS[variant]]
@@ -87,10 +87,7 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
                            desc=name, partial=partial / variant / name if partial is not None else None)
         result.write(out / f"{name}.json")
         record = result.to_dict()
-        # Re-read the file first: another run may have added its matches to the same --out meanwhile.
-        if summary_path.is_file():
-            matches = dict(json.loads(summary_path.read_text()).get("matches", {}))
-            summary["matches"] = matches
+        matches = _with_what_is_on_disk(summary, summary_path)
         matches[name] = {key: record[key] for key in ("bot_a", "bot_b", "games", "ppg", "ppg_ci95", "win_rate",
                                                       "win_rate_ci95", "kinds", "seed", "games_per_s")}
         matches[name]["model_sha256"] = model_sha256  # the file measured: a card names it (measured_with)
@@ -99,13 +96,20 @@ def strength_matches(model: str, games: int, games_2ply: int, previous: Optional
             print(f"{name}: {record['ppg']:+.3f} [{record['ppg_ci95'][0]:+.3f}, {record['ppg_ci95'][1]:+.3f}] "
                   f"win {record['win_rate']:.1%} ({record['games']} games)", flush=True)
     if command is not None:
-        if summary_path.is_file():  # what another run may have added meanwhile stays
-            on_disk = json.loads(summary_path.read_text())
-            summary["matches"] = dict(on_disk.get("matches", {}))
-            summary["commands"] = list(on_disk.get("commands", []))
-        record_command(summary, command, model, [entry[0] for entry in plan])
+        _with_what_is_on_disk(summary, summary_path)
+        record_command(summary, command, model_sha256, [entry[0] for entry in plan])
         summary_path.write_text(json.dumps(summary, indent=1) + "\n")
     return summary
+
+
+def _with_what_is_on_disk(summary: dict, summary_path: Path) -> dict:
+    """Take the matches and commands of ``summary_path`` into ``summary`` before writing it (another run may
+    have added its own to the same --out meanwhile); returns the summary's ``matches``."""
+    if summary_path.is_file():
+        on_disk = json.loads(summary_path.read_text())
+        summary["matches"] = dict(on_disk.get("matches", {}))
+        summary["commands"] = list(on_disk.get("commands", []))
+    return summary.setdefault("matches", {})
 
 
 def measured_with(model: str, summary: dict) -> str:
@@ -123,9 +127,9 @@ def measured_with(model: str, summary: dict) -> str:
     return f"Measured with {model_label(model, markdown=True)}"
 
 
-def record_command(summary: dict, command: str, model: str, measured: Iterable[str]) -> None:
-    """Add the command line that measured ``model`` to the summary's ``commands``, tied to the file's sha256
-    and to the names of the matches it played (``measured``).
+def record_command(summary: dict, command: str, model_sha256: str, measured: Iterable[str]) -> None:
+    """Add the command line that measured the model file of sha256 ``model_sha256`` to the summary's
+    ``commands``, tied to that hash and to the names of the matches it played (``measured``).
 
     A card's *Reproduce* block lists only the commands of the file it describes (:func:`commands_for`):
     once a new model is shipped under the same name, the old model's commands stay in the summary as
@@ -133,20 +137,19 @@ def record_command(summary: dict, command: str, model: str, measured: Iterable[s
     takes it over from the commands before it for the same file; one left with no match of its own is
     dropped, since running it would no longer reproduce anything the summary shows.
     """
-    current = file_sha256(model)
     measured = sorted(set(measured))
     kept = []
     for entry in summary.get("commands", []):
-        if isinstance(entry, dict) and entry.get("model_sha256") == current and "matches" in entry:
-            own = [name for name in entry["matches"] if name not in measured]
-            if not own:
-                continue
-            entry = {**entry, "matches": own}
+        if isinstance(entry, dict) and entry.get("model_sha256") == model_sha256:
+            if entry.get("command") == command:
+                continue  # the same command again: recorded once, last
+            if "matches" in entry:
+                own = [name for name in entry["matches"] if name not in measured]
+                if not own:
+                    continue
+                entry = {**entry, "matches": own}
         kept.append(entry)
-    entry = {"command": command, "model_sha256": current, "matches": measured}
-    kept = [old for old in kept if not (isinstance(old, dict) and old.get("command") == command
-                                        and old.get("model_sha256") == current)]
-    summary["commands"] = kept + [entry]
+    summary["commands"] = kept + [{"command": command, "model_sha256": model_sha256, "matches": measured}]
 
 
 def commands_for(model: str, summary: Optional[dict]) -> list[str]:

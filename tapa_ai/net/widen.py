@@ -188,15 +188,12 @@ def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> d
                               f"them wider or one more layer")
     if len(hidden) > len(old):
         payload = _deepened(payload, config, len(hidden) - len(old))
-        if hidden[: len(old)] == old and all(new == old[-1] for new in hidden[len(old):]):
-            return payload
         architecture = payload["model_config"]
         config = EvaluatorNet.architecture_config(architecture)
         old = list(config.widths)
-    try:
-        grown_config = type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
-    except ValueError as error:  # ConfigError: too wide
-        raise CheckpointError(str(error)) from None
+        if hidden == old:
+            return payload
+    grown_config = _reshaped(config, hidden)
     fresh_net = EvaluatorNet(grown_config, RuleOptions.from_dict(architecture["rules"]), seed=seed)
     fresh = fresh_net.state_dict()
     model_state = payload["model_state"]
@@ -210,6 +207,15 @@ def grow_payload(payload: dict[str, Any], hidden: list[int], seed: int = 1) -> d
 
     grown = _with_states(payload, grow_state, {key: tuple(value.shape) for key, value in fresh.items()})
     return _with_widths(grown, hidden)
+
+
+def _reshaped(config: Any, hidden: list[int]) -> Any:
+    """``config`` (a ModelConfig) with ``hidden`` as its hidden widths; CheckpointError for widths it refuses
+    (too wide, too many layers, too many weights between layers)."""
+    try:
+        return type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
+    except ValueError as error:  # ConfigError
+        raise CheckpointError(str(error)) from None
 
 
 def _with_widths(payload: dict[str, Any], hidden: list[int]) -> dict[str, Any]:
@@ -231,11 +237,7 @@ def _deepened(payload: dict[str, Any], config: Any, extra: int) -> dict[str, Any
     architecture = payload["model_config"]
     old = list(config.widths)
     hidden = old + [old[-1]] * extra
-    try:
-        deeper_config = type(config).from_dict({**config.to_dict(), "layers": len(hidden), "hidden": hidden})
-    except ValueError as error:  # ConfigError: too many weights between hidden layers
-        raise CheckpointError(str(error)) from None
-    deeper_net = EvaluatorNet(deeper_config, RuleOptions.from_dict(architecture["rules"]), seed=0)
+    deeper_net = EvaluatorNet(_reshaped(config, hidden), RuleOptions.from_dict(architecture["rules"]), seed=0)
     fresh = deeper_net.state_dict()
     model_state = payload["model_state"]
     output, new_output = 2 * len(old), 2 * len(hidden)
@@ -262,11 +264,7 @@ def _deepened(payload: dict[str, Any], config: Any, extra: int) -> dict[str, Any
                 deeper[key] = torch.zeros_like(value)
         return deeper
 
-    deeper = dict(payload)
-    deeper["model_state"] = deepen_state(model_state)
-    extra_state = payload.get("extra")
-    if isinstance(extra_state, dict) and extra_state.get("play_weights"):
-        deeper["extra"] = {**extra_state, "play_weights": deepen_state(extra_state["play_weights"])}
+    deeper = _with_states(payload, deepen_state, {})
     optimizer_state = payload.get("optimizer_state")
     if optimizer_state is not None:  # keyed by the parameters' order: old states move to their new places
         order = [renamed(key) for key in model_state]
