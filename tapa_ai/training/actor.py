@@ -26,6 +26,9 @@ from .selfplay import FinishedGame
 
 ACTOR_STREAM = 0xAC7
 """Tag in an actor's seed that keeps its stream apart from the learner's (``run.seed``) and evaluations."""
+LABEL_STREAM = 0x5EA
+"""Tag of an actor's labelling generators (``learning.targets = "search"``): batch ``n`` of an actor seeded
+``s`` is labelled by ``default_rng([*s, LABEL_STREAM, n])`` (:attr:`ActorBatch.label_seed`)."""
 
 
 def actor_seed(run_seed: int, start_games: int, slot: int, incarnation: int) -> list[int]:
@@ -71,11 +74,23 @@ class ActorBatch:
     """Wall-clock time spent on this batch."""
     epsilon: float
     """Exploration rate the batch was played with."""
+    search_states: Optional[np.ndarray] = None
+    """Expert iteration (``learning.targets = "search"``): (L, 52) int8 positions this actor labelled by its
+    search with the weights of :attr:`version`; None when the learner learns from the games themselves."""
+    search_targets: Optional[np.ndarray] = None
+    """(L, K) float32 search targets of :attr:`search_states` (:func:`~tapa_ai.training.distill.label_positions`)."""
+    label_seed: Optional[list[int]] = None
+    """The seed of the generator that chose and labelled :attr:`search_states` (a check can make them again)."""
+    label_cpu_seconds: float = 0.0
+    """Of :attr:`cpu_seconds`, the CPU time spent labelling."""
     positions: int = field(init=False)
-    """Positions (turns) of the finished games: what the learner will learn from."""
+    """Positions the learner will learn from: the finished games' turns, or the labelled positions."""
 
     def __post_init__(self) -> None:
-        self.positions = sum(len(game.states) for game in self.games)
+        if self.search_states is not None:
+            self.positions = len(self.search_states)
+        else:
+            self.positions = sum(len(game.states) for game in self.games)
 
 
 class SelfPlayActor:
@@ -92,8 +107,13 @@ class SelfPlayActor:
         self.config = config
         self.slot = slot
         self.incarnation = incarnation
+        self.seed = [int(part) for part in seed]
         self.rules = variant_rules(config.run.variant)
         self.rng = np.random.default_rng(seed)
+        self.labels = config.learning.targets == "search"
+        """Expert iteration: label a sample of each batch's positions here, with this actor's weights."""
+        self.batches = 0
+        """Batches played so far (numbers the labelling generators)."""
         # The initial weights are never used: play() refuses to start before set_weights().
         self.net = EvaluatorNet(config.model, self.rules, seed=config.run.seed)
         self.net.eval()
@@ -110,7 +130,14 @@ class SelfPlayActor:
         self.version = int(version)
 
     def play(self, games: int, epsilon: float) -> ActorBatch:
-        """Play every running game on until ``games`` games have finished (a few more may finish in the last ply)."""
+        """Play every running game on until ``games`` games have finished (a few more may finish in the last ply).
+
+        Expert iteration (``learning.targets = "search"``): then a ``search_fraction`` sample of the finished
+        games' positions is labelled by this actor's n-ply search
+        (:func:`~tapa_ai.training.distill.label_positions`, the single-process trainer's function) and sent
+        instead of the games' positions, which the learner does not need (the games go with their counts
+        only: kind and turns).
+        """
         if self.version < 0:
             raise RuntimeError("SelfPlayActor.play: no weights yet (call set_weights first)")
         stats = self.selfplay.stats
@@ -119,9 +146,21 @@ class SelfPlayActor:
         finished: list[FinishedGame] = []
         while len(finished) < games:
             finished += self.selfplay.play_ply(epsilon)
+        labels: dict = {}
+        if self.labels:
+            from .distill import label_positions
+
+            label_cpu = time.process_time()
+            seed = [*self.seed, LABEL_STREAM, self.batches]
+            states, targets = label_positions(self.net, np.concatenate([game.states for game in finished]),
+                                              self.config.learning, np.random.default_rng(seed))
+            labels = dict(search_states=states, search_targets=targets, label_seed=seed,
+                          label_cpu_seconds=time.process_time() - label_cpu)
+            finished = [game.counts_only() for game in finished]
+        self.batches += 1
         return ActorBatch(self.slot, self.incarnation, self.version, finished, stats.decisions - decisions,
                           stats.abandoned - abandoned, time.process_time() - cpu, time.perf_counter() - wall,
-                          float(epsilon))
+                          float(epsilon), **labels)
 
 
 def numpy_state(net) -> dict[str, np.ndarray]:

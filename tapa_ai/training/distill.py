@@ -121,6 +121,34 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     return out
 
 
+def label_positions(net: EvaluatorNet, states: np.ndarray, learning, rng: np.random.Generator
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Expert iteration's labels: a ``learning.search_fraction`` sample of ``states`` and their search targets.
+
+    ``learning``: a :class:`~tapa_ai.config.LearningConfig` (``search_fraction``, ``search_plies``, the second
+    move filter ``search_refine``/``search_refine_margin`` at 2 plies or more, ``bearoff_targets``). Each
+    position is kept with probability ``search_fraction`` (one ``rng.random`` draw per row), then the kept
+    ones are labelled by :func:`search_targets` with the same ``rng``. The one function both the
+    single-process trainer (in its learner) and the distributed actors (before they send a batch) call,
+    so that the same weights, positions and generator give the same labels wherever they are made.
+    Returns ``(labelled states, (L, K) float32 targets)``.
+    """
+    states = np.asarray(states, dtype=np.int8).reshape(-1, STATE_WIDTH)
+    labelled = states[rng.random(len(states)) < learning.search_fraction]
+    if len(labelled) == 0:
+        return labelled, np.zeros((0, net.num_outcomes), dtype=np.float32)
+    refine = (learning.search_refine, learning.search_refine_margin) if learning.search_refine else None
+    training = net.training
+    net.eval()
+    try:
+        targets = search_targets(net, labelled, learning.search_plies, rng,
+                                 refine=refine if learning.search_plies >= 2 else None,
+                                 bearoff=learning.bearoff_targets)
+    finally:
+        net.train(training)
+    return labelled, targets
+
+
 @dataclass
 class FitReport:
     epochs: int

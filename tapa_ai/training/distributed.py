@@ -283,6 +283,10 @@ class DistributedTrainer(Trainer):
         """Staleness of the last batches learned from in this session (tests, measurements)."""
         self.on_batch: Optional[Callable[[ActorBatch], None]] = None
         """Called with every batch received (tests and benchmarks)."""
+        self.actors_label = config.learning.targets == "search"
+        """Expert iteration: the actors label positions by search and send them; the learner only fits them."""
+        self.labels_received = 0
+        """Search-labelled positions received from actors in this session."""
 
     # -- checkpoints -------------------------------------------------------------------------------
     def _payload(self) -> dict:
@@ -320,7 +324,14 @@ class DistributedTrainer(Trainer):
         for game in batch.games:
             stats.turns_of_finished += game.turns
             stats.kinds[game.kind] += 1
-        self.pending.extend(batch.games)
+        if self.actors_label:
+            if batch.search_states is None:
+                raise TrainingError(f"actor {batch.slot} sent games without search labels to a learner of "
+                                    "learning.targets = 'search'")
+            self.add_labels(batch.search_states, batch.search_targets)
+            self.labels_received += len(batch.search_states)
+        else:
+            self.pending.extend(batch.games)
         self.staleness_seen.append(staleness)
         schedule.window.staleness.append((staleness, len(batch.games)))
         schedule.finished(batch.games)
@@ -346,8 +357,9 @@ class DistributedTrainer(Trainer):
                     if self.on_batch is not None:
                         self.on_batch(batch)
                     self._take(batch, schedule)
-                if sum(len(g.states) for g in self.pending) >= config.learning.batch_size or (
-                        self.pending and self.games >= min(schedule.next_checkpoint, config.run.total_games)):
+                waiting = self._waiting()
+                if waiting >= config.learning.batch_size or (
+                        waiting and self.games >= min(schedule.next_checkpoint, config.run.total_games)):
                     loss = self.learn(self.pending)
                     schedule.window.losses.append(loss)
                     self.losses.append((self.games, loss))
@@ -359,11 +371,14 @@ class DistributedTrainer(Trainer):
                 # CPU time of the run: the learner's and the actors' (as they reported it per batch).
                 self.cpu_seconds += time.process_time() - cpu_start + sum(b.cpu_seconds for b in batches)
                 self.wall_seconds += time.perf_counter() - wall_start
-                schedule.after_step(loss, {"charts/actor_restarts": pool.restarts,
-                                           "charts/dropped_stale_games": self.dropped_stale_games,
-                                           "charts/learner_updates": self.updates})
+                scalars = {"charts/actor_restarts": pool.restarts,
+                           "charts/dropped_stale_games": self.dropped_stale_games,
+                           "charts/learner_updates": self.updates}
+                if self.actors_label:
+                    scalars["charts/search_labels_received"] = self.labels_received
+                schedule.after_step(loss, scalars)
             self._stop_if_asked(stop, schedule)
-            if self.pending:
+            if self._waiting():
                 loss = self.learn(self.pending)
                 self.pending = []
                 self.updates += 1
@@ -373,6 +388,13 @@ class DistributedTrainer(Trainer):
                 pool.close()
             self.pool = None
             schedule.close()
+
+    def _waiting(self) -> int:
+        """Positions owed a learning pass: the received games' turns, or (expert iteration) the replay draws
+        that the actors' labels have earned."""
+        if self.actors_label:
+            return int(self.replay_credit)
+        return sum(len(game.states) for game in self.pending)
 
     def _stopping(self) -> None:
         """A stop was requested (in the signal handler): actors that die from now on are not replaced."""

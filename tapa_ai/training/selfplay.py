@@ -125,6 +125,10 @@ class FinishedGame:
         """(T, K) the TD(lambda) targets of the game's turns (:func:`lambda_returns`)."""
         return lambda_returns(self.next_values, lambda_, self.outcome)
 
+    def counts_only(self) -> "FinishedGame":
+        """The game without its positions and values (how it ended and its turns): what a learner counts."""
+        return FinishedGame(self.states[:0], self.next_values[:0], self.kind, self.turns, self.outcome)
+
     def to_plain(self) -> dict:
         """The game as checkpoint data (a game played but not learned from yet travels in the checkpoint)."""
         return {"states": torch.from_numpy(self.states.copy()), "next_values": torch.from_numpy(self.next_values.copy()),

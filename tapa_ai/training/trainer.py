@@ -32,7 +32,7 @@ from ..net.fast_kernel import race_flags
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..movegen.generate import default_threads as movegen_threads
 from ..rules.options import variant_rules
-from .distill import search_targets
+from .distill import label_positions
 from .replay import ReplayBuffer
 from .schedule import Schedule as _Schedule
 from .runs import TrainingError, check_device, new_run_directory, resume_checkpoint
@@ -64,6 +64,9 @@ class Trainer:
 
     overlaps = True
     """Whether ``learning.overlap`` applies (the distributed learner's actors play one version behind anyway)."""
+    actors_label = False
+    """Expert iteration: True where the search labels come with the games (distributed actors make them);
+    False: this trainer labels a sample of the positions it learns from itself."""
 
     def __init__(self, config: TrainConfig, run_dir: Path, checkpoint: Optional[Checkpoint] = None) -> None:
         if checkpoint is not None:
@@ -185,17 +188,20 @@ class Trainer:
         """What a pass over ``games`` draws from ``self.rng`` and sets: (positions, targets, minibatches); None if
         it has nothing to learn. ``targets`` is the games themselves where their lambda-returns are the targets
         (computed in :meth:`_run_pass`, off the calling thread when learning overlaps)."""
-        if not games:
+        if not games and not self.actors_label:
             return None
-        states = np.concatenate([game.states for game in games])
         rate = self.config.learning.rate(self.games)
         for group in self.optimizer.param_groups:
             group["lr"] = rate
         targets = games
         if self.replay is not None:
-            states, targets = self._replay_samples(states)
+            if not self.actors_label:
+                self._label(np.concatenate([game.states for game in games]))
+            states, targets = self._draw_replay()
             if len(states) == 0:
                 return None
+        else:
+            states = np.concatenate([game.states for game in games])
         positions = unpack_states(states, self.rules)
         return positions, targets, self._minibatches(positions)
 
@@ -239,22 +245,26 @@ class Trainer:
         return [steps[i] for i in self.rng.permutation(len(steps))]
 
     def _replay_samples(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Expert iteration: label a sample of ``states`` by the net's search, add them, draw the rows to fit."""
-        learning = self.config.learning
-        labelled = states[self.rng.random(len(states)) < learning.search_fraction]
-        if len(labelled):
-            refine = (learning.search_refine, learning.search_refine_margin) if learning.search_refine else None
-            self.net.eval()
-            targets = search_targets(self.net, labelled, learning.search_plies, self.rng,
-                                     refine=refine if learning.search_plies >= 2 else None,
-                                     bearoff=learning.bearoff_targets)
-            self.net.train()
-            self.replay.add(labelled, targets)
-        self.replay_credit += len(labelled) * learning.replay_ratio
+        """Expert iteration in the learner: label a sample of ``states`` by the net's search, add them, draw."""
+        self._label(states)
+        return self._draw_replay()
+
+    def _label(self, states: np.ndarray) -> None:
+        """Label a ``search_fraction`` sample of ``states`` by the current net's search and add them to the buffer."""
+        self.add_labels(*label_positions(self.net, states, self.config.learning, self.rng))
+
+    def add_labels(self, states: np.ndarray, targets: np.ndarray) -> None:
+        """Search-labelled positions (made here or by an actor) into the replay buffer; the draws they earn."""
+        if len(states):
+            self.replay.add(states, targets)
+        self.replay_credit += len(states) * self.config.learning.replay_ratio
+
+    def _draw_replay(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows the labels added so far have earned (``replay_ratio`` per label), drawn from the whole buffer."""
         draws = int(self.replay_credit)
         self.replay_credit -= draws
         if draws == 0 or len(self.replay) == 0:
-            return states[:0], np.zeros((0, self.net.num_outcomes), dtype=np.float32)
+            return np.zeros((0, STATE_WIDTH), dtype=np.int8), np.zeros((0, self.net.num_outcomes), dtype=np.float32)
         return self.replay.sample(draws, self.rng)
 
     def _online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
