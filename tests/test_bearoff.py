@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tapa_ai.bearoff.one_sided import MAX_TURNS, POSITIONS, build_tables, rank, unrank
+from tests.requires import require
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def test_exact_small_bear_offs(tables):
 
 
 def test_one_sided_distributions_equal_gnubgs_database(tables):
-    gnubg = pytest.importorskip("gnubg_nn")
+    gnubg = require("gnubg_nn")
     turns, _ = tables
     points = np.arange(MAX_TURNS)
     worst_mean = 0.0

@@ -1,4 +1,5 @@
-"""``pubeval`` and ``gnubg:N`` against the ``gnubg_nn`` package they wrap (skipped where it is not installed).
+"""``pubeval`` and ``gnubg:N`` against the ``gnubg_nn`` package they wrap (skipped where it is not installed,
+failed under ``CI=true``: tests/requires.py).
 
 Both bots get only afterstates; the tests hand ``gnubg_nn`` the real source
 positions and dice and check that the bots choose the same resulting
@@ -18,14 +19,14 @@ from tapa_ai.movegen import PositionBatch, generate
 from tapa_ai.movegen.random_positions import mixed_positions, random_dice
 from tapa_ai.notation import board
 from tapa_ai.rules import start_position, variant_rules
+from tests.requires import require
 
 BACKGAMMON = variant_rules("backgammon")
-SKIP = "gnubg-nn (GNU Backgammon's neural net) is not installed: pip install gnubg-nn"
 
 
 @pytest.fixture(scope="module")
 def gnubg():
-    return pytest.importorskip("gnubg_nn", reason=SKIP)
+    return require("gnubg_nn")
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from tapa_ai.config import load_config
 from tapa_ai.training.actor import SelfPlayActor, actor_seed, numpy_state
 from tapa_ai.training.distributed import DistributedTrainer, SharedWeights, make_trainer
 from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
+from tests.requires import require
 
 TINY = ["selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64", "eval.every_games=100000",
         "eval.games=8", "checkpoint.every_games=150", "logging.log_every_games=50", "logging.tensorboard=false",
@@ -150,7 +151,7 @@ def test_distributed_training_refuses_online_traces(tmp_path):
 # -- Ray ----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def local_ray():
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'tapa-ai[ray]'): Ray paths not tested")
+    ray = require("ray")
     from tapa_ai.ray_cluster import LOCAL, RayUnavailable, connect, disconnect
 
     try:

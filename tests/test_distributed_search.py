@@ -57,7 +57,7 @@ def test_search_targets_from_two_workers_are_learned_and_the_run_resumes_with_an
     trainer.train(progress=False)
     assert trainer.games >= 60 and trainer.restarts == 0
     # Every label an actor sent, and nothing else, is in the buffer; the learner labelled none itself.
-    assert len(trainer.replay) == trainer.labels_received == sum(labels) > 0
+    assert len(trainer.replay) == trainer.labels_added == sum(labels) > 0
     assert trainer.steps > 0 and trainer.updates > 0
 
     run_dir, checkpoint = resume_checkpoint(trainer.run_dir)
@@ -89,6 +89,6 @@ def test_an_actor_killed_while_it_searches_is_replaced_and_nothing_half_learned(
     trainer.train(progress=False, should_stop=lambda: seen.count((0, 1)) >= 1 and len(seen) >= 4)
     assert trainer.restarts == 1 and (0, 2) not in seen and (1, 1) not in seen
     # Only whole batches' labels reached the buffer: exactly what the received batches carried.
-    assert len(trainer.replay) == trainer.labels_received == sum(sent)
+    assert len(trainer.replay) == trainer.labels_added == sum(sent)
     saved = resume_checkpoint(trainer.run_dir)[1]
     assert saved.games == trainer.games and saved.extra["replay"]["states"].shape[0] == len(trainer.replay)

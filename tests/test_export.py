@@ -8,7 +8,7 @@ activation. The vectors of ``tests/data/encoding_vectors.json`` (made by
 every format. ``tapa_ai.export.numpy_model`` works with torch blocked.
 
 Only the ONNX checks need the optional ``onnx`` and ``onnxruntime`` packages:
-without them those checks skip (the ``onnx`` case of every format-parametrized
+without them those checks skip, or fail under ``CI=true`` (the ``onnx`` case of every format-parametrized
 test and the ONNX graph test) and the TorchScript, npz and numpy-only ones run.
 """
 
@@ -44,9 +44,9 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:.*torch\.jit\..*deprecated:Depr
 try:
     import onnx
     import onnxruntime
-except ImportError:  # the optional export extra is not installed: only the ONNX checks skip
+except ImportError:  # the export extra is not installed: only the ONNX checks skip (fail under CI=true)
     onnx = onnxruntime = None
-needs_onnx = pytest.mark.skipif(onnx is None, reason="pip install 'tapa-ai[export]' for the ONNX checks")
+needs_onnx = pytest.mark.requires("onnx", "onnxruntime")  # tests/requires.py
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

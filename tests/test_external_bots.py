@@ -31,6 +31,7 @@ from tapa_ai.movegen.generate import Afterstates, generate
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, playout_positions, random_dice
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.rules.position import start_position
+from tests.requires import require
 
 ROOT = Path(__file__).resolve().parent.parent
 TAPA = variant_rules("tapa")
@@ -218,7 +219,8 @@ def test_the_engine_bot_takes_its_cube_decisions_from_the_engine(real_engine):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     """variant -> the shipped checkpoint exported to ONNX by the project's exporter."""
-    pytest.importorskip("onnxruntime", reason="pip install 'tapa-ai[export]' for the onnx: bot")
+    require("onnx")
+    require("onnxruntime")
     from tapa_ai.export.core import export_checkpoint
 
     folder = tmp_path_factory.mktemp("onnx")

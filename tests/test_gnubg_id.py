@@ -15,6 +15,7 @@ import pytest
 from tapa_ai.notation.gnubg_id import GnubgIdError, position_from_gnubg_id, position_to_gnubg_id
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import BACKGAMMON, TAPA, PositionError, legal_moves, next_turn, other, start_position
+from tests.requires import require
 
 START_ID = "4HPwATDgc/ABMA"
 
@@ -242,7 +243,7 @@ def _gnubg_board(position):
 
 
 def test_ids_agree_with_gnubg_on_random_positions():
-    gnubg = pytest.importorskip("gnubg_nn")
+    gnubg = require("gnubg_nn")
     checked = 0
     for position in playout_positions(seed=11, games=6):
         pid = position_to_gnubg_id(position)
@@ -260,7 +261,7 @@ def test_backgammon_moves_agree_with_gnubg_on_random_positions():
     Decision (a game-ending step counts as using every die) allows e.g.
     ``2/off`` with 41 beside gnubg's only move ``2/1* 1/off``.
     """
-    gnubg = pytest.importorskip("gnubg_nn")
+    gnubg = require("gnubg_nn")
     rng = random.Random(5)
     compared = 0
     for position in playout_positions(seed=5, games=6):

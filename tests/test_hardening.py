@@ -23,6 +23,7 @@ from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint, load_networ
 from tapa_ai.net.encoding import ENCODING_NAME
 from tapa_ai.net.model import EvaluatorNet
 from tapa_ai.rules.options import variant_rules
+from tests.requires import require
 
 
 def net_checkpoint(path, *, change=None, hidden=8):
@@ -667,7 +668,7 @@ def test_engine_piped_into_head_exits_without_a_traceback(tmp_path):
 
 
 def test_ray_actors_are_stopped_and_the_learner_checkpoints_on_sigterm(tmp_path):
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'tapa-ai[ray]'): Ray paths not tested")
+    ray = require("ray")
     from tapa_ai.ray_cluster import LOCAL, RayUnavailable, connect, disconnect
     from tapa_ai.training.distributed import DistributedTrainer
     from tapa_ai.training.trainer import TrainingStopped, new_run_directory

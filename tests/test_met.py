@@ -6,6 +6,7 @@ import pytest
 from tapa_ai.cube.met import (MAX_MATCH_LENGTH, VARIANT_RATES, MatchEquityTable, ResultRates, build_met, rates_for,
                               variant_met)
 from tapa_ai.rules import variant_rules
+from tests.requires import require
 
 SIZE = 15
 
@@ -115,7 +116,7 @@ def test_from_kinds_counts_backgammons_and_mother_wins_as_top_wins():
 
 
 def test_the_method_reproduces_gnu_backgammons_table():
-    gnubg = pytest.importorskip("gnubg_nn")
+    gnubg = require("gnubg_nn")
     # GNU Backgammon's default table is built for backgammon's usual rates (about 26% gammons);
     # docs/cube.md reports the same check with the rates measured here.
     ours = build_met(ResultRates(0.72, 0.26, 0.02, 3), max_away=SIZE).pre_crawford(SIZE)

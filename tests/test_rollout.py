@@ -19,6 +19,7 @@ from tapa_ai.net.model import outcome_points
 from tapa_ai.notation.json_position import position_from_json, position_to_json
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.rules.position import start_position
+from tests.requires import require
 
 TAPA = "net:checkpoints/tapa.pt"
 BACKGAMMON = "net:checkpoints/backgammon.pt"
@@ -220,7 +221,7 @@ def test_gnubg_rollout_plays_the_games_of_gnubg_itself_on_the_same_dice():
     rollout's documented stream: chunk 0 of seed ``s`` draws from ``default_rng([s, 0, 0])``, one (games, 2)
     roll per ply for every game, running or not, when no roll is rotated): the same games, so the same equity,
     on 10 varied positions."""
-    gnubg = pytest.importorskip("gnubg_nn")
+    gnubg = require("gnubg_nn")
     rng = np.random.default_rng(20261202)
     positions = [batch.position(k) for style in ("uniform", "contact")
                  for batch in [playout_positions("backgammon", 5, rng, style, games=16)] for k in range(5)]

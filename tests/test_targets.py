@@ -175,7 +175,8 @@ def test_search_targets_label_a_sample_of_the_played_positions(tmp_path):
     rng = copy.deepcopy(trainer.rng)
     picked = states[rng.random(len(states)) < 0.5]
     expected = search_targets(trainer.net, picked, 1, rng)
-    drawn, targets = trainer._replay_samples(states)
+    trainer._label(states)
+    drawn, targets = trainer._draw_replay()
     assert len(trainer.replay) == len(picked) > 0
     assert np.array_equal(trainer.replay.states[:len(picked)], picked)
     assert np.allclose(trainer.replay.targets[:len(picked)], expected, atol=1e-6)

@@ -12,9 +12,7 @@ import pytest
 
 from tapa_ai.config import load_config
 from tapa_ai.training.trainer import Trainer, new_run_directory
-
-event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
-                                        reason="TensorBoard is not installed")
+from tests.requires import require
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["run.total_games=24", "selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64",
@@ -55,6 +53,7 @@ def test_the_docs_list_the_scalars_of_every_group():
 
 
 def test_a_short_run_writes_events_tensorboard_reads_with_the_documented_scalars(tmp_path):
+    event_accumulator = require("tensorboard.backend.event_processing.event_accumulator")
     config = load_config("configs/quick.toml", [*TINY, f"checkpoint.directory={tmp_path}"])
     trainer = Trainer(config, new_run_directory(config))
     trainer.train(progress=False)

@@ -14,6 +14,7 @@ from tapa_ai.arena.tournament import (TournamentResult, bradley_terry, expected_
 from tapa_ai.bots.base import BotError
 from tapa_ai.movegen import kernel as movegen_kernel
 from tapa_ai.rules import variant_rules
+from tests.requires import require
 
 
 def expected_wins(true_elo, games_per_pairing):
@@ -215,7 +216,7 @@ def test_markdown_has_the_ranked_table_cross_table_and_the_settings(tournament):
 
 
 def test_write_produces_json_markdown_and_a_png(tournament, tmp_path):
-    pytest.importorskip("matplotlib", reason="the ladder chart needs matplotlib (pip install matplotlib)")
+    require("matplotlib")  # the ladder chart
     paths = tournament.write(tmp_path / "out")
     assert json.loads(paths["json"].read_text())["bots"] == BOTS
     assert "heuristic" in paths["md"].read_text()

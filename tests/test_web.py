@@ -2,8 +2,9 @@
 run in headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by Selenium with the
 driver's path given: nothing downloads a browser), encodes, evaluates and plays as the engine does.
 
-Without Chromium the browser tests fail and say how to install it (``.ci/run`` does); only a missing
-``selenium`` package skips them (``pip install -e '.[test]'`` installs it).
+Without Chromium the browser tests fail and say how to install it (``.ci/run`` does); a missing
+``selenium`` package (``pip install -e '.[test]'`` installs it) skips them, and fails them under ``CI=true``
+(tests/requires.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tapa_ai.engine.http import make_server, serve_in_thread
 from tapa_ai.engine.protocol import Engine
 from tapa_ai.engine.web_board import WEB_DIR, model_json, web_files
 from tapa_ai.export import numpy_model
+from tests.requires import require
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
@@ -111,7 +113,7 @@ def test_the_json_model_holds_the_exporters_npz_numbers(server, tmp_path):
 # -- the browser ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser():
-    pytest.importorskip("selenium", reason="pip install -e '.[test]' installs selenium")
+    require("selenium")
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
