@@ -3,6 +3,7 @@
     python scripts/bench_distributed.py throughput --seconds 30             # single process vs 1 and 2 actor processes
     python scripts/bench_distributed.py throughput --ray-address auto      # ... then as Ray actors on a running cluster
     python scripts/bench_distributed.py learner --seconds 20 --batch-sizes 256 1024 4096   # what the learner absorbs
+    python scripts/bench_distributed.py search checkpoints/tapa.pt --workers 0 1 2     # expert iteration: targets/s
     python scripts/bench_distributed.py curves --marks 1000 3000 10000 --arms single w2 w2:p16 w2:p64
     python scripts/bench_distributed.py curves --arms single ray:w2 --marks 3000 10000 30000   # Ray vs one process
 
@@ -13,6 +14,14 @@ the single-process trainer, then the actor–learner layout with each
 ``--workers`` count as actor processes, then (with ``--ray-address``) as Ray actors.
 Rates count games and decisions as the learner takes them, after a warm-up
 that starts once the first batch has arrived.
+
+``search``: expert iteration (``learning.targets = "search"``, 2-ply labels)
+from a checkpoint with its variant's training config: the single-process
+trainer (``--workers 0``: it labels in its learner), then the learner with N
+actor processes (they label before they send), then (``--ray-address``) Ray
+actors; search targets per second as the learner adds them, CPU per target
+of actors and learner, the learner's busy share; then the learner alone
+(``--learner-seconds``): the targets/s one learner core absorbs.
 
 ``curves``: each arm trains from scratch with ``configs/quick.toml`` (and
 ``--set``) to the last mark, keeping the checkpoint at each mark; then every
@@ -111,6 +120,37 @@ def cmd_learner(args) -> dict:
     return results
 
 
+def cmd_search(args) -> dict:
+    from tapa_ai.training.search_bench import search_learner_capacity, search_throughput
+
+    results: dict = {"load_before": os.getloadavg(), "checkpoint": args.checkpoint, "overrides": args.set}
+    print(load(), flush=True)
+    arms = [(workers, None) for workers in args.workers]
+    arms += [(workers, args.ray_address) for workers in args.workers if workers] if args.ray_address else []
+    base = None
+    for workers, ray_address in arms:
+        row = search_throughput(args.checkpoint, args.seconds, workers, args.warmup, args.set, ray_address)
+        label = "single process" if workers == 0 else f"{'ray' if ray_address else 'processes'} workers={workers}"
+        if workers == 1 and not ray_address:
+            base = row.targets_per_s
+        scale = f" x{row.targets_per_s / base:.2f} of 1 worker" if base and workers > 1 and not ray_address else ""
+        print(f"{label:<20} {row.targets_per_s:7.1f} targets/s{scale} ({row.targets} in {row.seconds:.0f} s, "
+              f"{row.games_per_s:.2f} games/s); per target: actors {row.actor_cpu_ms_per_target:.1f} CPU-ms "
+              f"(search {row.label_cpu_ms_per_target:.1f}), learner {row.learner_cpu_ms_per_target:.2f} CPU-ms; "
+              f"learner busy {row.learner_busy_share:.1%}; staleness {row.mean_staleness:.2f}", flush=True)
+        results[label] = row.to_json()
+    if args.learner_seconds:
+        capacity = search_learner_capacity(args.checkpoint, args.learner_seconds, overrides=args.set)
+        print(f"learner alone: {capacity['targets_per_s']:,.0f} targets/s on one core "
+              f"({capacity['minibatch_steps_per_s']:.0f} minibatch steps/s of {capacity['batch_size']}, "
+              f"replay_ratio {capacity['replay_ratio']:g}, {capacity['cpu_ms_per_target']:.3f} CPU-ms per target, "
+              f"{capacity['message_bytes']:,} bytes a batch of {capacity['labels_per_update']} labels)", flush=True)
+        results["learner_alone"] = capacity
+    results["load_after"] = os.getloadavg()
+    print(load())
+    return results
+
+
 def cmd_curves(args) -> dict:
     from tapa_ai.training.curve import evaluate_snapshots, train_to_games
 
@@ -161,6 +201,14 @@ def main(argv=None) -> int:
     learner.add_argument("--games-per-update", type=int, nargs="+", default=[32])
     learner.add_argument("--batch-sizes", type=int, nargs="+", default=[256], help="learning.batch_size values")
     learner.add_argument("--variants", nargs="+", default=["tapa"])
+    search = sub.add_parser("search", help="expert iteration: search targets/s, single process vs N actors")
+    search.add_argument("checkpoint", help="the network that labels and learns (its variant's training config)")
+    search.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2], help="0: the single-process trainer")
+    search.add_argument("--seconds", type=float, default=60.0, help="timed seconds per measurement")
+    search.add_argument("--warmup", type=float, default=5.0, help="untimed seconds after the first labels")
+    search.add_argument("--ray-address", help="also measure Ray actors on this cluster (after the processes)")
+    search.add_argument("--learner-seconds", type=float, default=15.0,
+                        help="then the learner alone for this long (0: not)")
     curves = sub.add_parser("curves", help="strength at equal games: single process, workers, publish intervals")
     curves.add_argument("--arms", nargs="+", default=["single", "w2", "w2:p16", "w2:p64"])
     curves.add_argument("--marks", type=int, nargs="+", default=[1000, 3000, 10000], help="games of each snapshot")
@@ -169,12 +217,13 @@ def main(argv=None) -> int:
     curves.add_argument("--opponents", nargs="+", default=["pipcount", "heuristic"])
     curves.add_argument("--ray-address", help="cluster of the ray: arms (default auto)")
     curves.add_argument("--quiet", action="store_true")
-    for command in (throughput, learner, curves):
+    for command in (throughput, learner, search, curves):
         command.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                              help="config override (repeatable)")
         command.add_argument("--json", metavar="PATH", help="write the results here")
     args = parser.parse_args(argv)
-    results = {"throughput": cmd_throughput, "learner": cmd_learner, "curves": cmd_curves}[args.command](args)
+    results = {"throughput": cmd_throughput, "learner": cmd_learner, "search": cmd_search,
+               "curves": cmd_curves}[args.command](args)
     results["command"] = "python scripts/bench_distributed.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

@@ -2,11 +2,12 @@
 
     NUMBA_NUM_THREADS=1 python scripts/bench_search_targets.py checkpoints/tapa.pt [--positions 3000 1000 150] [--seed 5]
     NUMBA_NUM_THREADS=1 python scripts/bench_search_targets.py checkpoints/tapa.pt --refine 2 0.04   # + the refined 2-ply
+    NUMBA_NUM_THREADS=1 python scripts/bench_search_targets.py checkpoints/tapa.pt --refine 2 0.04 --refine 1 0
 
 Positions before the roll come from 0-ply self-play of the checkpoint (every
 4th turn); each depth is timed on the first N of them with one sampled roll
 per position (process CPU time, so other load on the machine matters less).
-With ``--refine N MARGIN`` the 2-ply targets are timed a second time in the
+With ``--refine N MARGIN`` (repeatable) the 2-ply targets are timed again for each setting in the
 same run with the second move filter (``NetBot(refine=(N, MARGIN))``), on the
 same positions and dice, and the two kinds of target are compared (mean and
 largest difference of their equities, and how often they pick another move).
@@ -35,13 +36,16 @@ def main() -> int:
     parser.add_argument("--positions", type=int, nargs=3, default=[3000, 1000, 150], metavar=("N0", "N1", "N2"),
                         help="positions timed at 0, 1 and 2 plies")
     parser.add_argument("--seed", type=int, default=5)
-    parser.add_argument("--refine", nargs=2, metavar=("N", "MARGIN"),
-                        help="also time 2-ply targets with the second move filter: N moves within MARGIN")
+    parser.add_argument("--refine", nargs=2, action="append", default=[], metavar=("N", "MARGIN"),
+                        help="also time 2-ply targets with the second move filter: N moves within MARGIN "
+                             "(repeatable: each setting on the same positions and dice)")
     args = parser.parse_args()
-    try:
-        refine = (int(args.refine[0]), float(args.refine[1])) if args.refine else None
-    except ValueError:
-        parser.error(f"--refine {' '.join(args.refine)}: want an integer and a number, e.g. --refine 2 0.04")
+    refines = []
+    for count, margin in args.refine:
+        try:
+            refines.append((int(count), float(margin)))
+        except ValueError:
+            parser.error(f"--refine {count} {margin}: want an integer and a number, e.g. --refine 2 0.04")
     try:
         net = load_network(args.checkpoint)
         checkpoint = load_checkpoint(args.checkpoint)
@@ -57,7 +61,7 @@ def main() -> int:
         start = time.process_time()
         targets[plies] = search_targets(net, states[:count], plies, np.random.default_rng([args.seed, plies]))
         result["ms_per_position"][f"{plies}ply"] = (time.process_time() - start) / count * 1e3
-    if refine is not None:
+    for refine in refines:
         count = args.positions[2]
         start = time.process_time()
         refined = search_targets(net, states[:count], 2, np.random.default_rng([args.seed, 2]), refine=refine)
@@ -65,17 +69,16 @@ def main() -> int:
         result["ms_per_position"][name] = (time.process_time() - start) / count * 1e3
         points = outcome_points(net.rules)
         gap = np.abs((refined - targets[2]) @ points)
-        result["refined_vs_2ply"] = {"mean_abs_equity_difference": float(gap.mean()),
-                                     "max_abs_equity_difference": float(gap.max()),
-                                     "share_differing": float((gap > 1e-6).mean()), "positions": count}
+        result.setdefault("refined_vs_2ply", {})[name] = {
+            "mean_abs_equity_difference": float(gap.mean()), "max_abs_equity_difference": float(gap.max()),
+            "share_differing": float((gap > 1e-6).mean()), "positions": count}
     cpu = checkpoint.extra.get("cpu_seconds")
     if cpu and checkpoint.decisions:
         result["selfplay_ms_per_position"] = cpu / checkpoint.decisions * 1e3
     for name, ms in result["ms_per_position"].items():
         print(f"{name} sampled target: {ms:8.3f} ms per position (CPU)")
-    if "refined_vs_2ply" in result:
-        gap = result["refined_vs_2ply"]
-        print(f"refined vs 2-ply targets: equity differs on {gap['share_differing']:.1%} of {gap['positions']} "
+    for name, gap in result.get("refined_vs_2ply", {}).items():
+        print(f"{name} vs 2-ply targets: equity differs on {gap['share_differing']:.1%} of {gap['positions']} "
               f"positions, mean {gap['mean_abs_equity_difference']:.4f}, largest {gap['max_abs_equity_difference']:.4f}")
     if "selfplay_ms_per_position" in result:
         print(f"training self-play:  {result['selfplay_ms_per_position']:8.4f} ms per position (CPU, its run)")

@@ -18,6 +18,7 @@ from ..bots.spec import make_bot
 from ..config import apply_overrides, load_config
 from ..net.checkpoint import load_network
 from .trainer import Trainer, new_run_directory, resume_checkpoint
+from .distributed import make_trainer
 
 OPPONENTS = ("random", "pipcount", "heuristic")
 """Bot specs every snapshot plays (``pipcount`` is the ``runner`` bot)."""
@@ -41,11 +42,11 @@ def train_to_marks(config_path: Optional[str], overrides: Sequence[str], marks_m
     run_overrides = [*overrides, "run.total_games=1000000000"]
     if resume:
         run_dir, checkpoint = resume_checkpoint(resume)
-        trainer = Trainer(apply_overrides(checkpoint.train_config(), run_overrides), run_dir, checkpoint)
+        trainer = make_trainer(apply_overrides(checkpoint.train_config(), run_overrides), run_dir, checkpoint)
     else:
         config = load_config(config_path, run_overrides)
         run_dir = new_run_directory(config)
-        trainer = Trainer(config, run_dir)
+        trainer = make_trainer(config, run_dir)
     rows = []
     for minutes in sorted(marks_minutes):
         target = snapshot_path(run_dir, minutes)
@@ -72,7 +73,6 @@ def train_to_games(config_path: str, overrides: Sequence[str], marks_games: Sequ
     import math
 
     from ..net.checkpoint_dir import CheckpointManager
-    from .distributed import make_trainer
 
     marks = sorted(int(mark) for mark in marks_games)
     every = math.gcd(*marks)

@@ -285,8 +285,6 @@ class DistributedTrainer(Trainer):
         """Called with every batch received (tests and benchmarks)."""
         self.actors_label = config.learning.targets == "search"
         """Expert iteration: the actors label positions by search and send them; the learner only fits them."""
-        self.labels_received = 0
-        """Search-labelled positions received from actors in this session."""
 
     # -- checkpoints -------------------------------------------------------------------------------
     def _payload(self) -> dict:
@@ -329,7 +327,6 @@ class DistributedTrainer(Trainer):
                 raise TrainingError(f"actor {batch.slot} sent games without search labels to a learner of "
                                     "learning.targets = 'search'")
             self.add_labels(batch.search_states, batch.search_targets)
-            self.labels_received += len(batch.search_states)
         else:
             self.pending.extend(batch.games)
         self.staleness_seen.append(staleness)
@@ -375,7 +372,7 @@ class DistributedTrainer(Trainer):
                            "charts/dropped_stale_games": self.dropped_stale_games,
                            "charts/learner_updates": self.updates}
                 if self.actors_label:
-                    scalars["charts/search_labels_received"] = self.labels_received
+                    scalars["charts/search_labels"] = self.labels_added
                 schedule.after_step(loss, scalars)
             self._stop_if_asked(stop, schedule)
             if self._waiting():

@@ -113,6 +113,8 @@ class Trainer:
         self.replay = (ReplayBuffer(learning.replay_size, STATE_WIDTH, self.net.num_outcomes)
                        if learning.targets == "search" else None)
         self.replay_credit = 0.0
+        self.labels_added = 0
+        """Search-labelled positions added to the replay buffer in this session (made here or by actors)."""
         self.traces: Optional[OnlineTraces] = None
         if learning.method == "online-traces":
             self.traces = OnlineTraces(self.net, config.selfplay.parallel_games, learning.lambda_,
@@ -244,11 +246,6 @@ class Trainer:
             steps += [(rows[start:start + batch_size], part) for start in range(0, len(rows), batch_size)]
         return [steps[i] for i in self.rng.permutation(len(steps))]
 
-    def _replay_samples(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Expert iteration in the learner: label a sample of ``states`` by the net's search, add them, draw."""
-        self._label(states)
-        return self._draw_replay()
-
     def _label(self, states: np.ndarray) -> None:
         """Label a ``search_fraction`` sample of ``states`` by the current net's search and add them to the buffer."""
         self.add_labels(*label_positions(self.net, states, self.config.learning, self.rng))
@@ -257,6 +254,7 @@ class Trainer:
         """Search-labelled positions (made here or by an actor) into the replay buffer; the draws they earn."""
         if len(states):
             self.replay.add(states, targets)
+            self.labels_added += len(states)
         self.replay_credit += len(states) * self.config.learning.replay_ratio
 
     def _draw_replay(self) -> tuple[np.ndarray, np.ndarray]:
