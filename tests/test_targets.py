@@ -113,7 +113,7 @@ def test_finished_expected_games_carry_their_exact_outcome(tmp_path):
 def assert_resumes_exactly(tmp_path, *overrides):
     """16 games in one run, and 8 then 8 more resumed from the checkpoint: the same games, steps and weights.
 
-    Returns the split run's first half and its checkpoint, for checks of what it stored.
+    Returns the split run's first half, its checkpoint, the resumed run and the uninterrupted one.
     """
     whole = tiny_config(tmp_path / "whole", *overrides)
     uninterrupted = Trainer(whole, new_run_directory(whole))
@@ -130,7 +130,7 @@ def assert_resumes_exactly(tmp_path, *overrides):
     assert resumed.games == uninterrupted.games and resumed.steps == uninterrupted.steps > 0
     for name, tensor in uninterrupted.net.state_dict().items():
         assert np.array_equal(tensor.numpy(), resumed.net.state_dict()[name].numpy()), name
-    return split, checkpoint
+    return split, checkpoint, resumed, uninterrupted
 
 
 def test_training_with_expected_targets_resumes_exactly(tmp_path):
@@ -188,8 +188,11 @@ def test_search_targets_label_a_sample_of_the_played_positions(tmp_path):
 
 
 def test_training_with_search_targets_resumes_exactly(tmp_path):
-    split, checkpoint = assert_resumes_exactly(tmp_path, *SEARCH)
+    split, checkpoint, resumed, uninterrupted = assert_resumes_exactly(tmp_path, *SEARCH)
     assert len(checkpoint.extra["replay"]["states"]) == len(split.replay) > 0
+    # The count of search labels is the run's, kept in the checkpoint: the resumed run counts on from it.
+    assert checkpoint.extra["replay"]["labels"] == split.labels_added > 0
+    assert resumed.labels_added == uninterrupted.labels_added > split.labels_added
 
 
 def test_search_targets_switched_on_at_resume_start_an_empty_replay_buffer(tmp_path, capsys):

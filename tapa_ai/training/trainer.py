@@ -114,7 +114,8 @@ class Trainer:
                        if learning.targets == "search" else None)
         self.replay_credit = 0.0
         self.labels_added = 0
-        """Search-labelled positions added to the replay buffer in this session (made here or by actors)."""
+        """Search-labelled positions added to the replay buffer over the run's life (made here or by actors;
+        kept in the checkpoint with the buffer, so a resumed run counts on)."""
         self.traces: Optional[OnlineTraces] = None
         if learning.method == "online-traces":
             self.traces = OnlineTraces(self.net, config.selfplay.parallel_games, learning.lambda_,
@@ -319,7 +320,8 @@ class Trainer:
             extra={
                 "selfplay": self.selfplay.state_dict(),
                 "pending": [game.to_plain() for game in self.pending],
-                "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit},
+                "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit,
+                                                           "labels": self.labels_added},
                 # learning.overlap: the weights self-play plays with (one learning pass behind the net).
                 "play_weights": None if self.play_net is self.net else {
                     k: v.detach().cpu() for k, v in self.play_net.state_dict().items()},
@@ -367,6 +369,7 @@ class Trainer:
                 else:
                     self.replay.load_state_dict(replay)
                     self.replay_credit = float(replay["credit"])
+                    self.labels_added = int(replay.get("labels", 0))  # files before the count: from here
         except (KeyError, RuntimeError, ValueError) as error:
             raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
         self.steps = checkpoint.steps
