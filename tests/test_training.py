@@ -312,6 +312,21 @@ def test_slim_checkpoint_plays_the_same_and_refuses_to_resume(tmp_path):
         resume_checkpoint(slim)
 
 
+def test_slim_checkpoint_of_expert_iteration_drops_the_replay_buffer_and_keeps_the_label_count(tmp_path):
+    from tapa_ai.net.checkpoint import RESUME_ONLY, slim_checkpoint
+
+    config = tiny_config(tmp_path, "learning.targets=search", "learning.search_plies=1",
+                         "learning.search_fraction=0.2", "learning.overlap=true")
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    full = load_checkpoint(trainer.run_dir / "latest.pt")
+    assert full.extra["replay"]["labels"] == trainer.labels_added > 0 and full.extra["play_weights"] is not None
+    slim = load_checkpoint(slim_checkpoint(full.path, tmp_path / "slim.pt"))
+    assert not set(RESUME_ONLY) & set(slim.extra)
+    assert slim.extra["search_labels"] == trainer.labels_added
+    assert slim.path.stat().st_size < full.path.stat().st_size / 2
+
+
 def test_slim_checkpoint_with_new_weights_keeps_the_rest_and_refuses_weights_that_do_not_fit(tmp_path):
     from tapa_ai.net.checkpoint import CheckpointError, load_network, slim_checkpoint
 

@@ -426,9 +426,15 @@ def check_network(checkpoint: Checkpoint) -> None:
         raise CheckpointError(f"{checkpoint.path}: {error}") from None
 
 
+RESUME_ONLY = ("selfplay", "pending", "play_weights", "replay")
+"""Keys of a checkpoint's ``extra`` that only resuming a run needs (:func:`slim_checkpoint` drops them)."""
+
+
 def slim_checkpoint(source: str | Path, target: str | Path, *, model_state: Mapping[str, torch.Tensor] | None = None,
                     extra: Mapping[str, Any] | None = None) -> Path:
-    """Copy a checkpoint without what only resuming needs: optimizer, RNG states and running games.
+    """Copy a checkpoint without what only resuming needs: optimizer, RNG states, running games, the games
+    waiting to be learned, self-play's copy of the weights and expert iteration's replay buffer (whose count of
+    search labels stays, as ``extra["search_labels"]``).
 
     The slim file plays, evaluates and exports exactly like the source (same
     network, config, counters, CPU time and evaluation history) at about a
@@ -442,7 +448,10 @@ def slim_checkpoint(source: str | Path, target: str | Path, *, model_state: Mapp
     data = _read(Path(source), "cpu")
     data["optimizer_state"] = None
     data["rng"] = {"torch": None, "numpy": None, "python": None}
-    data["extra"] = {key: value for key, value in data["extra"].items() if key != "selfplay"}
+    replay = data["extra"].get("replay")
+    data["extra"] = {key: value for key, value in data["extra"].items() if key not in RESUME_ONLY}
+    if isinstance(replay, Mapping) and "labels" in replay:
+        data["extra"]["search_labels"] = int(replay["labels"])
     data["extra"]["slim_of"] = str(source)
     if extra is not None:
         _check_plain(dict(extra), "extra")
