@@ -253,7 +253,7 @@ def _cmd_rollout(args: argparse.Namespace) -> int:
         position = _read_position(args.position, args.turn)
         bot = args.bot or default_advisor_spec(position.rules.name)
         if bot is None:
-            raise RolloutError(f"no shipped network for {position.rules.name!r} here: give --bot SPEC")
+            raise RolloutError(f"no shipped network for {position.rules.name!r}: give --bot SPEC")
         settings = RolloutSettings(games=args.games, truncate=args.truncate, bearoff=args.bearoff,
                                    rotate=args.rotate, luck=args.luck, seed=args.seed)
         common = dict(evaluator=args.evaluator, workers=args.workers, ray_address=args.ray_address,
@@ -328,21 +328,21 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.set_defaults(func=_cmd_tournament)
 
     export = sub.add_parser("export", help="write a checkpoint's network as ONNX, TorchScript or npz (docs/export.md)")
-    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, e.g. checkpoints/tapa.pt")
+    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, or a shipped model's name: tapa, plakoto, backgammon")
     export.add_argument("--format", required=True, metavar="FORMAT", help="onnx, torchscript or npz")
     export.add_argument("--out", required=True, metavar="PATH", help="the file to write (parent folders are made)")
     export.set_defaults(func=_cmd_export)
 
     play = sub.add_parser("play", help="play a game or a match against a bot in the terminal (docs/play.md)")
     play.add_argument("--variant", choices=list(VARIANTS), help="rule set (default: the bot net's, else tapa)")
-    play.add_argument("--bot", metavar="SPEC", help="the opponent (default: net:checkpoints/<variant>.pt@1ply when "
-                      "shipped, else heuristic); " + bots_help)
+    play.add_argument("--bot", metavar="SPEC", help="the opponent (default: the shipped net:<variant>@1ply, else "
+                      "heuristic); " + bots_help)
     play.add_argument("--match-length", type=int, default=0, metavar="N",
                       help="play a match to N points (default 0: money play, game after game)")
     play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
     play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")
     play.add_argument("--advisor", metavar="SPEC", help="network behind hint and eval: net:PATH[@Nply] or none "
-                      "(default: the bot if it is a net, else checkpoints/<variant>.pt)")
+                      "(default: the bot if it is a net, else the shipped net:<variant>)")
     play.add_argument("--load", metavar="FILE", help="continue a game saved with 'save FILE' (or start from a "
                       "JSON position)")
     play.add_argument("--show-eval", action="store_true", help="show the engine's view of every bot move")
@@ -354,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument("--generator", choices=["reference", "vectorized"], default=None,
                         help="default move generator (default: vectorized when available)")
     engine.add_argument("--bot", metavar="SPEC", help="the model of encode/evaluate/best_move/hint: net:PATH or "
-                        "net:PATH@Nply, e.g. net:checkpoints/tapa.pt@1ply (its checkpoint fixes the variant)")
+                        "net:PATH@Nply, e.g. net:tapa@1ply, the shipped model (its checkpoint fixes the variant)")
     engine.set_defaults(func=_cmd_engine)
 
     serve = sub.add_parser("serve", help="the engine's commands as JSON over HTTP (docs/protocol.md#http)")

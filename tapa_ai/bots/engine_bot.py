@@ -258,7 +258,7 @@ class EngineBot(Bot):
             raise BotError(f"bot spec {self.name!r}: cannot split the command line ({error})") from None
         if not self.argv:
             raise BotError(f"bot spec {self.name!r}: give the engine's command line, e.g. "
-                           "engine:'tapa-ai engine --bot net:checkpoints/tapa.pt'")
+                           "engine:'tapa-ai engine --bot net:tapa'")
         self.rules = rules
         self.variants = (rules.name,)
         self.move_timeout = (seconds_from_environment(MOVE_TIMEOUT_ENV, DEFAULT_MOVE_TIMEOUT)

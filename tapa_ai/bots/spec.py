@@ -1,4 +1,4 @@
-"""Bot spec strings, understood by every command: ``make_bot("net:checkpoints/tapa.pt@2ply", rules)``.
+"""Bot spec strings, understood by every command: ``make_bot("net:tapa@2ply", rules)``.
 
 =========================  ===================================================================
 spec                       bot
@@ -9,11 +9,15 @@ spec                       bot
 ``pubeval``                Tesauro's public evaluator (backgammon; needs ``gnubg-nn``)
 ``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon; ``gnubg-nn``)
 ``net:PATH``               a trained checkpoint, 0-ply
-``net:PATH@Nply``          the same searching N = 0, 1, 2 or 3 plies (``@2`` also works)
+``net:NAME``               a shipped model, from any directory: ``net:tapa``, ``net:plakoto``,
+                           ``net:backgammon`` (or a kept generation, ``net:tapa-g3``); a file at
+                           that path comes first (:mod:`tapa_ai.net.shipped`)
+``net:PATH@Nply``          the same searching N = 0, 1, 2 or 3 plies (``@2`` also works;
+                           ``net:tapa@2ply``)
 ``onnx:PATH``              a model exported by ``tapa-ai export --format onnx``, run by onnxruntime,
                            0-ply as ``net:`` (its variant from the file; needs ``tapa-ai[export]``)
 ``engine:CMD``             a subprocess speaking the JSON-lines engine protocol (docs/protocol.md),
-                           e.g. ``engine:tapa-ai engine --bot net:checkpoints/tapa.pt``
+                           e.g. ``engine:tapa-ai engine --bot net:tapa``
 =========================  ===================================================================
 
 ``engine:CMD`` takes everything after ``engine:`` as the command line
@@ -25,6 +29,14 @@ takes no ``,options``); its time limits are the environment variables
 variant). An ``engine:`` bot takes its engine's cube decisions, or plays the
 passive cube when the engine answers none; ``onnx:PATH`` plays the passive
 cube (:mod:`tapa_ai.bots.onnx_bot`).
+
+The ``PATH`` of ``net:PATH`` is a checkpoint file, else the name of a shipped
+model (:func:`tapa_ai.net.shipped.resolve_model_path`): ``tapa``, ``plakoto`` or
+``backgammon`` (the models installed with the package, ``tapa_ai/models/``, which
+a checkout links as ``checkpoints/``), a kept generation such as ``tapa-g3``, or
+the documented ``checkpoints/tapa.pt`` where the current directory has no such
+file; anything else is one error line listing the shipped names. So
+``tapa-ai match net:tapa@1ply,nocube heuristic`` works from any directory.
 
 Cube options follow a comma: ``net:PATH,nocube`` plays the passive cube (never
 doubles, always takes) instead of the net's cube decisions, and
@@ -52,7 +64,8 @@ from ..rules.options import RuleOptions
 from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
-              "net:PATH", "net:PATH@0ply", "net:PATH@1ply", "net:PATH@2ply", "onnx:PATH", "engine:CMD", "SPEC,nocube",
+              "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon)", "net:PATH@0ply", "net:PATH@1ply",
+              "net:PATH@2ply", "onnx:PATH", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff")
 """The valid forms, for error messages and ``--help``."""
 _CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN", "nobearoff")
@@ -67,9 +80,12 @@ def _bad(spec: str, why: str) -> BotError:
 
 
 def net_checkpoint_path(spec: str) -> Optional[Path]:
-    """The checkpoint path of a ``net:`` spec, else None (lets commands infer the variant)."""
+    """The checkpoint file of a ``net:`` spec (a shipped model's for ``net:tapa``; the path as written when it
+    names nothing, for the caller's ``is_file()``), else None (lets commands infer the variant)."""
+    from ..net.shipped import find_model_path
+
     match = _NET.match(_split_options(spec.strip())[0])
-    return Path(match.group("path")) if match else None
+    return find_model_path(match.group("path")) if match else None
 
 
 def model_file_path(spec: str) -> Optional[Path]:
@@ -221,19 +237,22 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
 
 def _net(text: str) -> Bot:
     from ..net.checkpoint import CheckpointError, load_network
+    from ..net.shipped import UnknownModelError, resolve_model_path
     from .search import MAX_PLIES, NetBot
 
     match = _NET.match(text)
     if not match or not match.group("path"):
         raise _bad(text, "a net: spec needs a checkpoint path")
-    path = Path(match.group("path"))
+    written = Path(match.group("path"))  # the bot's name keeps the path or shipped name as written
     plies = int(match.group("plies") or 0)
     if plies > MAX_PLIES:
         raise _bad(text, f"a network searches 0 to {MAX_PLIES} plies")
-    if not path.is_file():
-        raise BotError(f"bot spec {text!r}: no checkpoint file {str(path)!r}")
+    try:
+        path = resolve_model_path(written)
+    except UnknownModelError as error:
+        raise BotError(f"bot spec {text!r}: {error}") from None
     try:
         net = load_network(path)
     except CheckpointError as error:
         raise BotError(f"bot spec {text!r}: {error}") from None
-    return NetBot(net, plies, name=f"net:{path}@{plies}ply" if match.group("plies") else f"net:{path}")
+    return NetBot(net, plies, name=f"net:{written}@{plies}ply" if match.group("plies") else f"net:{written}")

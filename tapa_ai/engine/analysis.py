@@ -96,7 +96,7 @@ class Analyzer:
 
         if isinstance(spec, str) and not spec.strip().startswith("net:"):
             raise BotError(f"bot spec {spec!r}: the engine's model commands need a network; "
-                           "use net:PATH or net:PATH@Nply (N = 0, 1, 2 or 3), e.g. net:checkpoints/tapa.pt@1ply")
+                           "use net:PATH or net:PATH@Nply (N = 0, 1, 2 or 3), e.g. net:tapa@1ply (the shipped model)")
         bot = make_bot(spec)
         if not isinstance(bot, NetBot):  # pragma: no cover - make_bot gives a NetBot for every net: spec
             raise BotError(f"bot spec {spec!r}: not a network bot")
@@ -124,7 +124,7 @@ class Analyzer:
             raise AnalysisError(
                 f"{where}.variant: this engine's model ({self.name}) plays {self.rules.name!r}, "
                 f"the position is {position.rules.name!r}; start an engine with a {position.rules.name} model "
-                f"(e.g. --bot net:checkpoints/{position.rules.name}.pt) for it"
+                f"(e.g. --bot net:{position.rules.name}) for it"
             )
         mine, theirs = self.rules.to_dict(), position.rules.to_dict()
         changed = {key: theirs[key] for key in theirs if mine.get(key) != theirs[key]}

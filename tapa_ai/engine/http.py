@@ -364,8 +364,8 @@ def make_server(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, engine: Opti
     and the name it listens on (``"*"``: any); ``limits``: threads, queue and time limits
     (:class:`~tapa_ai.engine.http_limits.ServerLimits`; its ``command_timeout`` applies to a new engine).
     ``max_rollout_games``: the most games one ``rollout`` request may play (any client may ask).
-    ``models``: where the web board's models come from (default: ``checkpoints/<variant>.pt``, and the
-    engine's own model for its variant; :class:`~tapa_ai.engine.web_board.ModelFiles`).
+    ``models``: where the web board's models come from (default: ``./checkpoints/<variant>.pt``, else the
+    shipped models installed with the package, and the engine's own model for its variant; :class:`~tapa_ai.engine.web_board.ModelFiles`).
     """
     limits = limits or ServerLimits()
     engine = engine or Engine(generator, bot, max_rollout_games=max_rollout_games,

@@ -14,7 +14,7 @@ Commands (docs/protocol.md has examples):
   "probabilities": {...}, "equity": e, "exact": true}`` for a position with no contact left (else an error
   naming what is not home): the side to move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`)
 
-With a model (``tapa-ai engine --bot net:checkpoints/tapa.pt``, see
+With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
 :mod:`tapa_ai.engine.analysis`):
 
 - ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259, 309 or 315 numbers...], "encoding_version": ...}``
@@ -316,7 +316,7 @@ class Engine:
                                "(tapa-ai engine --bot net:PATH[@Nply], tapa-ai serve --bot ...)")
         if self.analyzer is None:
             raise RequestError(f"{command!r} needs a model: start the engine with --bot net:PATH, "
-                               "e.g. tapa-ai engine --bot net:checkpoints/tapa.pt (or net:PATH@1ply to search)")
+                               "e.g. tapa-ai engine --bot net:tapa (or net:tapa@1ply to search)")
         return self.analyzer
 
     def _plies(self, request: dict, analyzer) -> int:

@@ -8,8 +8,9 @@
 =============================  ===========================================================================
 
 Every model is made by the project's exporter (:func:`tapa_ai.export.export_checkpoint`) from
-``checkpoints/<variant>.pt`` (looked for in the current directory, then beside the package, as in this
-repository) or, for the engine's own variant, from the engine's ``--bot`` checkpoint, so that the page and the
+``checkpoints/<variant>.pt`` in the current directory when there is one, else the shipped model installed with
+the package (``tapa_ai/models/<variant>.pt``, :mod:`tapa_ai.net.shipped`; a checkout's ``checkpoints/`` is a link
+to it), or, for the engine's own variant, from the engine's ``--bot`` checkpoint, so that the page and the
 server's n-ply search read the same network. Each is built once, on first request, and kept in memory.
 
 The page needs nothing else from the server but the engine's ``/v1/...`` commands: it works offline.
@@ -48,7 +49,6 @@ MODEL_VARIANTS = ("tapa", "plakoto", "backgammon")
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
-_REPOSITORY_CHECKPOINTS = Path(__file__).resolve().parent.parent.parent / "checkpoints"
 
 
 class WebFileError(LookupError):
@@ -122,14 +122,16 @@ class ModelFiles:
     """The exported models of the page, built on first request and kept (thread-safe).
 
     ``checkpoint_dirs``: where ``<variant>.pt`` is looked for, in order (default: ``./checkpoints``, then the
-    repository's ``checkpoints/`` beside the package). ``engine_checkpoint``: the engine's own model
+    shipped models, :data:`tapa_ai.net.shipped.MODELS_DIR`). ``engine_checkpoint``: the engine's own model
     (variant name, checkpoint path), served for that variant instead.
     """
 
     def __init__(self, checkpoint_dirs: Optional[Sequence[Path]] = None,
                  engine_checkpoint: Optional[tuple[str, Path]] = None) -> None:
         if checkpoint_dirs is None:
-            checkpoint_dirs = [Path.cwd() / "checkpoints", _REPOSITORY_CHECKPOINTS]
+            from ..net.shipped import MODELS_DIR
+
+            checkpoint_dirs = [Path.cwd() / "checkpoints", MODELS_DIR]
         self.checkpoint_dirs = [Path(d) for d in checkpoint_dirs]
         self.engine_checkpoint = engine_checkpoint
         self._built: dict[str, tuple[bytes, bytes]] = {}
@@ -148,7 +150,7 @@ class ModelFiles:
                 return path
             looked.append(str(path))
         raise WebFileError(404, f"no model for {variant}: no checkpoint at {' or '.join(dict.fromkeys(looked))} "
-                                f"(start tapa-ai serve in the repository, or with --bot net:PATH for this variant)")
+                                f"(reinstall tapa-ai, or start tapa-ai serve with --bot net:PATH for this variant)")
 
     def files(self, variant: str) -> tuple[bytes, bytes]:
         """(npz bytes, JSON bytes) of ``variant``'s model, exporting it on first use."""

@@ -22,6 +22,7 @@ from ..net.atomic_files import atomic_write
 from ..net.checkpoint import CheckpointError, load_checkpoint, load_network
 from ..net.encoding import ENCODING_NAME
 from ..net.model import EvaluatorNet, network_arrays, outcome_points
+from ..net.shipped import UnknownModelError, resolve_model_path
 from ..rules.options import RuleOptions, RulesError
 from . import FORMATS, ExportError
 from . import numpy_model
@@ -134,11 +135,18 @@ def export_network(net: EvaluatorNet, format: str, out: str | Path, *, metadata:
 def export_checkpoint(checkpoint: str | Path, format: str, out: str | Path) -> Path:
     """Load a training checkpoint's network and export it (see :func:`export_network`); returns the path.
 
-    A missing, corrupt or mismatched checkpoint raises :class:`ExportError`
-    with the checkpoint loader's one-line reason.
+    ``checkpoint``: a file, or a shipped model's name (``tapa``, ``plakoto``, ``backgammon``, also written
+    ``net:tapa``; :func:`tapa_ai.net.shipped.resolve_model_path`). A missing, corrupt or mismatched checkpoint
+    raises :class:`ExportError` with the checkpoint loader's one-line reason.
     """
     _check_format(format)
-    checkpoint = Path(checkpoint)
+    text = str(checkpoint)
+    if isinstance(checkpoint, str) and text.startswith("net:") and not Path(text).is_file():
+        text = text[len("net:"):]
+    try:
+        checkpoint = resolve_model_path(text)
+    except UnknownModelError as error:
+        raise ExportError(str(error)) from None
     try:
         net = load_network(checkpoint)
     except CheckpointError as error:

@@ -3,9 +3,10 @@
 Everything is computed by :class:`tapa_ai.engine.analysis.Analyzer`, the model
 behind the engine's ``hint`` and ``evaluate``, so the terminal, the engine
 protocol and the bot agree. The network is the bot's own when the bot is a
-``net:`` bot; otherwise ``--advisor net:PATH`` or, by default, the shipped
-``checkpoints/<variant>.pt`` when it plays this rule set. It is loaded on the
-first request (loading torch takes a few seconds).
+``net:`` bot; otherwise ``--advisor net:PATH`` or, by default, the variant's
+shipped model (``net:<variant>``, installed with the package; a
+``checkpoints/<variant>.pt`` in the current directory comes first). It is
+loaded on the first request (loading torch takes a few seconds).
 """
 
 from __future__ import annotations
@@ -17,20 +18,24 @@ from ..rules.position import Position
 
 __all__ = ["Advisor", "AdviceUnavailable", "summarize", "default_advisor_spec"]
 
-REPOSITORY = Path(__file__).resolve().parent.parent.parent
-
 
 class AdviceUnavailable(RuntimeError):
     """No network can give advice here; the message says why and what to do."""
 
 
 def default_advisor_spec(variant: str) -> Optional[str]:
-    """``net:checkpoints/<variant>.pt`` (here, else in the repository) when that file exists, else None."""
-    for base in (Path("checkpoints"), REPOSITORY / "checkpoints"):
-        path = base / f"{variant}.pt"
-        if path.is_file():
-            return f"net:{path}"
-    return None
+    """The variant's default network: ``net:checkpoints/<variant>.pt`` when the current directory has that file
+    (a checkout, or your own), else the shipped model ``net:<variant>`` when installed, else None."""
+    from ..net.shipped import UnknownModelError, shipped_model
+
+    path = Path("checkpoints") / f"{variant}.pt"
+    if path.is_file():
+        return f"net:{path}"
+    try:
+        shipped_model(variant)
+    except UnknownModelError:
+        return None
+    return f"net:{variant}"
 
 
 def _short_name(name: str) -> str:
