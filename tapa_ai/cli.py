@@ -328,7 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.set_defaults(func=_cmd_tournament)
 
     export = sub.add_parser("export", help="write a checkpoint's network as ONNX, TorchScript or npz (docs/export.md)")
-    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, or a shipped model's name: tapa, plakoto, backgammon")
+    export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, or a shipped model's "
+                        "name: tapa, plakoto, backgammon")
     export.add_argument("--format", required=True, metavar="FORMAT", help="onnx, torchscript or npz")
     export.add_argument("--out", required=True, metavar="PATH", help="the file to write (parent folders are made)")
     export.set_defaults(func=_cmd_export)

@@ -1,0 +1,270 @@
+"""``pip install .`` (not editable) gives the shipped models, configs and web page, used from any directory.
+
+The shipped models are package data (``tapa_ai/models/``; a checkout's ``checkpoints/`` is a link to it) and
+``net:tapa`` names one from anywhere (:mod:`tapa_ai.net.shipped`). The first tests check the resolver in this
+process from a directory outside the checkout; the last builds a wheel of the project, installs it (no
+dependencies: torch and numpy come from this interpreter's site-packages) into a fresh virtual environment in
+a temporary directory, and runs ``tapa-ai`` there from a directory outside the checkout, with the checkout off
+``sys.path``. Nothing is installed into this interpreter's environment and nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tapa_ai.bots.base import BotError
+from tapa_ai.net.shipped import (MODELS_DIR, SHIPPED_VARIANTS, UnknownModelError, resolve_model_path,
+                                 shipped_model, shipped_model_card, shipped_names)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- the resolver, from a directory outside the checkout --------------------------------------------------
+
+
+def test_the_shipped_models_are_package_data():
+    for variant in SHIPPED_VARIANTS:
+        assert shipped_model(variant) == MODELS_DIR / f"{variant}.pt" and shipped_model(variant).is_file()
+        assert shipped_model_card(variant).read_text().strip()
+    assert shipped_names()[:3] == list(SHIPPED_VARIANTS)
+    assert "tapa-g3" in shipped_names() and shipped_model("tapa-g3") == MODELS_DIR / "generations" / "tapa-g3.pt"
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert {"models/*.pt", "models/*.md", "models/generations/*.pt"} <= set(package_data["tapa_ai"])
+    link = ROOT / "checkpoints"
+    if link.exists():  # a checkout: checkpoints/ is the same folder (a link, or a copy where links are not kept)
+        assert link.resolve() == MODELS_DIR or all(
+            sha256(link / f"{variant}.pt") == sha256(MODELS_DIR / f"{variant}.pt") for variant in SHIPPED_VARIANTS)
+
+
+def test_a_real_path_wins_then_a_shipped_name_then_the_documented_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_model_path("tapa") == shipped_model("tapa")
+    assert resolve_model_path("backgammon-g2") == MODELS_DIR / "generations" / "backgammon-g2.pt"
+    # The paths the docs use work where the current directory has no such file ...
+    assert resolve_model_path("checkpoints/plakoto.pt") == shipped_model("plakoto")
+    assert resolve_model_path("checkpoints/generations/tapa-g1.pt") == shipped_model("tapa-g1")
+    # ... and a file of that path or name comes first.
+    (tmp_path / "checkpoints").mkdir()
+    shutil.copyfile(shipped_model("backgammon"), tmp_path / "checkpoints" / "plakoto.pt")
+    assert resolve_model_path("checkpoints/plakoto.pt") == Path("checkpoints/plakoto.pt")
+    shutil.copyfile(shipped_model("plakoto"), tmp_path / "tapa")
+    assert resolve_model_path("tapa") == Path("tapa")
+    for wrong in ("nosuchmodel", "tapa.pt", "checkpoints/tapa-g1.pt", "checkpoints/generations/tapa.pt",
+                  str(tmp_path / "missing.pt"), "../tapa", ""):
+        with pytest.raises(UnknownModelError) as caught:
+            resolve_model_path(wrong)
+        message = str(caught.value)
+        assert "\n" not in message and "shipped models: tapa, plakoto, backgammon" in message, message
+
+
+def test_net_specs_name_the_shipped_models_from_any_directory(tmp_path, monkeypatch):
+    from tapa_ai.bots.search import NetBot
+    from tapa_ai.bots.spec import make_bot, model_rules, net_checkpoint_path
+    from tapa_ai.rules.options import variant_rules
+
+    monkeypatch.chdir(tmp_path)
+    bot = make_bot("net:backgammon@2ply,nocube", variant_rules("backgammon"))
+    assert isinstance(bot, NetBot) and bot.plies == 2 and not bot.cube
+    assert bot.name == "net:backgammon@2ply,nocube"
+    assert make_bot("net:tapa").name == "net:tapa" and make_bot("net:tapa-g2@1").plies == 1
+    assert model_rules("net:plakoto@1ply") == variant_rules("plakoto")
+    assert net_checkpoint_path("net:tapa@1ply,nocube") == shipped_model("tapa")
+    assert make_bot("net:checkpoints/tapa.pt@1ply").net.rules == variant_rules("tapa")
+    with pytest.raises(BotError) as caught:
+        make_bot("net:nosuchmodel@1ply")
+    assert "'net:nosuchmodel@1ply': no checkpoint file" in str(caught.value)
+    assert "shipped models: tapa, plakoto, backgammon" in str(caught.value)
+
+
+def test_the_defaults_are_the_shipped_models_outside_the_checkout(tmp_path, monkeypatch):
+    from tapa_ai.engine.web_board import ModelFiles
+    from tapa_ai.export import ExportError, export_checkpoint
+    from tapa_ai.play.advice import default_advisor_spec
+    from tapa_ai.play.launch import default_bot_spec
+    from tapa_ai.rules.options import variant_rules
+
+    monkeypatch.chdir(tmp_path)
+    assert default_advisor_spec("plakoto") == "net:plakoto"
+    assert default_bot_spec(variant_rules("backgammon")) == "net:backgammon@1ply"
+    assert ModelFiles().checkpoint("tapa") == shipped_model("tapa")
+    assert export_checkpoint("tapa", "npz", tmp_path / "tapa.npz").is_file()
+    with pytest.raises(ExportError, match="nosuchmodel: the file does not exist, nor is it a shipped model"):
+        export_checkpoint("nosuchmodel", "npz", tmp_path / "x.npz")
+    # Your own checkpoints/<variant>.pt in the current directory comes first.
+    (tmp_path / "checkpoints").mkdir()
+    shutil.copyfile(shipped_model("plakoto-g1"), tmp_path / "checkpoints" / "plakoto.pt")
+    assert default_advisor_spec("plakoto") == "net:checkpoints/plakoto.pt"
+
+
+# --- a wheel installed into a fresh environment ------------------------------------------------------------
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """The project's wheel, built from a copy of what it is made of (so the build writes nothing into the
+    checkout: no build/ folder whose stale files could slip into the wheel)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, source / name)
+    shutil.copytree(ROOT / "tapa_ai", source / "tapa_ai", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                    "-q", "-w", str(dist), str(source)], check=True, cwd=tmp_path, timeout=300)
+    wheels = list(dist.glob("tapa_ai-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+class Venv:
+    """A fresh virtual environment over this interpreter's site-packages, running commands from ``cwd``."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(self.root)],
+                       check=True, timeout=120)
+        self.python = self.root / "bin" / "python"
+        self.script = self.root / "bin" / "tapa-ai"
+        self.cwd = tmp_path / "elsewhere"
+        self.cwd.mkdir()
+        self.env = {key: value for key, value in os.environ.items()
+                    if key not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")}
+        self.env["PYTHONNOUSERSITE"] = "1"
+
+    def install(self, wheel: Path) -> None:
+        # The pip of this interpreter's site-packages installs into the venv (its sys.prefix); an installed
+        # tapa-ai outside the venv (this checkout's editable install) is left alone.
+        subprocess.run([str(self.python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+                       check=True, cwd=self.cwd, env=self.env, timeout=300)
+
+    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run([str(self.script), *args], cwd=self.cwd, env=self.env, capture_output=True,
+                              text=True, timeout=timeout)
+
+    def python_json(self, code: str) -> dict:
+        done = subprocess.run([str(self.python), "-c", code], cwd=self.cwd, env=self.env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+
+_PACKAGE_DATA = """
+import json, sys
+import tapa_ai
+from tapa_ai.config import resolve_config_path
+from tapa_ai.engine.web_board import WEB_DIR, ModelFiles, static_file, web_files
+from tapa_ai.net.shipped import shipped_model, shipped_model_card, shipped_names
+print(json.dumps({
+    "tapa_ai": tapa_ai.__file__, "sys_path": sys.path,
+    "config": str(resolve_config_path("configs/quick.toml")),
+    "models": {name: str(shipped_model(name)) for name in shipped_names()},
+    "cards": [str(shipped_model_card(v)) for v in ("tapa", "plakoto", "backgammon")],
+    "web_files": web_files(), "index": static_file("index.html")[0].decode()[:200],
+    "board_model": str(ModelFiles().checkpoint("backgammon")),
+}))
+"""
+
+
+def _serve(venv: Venv) -> dict:
+    """``tapa-ai serve --port 0`` in the venv: ``GET /``, a page script and the web board's tapa model."""
+    server = subprocess.Popen([str(venv.script), "serve", "--port", "0", "--quiet"], cwd=venv.cwd, env=venv.env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in server.stderr], daemon=True).start()
+    try:
+        deadline = time.monotonic() + 120
+        url, seen = None, []
+        while url is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                seen.append(lines.get(timeout=1))
+            except queue.Empty:
+                continue
+            match = re.search(r"listening on (http://\S+?) ", seen[-1])
+            url = match.group(1) if match else None
+        assert url, f"tapa-ai serve did not start: {''.join(seen)}"
+
+        def get(path: str) -> bytes:
+            with urllib.request.urlopen(url + path, timeout=120) as answer:
+                assert answer.status == 200
+                return answer.read()
+
+        return {"index": get("/").decode(), "app": get("/web/app.js"), "model": json.loads(get("/model/tapa.json"))}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _main_install() -> str:
+    """Where this interpreter imports tapa_ai from, seen from outside the checkout."""
+    return subprocess.run([sys.executable, "-c", "import tapa_ai; print(tapa_ai.__file__)"], cwd="/",
+                          capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_has_the_models_configs_and_web_page_from_any_directory(tmp_path):
+    before = _main_install()
+    venv = Venv(tmp_path)
+    venv.install(_build_wheel(tmp_path))
+    site = venv.root / "lib"
+
+    data = venv.python_json(_PACKAGE_DATA)
+    package = Path(data["tapa_ai"]).parent
+    assert package.is_relative_to(site), f"tapa_ai imported from {data['tapa_ai']}, not the venv"
+    assert not any(Path(entry or venv.cwd).resolve() == ROOT for entry in data["sys_path"])
+    assert Path(data["config"]) == package / "configs" / "quick.toml"
+    for name in ("tapa", "plakoto", "backgammon", "tapa-g3"):
+        installed = Path(data["models"][name])
+        assert installed.is_relative_to(package / "models")
+        assert sha256(installed) == sha256(shipped_model(name)), f"{name}: the wheel's file differs"
+    assert [Path(card).is_relative_to(package / "models") for card in data["cards"]] == [True] * 3
+    assert {"index.html", "app.js", "style.css"} <= set(data["web_files"]) and "<" in data["index"]
+    assert Path(data["board_model"]) == package / "models" / "backgammon.pt"
+
+    # A match of the shipped model (the first command compiles the numba kernels into the venv: ~20 s).
+    match = venv.run("match", "net:tapa", "random", "--games", "4", "--seed", "1", "--workers", "1", "--quiet")
+    assert match.returncode == 0, match.stderr
+    assert "net:tapa vs random (tapa, 4 games" in match.stdout
+    searched = venv.run("match", "net:backgammon@1ply,nocube", "runner", "--games", "2", "--workers", "1",
+                        "--quiet", "--json")
+    assert searched.returncode == 0, searched.stderr
+
+    # An unknown model: one clear line, no traceback.
+    wrong = venv.run("match", "net:nosuchmodel", "random", "--games", "2")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+    assert "net:nosuchmodel" in wrong.stderr and "shipped models: tapa, plakoto, backgammon" in wrong.stderr
+
+    # Export of a shipped model by name.
+    export = venv.run("export", "plakoto", "--format", "npz", "--out", "plakoto.npz")
+    assert export.returncode == 0 and (venv.cwd / "plakoto.npz").is_file(), export.stderr
+
+    # Training on the shipped quick config (the default), a few games.
+    settings = ["run.total_games=16", "selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64",
+                "eval.every_games=16", "eval.games=4", "checkpoint.every_games=16", "logging.tensorboard=false"]
+    train = venv.run("train", "--quiet", *[arg for setting in settings for arg in ("--set", setting)])
+    assert train.returncode == 0, train.stderr
+    assert "done: " in train.stdout and list((venv.cwd / "runs").glob("tapa__quick__*/latest.pt"))
+
+    # The web board: the page, its scripts and the model exported from the shipped checkpoint.
+    served = _serve(venv)
+    assert "<html" in served["index"].lower() and served["app"]
+    assert served["model"]["format"] == "tapa-ai-web-model" and served["model"]["layers"]
+
+    assert _main_install() == before  # this interpreter's own install is untouched
