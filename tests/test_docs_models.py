@@ -2,8 +2,8 @@
 
 The convention (docs/strength.md, *Naming the model a table was measured with*): a table of results names
 its model as ``checkpoints/tapa.pt (generation 3, sha256 cfcfbfdd9162)`` — path, generation, the first 12
-hex digits of the file's sha256 — in the text introducing it. Checked here on docs/*.md, README.md and
-checkpoints/*.md:
+hex digits of the file's sha256 — in the text introducing it. Checked here on docs/*.md, the experiment record
+docs/experiments/*.md, README.md and checkpoints/*.md:
 
 1. every ``PATH (generation N, sha256 HEX)`` names an existing file with that hash prefix and generation,
    and no ``sha256 HEX`` stands anywhere else;
@@ -28,7 +28,8 @@ from tapa_ai.net.model_id import SHORT_HASH, file_sha256, model_generation, mode
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = ("tapa", "plakoto", "backgammon")
-DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"] + sorted((ROOT / "checkpoints").glob("*.md"))
+DOCS = (sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "experiments").glob("*.md"))
+        + [ROOT / "README.md"] + sorted((ROOT / "checkpoints").glob("*.md")))
 NO_RESULTS = "<!-- no results of a model -->"
 
 LABEL = re.compile(r"`?(?P<path>[\w./-]+\.pt)`?\s+\((?:generation\s+(?P<generation>[0-9]+),\s+)?"
