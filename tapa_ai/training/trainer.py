@@ -1,11 +1,9 @@
 """The training loop of ``tapa-ai train``: self-play, TD(lambda) updates, evaluation, checkpoints, logs.
 
-Reproducible from config and seed: one ``numpy`` generator (seeded by
-``run.seed``) draws every die and exploration choice, the network is
-initialised from the same seed, evaluations use their own fixed seed, and a
-checkpoint stores the network, optimizer, generator state, counters and the
-running self-play games, so ``--resume`` continues exactly as if the run had
-never stopped.
+Reproducible from config and seed: one ``numpy`` generator (seeded by ``run.seed``) draws every die and
+exploration choice, the network is initialised from the same seed, evaluations use their own fixed seed, and a
+checkpoint stores the network, optimizer, generator state, counters and the running self-play games, so
+``--resume`` continues exactly as if the run had never stopped.
 """
 
 from __future__ import annotations
@@ -198,9 +196,7 @@ class Trainer:
         targets = games
         if self.replay is not None:
             if not self.actors_label:
-                # Label a search_fraction sample of the positions by the current net's search (into the buffer).
-                states = np.concatenate([game.states for game in games])
-                self.add_labels(*label_positions(self.net, states, self.config.learning, self.rng))
+                self._label(np.concatenate([game.states for game in games]))
             states, targets = self._draw_replay()
             if len(states) == 0:
                 return None
@@ -247,6 +243,10 @@ class Trainer:
             rows = torch.from_numpy(rows[self.rng.permutation(len(rows))]).to(self.device)
             steps += [(rows[start:start + batch_size], part) for start in range(0, len(rows), batch_size)]
         return [steps[i] for i in self.rng.permutation(len(steps))]
+
+    def _label(self, states: np.ndarray) -> None:
+        """Label a ``search_fraction`` sample of ``states`` by the current net's search and add them to the buffer."""
+        self.add_labels(*label_positions(self.net, states, self.config.learning, self.rng))
 
     def add_labels(self, states: np.ndarray, targets: np.ndarray) -> None:
         """Search-labelled positions (made here or by an actor) into the replay buffer; the draws they earn."""
@@ -317,8 +317,8 @@ class Trainer:
             extra={
                 "selfplay": self.selfplay.state_dict(),
                 "pending": [game.to_plain() for game in self.pending],
-                "replay": None if self.replay is None else {
-                    **self.replay.state_dict(), "credit": self.replay_credit, "labels": self.labels_added},
+                "replay": None if self.replay is None else {**self.replay.state_dict(), "credit": self.replay_credit,
+                                                           "labels": self.labels_added},
                 # learning.overlap: the weights self-play plays with (one learning pass behind the net).
                 "play_weights": None if self.play_net is self.net else {
                     k: v.detach().cpu() for k, v in self.play_net.state_dict().items()},
