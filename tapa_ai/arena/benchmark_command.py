@@ -1,0 +1,104 @@
+"""``tapa-ai benchmark build`` and ``tapa-ai benchmark score``: their options and the command (docs/benchmark.md).
+
+:func:`add_parser` adds the ``benchmark`` command to ``tapa-ai``'s parser; :func:`benchmark_command` runs it:
+a bad input (a set of another variant than a bot's model, a truncated or damaged file, an unknown bot spec,
+an empty set, other settings on an existing set) is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def benchmark_command(args: argparse.Namespace) -> int:
+    from ..bots.base import BotError
+    from .benchmark_file import BenchmarkError
+
+    try:
+        if args.action == "build":
+            from .benchmark import build_benchmark
+            from .benchmark_sample import parse_weights
+
+            result = build_benchmark(
+                args.variant, args.positions, args.out, seed=args.seed, games=args.games, candidates=args.candidates,
+                player=args.player, sources=parse_weights(args.source, "--source") if args.source else None,
+                mix=dict(parse_weights(args.mix, "--mix")) if args.mix else None, ranker=args.ranker,
+                references=args.reference, bot=args.bot, evaluator=args.evaluator, rotate=args.rotate,
+                luck=args.luck, truncate=args.truncate, bearoff=args.bearoff, workers=args.workers,
+                ray_address=args.ray_address, progress=not args.quiet)
+            print(result.report())
+            return 0
+        from .benchmark_score import score_bots
+
+        result = score_bots(args.set, args.bots, blunder_mp=args.blunder, rollout=not args.no_rollout,
+                            replicates=args.bootstrap, seed=args.seed, workers=args.workers,
+                            ray_address=args.ray_address, progress=not args.quiet)
+        data = result.to_dict()
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(data, indent=1) + "\n")
+    except (BenchmarkError, BotError, OSError) as error:
+        print(f"tapa-ai benchmark {args.action}: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(data) if args.json else result.report())
+    return 0
+
+
+def add_parser(sub, bots_help: str, worker_options) -> None:
+    """The ``benchmark`` command with its two actions on ``sub`` (``tapa-ai``'s subparsers);
+    ``worker_options(parser)`` adds --workers, --ray-address and --quiet."""
+    from ..rules.options import VARIANTS
+
+    benchmark = sub.add_parser("benchmark", help="benchmark sets of positions rated by rollouts: build one, score "
+                               "bots on it (equity lost a move; docs/benchmark.md)")
+    actions = benchmark.add_subparsers(dest="action", metavar="ACTION", required=True)
+    build = actions.add_parser("build", help="draw positions from games and roll out their candidate moves")
+    build.add_argument("--variant", required=True, choices=list(VARIANTS), help="rule set")
+    build.add_argument("--positions", type=int, required=True, metavar="N", help="positions in the set")
+    build.add_argument("--out", required=True, metavar="FILE", help="the set (JSON lines); run the same command "
+                       "again to resume a stopped build")
+    build.add_argument("--seed", type=int, default=1, help="seed of the sampling games and the rollouts (default 1)")
+    build.add_argument("--games", type=int, default=1296, help="rollout games per candidate move (default 1296)")
+    build.add_argument("--candidates", type=int, default=5, metavar="K",
+                       help="the ranker's K best moves are candidates (default 5), beside the references' moves")
+    build.add_argument("--player", metavar="SPEC", help="the bot whose games give the positions (default "
+                       "net:<variant>)")
+    build.add_argument("--source", action="append", metavar="OPPONENT=WEIGHT", help="an opponent of the player's "
+                       "sampling games and its share of the positions, self for itself (repeatable; default: "
+                       "self, heuristic, an older generation, runner, random, gnubg:0 for backgammon)")
+    build.add_argument("--mix", action="append", metavar="PHASE=SHARE", help="target share of a phase: contact, "
+                       "pins, mother, race, bearoff (repeatable; default per variant)")
+    build.add_argument("--ranker", metavar="SPEC", help="the net: search whose best moves are candidates "
+                       "(default net:<variant>@2ply)")
+    build.add_argument("--reference", action="append", metavar="SPEC", help="a bot whose move is a candidate "
+                       "(repeatable; none for no references; default: the shipped net at 0 and 1 ply, its kept "
+                       "generations, heuristic, and for backgammon pubeval and gnubg:0/1)")
+    build.add_argument("--bot", metavar="SPEC", help="the rollout bot (default net:<variant>, 0-ply)")
+    build.add_argument("--evaluator", metavar="SPEC", help="net: spec valuing luck and truncated games (default: "
+                       "the bot when it is a net)")
+    build.add_argument("--rotate", type=int, choices=[0, 1, 2], default=1,
+                       help="balance the first 0, 1 or 2 rolls over every 36 games (default 1)")
+    build.add_argument("--luck", action="store_true", help="luck-adjusted rollouts (docs/rollout.md)")
+    build.add_argument("--truncate", type=int, default=0, metavar="PLIES",
+                       help="stop rollout games after PLIES plies (default 0: play to the end)")
+    build.add_argument("--bearoff", action="store_true", help="stop rollout games at the bear-off database")
+    worker_options(build)
+    build.set_defaults(func=benchmark_command)
+    score = actions.add_parser("score", help="equity each bot loses a move on a set, by phase, with bootstrap CIs "
+                               "and paired differences")
+    score.add_argument("bots", nargs="+", metavar="BOT", help=bots_help)
+    score.add_argument("--set", required=True, metavar="FILE", help="a set written by tapa-ai benchmark build")
+    score.add_argument("--blunder", type=float, default=80.0, metavar="MP",
+                       help="a move losing more than MP millipoints is a blunder (default 80)")
+    score.add_argument("--no-rollout", action="store_true", help="leave moves the set lacks unrated (default: roll "
+                       "them out with the set's settings and keep them in the file)")
+    score.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples (default 2000)")
+    score.add_argument("--seed", type=int, default=1, help="seed of the bots' random choices and the bootstrap "
+                       "(default 1)")
+    score.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    score.add_argument("--out", metavar="JSON", help="also write the result here")
+    worker_options(score)
+    score.set_defaults(func=benchmark_command)
