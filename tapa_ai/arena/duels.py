@@ -86,6 +86,9 @@ class GameRecords:
     """(G,) int8 result code of ``tapa_ai.movegen.kernel.RESULT_KINDS`` (0 = unfinished)."""
     turns: np.ndarray
     """(G,) int: turns played."""
+    histories: Optional[list] = None
+    """The moves of the first games, when recorded (``play_pairs(record=N)``): per game a list of
+    (side code 0 = X / 1 = O, dice, move text), X moving first."""
 
     @property
     def games(self) -> int:
@@ -93,8 +96,11 @@ class GameRecords:
 
     @staticmethod
     def concatenate(parts: "list[GameRecords]") -> "GameRecords":
-        return GameRecords(*(np.concatenate([getattr(part, name) for part in parts])
-                             for name in ("points_for_a", "a_won", "kind", "turns")))
+        joined = GameRecords(*(np.concatenate([getattr(part, name) for part in parts])
+                               for name in ("points_for_a", "a_won", "kind", "turns")))
+        if any(part.histories is not None for part in parts):  # each part records a prefix of its games
+            joined.histories = [history for part in parts for history in part.histories or []]
+        return joined
 
     def summary(self) -> DuelResult:
         """Points per game with a 95% CI over the duplicate pairs, win rate, result kinds."""
@@ -123,7 +129,7 @@ def deal_dice(rules: RuleOptions, rng: np.random.Generator, pairs: int, max_turn
 
 
 def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed,
-               max_turns: int = 2000, starts: Optional[PositionBatch] = None) -> GameRecords:
+               max_turns: int = 2000, starts: Optional[PositionBatch] = None, record: int = 0) -> GameRecords:
     """Play ``2 * pairs`` games of A against B with paired dice, all side by side; per-game records.
 
     Game ``2i`` has A moving first, game ``2i + 1`` has B moving first, and
@@ -131,7 +137,8 @@ def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: in
     drawn from ``np.random.default_rng(seed)`` (``seed`` an int or a list of ints).
     Both games of pair ``i`` start from ``starts[i]`` when given (``pairs``
     positions, the side to move first as the position says; no opening-roll
-    rule then), else from the variant's starting position.
+    rule then), else from the variant's starting position. ``record``: keep the moves of the first
+    ``record`` games (:attr:`GameRecords.histories`; the same games are played either way).
     """
     rng = np.random.default_rng(seed)
     games = 2 * pairs
@@ -150,6 +157,7 @@ def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: in
     kind = np.zeros(games, dtype=np.int8)
     turns = np.zeros(games, dtype=np.int64)
     running = np.arange(games)
+    histories = [[] for _ in range(min(record, games))] if record > 0 else None
     turn = 0
     while running.size and turn < max_turns:
         dice = dice_table[pair[running], turn]
@@ -162,6 +170,8 @@ def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: in
                 part = _subset(afterstates, index)
                 # Rows of the subset -> rows of the whole batch.
                 chosen[index] = afterstates.offsets[index] + (policy(part, rng) - part.offsets[:-1])
+        if histories is not None:
+            _record_turn(histories, running, batch, dice, afterstates, chosen)
         turns[running] += 1
         over = afterstates.game_over[chosen]
         ended = np.flatnonzero(over)
@@ -178,7 +188,15 @@ def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: in
         running = running[keep]
         a_moves[running] = ~a_moves[running]
         turn += 1
-    return GameRecords(points_for_a, a_won, kind, turns)
+    return GameRecords(points_for_a, a_won, kind, turns, histories)
+
+
+def _record_turn(histories: list, running: np.ndarray, batch: PositionBatch, dice: np.ndarray, afterstates,
+                 chosen: np.ndarray) -> None:
+    """Append this turn's (side, dice, move text) to the histories of the recorded games still running."""
+    for k in np.flatnonzero(running < len(histories)).tolist():
+        histories[int(running[k])].append((int(batch.turn[k]), (int(dice[k, 0]), int(dice[k, 1])),
+                                           afterstates.move_text(int(chosen[k]))))
 
 
 def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, seed: int,

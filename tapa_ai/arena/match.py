@@ -91,6 +91,25 @@ class MatchResult:
                 writer.writerow([game, game // 2, "A" if game % 2 == 0 else "B", f"{r.points_for_a[game]:g}",
                                  int(r.a_won[game]), kind, int(r.turns[game])])
 
+    def write_games(self, path: str | Path, rules: RuleOptions) -> int:
+        """The recorded games (``run_match(record_games=N)``) as a ``tapa-ai/games`` file; how many."""
+        from .recorded_games import arena_game, games_document, write_games
+
+        r = self.records
+        games = []
+        for game, turns in enumerate(r.histories or []):
+            first, second = ("A", "B") if game % 2 == 0 else ("B", "A")  # the first mover plays X
+            code = int(r.kind[game])
+            result = None
+            if code:
+                kind = movegen_kernel.RESULT_KINDS[code]
+                winner = None if kind == "draw" else ("X" if bool(r.a_won[game]) == (first == "A") else "O")
+                result = {"winner": winner, "kind": kind, "points": int(abs(r.points_for_a[game]))}
+            games.append(arena_game(game + 1, first, second, rules, turns, result))
+        write_games(path, games_document(rules, {"A": self.bot_a, "B": self.bot_b}, games, "tapa-ai match",
+                                         seed=self.seed))
+        return len(games)
+
     def report(self) -> str:
         s = self.summary
         kinds = ", ".join(f"{kind} {n / s.games:.1%}" for kind, n in sorted(s.kinds.items()))
@@ -126,9 +145,10 @@ def _close_worker() -> None:
             bot.close()
 
 
-def _play_chunk(job: tuple[int, int, int, int]) -> tuple[int, GameRecords]:
-    index, pairs, seed, max_turns = job
-    return index, play_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index], max_turns)
+def _play_chunk(job: tuple) -> tuple[int, GameRecords]:
+    index, pairs, seed, max_turns, *record = job  # a fifth number: record the moves of that many games
+    return index, play_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index], max_turns,
+                             record=record[0] if record else 0)
 
 
 # -- over a Ray cluster ------------------------------------------------------------------------------
@@ -253,7 +273,7 @@ def _load_partial(directory: Path, identity: dict, jobs: list[tuple]) -> tuple[d
     claim_directory(directory, "match.json", identity, "chunks of another match", BotError)
     saved = {}
     seconds = 0.0
-    for index, pairs, _, _ in jobs:
+    for index, pairs, *_ in jobs:
         path = directory / f"chunk_{index:05d}_{pairs}.npz"
         if path.is_file():
             try:
@@ -281,13 +301,14 @@ def _save_chunk(directory: Path, index: int, records: GameRecords, seconds: floa
 def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: int = 1, workers: int = 1,
               chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
               desc: Optional[str] = None, ray_address: Optional[str] = None,
-              partial: Optional[str | Path] = None) -> MatchResult:
+              partial: Optional[str | Path] = None, record_games: int = 0) -> MatchResult:
     """Play ``games`` (rounded up to whole pairs) of bot A against bot B; see the module docstring.
 
     ``ray_address``: play the chunks on that Ray cluster (``auto``, ``host:port``, ``local``) instead of
     ``workers`` local processes; the result is the same. ``partial``: a directory keeping every finished
     chunk, from which a repeated call resumes (module docstring); ``seconds`` then adds the wall time the
-    saved chunks took when they were played.
+    saved chunks took when they were played. ``record_games``: keep the moves of the first that many games
+    (:meth:`MatchResult.write_games`; not with ``partial``, whose saved chunks hold results only).
     """
     from tqdm import tqdm
 
@@ -297,9 +318,13 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
         raise BotError(f"workers={workers}: must be at least 1")
     for spec in (spec_a, spec_b):  # fail here, with a clear message, not inside a worker
         make_bot(spec, rules).close()
+    if record_games and partial is not None:
+        raise BotError("--record-games cannot be used with --partial (saved chunks keep results, not moves)")
     pairs = math.ceil(games / 2)
     jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns)
             for i, start in enumerate(range(0, pairs, chunk_pairs))]
+    if record_games > 0:  # chunk i records its games up to the match's game record_games
+        jobs = [(*job, max(0, min(2 * job[1], record_games - 2 * chunk_pairs * job[0]))) for job in jobs]
     directory = Path(partial) if partial is not None else None
     parts: dict[int, GameRecords] = {}
     earlier_seconds = 0.0

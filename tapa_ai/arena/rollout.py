@@ -63,7 +63,7 @@ from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, Rol
 
 __all__ = ["BLOCK", "DEFAULT_GAMES", "MAX_ROTATE", "MAX_PLIES", "RolloutError", "RolloutResult", "RolloutSettings",
            "RolloutStats", "LocalPlayer", "SpecPlayer", "candidate_moves", "moves_rollout", "play_rollout",
-           "position_rollout", "rollout_moves", "rollout_position", "summarise"]
+           "position_rollout", "roll_luck", "rollout_moves", "rollout_position", "summarise"]
 
 DEFAULT_CHUNK_BLOCKS = 4
 """Blocks of 36 games per chunk of work (144 games)."""
@@ -91,16 +91,30 @@ def _dice(rng: np.random.Generator, games: int, ply: int, rotate: int) -> np.nda
     return rng.integers(1, 7, size=(games, 2)).astype(np.int8)
 
 
-def _luck(net, positions: PositionBatch, dice: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """(M, K) luck of each roll, from the roller's view: the best move's 0-ply value minus the 21 rolls' mean."""
+def roll_luck(net, positions: PositionBatch, dice: np.ndarray, points: np.ndarray, distributions=None,
+              weights: np.ndarray = ROLL_WEIGHTS) -> np.ndarray:
+    """(M, K) luck of each roll, from the roller's view: the best move's 0-ply value minus the 21 rolls' mean.
+
+    ``distributions``: afterstates -> (N, K) their 0-ply values from the mover's view (default: the network's,
+    :func:`~tapa_ai.net.afterstates.afterstate_distributions`; ``tapa-ai analyse`` passes its bot's, which
+    value bear-offs by the database); ``weights``: the chance of each of :data:`ROLLS` (default the dice's;
+    an opening roll that cannot be a double has its own). Rollouts and game analysis share this definition.
+    """
     count = len(positions)
     replies = generate(positions.take(np.repeat(np.arange(count), len(ROLLS))), np.tile(ROLLS, (count, 1)))
-    values = afterstate_distributions(net, replies).astype(np.float64)
+    if distributions is None:
+        values = afterstate_distributions(net, replies).astype(np.float64)
+    else:
+        values = np.asarray(distributions(replies), dtype=np.float64)
     best = segment_argmax(values @ points, replies.offsets)
     per_roll = values[best].reshape(count, len(ROLLS), -1)
-    mean = np.einsum("mrk,r->mk", per_roll, ROLL_WEIGHTS)
+    mean = np.einsum("mrk,r->mk", per_roll, weights)
     came = _ROLL_INDEX[dice[:, 0].astype(np.int64), dice[:, 1].astype(np.int64)]
     return per_roll[np.arange(count), came] - mean
+
+
+_luck = roll_luck
+"""The rollouts' name for :func:`roll_luck` (with the network's values and the dice's weights)."""
 
 
 def _pre_roll_values(net, positions: PositionBatch) -> np.ndarray:
