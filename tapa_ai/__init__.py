@@ -22,6 +22,8 @@ functions too):
 - ``arena``: duels, matches, tournaments, cube and match play, strength reports;
 - ``training``: self-play learning (it plays the arena to measure itself);
 - ``export``: ONNX, TorchScript and numpy-only models;
+- ``analysis``: recorded games rated by a network bot (``tapa-ai analyse``;
+  below ``engine``, whose ``analyse`` command serves the web board);
 - ``engine``: the JSON-lines protocol and the HTTP server;
 - ``play``: the terminal game;
 - ``cli``: the ``tapa-ai`` command.
@@ -42,6 +44,7 @@ LAYERS = (
     ("arena",),
     ("training",),
     ("export",),
+    ("analysis",),
     ("engine",),
     ("play",),
     ("cli",),

@@ -112,6 +112,10 @@ def _cmd_match(args: argparse.Namespace) -> int:
         if args.match_length and args.cube:
             raise BotError("--cube is money play with the cube; matches (--match-length) always use the cube "
                            "where the rules have one: give one or the other")
+        if args.record_games and (args.match_length or args.cube):
+            raise BotError("--record-games records single games (no --cube, no --match-length)")
+        if args.record_count is not None and not args.record_games:
+            raise BotError("--record-count needs --record-games FILE (where the games go)")
         if args.match_length:
             result = run_cube_match(args.bot_a, args.bot_b, rules, args.matches or 1000, seed=args.seed,
                                     workers=args.workers, match_length=args.match_length, progress=not args.quiet,
@@ -120,11 +124,15 @@ def _cmd_match(args: argparse.Namespace) -> int:
             result = run_cube_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
                                     progress=not args.quiet, ray_address=args.ray_address)
         else:
+            record = (args.games if args.record_count is None else max(args.record_count, 0)) if args.record_games \
+                else 0
             result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
-                               progress=not args.quiet, ray_address=args.ray_address, partial=args.partial)
+                               progress=not args.quiet, ray_address=args.ray_address, partial=args.partial,
+                               record_games=record)
     except BotError as error:
         print(f"tapa-ai match: {error}", file=sys.stderr)
         return 2
+    recorded = result.write_games(args.record_games, rules) if args.record_games else 0
     if args.out:
         result.write(args.out, args.csv)
     if args.json:
@@ -133,6 +141,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
         print(result.report())
         if args.out:
             print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
+        if args.record_games:
+            print(f"  recorded               {recorded} games in {args.record_games} (tapa-ai analyse reads it)")
     return 0
 
 
@@ -188,6 +198,13 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return launch(variant=args.variant, bot=args.bot, match_length=args.match_length, seed=args.seed,
                   human=args.human, no_color=args.no_color, advisor=args.advisor, load=args.load,
                   show_eval=args.show_eval)
+
+
+def _cmd_analyse(args: argparse.Namespace) -> int:
+    from .analysis.command import analyse_command
+
+    return analyse_command(args.file, bot=args.bot, json_path=args.json, blunder_mp=args.blunder,
+                           error_mp=args.error, game=args.game, quiet=args.quiet)
 
 
 def _cmd_bearoff(args: argparse.Namespace) -> int:
@@ -319,6 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--json", action="store_true", help="print the record as one JSON line")
     match.add_argument("--partial", metavar="DIR", help="save every finished chunk of games here and resume from "
                        "it: a killed match loses only the chunks in flight; more --games reuses the first ones")
+    match.add_argument("--record-games", metavar="FILE", help="also write the moves of the games here (a "
+                       "tapa-ai/games record that tapa-ai analyse reads); single games only")
+    match.add_argument("--record-count", type=int, default=None, metavar="N",
+                       help="with --record-games: record the first N games only (default: all)")
     match.set_defaults(func=_cmd_match)
 
     tournament = sub.add_parser("tournament", help="round robin of several bots: Elo ratings with 95%% CIs")
@@ -415,6 +436,21 @@ def build_parser() -> argparse.ArgumentParser:
     rollout.add_argument("--json", action="store_true", help="print the result as one JSON object")
     rollout.add_argument("--out", metavar="JSON", help="also write the result here")
     rollout.set_defaults(func=_cmd_rollout)
+
+    analyse = sub.add_parser("analyse", help="rate the moves and rolls of a recorded game or match: errors, "
+                             "blunders, luck per player (docs/analysis.md)")
+    analyse.add_argument("file", metavar="FILE", help="a game saved by tapa-ai play, the web board's Save game, or "
+                         "tapa-ai match --record-games")
+    analyse.add_argument("--bot", metavar="SPEC", help="the analysing network, net:PATH[@Nply] (default: the shipped "
+                         "net:<variant>@1ply of the record's variant)")
+    analyse.add_argument("--json", metavar="PATH", help="also write the full analysis here as JSON")
+    analyse.add_argument("--blunder", type=float, default=80.0, metavar="MP",
+                         help="mark a move losing more than MP millipoints a blunder (default 80)")
+    analyse.add_argument("--error", type=float, default=20.0, metavar="MP",
+                         help="mark a move losing more than MP millipoints an error (default 20)")
+    analyse.add_argument("--game", type=int, metavar="N", help="analyse game number N of the file only")
+    analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.set_defaults(func=_cmd_analyse)
 
     bearoff = sub.add_parser("bearoff", help="build (once) and query the one-sided bear-off database")
     bearoff.add_argument("home", nargs="*", type=int, metavar="N",

@@ -27,6 +27,9 @@ With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
   "score": {"X": 3, "O": 5}, "crawford": false}}`` -> ``{"action": "double", "response": "take",
   "equities": {"no_double": ..., "double_take": ..., "double_pass": ...}, ...}`` (``match`` left out:
   money play)
+- ``{"cmd": "analyse", "record": {...a game record...}}`` -> ``{"players": [...], "games": [{"turns": [{"move":
+  ..., "best": ..., "error_mp": e, "luck": l, ...}, ...]}, ...]}``: every move's error and roll's luck
+  (:mod:`tapa_ai.engine.analyse_command`, docs/analysis.md)
 
 Every request may carry an ``"id"``, echoed in the response. Any bad input
 gets ``{"error": "..."}`` and the engine keeps serving: this module never
@@ -65,7 +68,7 @@ HTTP_MAX_ROLLOUT_GAMES = 2 * 1296
 """The same over HTTP (``tapa-ai serve``, where any client may ask): two rollouts of the default 1296 games."""
 
 DEFAULT_HINT_COUNT = 5
-MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube", "rollout")
+MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube", "rollout", "analyse")
 """Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
 
 
@@ -412,6 +415,16 @@ class Engine:
         self._playable(position)
         dice = self._dice(request) if "dice" in request else None
         return answer_rollout(analyzer, request, position, dice, self.max_rollout_games)
+
+    def _cmd_analyse(self, request: dict) -> dict:
+        from ..analysis import AnalysisError as RecordAnalysisError
+        from .analyse_command import answer_analyse
+
+        analyzer = self._model(request, "analyse")
+        try:
+            return answer_analyse(analyzer, request, self._plies(request, analyzer))
+        except RecordAnalysisError as error:
+            raise RequestError(str(error)) from None
 
 
 def _request_lines(stdin: IO, limit: int):

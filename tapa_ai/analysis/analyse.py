@@ -1,0 +1,348 @@
+"""Recorded games rated by a network bot: each move's error, each roll's luck, the totals per player.
+
+For every move of a :class:`~tapa_ai.analysis.records.Record` the analysing
+bot (a :class:`~tapa_ai.bots.search.NetBot`, ``net:tapa@1ply`` ...) values the
+legal moves of the position and dice as it chooses its own: every move at 0
+plies, its candidates (GNU Backgammon's move filter) at its search depth, and
+the move played at that depth too, wherever the filter put it. All values are
+**cubeless** equities (points per game before the cube) from the mover's view:
+
+- **error** = the best move's equity minus the played move's, at the bot's
+  depth (0 when the move played is as good as any candidate), reported in
+  **millipoints** (mp, thousandths of a point); above ``error_mp`` (20) a move
+  is marked an error (``?``), above ``blunder_mp`` (80) a blunder (``??``);
+  a forced move (one legal move, or none) is not rated;
+- **luck** of a roll = the 0-ply value of the best move for the roll that came
+  minus the mean over the 21 rolls of each roll's best 0-ply value, in points,
+  from the roller's view (:func:`tapa_ai.arena.rollout.roll_luck`, the
+  definition the rollouts' luck adjustment uses; bear-offs by the database as
+  the bot values them). An opening roll, which cannot be a double
+  (``use-opening-dice``), is measured against the mean of the 15 other rolls.
+
+Cube actions (double, take, pass) are listed in their place, **not rated**.
+Moves are rated in batches (:data:`CHUNK_MOVES`), which the progress callback
+counts and a served request's time limit (:mod:`tapa_ai.deadline`) checks.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..arena.rollout import ROLLS, ROLL_WEIGHTS, roll_luck
+from ..bots.base import BotError
+from ..bots.search import NetBot, afterstate_distributions_with
+from ..deadline import check_deadline
+from ..movegen.batch import PositionBatch
+from ..movegen.generate import generate
+from ..net.model import outcome_points
+from ..notation.json_position import position_to_json, result_to_json
+from ..rules.position import Position
+from .records import Record, RecordedGame, Turn
+
+DEFAULT_ERROR_MP = 20.0
+"""A move losing more than this many millipoints is an error (``?``)."""
+DEFAULT_BLUNDER_MP = 80.0
+"""A move losing more than this many millipoints is a blunder (``??``)."""
+CHUNK_MOVES = 32
+"""Moves rated in one batch (one generator call, one search)."""
+OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
+"""The chance of each of the 21 rolls in an opening roll that is played (no doubles: 15 rolls, 1/15 each)."""
+ANALYSIS_FORMAT = "tapa-ai/analysis"
+ANALYSIS_VERSION = 1
+
+__all__ = ["AnalysisError", "MoveRating", "CubeAction", "PlayerTotals", "GameAnalysis", "Analysis", "analysis_bot",
+           "analyse_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
+
+
+class AnalysisError(ValueError):
+    """A bot or record that cannot be analysed (not a network, another variant); the message is one line."""
+
+
+@dataclass(frozen=True)
+class MoveRating:
+    """One move rated: what was played, the bot's best, the error and the roll's luck."""
+
+    game: int
+    index: int
+    side: str
+    player: str
+    dice: tuple[int, int]
+    move: str
+    """The move played (``""``: no legal move)."""
+    best: str
+    """The bot's best move (the move played when it is as good)."""
+    equity: float
+    """The played move's cubeless equity for the mover, at the bot's depth."""
+    best_equity: float
+    legal: int
+    """Legal moves (distinct resulting positions); 1: forced, not rated."""
+    luck: float
+    """The roll's luck for the mover, in points."""
+    position: Position
+    """The position before the move (its side to move is the mover)."""
+    opening: bool = False
+    mark: str = ""
+    """``""``, ``error`` or ``blunder``."""
+
+    action = "move"
+
+    @property
+    def error(self) -> float:
+        """Points lost against the best move (>= 0)."""
+        return max(0.0, self.best_equity - self.equity)
+
+    @property
+    def error_mp(self) -> float:
+        return 1000.0 * self.error
+
+    @property
+    def forced(self) -> bool:
+        return self.legal <= 1
+
+    def to_dict(self, positions: bool = True) -> dict[str, Any]:
+        data = {"index": self.index, "action": "move", "side": self.side, "player": self.player,
+                "dice": list(self.dice), "move": self.move, "best": self.best, "equity": self.equity,
+                "best_equity": self.best_equity, "error_mp": self.error_mp, "luck": self.luck,
+                "legal_moves": self.legal, "forced": self.forced, "opening": self.opening, "mark": self.mark}
+        if positions:
+            data["position"] = position_to_json(self.position)
+        return data
+
+
+@dataclass(frozen=True)
+class CubeAction:
+    """A double, take or pass, listed in its place (not rated)."""
+
+    game: int
+    index: int
+    side: str
+    player: str
+    action: str
+    cube: int
+    """The cube's value before the action."""
+    position: Position
+
+    def to_dict(self, positions: bool = True) -> dict[str, Any]:
+        data = {"index": self.index, "action": self.action, "side": self.side, "player": self.player,
+                "cube": self.cube, "rated": False}
+        if positions:
+            data["position"] = position_to_json(self.position)
+        return data
+
+
+@dataclass
+class PlayerTotals:
+    """One player's totals over every game of the record."""
+
+    player: str
+    moves: int = 0
+    rated: int = 0
+    """Moves with a choice (more than one legal move)."""
+    error: float = 0.0
+    """Points lost in all, against the bot's best moves."""
+    errors: int = 0
+    """Moves marked error (blunders not counted)."""
+    blunders: int = 0
+    luck: float = 0.0
+    """The luck of all the player's rolls, in points."""
+
+    @property
+    def error_rate_mp(self) -> float:
+        """Millipoints lost per rated move."""
+        return 1000.0 * self.error / self.rated if self.rated else 0.0
+
+    def add(self, rating: MoveRating) -> None:
+        self.moves += 1
+        self.luck += rating.luck
+        if not rating.forced:
+            self.rated += 1
+            self.error += rating.error
+        self.errors += rating.mark == "error"
+        self.blunders += rating.mark == "blunder"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"player": self.player, "moves": self.moves, "rated_moves": self.rated,
+                "error_total_mp": 1000.0 * self.error, "error_rate_mp": self.error_rate_mp, "errors": self.errors,
+                "blunders": self.blunders, "luck": self.luck}
+
+
+@dataclass
+class GameAnalysis:
+    game: RecordedGame
+    entries: list = field(default_factory=list)
+    """:class:`MoveRating` and :class:`CubeAction` in the order they happened."""
+
+    def to_dict(self, positions: bool = True) -> dict[str, Any]:
+        game = self.game
+        result = None if game.result is None else {**result_to_json(game.result),
+                                                    "score_points": game.result.points * game.cube}
+        return {"number": game.number, "players": dict(game.players), "match_length": game.match_length,
+                "score": {"X": game.score[0], "O": game.score[1]}, "result": result, "ending": game.ending,
+                "cube": game.cube, "turns": [entry.to_dict(positions) for entry in self.entries]}
+
+
+@dataclass
+class Analysis:
+    """A record rated by a bot: the games' entries and the players' totals."""
+
+    record: Record
+    bot: str
+    plies: int
+    error_mp: float
+    blunder_mp: float
+    games: list[GameAnalysis]
+    players: dict[str, PlayerTotals]
+
+    @property
+    def moves(self) -> list[MoveRating]:
+        return [entry for game in self.games for entry in game.entries if isinstance(entry, MoveRating)]
+
+    def to_dict(self, positions: bool = True) -> dict[str, Any]:
+        """The whole analysis as JSON data (``tapa-ai analyse --json``, the engine's ``analyse``)."""
+        return {"format": ANALYSIS_FORMAT, "version": ANALYSIS_VERSION, "source": self.record.source,
+                "variant": self.record.rules.name, "bot": self.bot, "plies": self.plies, "cubeless": True,
+                "thresholds": {"error_mp": self.error_mp, "blunder_mp": self.blunder_mp},
+                "players": [totals.to_dict() for totals in self.players.values()],
+                "games": [game.to_dict(positions) for game in self.games]}
+
+    def report(self, name: Optional[str] = None) -> str:
+        from .report import text_report
+
+        return text_report(self, name)
+
+
+def analysis_bot(spec: str, record: Optional[Record] = None) -> NetBot:
+    """The analysing bot of ``spec`` (a ``net:`` bot), checked against the record's rules; AnalysisError if not."""
+    from ..bots.spec import make_bot
+
+    if not isinstance(spec, str) or not spec.strip().startswith("net:"):
+        raise AnalysisError(f"--bot {spec!r}: the analysis needs a network bot, net:PATH[@Nply] or a shipped "
+                            "model by name (net:tapa@1ply)")
+    try:
+        bot = make_bot(spec)
+    except BotError as error:
+        raise AnalysisError(str(error)) from None
+    if not isinstance(bot, NetBot):  # pragma: no cover - make_bot gives a NetBot for every net: spec
+        raise AnalysisError(f"--bot {spec!r}: not a network bot")
+    if record is not None:
+        check_rules(bot, record)
+    return bot
+
+
+def check_rules(bot: NetBot, record: Record) -> None:
+    rules = bot.net.rules
+    if record.rules == rules:
+        return
+    if record.rules.name != rules.name:
+        raise AnalysisError(f"the record is {record.rules.name}, and the analysing bot {bot.name} plays "
+                            f"{rules.name}: analyse it with a {record.rules.name} network, e.g. --bot "
+                            f"net:{record.rules.name}@1ply")
+    raise AnalysisError(f"the record's {record.rules.name} rules differ from those the bot {bot.name} was "
+                        "trained for (custom rule options)")
+
+
+def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERROR_MP,
+                   blunder_mp: float = DEFAULT_BLUNDER_MP, plies: Optional[int] = None,
+                   progress: Optional[Callable[[int], None]] = None) -> Analysis:
+    """Rate every move and roll of ``record`` with ``bot`` (at ``plies``, default the bot's; module docstring).
+
+    ``progress(n)`` is called after each batch with the number of moves it rated.
+    """
+    check_rules(bot, record)
+    if plies is not None and plies != bot.plies:
+        bot = copy.copy(bot)
+        bot.plies = plies
+    turns = [(game, turn) for game in record.games for turn in game.turns if turn.action == "move"]
+    rated: dict[tuple[int, int], MoveRating] = {}
+    for start in range(0, len(turns), CHUNK_MOVES):
+        check_deadline()
+        chunk = turns[start:start + CHUNK_MOVES]
+        for (game, turn), rating in zip(chunk, _rate(bot, chunk, error_mp, blunder_mp)):
+            rated[(id(game), turn.index)] = rating
+        if progress is not None:
+            progress(len(chunk))
+    players: dict[str, PlayerTotals] = {}
+    games = []
+    for game in record.games:
+        analysis = GameAnalysis(game)
+        for side in ("X", "O"):
+            players.setdefault(game.players[side], PlayerTotals(game.players[side]))
+        for turn in game.turns:
+            player = game.players[turn.side]
+            if turn.action == "move":
+                rating = rated[(id(game), turn.index)]
+                players[player].add(rating)
+                analysis.entries.append(rating)
+            else:
+                analysis.entries.append(CubeAction(game.number, turn.index, turn.side, player, turn.action, turn.cube,
+                                                   turn.position))
+        games.append(analysis)
+    return Analysis(record, bot.name, bot.plies, float(error_mp), float(blunder_mp), games, players)
+
+
+def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float
+          ) -> list[MoveRating]:
+    """The ratings of a batch of moves: one generator call, the bot's ranking, the played moves, the luck."""
+    rules = bot.net.rules
+    points = outcome_points(rules).astype(np.float64)
+    batch = PositionBatch.from_positions([turn.position for _, turn in chunk])
+    dice = np.array([turn.dice for _, turn in chunk], dtype=np.int8)
+    afterstates = generate(batch, dice)
+    offsets = afterstates.offsets
+    rows, values, _ = bot.ranked(afterstates)  # the candidates at the bot's depth, grouped by position
+    kept = np.searchsorted(rows, offsets)
+    deep = values @ points
+    played = [_played_row(afterstates, i, turn) for i, (_, turn) in enumerate(chunk)]
+    candidate = set(rows.tolist())
+    missing = [row for row in played if row not in candidate]
+    extra = {}
+    if missing:  # the move played, outside the filter's candidates: valued at the bot's depth too
+        extra = dict(zip(missing, (bot.evaluate(afterstates, np.array(missing, dtype=np.int64)) @ points).tolist()))
+    position_of_row = {row: k for k, row in enumerate(rows.tolist())}
+    luck = _luck(bot, batch, dice, [turn.opening for _, turn in chunk], points)
+    ratings = []
+    for i, (game, turn) in enumerate(chunk):
+        row = played[i]
+        equity = float(deep[position_of_row[row]]) if row in position_of_row else float(extra[row])
+        best_row, best_equity = row, equity
+        if kept[i + 1] > kept[i]:
+            k = int(kept[i] + np.argmax(deep[kept[i]:kept[i + 1]]))
+            if deep[k] > equity + 1e-12:
+                best_row, best_equity = int(rows[k]), float(deep[k])
+        legal = int(offsets[i + 1] - offsets[i])
+        loss = 1000.0 * max(0.0, best_equity - equity)
+        mark = "" if legal <= 1 else "blunder" if loss > blunder_mp else "error" if loss > error_mp else ""
+        ratings.append(MoveRating(game.number, turn.index, turn.side, game.players[turn.side], turn.dice, turn.move,
+                                  afterstates.move_text(best_row) if best_row != row else turn.move, equity,
+                                  best_equity, legal, float(luck[i]), turn.position, turn.opening, mark))
+    return ratings
+
+
+def _played_row(afterstates, index: int, turn: Turn) -> int:
+    """The afterstate row of the move played from position ``index`` (found by its resulting position)."""
+    start, stop = int(afterstates.offsets[index]), int(afterstates.offsets[index + 1])
+    target = turn.after.with_changes(result=None)
+    for row, position in zip(range(start, stop), afterstates.positions.positions(range(start, stop))):
+        if position == target:
+            return row
+    raise AnalysisError(f"game move {turn.index} ({turn.side} {turn.dice} {turn.move!r}): its resulting position "
+                        "is none of the legal moves' (please report it with the file)")
+
+
+def _luck(bot: NetBot, batch: PositionBatch, dice: np.ndarray, opening: list[bool], points: np.ndarray) -> np.ndarray:
+    """(M,) each roll's luck in points, from the roller's view (module docstring)."""
+    luck = np.zeros(len(batch))
+    opening = np.asarray(opening, dtype=bool)
+
+    def values(afterstates):
+        return afterstate_distributions_with(bot.net, afterstates, bot.bearoff)
+
+    for mask, weights in ((~opening, ROLL_WEIGHTS), (opening, OPENING_WEIGHTS)):
+        index = np.flatnonzero(mask)
+        if index.size:
+            luck[index] = roll_luck(bot.net, batch.take(index), dice[index], points, values, weights) @ points
+    return luck

@@ -1,0 +1,385 @@
+"""Game records of every source read into one model: :class:`Record` of :class:`RecordedGame` of :class:`Turn`.
+
+What each source saves, and what is read of it (docs/analysis.md):
+
+- ``tapa-ai play``'s ``save FILE`` (format ``tapa-ai/play``): the match state
+  with the **current game's** history (its earlier games only as results);
+  that game is read, from its opening roll (or, for a game opened by the
+  previous winner, from its first roll). The side the person played is
+  ``human``, the other the saved bot spec.
+- The web board's *Save game* and ``tapa-ai match --record-games FILE``
+  (format ``tapa-ai/games``, :mod:`tapa_ai.arena.recorded_games`): every game
+  with its history and result.
+- A bare game or match snapshot (``tapa-ai/game``, ``tapa-ai/match``,
+  :meth:`tapa_ai.flow.GameState.to_dict`): its game, as for a save.
+
+Every game is **replayed** through the game flow (:class:`tapa_ai.flow.GameState`)
+from its start: each move must be legal with its dice, each cube action allowed,
+so a corrupt or hand-edited record is refused with the game, the event and the
+reason. Reading a file is bounded (:data:`MAX_FILE_BYTES`, :data:`MAX_NESTING`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..arena.recorded_games import GAMES_FORMAT, GAMES_VERSION
+from ..flow import Event, FlowError, GameState, MatchState
+from ..notation.json_position import position_from_json, result_from_json
+from ..rules.options import RuleOptions, RulesError, variant_rules
+from ..rules.position import SIDES, GameResult, Position
+
+PLAY_FORMAT = "tapa-ai/play"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest record file read (a long match's record is well under 1 MB); reading stops there."""
+MAX_NESTING = 64
+"""The deepest nesting of arrays and objects a record may have (a record nests about 8 deep)."""
+MAX_GAMES = 100_000
+"""The most games one file may hold."""
+
+__all__ = ["RecordError", "Turn", "RecordedGame", "Record", "read_record", "record_from_json", "MAX_FILE_BYTES"]
+
+
+class RecordError(ValueError):
+    """A record that cannot be read or replayed; the message says where and why, in one line."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One event of a replayed game: a move (with the position before it) or a cube action."""
+
+    index: int
+    """1, 2, ...: the event's number in its game (moves and cube actions; opening rolls are not counted)."""
+    side: str
+    """Who acted: the mover, the doubler, the side taking or passing."""
+    action: str
+    """``move``, ``double``, ``take`` or ``drop``."""
+    position: Position
+    """The position when it acted (for a move: before it, its side to move; for a cube action: before the roll)."""
+    dice: Optional[tuple[int, int]] = None
+    """A move's dice."""
+    move: Optional[str] = None
+    """A move's text in the mover's numbering (``""``: no legal move, a pass)."""
+    after: Optional[Position] = None
+    """A move's resulting position (the mover's turn still; ``result`` set when it ended the game)."""
+    cube: int = 1
+    """The cube's value before the event (a double offers twice it)."""
+    opening: bool = False
+    """The dice are the opening roll's (``use-opening-dice``: never a double)."""
+
+
+@dataclass(frozen=True)
+class RecordedGame:
+    """One game as replayed: who played which side, its turns, how it ended."""
+
+    number: int
+    rules: RuleOptions
+    players: dict[str, str]
+    """The player of each side, ``{"X": ..., "O": ...}``."""
+    turns: tuple[Turn, ...]
+    result: Optional[GameResult]
+    """How it ended (None: not over); ``points`` times ``cube`` is the score."""
+    cube: int
+    """The cube at the end."""
+    ending: str
+    """``move`` (a move ended it), ``drop`` (a passed double), ``resigned``, ``unfinished``."""
+    match_length: int = 0
+    score: tuple[int, int] = (0, 0)
+    """The match score (X, O) before the game."""
+
+    @property
+    def moves(self) -> list[Turn]:
+        return [turn for turn in self.turns if turn.action == "move"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """The games of one file (or request), all of one rule set."""
+
+    source: str
+    """Where it comes from, in words: ``a game saved by tapa-ai play``, ``games of tapa-ai match`` ..."""
+    rules: RuleOptions
+    games: tuple[RecordedGame, ...]
+    players: dict[str, str]
+    """The file's players by key (the arena's A and B), or by side."""
+
+
+def read_record(path: str | Path) -> Record:
+    """The record in file ``path``; :class:`RecordError` (one line) for anything unreadable."""
+    path = Path(path)
+    name = str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise RecordError(f"no file {name!r}") from None
+    except OSError as error:
+        raise RecordError(f"cannot read {name!r}: {error.strerror or error}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise RecordError(f"{name!r} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not a game record "
+                          "(reading stopped there)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RecordError(f"{name!r} is not UTF-8 text ({error.reason} at byte {error.start}): not a game "
+                          "record") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        cut = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
+        end = " (the file ends too early: truncated?)" if cut else ""
+        raise RecordError(f"{name!r} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+                          f"{end}") from None
+    except RecursionError:
+        raise RecordError(f"{name!r} nests arrays or objects more than {MAX_NESTING} deep: not a game record") \
+            from None
+    return record_from_json(data, name)
+
+
+def _nesting(data: Any) -> int:
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                return depth
+            stack.extend((item, depth) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
+def record_from_json(data: Any, where: str = "record") -> Record:
+    """The record of parsed JSON: a ``tapa-ai/play`` save, a ``tapa-ai/games`` file, a game or match snapshot."""
+    if _nesting(data) > MAX_NESTING:
+        raise RecordError(f"{where}: nests arrays or objects more than {MAX_NESTING} deep: not a game record")
+    if not isinstance(data, dict):
+        raise RecordError(f"{where}: must be a JSON object (a game record), got {type(data).__name__}")
+    fmt = data.get("format")
+    try:
+        if fmt == GAMES_FORMAT:
+            return _games_file(data, where)
+        if fmt == PLAY_FORMAT:
+            return _play_save(data, where)
+        if fmt in ("tapa-ai/match", "tapa-ai/game"):
+            match = MatchState.from_dict(data, where) if fmt == "tapa-ai/match" else \
+                MatchState(GameState.from_dict(data, where))
+            players = {"X": "X", "O": "O"}
+            inner = f"{where}.game" if fmt == "tapa-ai/match" else where
+            return Record(f"a {fmt[len('tapa-ai/'):]} snapshot", match.rules, (_current_game(match, players, inner),),
+                          players)
+    except RecordError:
+        raise
+    except RulesError as error:  # FlowError, SnapshotError, PositionError: they name the place
+        raise RecordError(str(error)) from None
+    if "points" in data and "format" not in data:
+        raise RecordError(f"{where}: a position, not a game: there are no moves to analyse")
+    raise RecordError(f"{where}.format: {fmt!r:.60} is not a game record; expected {PLAY_FORMAT!r} (tapa-ai play's "
+                      f"save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match --record-games) or a "
+                      "tapa-ai/match snapshot")
+
+
+# -- tapa-ai play's saves ------------------------------------------------------------------------------
+def _play_save(data: dict, where: str) -> Record:
+    if data.get("version") != 1:
+        raise RecordError(f"{where}.version: this tapa-ai reads version 1 of {PLAY_FORMAT}, got "
+                          f"{data.get('version')!r:.40}")
+    if "match" not in data:
+        raise RecordError(f"{where}: a hand-written position file without 'match': there are no moves to analyse")
+    match = MatchState.from_dict(data["match"], f"{where}.match")
+    if "variant" in data and data["variant"] != match.rules.name:
+        raise RecordError(f"{where}.variant: {data['variant']!r:.40} disagrees with {where}.match "
+                          f"({match.rules.name!r})")
+    human, bot = data.get("human"), data.get("bot")
+    if human not in (*SIDES, None):
+        raise RecordError(f"{where}.human: must be 'X' or 'O', got {human!r:.40}")
+    bot_name = bot if isinstance(bot, str) and bot else "the bot"
+    if human is None:
+        players = {"X": "X", "O": "O"}
+    else:
+        players = {human: "human", ("O" if human == "X" else "X"): bot_name}
+    return Record("a game saved by tapa-ai play", match.rules, (_current_game(match, players, f"{where}.match.game"),),
+                  players)
+
+
+def _current_game(match: MatchState, players: dict[str, str], where: str) -> RecordedGame:
+    """The current game of a match snapshot, replayed from its start and checked against the saved state.
+
+    ``where``: the place of the game snapshot in the file (``file.match.game``).
+    """
+    game = match.game
+    history = game.history
+    score = list(match.score)
+    if game.is_over and game.winner is not None:
+        score[SIDES.index(game.winner)] -= game.points_won  # the score before this game
+    try:
+        replayed = _replay(game.rules, None, history, match.game_number, players, f"{where}.history",
+                           crawford=game.crawford, length=match.length, score=(score[0], score[1]))
+    except RecordError as error:
+        if "an illegal move" not in str(error):
+            raise
+        raise RecordError(f"{error} (a game that began from a loaded position cannot be replayed: its start is "
+                          "not in the file)") from None
+    moves = replayed.moves
+    if moves and _board(moves[-1].after) != _board(game.position):
+        raise RecordError(f"{where}: the saved history does not lead to the saved position (a game started from a "
+                          "loaded position cannot be replayed: its starting position is not in the file)")
+    if game.is_over and replayed.result is None:  # resigned: the play session ends the game without an event
+        return RecordedGame(replayed.number, replayed.rules, players, replayed.turns, game.result,
+                            game.cube_value, "resigned", match.length, replayed.score)
+    return replayed
+
+
+def _board(position: Position) -> tuple:
+    return position.points, position.off, position.bar
+
+
+# -- tapa-ai/games files -------------------------------------------------------------------------------
+def _games_file(data: dict, where: str) -> Record:
+    if data.get("version") != GAMES_VERSION:
+        raise RecordError(f"{where}.version: this tapa-ai reads version {GAMES_VERSION} of {GAMES_FORMAT}, got "
+                          f"{data.get('version')!r:.40}")
+    variant = data.get("variant")
+    try:
+        rules = variant_rules(variant) if isinstance(variant, str) else None
+    except RulesError as error:
+        raise RecordError(f"{where}.variant: {error}") from None
+    if rules is None:
+        raise RecordError(f"{where}.variant: missing (tapa, plakoto or backgammon)")
+    if "rules" in data:
+        try:
+            file_rules = RuleOptions.from_dict(data["rules"])
+        except (RulesError, TypeError, AttributeError) as error:
+            raise RecordError(f"{where}.rules: {error}") from None
+        if file_rules.name != rules.name:
+            raise RecordError(f"{where}.rules: the rules of {file_rules.name!r} disagree with variant {variant!r}")
+        rules = file_rules
+    players = data.get("players", {})
+    if not isinstance(players, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                for k, v in players.items()):
+        raise RecordError(f"{where}.players: must be an object of names, e.g. {{\"A\": \"net:tapa\", \"B\": "
+                          f"\"heuristic\"}}")
+    games = data.get("games")
+    if not isinstance(games, list) or not games:
+        raise RecordError(f"{where}.games: must be a list of at least one game")
+    if len(games) > MAX_GAMES:
+        raise RecordError(f"{where}.games: {len(games)} games, more than the {MAX_GAMES} one file may hold")
+    read = tuple(_game_entry(item, rules, players, f"{where}.games[{i}]", i + 1) for i, item in enumerate(games))
+    source = data.get("source")
+    if isinstance(source, str) and source:
+        source = f"{'games' if len(read) > 1 else 'a game'} of {source[:100]}"
+    else:
+        source = "game records" if len(read) > 1 else "a game record"
+    return Record(source, rules, read, dict(players))
+
+
+def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: str, default_number: int
+                ) -> RecordedGame:
+    if not isinstance(item, dict):
+        raise RecordError(f"{where}: must be a game object with its history")
+    number = item.get("number", default_number)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise RecordError(f"{where}.number: must be an integer >= 1, got {number!r:.40}")
+    sides = item.get("players", {"X": "X", "O": "O"})
+    if not isinstance(sides, dict) or sorted(sides) != ["O", "X"] or not all(isinstance(v, str)
+                                                                              for v in sides.values()):
+        raise RecordError(f"{where}.players: must be {{\"X\": name, \"O\": name}}")
+    named = {side: (f"{key} {players[key]}" if key in players else key) for side, key in sides.items()}
+    length = item.get("match_length", 0)
+    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+        raise RecordError(f"{where}.match_length: must be an integer >= 0 (0: money play), got {length!r:.40}")
+    score = item.get("score", {"X": 0, "O": 0})
+    if not isinstance(score, dict) or sorted(score) != ["O", "X"] or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in score.values()):
+        raise RecordError(f"{where}.score: must be {{\"X\": n, \"O\": n}} (the score before the game)")
+    start = None
+    if item.get("start") is not None:
+        start = position_from_json(item["start"], f"{where}.start")
+        if start.rules != rules:
+            raise RecordError(f"{where}.start: a {start.rules.name} position in a {rules.name} record")
+    history = item.get("history")
+    if not isinstance(history, list):
+        raise RecordError(f"{where}.history: must be a list of events")
+    events = tuple(Event.from_dict(event, f"{where}.history[{i}]") for i, event in enumerate(history))
+    game = _replay(rules, start, events, number, named, f"{where}.history", crawford=bool(item.get("crawford")),
+                   length=length, score=(score["X"], score["O"]))
+    result = item.get("result")
+    if result is not None:
+        stated = result_from_json(result, f"{where}.result")
+        if game.result is not None and game.ending == "move" and stated != game.result:
+            raise RecordError(f"{where}.result: {result!r:.80} disagrees with the moves, which end in "
+                              f"{game.result.winner} winning a {game.result.kind}")
+        if game.result is None:
+            game = RecordedGame(game.number, game.rules, game.players, game.turns, stated, game.cube, "resigned",
+                                game.match_length, game.score)
+    return game
+
+
+# -- replaying ------------------------------------------------------------------------------------------
+def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, players: dict[str, str],
+            where: str, crawford: bool = False, length: int = 0, score: tuple[int, int] = (0, 0)) -> RecordedGame:
+    """Play ``events`` through the game flow from the game's start; RecordError at the first bad one."""
+    if not events:
+        raise RecordError(f"{where}: no moves to analyse (the game has not begun)")
+    first = events[0]
+    try:
+        if first.action == "opening":
+            if start is not None:
+                raise RecordError(f"{where}[0]: a game from a given start position has no opening roll")
+            state = GameState.new(rules, crawford=crawford)
+        else:
+            opener = first.side if start is None else start.turn
+            state = GameState.new(rules, opener=opener, crawford=crawford, position=start)
+    except FlowError as error:
+        raise RecordError(f"{where}: {error}") from None
+    turns: list[Turn] = []
+    opening_dice = False
+    for i, event in enumerate(events):
+        here = f"{where}[{i}]"
+        try:
+            if event.action == "opening":
+                if state.phase != "opening":
+                    raise RecordError(f"{here}: an opening roll after the game began")
+                state = state.rolled(event.dice)
+                opening_dice = state.phase == "move"
+                continue
+            if state.is_over:
+                raise RecordError(f"{here}: the game is already over ({state.result.winner or 'nobody'} won); "
+                                  "the record goes on (corrupt?)")
+            if event.action == "move":
+                what = f"{event.side} {event.dice[0]}-{event.dice[1]} {event.move!r:.40}"
+                if state.phase == "roll":
+                    state = state.rolled(event.dice, event.side)
+                elif state.phase != "move":
+                    raise RecordError(f"{here} ({what}): a move while {state.side_to_act} is to "
+                                      f"{'take or pass a double' if state.phase == 'double' else 'roll'}")
+                elif sorted(state.dice) != sorted(event.dice):
+                    raise RecordError(f"{here} ({what}): the opening roll gave {state.dice[0]}-{state.dice[1]}")
+                before, cube = state.position, state.cube_value
+                try:
+                    state = state.play(event.move, event.side)
+                except FlowError as error:
+                    reason, listed, legal = str(error).partition("; legal moves: ")
+                    if listed:  # the first of the legal moves, not all of them
+                        reason += f" ({legal.count(',') + 1} legal moves, e.g. {legal.split(', ')[0]})"
+                    raise RecordError(f"{here} ({what}): an illegal move: {reason}") from None
+                after = state.position if state.is_over else state.position.with_changes(turn=event.side)
+                turns.append(Turn(len(turns) + 1, event.side, "move", before, state.history[-1].dice,
+                                  state.history[-1].move, after, cube, opening_dice))
+                opening_dice = False
+            else:
+                before, cube = state.position, state.cube_value
+                state = getattr(state, event.action)(event.side)
+                turns.append(Turn(len(turns) + 1, event.side, event.action, before, cube=cube))
+        except RecordError:
+            raise
+        except FlowError as error:
+            raise RecordError(f"{here} ({event.action} by {event.side or 'both'}): {error}") from None
+    ending = "unfinished"
+    if state.is_over:
+        ending = "drop" if state.dropped else "move"
+    return RecordedGame(number, rules, dict(players), tuple(turns), state.result, state.cube_value, ending,
+                        length, score)

@@ -1,0 +1,79 @@
+"""The readable report of an :class:`~tapa_ai.analysis.analyse.Analysis`: one line a move, then the players."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+MARKS = {"": "", "error": "?", "blunder": "??"}
+KIND_WORDS = {"single": "a single game", "gammon": "a gammon", "backgammon": "a backgammon", "mother": "a mother win"}
+
+
+def _plies(plies: int) -> str:
+    return f"{plies} ply" if plies == 1 else f"{plies} plies"
+
+
+def _game_head(game) -> str:
+    rec = game.game
+    players = f"X {rec.players['X']}, O {rec.players['O']}"
+    if rec.match_length:
+        setting = f"match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]}"
+    else:
+        setting = "money play" if rec.rules.cube else "a single game"
+    if rec.result is None:
+        end = "not finished"
+    elif rec.result.winner is None:
+        end = "a draw (both mothers pinned)"
+    else:
+        points = rec.result.points * rec.cube
+        how = {"drop": ", the double was passed", "resigned": ", by resignation"}.get(rec.ending, "")
+        end = (f"{rec.result.winner} won {KIND_WORDS.get(rec.result.kind, rec.result.kind)}{how} "
+               f"({points} point{'s' if points != 1 else ''}{f', cube {rec.cube}' if rec.cube > 1 else ''})")
+    return f"Game {rec.number} ({setting}): {players}. {end}."
+
+
+def _cube_line(entry) -> str:
+    words = {"double": f"doubles to {2 * entry.cube}", "take": f"takes (the cube at {2 * entry.cube})",
+             "drop": "passes"}[entry.action]
+    return f"{entry.index:4d}  {entry.side}     {words} (cube actions are listed, not rated)"
+
+
+def _move_line(entry) -> str:
+    dice = f"{entry.dice[0]}-{entry.dice[1]}"
+    played = entry.move or "(no move)"
+    if entry.forced:
+        best, error = "(forced)", "-"
+    else:
+        best = "=" if entry.best == entry.move else (entry.best or "(no move)")
+        error = f"{entry.error_mp:.1f}"
+    mark = MARKS[entry.mark]
+    return (f"{entry.index:4d}  {entry.side}  {dice}  {played:<24} {best:<24} {error:>8} {_signed(entry.luck)}"
+            f"  {mark}").rstrip()
+
+
+def _signed(value: float) -> str:
+    return f"{round(value, 3) + 0.0:+8.3f}"  # no -0.000
+
+
+def text_report(analysis, name: Optional[str] = None) -> str:
+    """The report ``tapa-ai analyse`` prints."""
+    record = analysis.record
+    where = f"{name}: " if name else ""
+    lines = [f"{where}{record.source} ({record.rules.name})",
+             f"analysed by {analysis.bot} at {_plies(analysis.plies)}; cubeless equities: the error in millipoints "
+             "(mp) for the mover, the luck in points for the roller"]
+    for game in analysis.games:
+        lines += ["", _game_head(game),
+                  f"{'#':>4}  side dice {'played':<24} {'best':<24} {'error mp':>8} {'luck':>8}"]
+        for entry in game.entries:
+            lines.append(_move_line(entry) if entry.action == "move" else _cube_line(entry))
+    lines += ["", f"{'player':<28} {'moves':>5} {'rated':>5} {'error mp':>9} {'mp/move':>8} {'errors':>6} "
+                  f"{'blunders':>8} {'luck':>8}"]
+    for totals in analysis.players.values():
+        lines.append(f"{totals.player[:28]:<28} {totals.moves:5d} {totals.rated:5d} {1000 * totals.error:9.1f} "
+                     f"{totals.error_rate_mp:8.1f} {totals.errors:6d} {totals.blunders:8d} {_signed(totals.luck)}")
+    lines += ["", f"error: the best move's equity minus the played move's, both at {_plies(analysis.plies)}; "
+                  "= the move played is the best; forced moves are not rated.",
+              f"? an error (over {analysis.error_mp:g} mp), ?? a blunder (over {analysis.blunder_mp:g} mp); "
+              "mp/move: the error per rated move.",
+              "luck: the best 0-ply value of the roll that came minus the mean over the 21 rolls (docs/analysis.md)."]
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""The engine's ``analyse`` command: a game record rated by the engine's model (docs/protocol.md, ``analyse``).
+
+``{"cmd": "analyse", "record": {...}}`` takes a record as ``tapa-ai analyse``
+reads it from a file (a ``tapa-ai/games`` record, a ``tapa-ai/play`` save, a
+game or match snapshot; :mod:`tapa_ai.analysis.records`) and answers the
+analysis as ``tapa-ai analyse --json`` writes it. Options: ``plies`` (0 to
+:data:`~tapa_ai.engine.analysis.MAX_REQUEST_PLIES`, default the model's),
+``game`` (one game's number), ``error_mp`` and ``blunder_mp`` (the marks'
+thresholds) and ``positions`` (false: leave out each move's position).
+
+Hostile input is bounded: the request's size (the protocol's
+:data:`~tapa_ai.engine.protocol.MAX_REQUEST_BYTES`), at most
+:data:`MAX_ANALYSE_MOVES` moves, every move replayed through the rules before
+anything is evaluated, and the server's time limit per command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..analysis.analyse import DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record
+from ..analysis.records import RecordError, record_from_json
+from .analysis import MAX_REQUEST_PLIES
+
+MAX_ANALYSE_MOVES = 2000
+"""The most moves one ``analyse`` request may rate (a long game has about 100)."""
+KNOWN_KEYS = {"cmd", "id", "record", "plies", "game", "error_mp", "blunder_mp", "positions", "bot"}
+
+
+def answer_analyse(analyzer, request: dict, plies: int) -> dict[str, Any]:
+    """The analysis of ``request["record"]`` by ``analyzer``'s bot at ``plies``; AnalysisError for bad input."""
+    unknown = sorted(set(request) - KNOWN_KEYS)
+    if unknown:
+        raise AnalysisError(f"analyse: unknown key(s) {unknown}; known: blunder_mp, error_mp, game, plies, "
+                            "positions, record")
+    if "record" not in request:
+        raise AnalysisError("missing 'record': a game record (the web board's Save game, tapa-ai match "
+                            "--record-games, tapa-ai play's save)")
+    try:
+        record = record_from_json(request["record"], "record")
+    except RecordError as error:
+        raise AnalysisError(str(error)) from None
+    if record.rules != analyzer.rules:
+        raise AnalysisError(f"record: a {record.rules.name} game, and this engine's model ({analyzer.name}) plays "
+                            f"{analyzer.rules.name}; start a server with a {record.rules.name} model (e.g. --bot "
+                            f"net:{record.rules.name}@1ply) to analyse it"
+                            if record.rules.name != analyzer.rules.name else
+                            f"record.rules: other rule options than those this engine's model ({analyzer.name}) "
+                            "was trained for")
+    game = request.get("game")
+    if game is not None:
+        if isinstance(game, bool) or not isinstance(game, int):
+            raise AnalysisError(f"game must be a game number (an integer), got {game!r:.40}")
+        chosen = tuple(g for g in record.games if g.number == game)
+        if not chosen:
+            raise AnalysisError(f"game {game}: the record has no game of that number")
+        record = replace(record, games=chosen, source=f"{record.source}: game {game} of {len(record.games)}")
+    moves = sum(len(g.moves) for g in record.games)
+    if moves > MAX_ANALYSE_MOVES:
+        raise AnalysisError(f"record: {moves} moves, more than the {MAX_ANALYSE_MOVES} one request may analyse; "
+                            "send one game at a time ('game')")
+    thresholds = {}
+    for key, default in (("error_mp", DEFAULT_ERROR_MP), ("blunder_mp", DEFAULT_BLUNDER_MP)):
+        value = request.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100_000:
+            raise AnalysisError(f"{key} must be a number of millipoints 0..100000 (default {default:g}), "
+                                f"got {value!r:.40}")
+        thresholds[key] = float(value)
+    positions = request.get("positions", True)
+    if not isinstance(positions, bool):
+        raise AnalysisError(f"positions must be true or false, got {positions!r:.40}")
+    if not 0 <= plies <= MAX_REQUEST_PLIES:  # pragma: no cover - the protocol checks plies first
+        raise AnalysisError(f"plies must be 0..{MAX_REQUEST_PLIES}")
+    with analyzer.locked():
+        analysis = analyse_record(record, analyzer.bot, plies=plies, **thresholds)
+    return analysis.to_dict(positions)

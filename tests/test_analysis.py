@@ -1,0 +1,296 @@
+"""``tapa-ai analyse`` (tapa_ai.analysis): game records of every source, each move's error, each roll's luck.
+
+The numbers are checked against the bot's own API computed another way: the engine's
+:class:`~tapa_ai.engine.analysis.Analyzer` ranking each position's moves, and the luck from its
+definition over the 21 rolls on the reference move generator.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import random
+
+import numpy as np
+import pytest
+
+from tapa_ai.analysis import RecordError, analyse_record, analysis_bot, read_record, record_from_json
+from tapa_ai.analysis.command import analyse_command
+from tapa_ai.arena.recorded_games import games_document
+from tapa_ai.engine.analysis import Analyzer
+from tapa_ai.flow import GameState, MatchState
+from tapa_ai.movegen.batch import PositionBatch
+from tapa_ai.movegen.generate import generate
+from tapa_ai.rules.reference import DISTINCT_ROLLS
+
+TAPA = "net:checkpoints/tapa.pt"
+
+
+@pytest.fixture(scope="module")
+def bot():
+    """The shipped tapa network at 0 ply, loaded once."""
+    return analysis_bot(TAPA)
+
+
+def bot_game(bot, seed: int, mistakes: dict[int, int] | None = None, moves: int = 1000) -> GameState:
+    """A tapa game from the opening roll in which both sides play ``bot``'s best move, except that move
+    number k of ``mistakes`` plays the bot's n-th best instead (n >= 2); stops after ``moves`` moves."""
+    rng = random.Random(seed)
+    mistakes = mistakes or {}
+    analyzer = Analyzer(bot)
+    state = GameState.new("tapa")
+    played = 0
+    while not state.is_over and played < moves:
+        if state.phase == "opening":
+            state = state.roll(rng)
+            continue
+        if state.phase == "roll":
+            state = state.roll(rng)
+        ranked, _ = analyzer.rank(state.position, state.dice, plies=0)
+        choice = ranked[min(mistakes.get(played + 1, 1), len(ranked)) - 1]
+        state = state.play(choice.move)
+        played += 1
+    return state
+
+
+def random_game(variant: str, seed: int, moves: int = 6) -> GameState:
+    """A game of ``variant`` with random moves, stopped after ``moves`` moves."""
+    rng = random.Random(seed)
+    state = GameState.new(variant)
+    while not state.is_over and sum(e.action == "move" for e in state.history) < moves:
+        state = state.roll(rng) if state.phase in ("opening", "roll") else state.play(rng.choice(state.moves))
+    return state
+
+
+def games_file(state: GameState, source="the web board", players=None) -> dict:
+    """The game's ``tapa-ai/games`` record as the web board and the arena write it."""
+    game = {"number": 1, "players": players or {"X": "X", "O": "O"}, "match_length": 0, "score": {"X": 0, "O": 0},
+            "history": [event.to_dict() for event in state.history],
+            "result": None if state.result is None else {"winner": state.result.winner, "kind": state.result.kind,
+                                                         "points": state.result.points}}
+    return games_document(state.rules, {}, [game], source)
+
+
+def play_save(state: GameState) -> dict:
+    """The game as ``tapa-ai play``'s ``save FILE`` writes it (X the person, O the bot)."""
+    from tapa_ai.play.saves import SavedGame, save_game
+
+    match = MatchState(state)
+    if state.is_over and state.winner:
+        score = [0, 0]
+        score["XO".index(state.winner)] = state.points_won
+        from tapa_ai.flow import GameRecord
+
+        record = GameRecord(1, state.winner, state.result.kind, state.cube_value, state.points_won)
+        match = MatchState(state, 0, (score[0], score[1]), 1, False, (record,))
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = save_game(Path(directory) / "game.json", SavedGame(match, human="X", bot="net:tapa@1ply", seed=1))
+        return json.loads(path.read_text())
+
+
+# -- errors ------------------------------------------------------------------------------------------------
+def test_a_game_of_the_bots_best_moves_has_no_error(bot):
+    state = bot_game(bot, seed=1)
+    analysis = analyse_record(record_from_json(games_file(state)), bot)
+    moves = analysis.moves
+    assert state.is_over and len(moves) == len([e for e in state.history if e.action == "move"]) > 20
+    assert all(move.error == 0.0 and move.best == move.move and move.mark == "" for move in moves)
+    totals = analysis.players
+    assert sum(t.moves for t in totals.values()) == len(moves) and all(t.error == 0 for t in totals.values())
+
+
+def test_a_worse_move_has_exactly_its_error_against_the_bots_ranking(bot):
+    """Move 6 plays the bot's third choice: its error is the bot's best equity minus that move's, as the engine's
+    Analyzer ranks them; marks follow the thresholds."""
+    state = bot_game(bot, seed=2, mistakes={6: 3}, moves=8)
+    analysis = analyse_record(record_from_json(games_file(state)), bot, error_mp=0.0, blunder_mp=1e9)
+    sixth = analysis.moves[5]
+    ranked, _ = Analyzer(bot).rank(sixth.position, sixth.dice, plies=0)
+    assert sixth.move == ranked[2].move and sixth.best == ranked[0].move
+    assert sixth.error == pytest.approx(ranked[0].equity - ranked[2].equity, abs=1e-9) and sixth.error > 0
+    assert sixth.equity == pytest.approx(ranked[2].equity, abs=1e-9) and sixth.mark == "error"
+    assert [m.error for i, m in enumerate(analysis.moves) if i != 5] == [0.0] * 7
+    assert analysis.players["X"].error + analysis.players["O"].error == pytest.approx(sixth.error)
+
+
+def test_at_one_ply_the_move_played_is_valued_at_one_ply_too(bot):
+    """At 1 ply the played move is searched as deep as the best, even when the move filter left it out."""
+    state = bot_game(bot, seed=3, mistakes={2: 12}, moves=2)
+    one_ply = analysis_bot(TAPA + "@1ply")
+    second = analyse_record(record_from_json(games_file(state)), one_ply).moves[1]
+    afterstates = generate(PositionBatch.from_positions([second.position]), np.array([second.dice], dtype=np.int8))
+    values = one_ply.evaluate(afterstates) @ one_ply.points  # every move at 1 ply
+    texts = [afterstates.move_text(row) for row in range(len(afterstates))]
+    assert second.equity == pytest.approx(values[texts.index(second.move)], abs=1e-9)
+    assert second.best_equity <= values.max() + 1e-9 and second.error > 0
+
+
+# -- luck --------------------------------------------------------------------------------------------------
+def best_0ply(analyzer, position, dice) -> float:
+    return analyzer.rank(position, dice, plies=0, limit=1)[0][0].equity
+
+
+def test_the_luck_of_a_roll_is_its_best_value_minus_the_mean_over_the_rolls(bot):
+    state = bot_game(bot, seed=4, moves=5)
+    moves = analyse_record(record_from_json(games_file(state)), bot).moves
+    analyzer = Analyzer(bot)
+    for move in (moves[0], moves[3]):
+        doubles = not move.opening  # the opening roll is never a double: the mean of the other 15
+        rolls = [(a, b, n) for a, b, n in DISTINCT_ROLLS if doubles or a != b]
+        total = sum(n for _, _, n in rolls)
+        mean = sum(n * best_0ply(analyzer, move.position, (a, b)) for a, b, n in rolls) / total
+        assert move.luck == pytest.approx(best_0ply(analyzer, move.position, move.dice) - mean, abs=1e-6)
+    assert moves[0].opening and not moves[3].opening
+    assert analyse_record(record_from_json(games_file(state)), bot).players["X"].luck == pytest.approx(
+        sum(m.luck for m in moves if m.side == "X"))
+
+
+# -- the sources ---------------------------------------------------------------------------------------------
+def test_the_three_sources_read_into_the_same_model(bot, tmp_path):
+    """A play save, a games record (the web board's) and the arena's recorded games replay to the same turns."""
+    from tapa_ai.arena.match import run_match
+    from tapa_ai.rules.options import variant_rules
+
+    state = bot_game(bot, seed=5)
+    save = record_from_json(play_save(state), "save")
+    web = record_from_json(games_file(state), "web")
+    assert save.games[0].turns == web.games[0].turns and save.games[0].result == web.games[0].result == state.result
+    assert save.games[0].players == {"X": "human", "O": "net:tapa@1ply"} and save.source.startswith("a game saved")
+    # the arena: the moves of its first games, written and read back; the results agree with its own
+    rules = variant_rules("tapa")
+    plain = run_match("runner", "random", rules, 4, seed=3, progress=False)
+    result = run_match("runner", "random", rules, 4, seed=3, progress=False, record_games=3)
+    assert np.array_equal(plain.records.points_for_a, result.records.points_for_a)
+    assert result.write_games(tmp_path / "arena.json", rules) == 3
+    arena = read_record(tmp_path / "arena.json")
+    assert [g.number for g in arena.games] == [1, 2, 3] and arena.source == "games of tapa-ai match"
+    for number, game in enumerate(arena.games):
+        assert len(game.moves) == result.records.turns[number]
+        a_side = "X" if number % 2 == 0 else "O"
+        assert game.players[a_side] == "A runner" and game.ending == "move"
+        assert (game.result.winner == a_side) == bool(result.records.a_won[number])
+
+
+def test_per_player_totals_and_the_report(bot, tmp_path):
+    state = bot_game(bot, seed=6, mistakes={3: 4, 4: 2, 7: 5}, moves=9)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(play_save(state)))
+    out, err = io.StringIO(), io.StringIO()
+    assert analyse_command(str(path), bot=TAPA, json_path=str(tmp_path / "a.json"), quiet=True, output=out,
+                           errors=err) == 0
+    data = json.loads((tmp_path / "a.json").read_text())
+    turns = data["games"][0]["turns"]
+    for player in data["players"]:
+        mine = [t for t in turns if t["player"] == player["player"]]
+        rated = [t for t in mine if not t["forced"]]
+        assert player["moves"] == len(mine) and player["rated_moves"] == len(rated)
+        assert player["error_total_mp"] == pytest.approx(sum(t["error_mp"] for t in rated))
+        assert player["blunders"] == sum(t["mark"] == "blunder" for t in mine)
+        assert player["luck"] == pytest.approx(sum(t["luck"] for t in mine))
+    text = out.getvalue()
+    assert "X human, O net:tapa@1ply" in text and "written: " in text
+    assert len([line for line in text.splitlines() if line[:4].strip().isdigit()]) == len(turns) == 9
+
+
+# -- bad input ------------------------------------------------------------------------------------------------
+def run(path, **options):
+    out, err = io.StringIO(), io.StringIO()
+    code = analyse_command(str(path), quiet=True, output=out, errors=err, **options)
+    return code, err.getvalue()
+
+
+def test_bad_input_gets_one_clear_line(bot, tmp_path):
+    state = bot_game(bot, seed=7, moves=6)
+    good = games_file(state)
+    cases = {}
+    (tmp_path / "truncated.json").write_text(json.dumps(good)[:-40])
+    cases["truncated.json"] = ({}, "truncated")
+    bad = copy.deepcopy(good)
+    bad["games"][0]["history"][3]["move"] = "24/1"
+    (tmp_path / "illegal.json").write_text(json.dumps(bad))
+    cases["illegal.json"] = ({}, "illegal")
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    cases["good.json"] = ({"bot": "net:checkpoints/plakoto.pt"}, "--bot net:tapa@1ply")
+    (tmp_path / "plakoto.json").write_text(json.dumps(games_file(random_game("plakoto", 1))))
+    cases["plakoto.json"] = ({"bot": TAPA}, "the record is plakoto")
+    (tmp_path / "position.json").write_text(json.dumps(state.to_dict()["position"]))
+    cases["position.json"] = ({}, "no moves to analyse")
+    (tmp_path / "other.json").write_text('{"format": "tapa-ai/web-model"}')
+    cases["other.json"] = ({}, "is not a game record")
+    cases["missing.json"] = ({}, "no file")
+    for name, (options, words) in cases.items():
+        code, message = run(tmp_path / name, **options)
+        assert code == 2 and message.count("\n") == 1 and words in message, (name, message)
+        assert message.startswith("tapa-ai analyse: ") and "Traceback" not in message
+    for spec, words in (("net:nosuchmodel", "nosuchmodel"), ("heuristic", "needs a network bot")):
+        code, message = run(tmp_path / "good.json", bot=spec)
+        assert code == 2 and message.count("\n") == 1 and words in message, message
+    code, message = run(tmp_path / "good.json", game=4)
+    assert code == 2 and "holds game 1" in message
+
+
+def test_the_command_line_says_one_line_and_exits_2(tmp_path):
+    """As a process: a corrupt file gets one line on stderr, exit 2, no traceback."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.json").write_text('{"format": "tapa-ai/games", "version": 1, "variant": "tapa", "games": [')
+    done = subprocess.run([sys.executable, "-m", "tapa_ai.cli", "analyse", str(tmp_path / "bad.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "truncated" in done.stderr, done.stderr
+
+
+def test_a_record_replays_only_legal_events(bot):
+    state = bot_game(bot, seed=8, moves=4)
+    good = games_file(state)
+    for change, words in (
+            (lambda h: h.insert(2, {"action": "take", "side": "O"}), "no double has been offered"),
+            (lambda h: h[1].update(dice=[6, 6]), "the opening roll gave"),
+            (lambda h: h.append({"action": "opening", "dice": [3, 1]}), "opening roll after the game began")):
+        data = copy.deepcopy(good)
+        change(data["games"][0]["history"])
+        with pytest.raises(RecordError, match=words):
+            record_from_json(data)
+
+
+# -- the engine's analyse ------------------------------------------------------------------------------------
+def test_the_engines_analyse_is_the_commands_analysis(bot):
+    from tapa_ai.engine.protocol import Engine
+
+    state = bot_game(bot, seed=9, mistakes={2: 3}, moves=6)
+    engine = Engine(bot=bot)
+    status, answer = engine.respond({"cmd": "analyse", "record": games_file(state), "id": 4})
+    assert status == 200 and answer["id"] == 4
+    expected = analyse_record(record_from_json(games_file(state)), bot).to_dict()
+    assert json.loads(json.dumps(answer))["games"] == json.loads(json.dumps(expected))["games"]
+    status, answer = engine.respond({"cmd": "analyse", "record": games_file(state), "positions": False})
+    assert status == 200 and "position" not in answer["games"][0]["turns"][0]
+    for request, words in (({}, "missing 'record'"), ({"record": {"format": "x"}}, "not a game record"),
+                           ({"record": games_file(state), "plies": 5}, "plies must be"),
+                           ({"record": games_file(state), "extra": 1}, "unknown key"),
+                           ({"record": games_file(random_game("backgammon", 2))},
+                            "start a server with a backgammon model")):
+        status, answer = engine.respond({"cmd": "analyse", **request})
+        assert status == 400 and words in answer["error"], (request, answer)
+
+
+def test_tapa_ai_match_records_games_for_analyse(tmp_path, capsys):
+    from tapa_ai.cli import main
+
+    path = tmp_path / "games.json"
+    assert main(["match", "runner", "random", "--variant", "plakoto", "--games", "4", "--workers", "1", "--quiet",
+                 "--record-games", str(path), "--record-count", "3"]) == 0
+    assert f"recorded               3 games in {path}" in capsys.readouterr().out
+    record = read_record(path)
+    assert record.rules.name == "plakoto" and len(record.games) == 3 and record.players == {"A": "runner",
+                                                                                              "B": "random"}
+    assert record.games[0].turns[0].opening is False  # plakoto rolls afresh: the first roll is an ordinary one
+    for options, words in ((["--cube"], "single games"), (["--record-count", "2"], "needs --record-games")):
+        extra = [] if "--record-count" in options else ["--record-games", str(path)]
+        assert main(["match", "runner", "random", "--games", "2", "--quiet", *options, *extra]) == 2
+        assert words in capsys.readouterr().err
