@@ -294,3 +294,44 @@ def test_tapa_ai_match_records_games_for_analyse(tmp_path, capsys):
         extra = [] if "--record-count" in options else ["--record-games", str(path)]
         assert main(["match", "runner", "random", "--games", "2", "--quiet", *options, *extra]) == 2
         assert words in capsys.readouterr().err
+
+
+def test_hostile_records_get_an_error_never_a_fault(bot):
+    """Mutated records (random values in random places, deep nesting, huge numbers): the engine's analyse
+    answers 200 or 400 with a reason, never an internal error."""
+    from tapa_ai.engine.protocol import Engine
+
+    engine = Engine(bot=bot)
+    good = games_file(bot_game(bot, seed=10, moves=6))
+    rng = random.Random(10)
+    values = [None, True, -1, 0, 7, 2**70, 1e308, "", "X", "24/18", [], [1, 2], [6, 6], {}, {"X": 1}, [[[[[]]]]],
+              {"action": "move"}, {"action": "double", "side": "X"}, "tapa-ai/games", "plakoto"]
+
+    def places(node, path=()):
+        yield path
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in items:
+            yield from places(child, path + (key,))
+
+    paths = [path for path in places(good) if path]
+    for _ in range(120):
+        data = copy.deepcopy(good)
+        for _ in range(rng.randint(1, 3)):
+            path = rng.choice(paths)
+            node = data
+            try:
+                for key in path[:-1]:
+                    node = node[key]
+                node[path[-1]] = copy.deepcopy(rng.choice(values))
+            except (KeyError, IndexError, TypeError):
+                continue
+        status, answer = engine.respond({"cmd": "analyse", "record": data, "positions": False})
+        assert status in (200, 400), (status, answer)
+        assert status == 200 or answer["error"] and "\n" not in answer["error"]
+    nested = {"format": "tapa-ai/games", "version": 1, "variant": "tapa", "games": [{"history": []}]}
+    deep = nested["games"][0]
+    for _ in range(100):
+        deep["x"] = {}
+        deep = deep["x"]
+    status, answer = engine.respond({"cmd": "analyse", "record": nested})
+    assert status == 400 and "nests" in answer["error"]

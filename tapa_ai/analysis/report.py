@@ -15,10 +15,7 @@ def _plies(plies: int) -> str:
 def _game_head(game) -> str:
     rec = game.game
     players = f"X {rec.players['X']}, O {rec.players['O']}"
-    if rec.match_length:
-        setting = f"match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]}"
-    else:
-        setting = "money play" if rec.rules.cube else "a single game"
+    setting = f" (match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]})" if rec.match_length else ""
     if rec.result is None:
         end = "not finished"
     elif rec.result.winner is None:
@@ -28,7 +25,7 @@ def _game_head(game) -> str:
         how = {"drop": ", the double was passed", "resigned": ", by resignation"}.get(rec.ending, "")
         end = (f"{rec.result.winner} won {KIND_WORDS.get(rec.result.kind, rec.result.kind)}{how} "
                f"({points} point{'s' if points != 1 else ''}{f', cube {rec.cube}' if rec.cube > 1 else ''})")
-    return f"Game {rec.number} ({setting}): {players}. {end}."
+    return f"Game {rec.number}{setting}: {players}. {end}."
 
 
 def _cube_line(entry) -> str:
