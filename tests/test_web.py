@@ -398,3 +398,55 @@ def test_the_in_page_model_speed_is_measured(browser, server):
     result = browser.execute_script("return tapaWeb.measure()")
     assert result["positions"] >= 200 and result["perSecond"] > 0
     assert "positions/s" in browser.find_element("id", "speed").text
+
+
+def test_a_finished_game_is_analysed_by_the_server_and_saved_as_a_record(browser, server, tmp_path):
+    """The bot plays both sides of a tapa game to its end; *Analyse* shows the server's analysis of the page's
+    record of the game, move by move, as the engine's ``analyse`` answers it; the record (*Save game*) is read by
+    ``tapa-ai analyse`` into the same game."""
+    from tapa_ai.analysis import read_record
+
+    console_errors(browser)
+    open_board(browser, server, variant="tapa", seed=11)
+    for _ in range(300):
+        phase = wait_for(browser, "['human', 'over', 'error'].includes(document.body.dataset.phase)"
+                                   " && document.body.dataset.phase")
+        assert phase != "error", message_of(browser)
+        if phase == "over":
+            break
+        turn = browser.execute_script("return document.body.dataset.turns")
+        browser.find_element("id", "bot-plays").click()
+        wait_for(browser, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
+    assert browser.find_element("id", "game-over").is_displayed()
+    assert not browser.find_element("id", "game-analysis").is_displayed()
+    browser.find_element("id", "analyse-over").click()
+    wait_for(browser, "tapaWeb.state.analysis !== null")
+    assert browser.find_element("id", "game-analysis").is_displayed()
+    record = browser.execute_script("return tapaWeb.record()")
+    game = record["games"][-1]
+    assert record["format"] == "tapa-ai/games" and game["result"] is not None
+    assert game["history"][0]["action"] == "opening"
+    status, expected = server.engine.respond({"cmd": "analyse", "record": {**record, "games": [game]},
+                                              "positions": False})
+    assert status == 200
+    shown = browser.execute_script("return tapaWeb.state.analysis")
+    assert shown["games"] == expected["games"] and shown["players"] == expected["players"]
+    rows = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#analysis-moves tbody tr')).map("
+        "r => Array.from(r.cells).map(c => c.textContent))")
+    turns = expected["games"][0]["turns"]
+    assert len(rows) == len(turns) == sum(event["action"] == "move" for event in game["history"])
+    for row, turn in zip(rows, turns):
+        assert row[3] == (turn["move"] or "(no move)") and row[6] == f"{turn['luck']:+.3f}"
+        assert row[5] == ("-" if turn["forced"] else f"{turn['error_mp']:.1f}")
+    players = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#analysis-players tbody tr')).map(r => r.cells[0].textContent)")
+    assert players == ["human", "the bot (0-ply, in the page)"]
+    # The saved record is what tapa-ai analyse reads: the same game, replayed.
+    (tmp_path / "web.json").write_text(json.dumps(record))
+    read = read_record(tmp_path / "web.json")
+    assert read.source == "a game of the web board" and len(read.games[0].moves) == len(turns)
+    assert read.games[0].result.winner == game["result"]["winner"]
+    browser.find_element("id", "save-game").click()  # the download itself is the browser's
+    assert message_of(browser).startswith("Saved tapa-game.json: 1 game")
+    assert console_errors(browser) == []

@@ -6,6 +6,10 @@
 //
 // URL parameters (for reproducible games and the tests): variant, length (match points), strength (plies),
 // seed (the dice), delay (ms before the bot's move is played, default 700).
+//
+// Every game is recorded as it is played (opening roll, moves, result), in the `tapa-ai/games` form that
+// `tapa-ai analyse` reads (docs/analysis.md): "Save game" downloads the match so far, and "Analyse" sends a
+// finished game to the server's `/v1/analyse` and shows each move's error and each roll's luck.
 (function () {
   "use strict";
 
@@ -30,6 +34,8 @@
     position: null, dice: null, legal: null, ranked: null, chances: null, plan: null, selected: null,
     hints: null, lastMove: null, log: [], cube: 1,
     match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false },
+    games: [], // the records of this match's games (tapa-ai/games), the current one last
+    analysis: null, // the server's analysis of the last finished game
   };
 
   // -- dice: a seeded generator (mulberry32), so ?seed=N replays the same dice ----------------------
@@ -147,7 +153,67 @@
 
   async function newMatch() {
     S.match = { length: Number($("match-length").value), score: { X: 0, O: 0 }, lastWinner: null, over: false };
+    S.games = [];
     await newGame(true);
+  }
+
+  // -- the game record (tapa-ai/games, docs/analysis.md) ---------------------------------------------------------
+  function botLabel() {
+    const plies = strength();
+    return plies > 0 ? "the bot (" + plies + "-ply, server)" : "the bot (0-ply, in the page)";
+  }
+
+  function currentRecord() {
+    return S.games.length ? S.games[S.games.length - 1] : null;
+  }
+
+  function recordEvent(event) {
+    const game = currentRecord();
+    if (game) game.history.push(event);
+  }
+
+  // The record of the given games (default: every game of the match so far), as `tapa-ai analyse` reads it.
+  function gameRecord(games) {
+    return { format: "tapa-ai/games", version: 1, variant: S.variant, source: "the web board", players: {},
+      games: JSON.parse(JSON.stringify(games || S.games)) };
+  }
+
+  function saveGame() {
+    if (!S.games.length || !S.games[0].history.length) return;
+    const blob = new Blob([JSON.stringify(gameRecord(), null, 1) + "\n"], { type: "application/json" });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = S.variant + "-game.json";
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+    showMessage("Saved " + link.download + ": " + S.games.length + " game" + (S.games.length > 1 ? "s" : "") +
+      " (tapa-ai analyse " + link.download + " rates it).");
+  }
+
+  function analysisAvailable() {
+    return !!serverPlies();
+  }
+
+  async function analyseGame() {
+    const game = currentRecord();
+    if (!game || !game.result || S.phase !== "over" || !analysisAvailable()) return;
+    const which = S.game;
+    $("game-over").hidden = true;
+    $("analyse").disabled = true;
+    showMessage("Analysing game " + game.number + " on the server…");
+    try {
+      const answer = await api("analyse", { record: gameRecord([game]), positions: false });
+      if (which !== S.game) return;
+      S.analysis = answer;
+      showMessage("Game " + game.number + " analysed by " + answer.bot + " at " + answer.plies + " ply" +
+        (answer.plies === 1 ? "" : "s") + ": see the panel.");
+    } catch (error) {
+      if (which !== S.game) return;
+      showMessage((error instanceof ServerError ? "The server says: " : "Error: ") + error.message, true);
+    }
+    render();
   }
 
   async function newGame(first) {
@@ -157,7 +223,10 @@
     S.variant = $("variant").value;
     document.body.dataset.variant = S.variant;
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
-      selected: null, hints: null, lastMove: null, log: [], cube: 1 });
+      selected: null, hints: null, lastMove: null, log: [], cube: 1, analysis: null });
+    S.games.push({ number: S.games.length + 1, players: { X: "human", O: botLabel() },
+      match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
+      history: [], result: null });
     updateStrengthChoices();
     showMessage("Loading the " + S.variant + " model…");
     render();
@@ -175,6 +244,7 @@
         let x, o;
         do { x = die(); o = die(); } while (x === o);
         opener = x > o ? "X" : "O";
+        recordEvent({ action: "opening", dice: [x, o] });
         if (rules.opening === "use-opening-dice") {
           dice = opener === "X" ? [x, o] : [o, x];
           addLog("Opening roll: X " + x + ", O " + o + ": " + opener + " plays " + dice.join("-") + ".");
@@ -241,6 +311,7 @@
 
   function finishMove(game, text, after, side) {
     if (game !== S.game) return;
+    recordEvent({ action: "move", side: side, dice: S.dice.slice(), move: text });
     addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text));
     S.lastMove = new Set();
     for (const step of text.split(/\s+/).filter(Boolean)) {
@@ -261,6 +332,8 @@
 
   function gameOver(result) {
     setPhase("over");
+    const record = currentRecord();
+    if (record) record.result = { winner: result.winner, kind: result.kind, points: result.points };
     const match = S.match;
     let title, text;
     if (result.kind === "draw") {
@@ -284,6 +357,8 @@
     $("game-over-title").textContent = title;
     $("game-over-text").textContent = text;
     $("next-game").textContent = match.over ? "New game" : "Next game";
+    $("analyse-over").disabled = !analysisAvailable();
+    $("analyse-over").title = analysisAvailable() ? "" : analyseHelp();
     $("game-over").hidden = false;
     showMessage(title + ". " + text);
     render();
@@ -454,7 +529,55 @@
     $("undo").disabled = !human || !S.plan || S.plan.history.length === 1;
     $("done").disabled = !human || !S.plan || !S.plan.complete() || S.legal.length === 1 && S.legal[0].move === "";
     for (const id of ["typed", "play-typed", "hint", "bot-plays"]) $(id).disabled = !human;
+    $("save-game").disabled = !S.games.length || !S.games[0].history.length;
+    const record = currentRecord();
+    $("analyse").disabled = S.phase !== "over" || !record || !record.result || !analysisAvailable();
+    $("analyse").title = analysisAvailable() ? "each move's error and each roll's luck, by the server's model" :
+      analyseHelp();
     renderAnalysis();
+    renderGameAnalysis();
+  }
+
+  function analyseHelp() {
+    return "start tapa-ai serve --bot net:" + S.variant + "@1ply to analyse " + S.variant + " games";
+  }
+
+  // The server's analysis of a finished game: the players' totals, then every move (docs/web.md).
+  function renderGameAnalysis() {
+    const answer = S.analysis, section = $("game-analysis");
+    section.hidden = !answer;
+    if (!answer) return;
+    const players = $("analysis-players").tBodies[0], moves = $("analysis-moves").tBodies[0];
+    players.replaceChildren();
+    moves.replaceChildren();
+    const cells = function (row, texts, numeric) {
+      texts.forEach(function (text, c) {
+        const cell = row.insertCell();
+        cell.textContent = text;
+        if (numeric(c)) cell.className = "num";
+      });
+    };
+    for (const p of answer.players) {
+      cells(players.insertRow(), [p.player, String(p.moves), p.error_rate_mp.toFixed(1), String(p.errors),
+        String(p.blunders), signed(p.luck)], (c) => c > 0);
+    }
+    const marks = { "": "", error: "?", blunder: "??" };
+    for (const turn of answer.games[0].turns) {
+      const row = moves.insertRow();
+      if (turn.action !== "move") {
+        cells(row, [String(turn.index), turn.side, "", turn.action + " (not rated)", "", "", "", ""], () => false);
+        continue;
+      }
+      if (turn.mark) row.className = turn.mark;
+      cells(row, [String(turn.index), turn.side, turn.dice.join("-"), turn.move || "(no move)",
+        turn.forced ? "(forced)" : turn.best === turn.move ? "=" : turn.best || "(no move)",
+        turn.forced ? "-" : turn.error_mp.toFixed(1), signed(turn.luck), marks[turn.mark]], (c) => c >= 5);
+    }
+    $("game-analysis-note").textContent = "Game " + answer.games[0].number + ", analysed by " + answer.bot + " at " +
+      answer.plies + " ply" + (answer.plies === 1 ? "" : "s") + " on the server: error, the millipoints (mp) a move " +
+      "loses against the best move (= the move played is the best; ? over " + answer.thresholds.error_mp +
+      " mp, ?? over " + answer.thresholds.blunder_mp + " mp); luck, the points the roll gained over the average " +
+      "roll. Cubeless equities (docs/analysis.md).";
   }
 
   function renderAnalysis() {
@@ -466,6 +589,7 @@
       $("chances-label").textContent = "";
       $("chances-legend").textContent = "";
       $("analysis-side").textContent = "";
+      $("analysis-note").textContent = "";
       return;
     }
     const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
@@ -563,6 +687,9 @@
     $("next-game").addEventListener("click", () => (S.match.over ? newMatch() : newGame(false)));
     $("close-summary").addEventListener("click", () => { $("game-over").hidden = true; });
     $("measure").addEventListener("click", measure);
+    $("save-game").addEventListener("click", saveGame);
+    $("analyse").addEventListener("click", analyseGame);
+    $("analyse-over").addEventListener("click", analyseGame);
     $("strength").addEventListener("change", () => showMessage("Bot: " + $("strength").selectedOptions[0].textContent + "."));
     try {
       const response = await fetch("health");
@@ -591,6 +718,8 @@
     benchmark: async function (variant, positions, ms) { return benchmark(await loadModel(variant), positions, ms); },
     measure: measure,
     isBearoff: isBearoff,
+    record: gameRecord,
+    analyse: analyseGame,
     ready: null,
   };
   window.tapaWeb.ready = init().catch(failed);
