@@ -297,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="play random self-play games and summarise them (the default job)")
+    demo = sub.add_parser("demo", help="play random self-play games and summarise them")
     demo.add_argument("--variant", default="all", choices=["all", *VARIANTS], help="rule set (default: all three)")
     demo.add_argument("--games", type=int, default=200, help="games per variant (default 200)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -305,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(func=_cmd_demo)
 
-    train = sub.add_parser("train", help="train an evaluator by self-play (default config: configs/quick.toml)")
+    train = sub.add_parser("train", help="train an evaluator by self-play (the command run when none is given; "
+                                         "default config: configs/quick.toml)")
     train.add_argument("--config", help=f"TOML config file (default {DEFAULT_TRAIN_CONFIG})")
     train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override a config value, e.g. --set model.hidden=128 (repeatable)")
