@@ -20,6 +20,7 @@ rated, with its bootstrap CI (the best's own noise cancels), and how many positi
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +112,15 @@ def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict
             for i, moves in sorted(extras.items())]
     bar = tqdm(total=len(jobs), unit="position", desc="rating new moves", disable=not progress, dynamic_ncols=True)
     last = [time.perf_counter()]
+    keep = [bench.complete]  # a set still being built is not rewritten
+
+    def save() -> None:
+        try:
+            write_set(bench.path, header, bench.records)
+        except BenchmarkError as error:  # a read-only set (installed): the new moves serve this run only
+            print(f"tapa-ai benchmark: the new moves are rated for this run only: {error}", file=sys.stderr)
+            keep[0] = False
+        last[0] = time.perf_counter()
 
     def done(index: int, part: dict) -> None:
         record = bench.records[index]
@@ -119,17 +129,16 @@ def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict
             record["candidates"].append(candidate)
         record["candidates"].sort(key=lambda c: -c["equity"])
         bar.update(1)
-        if bench.complete and time.perf_counter() - last[0] > SAVE_EVERY_S:
-            write_set(bench.path, header, bench.records)
-            last[0] = time.perf_counter()
+        if keep[0] and time.perf_counter() - last[0] > SAVE_EVERY_S:
+            save()
 
     try:
         _play_jobs(position_job, rollout["bot"], rollout.get("evaluator") or rollout["bot"], rules, jobs, workers,
                    ray_address, done)
     finally:
         bar.close()
-        if bench.complete:
-            write_set(bench.path, header, bench.records)
+        if keep[0]:
+            save()
 
 
 # -- statistics ----------------------------------------------------------------------------------------

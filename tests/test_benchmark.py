@@ -1,0 +1,235 @@
+"""Benchmark sets (``tapa-ai benchmark build|score``, tapa_ai/arena/benchmark*.py): a tiny set of 4 tapa positions
+rolled out with 36 games a move, its file, resuming, scoring and the one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from tapa_ai.arena.benchmark import build_benchmark
+from tapa_ai.arena.benchmark_file import BenchmarkError, afterstate_key, read_set
+from tapa_ai.arena.benchmark_sample import PHASES, _allocate, classify, sample_positions
+from tapa_ai.arena.benchmark_score import bootstrap, losses_of, score_bots, summarise_scores
+from tapa_ai.cli import main
+from tapa_ai.movegen.batch import PositionBatch
+from tapa_ai.movegen.generate import legal_moves_fast
+from tapa_ai.notation.json_position import position_from_json
+from tapa_ai.rules.options import variant_rules
+from tapa_ai.rules.position import start_position
+
+ARGS = dict(seed=3, games=36, candidates=2, references=["heuristic"], workers=1, progress=False)
+CLI_ARGS = ["--seed", "3", "--games", "36", "--candidates", "2", "--reference", "heuristic", "--workers", "1",
+            "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def tiny_set(tmp_path_factory):
+    """A set of 4 tapa positions built through the command line, and what the command printed."""
+    path = tmp_path_factory.mktemp("bench") / "tapa.jsonl"
+    capture = pytest.MonkeyPatch()
+    lines = []
+    capture.setattr("builtins.print", lambda *a, **k: lines.append(" ".join(map(str, a))))
+    try:
+        assert main(["benchmark", "build", "--variant", "tapa", "--positions", "4", "--out", str(path), *CLI_ARGS]) == 0
+    finally:
+        capture.undo()
+    return path, lines
+
+
+def _without_cost(records):
+    return [{k: v for k, v in record.items() if k != "cpu_seconds"} for record in records]
+
+
+def test_a_tiny_build_rates_the_candidates_of_every_position_and_reads_back(tiny_set):
+    path, printed = tiny_set
+    bench = read_set(path)
+    header = bench.header
+    assert header["format"] == "tapa-ai-benchmark" and header["version"] == 1 and header["variant"] == "tapa"
+    assert header["settings"]["rollout"]["games"] == 36 and header["settings"]["references"] == ["heuristic"]
+    assert header["models"]["net:tapa"]["sha256"] and "generation" in header["models"]["net:tapa"]["label"]
+    assert header["command"].startswith("tapa-ai benchmark build --variant tapa --positions 4")
+    assert sum(header["sampling"]["natural_phase_share"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert bench.complete and [r["index"] for r in bench.records] == [0, 1, 2, 3]
+    assert "4 positions, 4 new" in printed[-1] and "CPU-s a position" in printed[-1]
+    for record in bench.records:
+        assert record["phase"] in PHASES and record["cpu_seconds"] > 0 and record["seed"] == 3 * 100_000 + record["index"]
+        position = position_from_json(record["position"])
+        legal = {afterstate_key(move.position): move for move in legal_moves_fast(position, record["dice"])}
+        assert len(legal) >= 2  # forced rolls are skipped
+        keys = [c["key"] for c in record["candidates"]]
+        assert len(set(keys)) == len(keys) and set(keys) <= set(legal)
+        equities = [c["equity"] for c in record["candidates"]]
+        assert equities == sorted(equities, reverse=True)
+        for c in record["candidates"]:
+            assert c["games"] == 36 and c["ci95"][0] <= c["equity"] <= c["ci95"][1]
+        assert any("net:tapa@2ply#1" in c["chosen_by"] for c in record["candidates"])
+        assert any("heuristic" in c["chosen_by"] for c in record["candidates"])
+        assert record["candidates"][0]["difference"] == 0.0
+
+
+def test_a_stopped_build_run_again_gives_the_file_of_an_uninterrupted_build(tiny_set, tmp_path):
+    path, _ = tiny_set
+    out = tmp_path / "resumed.jsonl"
+    first = build_benchmark("tapa", 4, out, stop_after=2, **ARGS)
+    assert first.positions == 2 and len(read_set(out).records) == 2
+    with open(out, "ab") as handle:  # killed while writing the third record
+        handle.write(b'{"index": 2, "position": {"varia')
+    with pytest.raises(BenchmarkError, match="truncated record"):
+        read_set(out)
+    second = build_benchmark("tapa", 4, out, **ARGS)
+    assert second.resumed_from == 2 and second.new == 2
+    whole, resumed = read_set(path), read_set(out)
+    assert _without_cost(resumed.records) == _without_cost(whole.records)
+    assert {k: v for k, v in resumed.header.items() if k != "command"} == \
+        {k: v for k, v in whole.header.items() if k != "command"}
+    again = build_benchmark("tapa", 4, out, **ARGS)  # nothing left to do
+    assert again.new == 0 and len(read_set(out).records) == 4
+
+
+def test_other_settings_on_an_existing_set_are_refused_naming_what_differs(tiny_set, capsys):
+    path, _ = tiny_set
+    before = path.read_bytes()
+    args = [a if a != "36" else "72" for a in CLI_ARGS]
+    assert main(["benchmark", "build", "--variant", "tapa", "--positions", "4", "--out", str(path), *args]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and "settings.rollout.games" in error and "another --out" in error
+    assert path.read_bytes() == before
+
+
+def test_the_best_candidate_loses_nothing_and_another_loses_exactly_its_gap(tiny_set):
+    bench = read_set(tiny_set[0])
+    best = [r["candidates"][0]["key"] for r in bench.records]
+    worst = [r["candidates"][-1]["key"] for r in bench.records]
+    gaps = [1000 * (r["candidates"][0]["equity"] - r["candidates"][-1]["equity"]) for r in bench.records]
+    losses = {"best": losses_of(bench, best), "worst": losses_of(bench, worst), "none": losses_of(bench, ["?"] * 4)}
+    assert losses["best"].tolist() == [0.0] * 4
+    assert losses["worst"] == pytest.approx(gaps)
+    assert np.isnan(losses["none"]).all()
+    result = summarise_scores(bench, losses, replicates=200)
+    by_bot = {b.bot: b.stats for b in result.bots}
+    assert by_bot["best"]["mean_loss_mp"] == 0.0 and by_bot["best"]["best_move_share"] == 1.0
+    assert by_bot["worst"]["mean_loss_mp"] == pytest.approx(np.mean(gaps))
+    assert by_bot["worst"]["blunder_share"] == pytest.approx(np.mean(np.array(gaps) > 80))
+    assert by_bot["none"]["unrated_share"] == 1.0
+    pair = next(p for p in result.pairs if p["a"] == "best" and p["b"] == "worst")
+    assert pair["difference_mp"] == pytest.approx(-np.mean(gaps)) and pair["positions"] == 4
+    json.dumps(result.to_dict(), allow_nan=False)  # NaN written as null
+
+
+def test_scoring_is_deterministic_and_a_move_the_set_lacks_is_rolled_out_once_and_kept(tiny_set, tmp_path):
+    path = tmp_path / "copy.jsonl"
+    shutil.copy(tiny_set[0], path)
+    unrated = score_bots(path, ["random"], rollout=False, workers=1, progress=False, replicates=200)
+    assert path.read_bytes() == tiny_set[0].read_bytes()  # --no-rollout leaves the file alone
+    first = score_bots(path, ["random", "heuristic"], workers=1, progress=False, replicates=200)
+    added = [c for r in read_set(path).records for c in r["candidates"] if c.get("added_by")]
+    assert first.added == len(added) > 0 and all(c["added_by"] == ["random"] for c in added)
+    assert all(c["games"] == 36 and "difference" not in c for c in added)
+    second = score_bots(path, ["random", "heuristic"], workers=1, progress=False, replicates=200)
+    assert second.added == 0
+    strip = lambda result: [{k: v for k, v in b.stats.items() if k != "cpu_seconds_per_move"} for b in result.bots]
+    assert strip(first) == strip(second) and first.pairs == second.pairs
+    assert first.bots[0].stats["unrated_share"] == 0.0
+    assert unrated.bots[0].stats["unrated_share"] == pytest.approx(len(added) / 4)  # one move a position
+    text = first.report()
+    assert "random" in text and "heuristic" in text and "paired differences" in text
+
+
+def test_a_set_that_cannot_be_written_is_still_scored_with_a_note(tiny_set, tmp_path, monkeypatch, capsys):
+    import tapa_ai.arena.benchmark_score as scoring
+
+    path = tmp_path / "installed.jsonl"
+    shutil.copy(tiny_set[0], path)
+
+    def refuse(*args, **kwargs):
+        raise BenchmarkError(f"cannot write {path}: Read-only file system")
+
+    monkeypatch.setattr(scoring, "write_set", refuse)
+    result = score_bots(path, ["random"], workers=1, progress=False, replicates=200)
+    assert result.added > 0 and result.bots[0].stats["unrated_share"] == 0.0
+    assert "rated for this run only" in capsys.readouterr().err
+    assert path.read_bytes() == tiny_set[0].read_bytes()
+
+
+def _position(variant, stacks: dict, turn="X", off=(0, 0)):
+    points = [""] * 24
+    for index, stack in stacks.items():
+        points[index] = stack
+    return position_from_json({"variant": variant, "points": points, "off": {"X": off[0], "O": off[1]},
+                               "turn": turn})
+
+
+O_START = {0: "OOOOO", 1: "OOOOO", 2: "OOOO"}
+
+
+def test_phases_tell_contact_pins_mothers_races_and_bear_offs_apart():
+    rules = variant_rules("tapa")
+    cases = {
+        "contact": start_position(rules, "X"),
+        "mother": _position("tapa", {23: "X", 22: "XXXXXXX", 21: "XXXXXXX", **O_START, 3: "O"}),
+        "pins": _position("tapa", {23: "XXXXX", 22: "XXXXX", 21: "XXXX", 10: "XO", **O_START}),
+        "race": _position("tapa", {10: "XXXXX", 0: "XXXXXXXXXX", 13: "OOOOO", 23: "OOOOOOOOOO"}),
+        "bearoff": _position("tapa", {0: "XXXXX", 5: "XXXXX", 18: "OOOO", 23: "OOOO"}, off=(5, 7)),
+    }
+    for turn in ("X", "O"):  # the same phase from either side's view
+        positions = [p.with_changes(turn=turn) for p in cases.values()]
+        codes = classify(PositionBatch.from_positions(positions), rules)
+        assert [PHASES[c] for c in codes] == list(cases)
+    backgammon = variant_rules("backgammon")
+    assert PHASES[classify(PositionBatch.from_positions([start_position(backgammon)]), backgammon)[0]] == "contact"
+
+
+def test_positions_are_drawn_to_the_mix_and_the_same_for_the_same_seed():
+    rules = variant_rules("tapa")
+    mix = {"contact": 0.5, "pins": 0.3, "race": 0.2}
+    plan, stats = sample_positions(rules, 10, 5, "net:tapa", [("self", 1.0)], mix)
+    counts = {name: sum(p["phase"] == name for p in plan) for name in PHASES}
+    assert [counts[name] for name in PHASES] == _allocate(10, np.array([mix.get(n, 0) for n in PHASES])).tolist()
+    assert plan == sample_positions(rules, 10, 5, "net:tapa", [("self", 1.0)], mix)[0]
+    assert plan != sample_positions(rules, 10, 6, "net:tapa", [("self", 1.0)], mix)[0]
+    assert stats["games"] == {"net:tapa vs itself": 64} and 0 < stats["forced_share"] < 1
+    assert all(p["source"] == "net:tapa vs itself" and p["mover"] == "net:tapa" for p in plan)
+
+
+def test_the_bootstrap_is_seeded_and_resamples_within_each_phase():
+    values = np.array([0.0, 0.0, 10.0, 10.0, 30.0])
+    strata = np.array(["a", "a", "b", "b", "c"])
+    one = bootstrap(values, strata, 500, 1, {"a": 0.5, "b": 0.25, "c": 0.25})
+    assert np.array_equal(one["mean"], bootstrap(values, strata, 500, 1)["mean"])
+    assert (one["phases"]["a"] == 0).all() and (one["phases"]["b"] == 10).all() and (one["phases"]["c"] == 30).all()
+    assert np.allclose(one["mean"], 50 / 5) and np.allclose(one["weighted"], 0.25 * 10 + 0.25 * 30)
+
+
+def _one_line_error(capsys, argv) -> str:
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert error and "\n" not in error and "Traceback" not in error
+    return error
+
+
+def test_bad_input_gets_one_clear_line_and_exit_code_2(tiny_set, tmp_path, capsys):
+    path = str(tiny_set[0])
+    score = ["benchmark", "score", "--workers", "1", "--quiet"]
+    assert "cannot play 'tapa'" in _one_line_error(capsys, [*score, "net:plakoto", "--set", path])
+    assert "unknown bot" in _one_line_error(capsys, [*score, "nosuchbot", "--set", path])
+    lines = tiny_set[0].read_text().splitlines(keepends=True)
+    truncated = tmp_path / "truncated.jsonl"
+    truncated.write_text("".join(lines[:3]) + lines[3][:40])
+    assert "line 4: truncated record" in _one_line_error(capsys, [*score, "heuristic", "--set", str(truncated)])
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("".join(lines[:2]) + "{not json\n" + "".join(lines[3:]))
+    assert "line 3: not a benchmark record" in _one_line_error(capsys, [*score, "heuristic", "--set", str(damaged)])
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(lines[0])
+    assert "no rated positions yet" in _one_line_error(capsys, [*score, "heuristic", "--set", str(empty)])
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"games": 10}) + "\n")
+    assert "not a tapa-ai benchmark set" in _one_line_error(capsys, [*score, "heuristic", "--set", str(other)])
+    assert "no such file" in _one_line_error(capsys, [*score, "heuristic", "--set", str(tmp_path / "none.jsonl")])
+    build = ["benchmark", "build", "--variant", "tapa", "--positions", "2", "--out", str(tmp_path / "new.jsonl")]
+    assert "phases are" in _one_line_error(capsys, [*build, "--mix", "opening=1"])
+    assert "NAME=WEIGHT" in _one_line_error(capsys, [*build, "--source", "heuristic"])
+    assert "unknown bot" in _one_line_error(capsys, [*build, "--reference", "nosuchbot"])
