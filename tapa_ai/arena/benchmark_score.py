@@ -40,6 +40,8 @@ CHOOSE_CHUNK = 8
 """Positions per batch a bot chooses in (and per seeded chunk of its random choices)."""
 DEFAULT_BLUNDER_MP = 80.0
 DEFAULT_BOOTSTRAP = 2000
+ALL_PAIRS_UP_TO = 4
+"""The table shows every pair of up to this many bots, else each bot against the next."""
 SAVE_EVERY_S = 30.0
 """Moves rolled out while scoring are written to the file at most this often (and at the end)."""
 
@@ -216,10 +218,15 @@ class ScoreResult:
                             for p in phases)
             lines.append(f"{b.bot:<{width}}  {loss:<22} {weighted:>8}  {cells}  {s['blunder_share']:>8.1%} "
                          f"{s['best_move_share']:>6.1%} {s['unrated_share']:>7.1%} {s['cpu_seconds_per_move']:>10.4f}")
-        if self.pairs:
-            lines += ["", "paired differences, A minus B (mp a move, 95% CI; positions for a CI of +-1 mp):"]
-            pair_width = max(len(f"{p['a']} - {p['b']}") for p in self.pairs)
-            for p in self.pairs:
+        shown = self.pairs
+        if len(self.bots) > ALL_PAIRS_UP_TO:  # bots next to each other in the order given; all of them in to_dict
+            names = [b.bot for b in self.bots]
+            shown = [p for p in self.pairs if names.index(p["b"]) == names.index(p["a"]) + 1]
+        if shown:
+            which = "" if shown is self.pairs else ", each bot against the next (every pair in --json)"
+            lines += ["", f"paired differences, A minus B (mp a move, 95% CI; positions for a CI of +-1 mp){which}:"]
+            pair_width = max(len(f"{p['a']} - {p['b']}") for p in shown)
+            for p in shown:
                 ci = p["difference_mp_ci95"]
                 lines.append(f"  {p['a'] + ' - ' + p['b']:<{pair_width}}  {p['difference_mp']:+.1f} "
                              f"[{ci[0]:+.1f}, {ci[1]:+.1f}]  {p['positions_for_1mp']:,}")
