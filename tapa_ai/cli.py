@@ -460,9 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
     bearoff.add_argument("--json", action="store_true", help="one JSON object, as the engine's bearoff command")
     bearoff.add_argument("--quiet", action="store_true", help="no progress bar or messages")
     bearoff.set_defaults(func=_cmd_bearoff)
-    from .arena.benchmark_command import add_parser as add_benchmark_parser
-
-    add_benchmark_parser(sub, bots_help, _worker_options)  # tapa-ai benchmark build|score (docs/benchmark.md)
+    from .arena.benchmark_command import add_parser as add_benchmark_parser  # tapa-ai benchmark (docs/benchmark.md)
+    add_benchmark_parser(sub, bots_help, _worker_options)
     return parser
 
 
