@@ -4,6 +4,7 @@ rolled out with 36 games a move, its file, resuming, scoring and the one-line er
 from __future__ import annotations
 
 import json
+import math
 import shutil
 
 import numpy as np
@@ -154,6 +155,28 @@ def test_a_set_that_cannot_be_written_is_still_scored_with_a_note(tiny_set, tmp_
     assert path.read_bytes() == tiny_set[0].read_bytes()
 
 
+def test_a_gzipped_set_is_scored_and_kept_gzipped_and_a_shipped_one_by_name_is_never_rewritten(tiny_set, tmp_path,
+                                                                                              monkeypatch):
+    import gzip
+
+    import tapa_ai.arena.benchmark_file as files
+
+    packed = tmp_path / "tapa.jsonl.gz"
+    packed.write_bytes(gzip.compress(tiny_set[0].read_bytes()))
+    assert score_bots(packed, ["random"], workers=1, progress=False, replicates=200).added > 0
+    assert any(c.get("added_by") for r in read_set(packed).records for c in r["candidates"])
+    shipped = tmp_path / "benchmarks"
+    shipped.mkdir()
+    (shipped / "tapa.jsonl.gz").write_bytes(gzip.compress(tiny_set[0].read_bytes()))
+    before = (shipped / "tapa.jsonl.gz").read_bytes()
+    monkeypatch.setattr(files, "sets_dir", lambda: shipped)
+    monkeypatch.chdir(tmp_path)
+    assert score_bots("tapa", ["random"], workers=1, progress=False, replicates=200).added > 0
+    assert (shipped / "tapa.jsonl.gz").read_bytes() == before
+    with pytest.raises(BenchmarkError, match="gzip the finished set"):
+        build_benchmark("tapa", 4, tmp_path / "new.jsonl.gz", **ARGS)
+
+
 def _position(variant, stacks: dict, turn="X", off=(0, 0)):
     points = [""] * 24
     for index, stack in stacks.items():
@@ -233,3 +256,29 @@ def test_bad_input_gets_one_clear_line_and_exit_code_2(tiny_set, tmp_path, capsy
     assert "phases are" in _one_line_error(capsys, [*build, "--mix", "opening=1"])
     assert "NAME=WEIGHT" in _one_line_error(capsys, [*build, "--source", "heuristic"])
     assert "unknown bot" in _one_line_error(capsys, [*build, "--reference", "nosuchbot"])
+
+
+def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_order(tmp_path, capsys):
+    from tapa_ai.arena.benchmark_study import known_duel, study
+
+    pair = lambda a, b, w, ci: {"a": a, "b": b, "positions": 100, "difference_mp": w, "difference_mp_ci95": ci,
+                                "weighted_difference_mp": w, "weighted_difference_mp_ci95": ci}
+    score = {"set": "s.jsonl", "variant": "tapa", "decisions_per_side_per_game": 40.0, "cpu_seconds_per_position": 8.0,
+             "pairs": [pair("random", "heuristic", 200.0, [150.0, 250.0]), pair("heuristic", "runner", -100.0, [-150.0, -50.0])]}
+    duels = [known_duel(["heuristic", "random", "6", "5.9", "6.1"]), known_duel(["heuristic", "runner", "3", "2.9", "3.1"]),
+             known_duel(["pubeval", "random", "1", "0", "2"])]
+    result = study(score, duels)
+    assert result["k_theory"] == 0.04 and result["k_fit"] == pytest.approx((200 * 6 + 100 * 3) / (200 ** 2 + 100 ** 2))
+    assert result["scored"] == 2 and result["agree"] == 2 and not result["duels"][2]["scored"]
+    first = result["duels"][0]
+    assert first["benchmark_mp"] == -200.0 and first["benchmark_mp_ci95"] == [-250.0, -150.0]
+    assert first["predicted_ppg"] == pytest.approx(0.03 * 200)
+    assert first["positions_for_duel_ci"] == pytest.approx(math.ceil(100 * (50 / (0.1 / 0.03)) ** 2), abs=1)
+    assert first["build_cpu_hours"] == pytest.approx(first["positions_for_duel_ci"] * 8 / 3600)
+    path = tmp_path / "score.json"
+    path.write_text(json.dumps(score))
+    assert main(["benchmark", "study", str(path), "--known", "heuristic", "random", "6", "5.9", "6.1"]) == 0
+    assert "1 of 1 scored duels" in capsys.readouterr().out
+    assert "no such file" in _one_line_error(capsys, ["benchmark", "study", str(tmp_path / "none.json"),
+                                                      "--known", "a", "b", "1", "0", "2"])
+    assert "give duels" in _one_line_error(capsys, ["benchmark", "study", str(path)])

@@ -240,6 +240,8 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
     identity = json.loads(json.dumps({"rules": header["rules"], "settings": settings,
                                       "models": {k: v["sha256"] for k, v in models.items()}}))
     out = Path(out)
+    if out.suffix == ".gz":
+        raise BenchmarkError(f"--out {out}: a build writes plain JSON lines (FILE.jsonl); gzip the finished set")
     existing: Optional[BenchmarkSet] = None
     if out.exists():
         existing = read_set(out, allow_partial_tail=True)

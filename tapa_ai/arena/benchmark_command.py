@@ -1,4 +1,4 @@
-"""``tapa-ai benchmark build`` and ``tapa-ai benchmark score``: their options and the command (docs/benchmark.md).
+"""``tapa-ai benchmark build|score|study``: their options and the command (docs/benchmark.md).
 
 :func:`add_parser` adds the ``benchmark`` command to ``tapa-ai``'s parser; :func:`benchmark_command` runs it:
 a bad input (a set of another variant than a bot's model, a truncated or damaged file, an unknown bot spec,
@@ -30,6 +30,12 @@ def benchmark_command(args: argparse.Namespace) -> int:
                 luck=args.luck, truncate=args.truncate, bearoff=args.bearoff, workers=args.workers,
                 ray_address=args.ray_address, progress=not args.quiet)
             print(result.report())
+            return 0
+        if args.action == "study":
+            from .benchmark_study import report, study_command
+
+            data = study_command(args.score, args.duel, args.known, args.out)
+            print(json.dumps(data) if args.json else report(data))
             return 0
         from .benchmark_score import score_bots
 
@@ -102,3 +108,13 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
     score.add_argument("--out", metavar="JSON", help="also write the result here")
     worker_options(score)
     score.set_defaults(func=benchmark_command)
+    study = actions.add_parser("study", help="does a set predict match play: a score's paired differences against "
+                               "duels of the same bots")
+    study.add_argument("score", metavar="SCORE", help="the JSON of tapa-ai benchmark score --out")
+    study.add_argument("--duel", action="append", default=[], metavar="MATCH",
+                       help="a tapa-ai match --out record of two scored bots (repeatable)")
+    study.add_argument("--known", action="append", nargs=5, default=[], metavar=("A", "B", "PPG", "LOW", "HIGH"),
+                       help="a duel stated by hand: A's points per game against B and its 95%% CI (repeatable)")
+    study.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    study.add_argument("--out", metavar="JSON", help="also write the result here")
+    study.set_defaults(func=benchmark_command)

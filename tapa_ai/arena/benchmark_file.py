@@ -17,11 +17,15 @@ rolled out then with the set's settings and seed (so on the same dice) and added
 
 A build appends each record as one write, flushed and fsynced, so a killed build leaves every finished
 position and at most one partial last line, which the next build drops (:func:`read_set` reports it);
-``score`` rewrites the file through :func:`tapa_ai.net.atomic_files.atomic_write` when it adds moves.
+``score`` rewrites the file through :func:`tapa_ai.net.atomic_files.atomic_write` when it adds moves. A
+finished set may be gzipped (``FILE.jsonl.gz``: read, and rewritten, as such). A set is named by its path,
+or by the name of a set shipped in ``tapa_ai/models/benchmarks/<name>.jsonl[.gz]`` (:func:`resolve_set`),
+which ``score`` never rewrites.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from dataclasses import dataclass, field
@@ -108,6 +112,26 @@ def check_record(record, where: str, index: int) -> dict:
     return record
 
 
+def sets_dir() -> Path:
+    """Where shipped sets live: ``tapa_ai/models/benchmarks/``."""
+    from ..net.shipped import MODELS_DIR
+
+    return MODELS_DIR / "benchmarks"
+
+
+def resolve_set(text: str | Path) -> tuple[Path, bool]:
+    """(path, shipped) of a set: a file at ``text`` first, else a shipped set of that name
+    (``tapa_ai/models/benchmarks/<name>.jsonl.gz`` or ``.jsonl``), else ``text`` as a path (not found)."""
+    path = Path(text)
+    if path.is_file() or "/" in str(text) or "\\" in str(text) or str(text).startswith("."):
+        return path, False
+    for suffix in (".jsonl.gz", ".jsonl"):
+        shipped = sets_dir() / f"{text}{suffix}"
+        if shipped.is_file():
+            return shipped, True
+    return path, False
+
+
 def read_set(path: str | Path, allow_partial_tail: bool = False) -> BenchmarkSet:
     """The set in ``path``: header and records, each checked; BenchmarkError (one line) for anything else.
 
@@ -121,6 +145,11 @@ def read_set(path: str | Path, allow_partial_tail: bool = False) -> BenchmarkSet
         raise BenchmarkError(f"{path}: no such file (build one with `tapa-ai benchmark build`)") from None
     except OSError as error:
         raise BenchmarkError(f"{path}: cannot read ({error.strerror or error})") from None
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as error:
+            raise BenchmarkError(f"{path}: damaged gzip file ({error})") from None
     if not data.strip():
         raise BenchmarkError(f"{path}: empty file, not a benchmark set")
     try:
@@ -162,14 +191,20 @@ def _line(data: dict) -> str:
 
 
 def write_set(path: Path, header: dict, records: list[dict]) -> None:
-    """The whole set written atomically (a temporary file renamed over ``path``)."""
+    """The whole set written atomically (a temporary file renamed over ``path``; gzipped for ``.gz``)."""
     from ..net.atomic_files import WriteError, atomic_write
 
-    text = _line(header) + "".join(_line(record) for record in records)
+    path = Path(path)
+    data = (_line(header) + "".join(_line(record) for record in records)).encode("utf-8")
+    if path.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
     try:
-        atomic_write(Path(path), lambda handle: handle.write(text.encode("utf-8")))
-    except WriteError as error:
-        raise BenchmarkError(str(error)) from None
+        atomic_write(path, lambda handle: handle.write(data))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(path, 0o666 & ~umask)  # as a plain open() would make it, not the temporary file's 0600
+    except (WriteError, OSError) as error:
+        raise BenchmarkError(str(error) if isinstance(error, WriteError) else f"cannot write {path}: {error}") from None
 
 
 def append_record(path: Path, record: dict, handle=None) -> None:

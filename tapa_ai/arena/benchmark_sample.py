@@ -224,7 +224,7 @@ def sample_positions(rules: RuleOptions, positions: int, seed: int, player: str,
     weights = np.array([w for _, w in sources], dtype=np.float64)
     mix_weights = np.array([mix.get(name, 0.0) for name in PHASES])
     cells = _allocate(positions, (weights[:, None] * mix_weights[None, :]).ravel()).reshape(len(sources), -1)
-    plan, stats = [], {"games": {}, "decisions": 0, "forced": 0}
+    plan, stats = [], {"games": {}, "decisions_per_game": {}, "decisions": 0, "forced": 0}
     natural = np.zeros(len(PHASES))
     built = {}
     bar = tqdm(total=positions, unit="position", desc="drawing positions", disable=not progress, dynamic_ncols=True)
@@ -257,6 +257,7 @@ def sample_positions(rules: RuleOptions, positions: int, seed: int, player: str,
             counts = np.bincount(phase, minlength=len(PHASES)).astype(np.float64)
             natural += weight * counts / max(counts.sum(), 1.0)
             stats["games"][label] = played
+            stats["decisions_per_game"][label] = round(float(counts.sum()) / played, 2)  # both sides, not forced
             stats["decisions"] += int(counts.sum())
             stats["forced"] += sum(d.forced for d in decisions)
             for round_, row in taken:

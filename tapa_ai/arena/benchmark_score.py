@@ -5,8 +5,8 @@ processes, its random choices seeded ``[seed, chunk]``). Its **loss** in a posit
 the moves rolled out when the set was built minus the equity of the move it chose, in **millipoints**
 (1/1000 of a point of cubeless equity, the mover's). A chosen move the set lacks is rolled out on the spot
 with the set's rollout settings and the position's seed (so on the same dice as the set's candidates) and
-kept in the file (``added_by`` names who played it; a partial set is not rewritten, its new moves are rated
-for this run only); with ``rollout=False`` it is left **unrated** instead and counted apart. A move added
+kept in the file (``added_by`` names who played it; a partial set, or a shipped one, is not rewritten: its
+new moves are rated for this run only); with ``rollout=False`` it is left **unrated** instead and counted apart. A move added
 this way that rolls out better than the set's best gets a negative loss: the best stays the build's, so a
 bot's score does not depend on which bots were scored before.
 
@@ -34,7 +34,7 @@ from ..movegen.generate import generate
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions
 from .benchmark_file import (BenchmarkError, BenchmarkSet, afterstate_key, best_equity, candidate_map, read_set,
-                             summary_line, write_set)
+                             resolve_set, summary_line, write_set)
 
 CHOOSE_CHUNK = 8
 """Positions per batch a bot chooses in (and per seeded chunk of its random choices)."""
@@ -89,9 +89,9 @@ def _choices(bench: BenchmarkSet, rules: RuleOptions, spec: str, seed: int, work
 
 
 def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict], workers: int,
-                 ray_address: Optional[str], progress: bool) -> None:
-    """Roll out the moves of ``extras`` ({position: {key: [text, after, bots]}}) and add them to the records
-    (and to the file, when the set is complete)."""
+                 ray_address: Optional[str], progress: bool, keep: bool) -> None:
+    """Roll out the moves of ``extras`` ({position: {key: [text, after, bots]}}) and add them to the records,
+    and with ``keep`` to the file."""
     from tqdm import tqdm
 
     from .benchmark import model_hashes, position_job
@@ -114,7 +114,7 @@ def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict
             for i, moves in sorted(extras.items())]
     bar = tqdm(total=len(jobs), unit="position", desc="rating new moves", disable=not progress, dynamic_ncols=True)
     last = [time.perf_counter()]
-    keep = [bench.complete]  # a set still being built is not rewritten
+    keep = [keep]
 
     def save() -> None:
         try:
@@ -195,6 +195,8 @@ class ScoreResult:
         return _json_safe({"set": str(self.bench.path), "variant": header["variant"], "positions": len(self.bench.records),
                 "planned": self.bench.planned, "rollout": header["settings"].get("rollout"),
                 "models": {k: v.get("label") for k, v in header["models"].items()}, "blunder_mp": self.blunder_mp,
+                "cpu_seconds_per_position": float(np.mean([r.get("cpu_seconds", 0.0) for r in self.bench.records])),
+                "decisions_per_side_per_game": _decisions_per_side(header),
                 "moves_added": self.added, "bots": [{"bot": b.bot, **b.stats} for b in self.bots],
                 "pairs": self.pairs})
 
@@ -235,6 +237,14 @@ class ScoreResult:
         return "\n".join(lines)
 
 
+def _decisions_per_side(header: dict) -> Optional[float]:
+    """Decisions (not forced) a side makes in a game of the player against itself, from the sampling games."""
+    sampling = header.get("sampling", {})
+    player = header["settings"].get("player")
+    per_game = sampling.get("decisions_per_game", {}).get(f"{player} vs itself")
+    return None if per_game is None else per_game / 2
+
+
 def _json_safe(data):
     if isinstance(data, float) and not math.isfinite(data):
         return None
@@ -259,9 +269,7 @@ def _bot_stats(losses: np.ndarray, phases: np.ndarray, weights: dict, blunder_mp
     stats.update(mean_loss_mp=float(values.mean()), mean_loss_mp_ci95=_percentile_ci(boot["mean"]),
                  weighted_loss_mp=None, weighted_loss_mp_ci95=None)
     if boot.get("weighted") is not None:
-        present = {p: weights[p] for p in boot["phases"] if weights.get(p, 0) > 0}
-        norm = sum(present.values())
-        stats["weighted_loss_mp"] = float(sum(w * values[strata == p].mean() for p, w in present.items()) / norm)
+        stats["weighted_loss_mp"] = _weighted_mean(values, strata, weights)
         stats["weighted_loss_mp_ci95"] = _percentile_ci(boot["weighted"])
     stats["by_phase"] = {p: {"positions": int((strata == p).sum()), "mean_loss_mp": float(values[strata == p].mean()),
                              "mean_loss_mp_ci95": _percentile_ci(boot["phases"][p])} for p in boot["phases"]}
@@ -270,17 +278,28 @@ def _bot_stats(losses: np.ndarray, phases: np.ndarray, weights: dict, blunder_mp
     return stats
 
 
-def _pair(a: BotScore, b: BotScore, phases: np.ndarray, replicates: int, seed: int) -> dict:
+def _weighted_mean(values: np.ndarray, strata: np.ndarray, weights: dict) -> Optional[float]:
+    present = {p: w for p, w in weights.items() if w > 0 and (strata == p).any()}
+    norm = sum(present.values())
+    return float(sum(w * values[strata == p].mean() for p, w in present.items()) / norm) if norm else None
+
+
+def _pair(a: BotScore, b: BotScore, phases: np.ndarray, weights: dict, replicates: int, seed: int) -> dict:
     both = np.isfinite(a.losses) & np.isfinite(b.losses)
     d = a.losses[both] - b.losses[both]
+    nan = math.nan
+    pair = {"a": a.bot, "b": b.bot, "positions": int(d.size), "difference_mp": nan, "difference_mp_ci95": [nan, nan],
+            "weighted_difference_mp": None, "weighted_difference_mp_ci95": None, "sd_mp": nan, "positions_for_1mp": 0}
     if not d.size:
-        return {"a": a.bot, "b": b.bot, "positions": 0, "difference_mp": math.nan,
-                "difference_mp_ci95": [math.nan, math.nan], "sd_mp": math.nan, "positions_for_1mp": 0}
-    boot = bootstrap(d, phases[both], replicates, seed)
-    sd = float(d.std(ddof=1)) if d.size > 1 else math.nan
-    return {"a": a.bot, "b": b.bot, "positions": int(d.size), "difference_mp": float(d.mean()) if d.size else math.nan,
-            "difference_mp_ci95": _percentile_ci(boot["mean"]), "sd_mp": sd,
-            "positions_for_1mp": int(math.ceil((1.96 * sd) ** 2)) if math.isfinite(sd) else 0}
+        return pair
+    boot = bootstrap(d, phases[both], replicates, seed, weights)
+    sd = float(d.std(ddof=1)) if d.size > 1 else nan
+    pair.update(difference_mp=float(d.mean()), difference_mp_ci95=_percentile_ci(boot["mean"]), sd_mp=sd,
+                positions_for_1mp=int(math.ceil((1.96 * sd) ** 2)) if math.isfinite(sd) else 0)
+    if boot.get("weighted") is not None:
+        pair.update(weighted_difference_mp=_weighted_mean(d, phases[both], weights),
+                    weighted_difference_mp_ci95=_percentile_ci(boot["weighted"]))
+    return pair
 
 
 def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DEFAULT_BLUNDER_MP,
@@ -296,6 +315,7 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
         raise BenchmarkError(f"--workers {workers!r}: must be an integer >= 1")
     if not replicates >= 100:
         raise BenchmarkError(f"--bootstrap {replicates}: at least 100 resamples")
+    path, shipped = resolve_set(path)
     bench = read_set(path)
     if not bench.records:
         raise BenchmarkError(f"{bench.path}: no rated positions yet (0 of {bench.planned}): run its build command "
@@ -320,7 +340,8 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
                     extras.setdefault(index, {}).setdefault(key, [text, after, set()])[2].add(spec)
         added = sum(len(moves) for moves in extras.values())
         if extras and rollout:
-            _rate_extras(bench, rules, extras, workers, ray_address, progress)
+            # a set still being built, or a shipped one, is not rewritten: the new moves serve this run
+            _rate_extras(bench, rules, extras, workers, ray_address, progress, bench.complete and not shipped)
     except (BotError, RolloutError) as error:
         raise BenchmarkError(str(error)) from None
     losses = {spec: losses_of(bench, [key for key, _, _ in picks[spec]]) for spec in dict.fromkeys(specs)}
@@ -352,5 +373,5 @@ def summarise_scores(bench: BenchmarkSet, losses: dict[str, np.ndarray], cpu: Op
         score = BotScore(name, np.asarray(values, dtype=np.float64), seconds)
         score.stats = _bot_stats(score.losses, phases, weights, blunder_mp, replicates, seed, seconds)
         scores.append(score)
-    pairs = [_pair(a, b, phases, replicates, seed) for i, a in enumerate(scores) for b in scores[i + 1:]]
+    pairs = [_pair(a, b, phases, weights, replicates, seed) for i, a in enumerate(scores) for b in scores[i + 1:]]
     return ScoreResult(bench, scores, blunder_mp, pairs, added, unrated_kept)
