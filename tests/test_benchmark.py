@@ -272,8 +272,8 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
     assert result["scored"] == 2 and result["agree"] == 2 and not result["duels"][2]["scored"]
     first = result["duels"][0]
     assert first["benchmark_mp"] == -200.0 and first["benchmark_mp_ci95"] == [-250.0, -150.0]
-    assert first["predicted_ppg"] == pytest.approx(0.03 * 200)
-    assert first["positions_for_duel_ci"] == pytest.approx(math.ceil(100 * (50 / (0.1 / 0.03)) ** 2), abs=1)
+    assert result["k_used"] == 0.04 and first["predicted_ppg"] == pytest.approx(0.04 * 200)  # k_theory, not the fit
+    assert first["positions_for_duel_ci"] == pytest.approx(math.ceil(100 * (50 / (0.1 / 0.04)) ** 2), abs=1)
     assert first["build_cpu_hours"] == pytest.approx(first["positions_for_duel_ci"] * 8 / 3600)
     path = tmp_path / "score.json"
     path.write_text(json.dumps(score))

@@ -10,7 +10,9 @@ the separation of that duel (its 95% CI in points per game), with their build co
 Millipoints a move turn into points per game by a factor ``k``: fitted through the origin on the duels
 (``k_fit``, points per game per mp a move), and in theory the decisions a side makes in a game divided
 by 1000 (``k_theory``: each decision's loss is expected points given away; the sampling games of the set's
-player against itself count them, forced rolls left out).
+player against itself count them, forced rolls left out). The predictions and the positions needed use
+``k_theory`` where the set has it (``k_fit`` is as noisy as the differences it is fitted on; the two agreeing
+is one test of the benchmark).
 
 Bots are matched by name after resolving model files: ``net:tapa`` and ``net:checkpoints/tapa.pt`` are
 the same bot when they name the same file (its sha256), at the same plies with the same options. A duel
@@ -106,7 +108,7 @@ def study(score: dict, duels: list[dict]) -> dict:
     k_fit = None
     if scored:
         k_fit = sum(-r["benchmark_mp"] * r["ppg"] for r in scored) / sum(r["benchmark_mp"] ** 2 for r in scored)
-    k = k_fit if k_fit and k_fit > 0 else k_theory
+    k = k_theory or (k_fit if k_fit and k_fit > 0 else None)  # the fit is as noisy as the differences it fits
     cpu = score.get("cpu_seconds_per_position")
     for row in rows:
         if not row["scored"]:
