@@ -49,6 +49,10 @@ def benchmark_command(args: argparse.Namespace) -> int:
     except (BenchmarkError, BotError, OSError) as error:
         print(f"tapa-ai benchmark {args.action}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        again = " (every finished position is kept: run the same command to go on)" if args.action == "build" else ""
+        print(f"tapa-ai benchmark {args.action}: stopped{again}", file=sys.stderr)
+        return 130
     print(json.dumps(data) if args.json else result.report())
     return 0
 
