@@ -472,6 +472,23 @@ def test_distributed_training_stops_its_actors_and_checkpoints_the_learner_on_a_
     assert checkpoint.games == trainer.games
 
 
+def test_an_actor_still_starting_ignores_ctrl_c(tmp_path):
+    """Ctrl-C reaches the whole process group; an actor still importing its modules (seconds, more with a cold
+    numba cache) must not die of it: it starts with SIGINT ignored, inherited from the learner."""
+    from tapa_ai.training.distributed import ProcessActors
+
+    config = tiny_config(tmp_path, "distributed.workers=1")
+    pool = ProcessActors(config, 1, 0, [("weights", (2,))])
+    try:
+        pool._launch(0)
+        os.kill(pool.pids()[0], signal.SIGINT)  # at once: the child is still starting Python
+        time.sleep(1.0)
+        assert pool.slots[0].process.is_alive()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the learner's own is back
+    finally:
+        pool.close()
+
+
 def test_a_stopping_learner_does_not_replace_lost_actors(tmp_path):
     from tapa_ai.training.distributed import ProcessActors
 

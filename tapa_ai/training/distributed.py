@@ -27,9 +27,11 @@ Batches staler than ``distributed.max_staleness`` (when not 0) are dropped.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import pickle
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -104,6 +106,24 @@ class SharedWeights:
         return version, state, epsilon
 
 
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored while a child process starts (main thread only), so the child begins with it ignored.
+
+    Python leaves a SIGINT disposition it inherits as ignored in place, so a Ctrl-C that reaches the process
+    group while an actor is still importing its modules (seconds, more with a cold numba cache) is ignored
+    there too; the actor's own ``signal.signal(SIGINT, SIG_IGN)`` covers the rest of its life.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _process_actor_main(config: dict, slot: int, incarnation: int, seed: list[int], games_per_batch: int,
                         threads: int, weights: SharedWeights, sender: Any, stop: Any) -> None:
     """The body of an actor process: play batches with the newest weights and send them, until stopped."""
@@ -174,7 +194,8 @@ class ProcessActors:
             target=_process_actor_main, name=f"tapa-ai-actor-{slot}.{incarnation}", daemon=True,
             args=(self.config_dict, slot, incarnation, seed, distributed.games_per_batch, distributed.actor_threads,
                   self.weights, sender, self.stop))
-        process.start()
+        with _sigint_ignored():  # inherited: a Ctrl-C while the child still imports cannot kill it
+            process.start()
         sender.close()  # the child holds the only write end: its death reads as end of file here
         self.slots[slot] = _ProcessSlot(process, receiver, time.monotonic())
 
