@@ -21,22 +21,18 @@ reason. Reading a file is bounded (:data:`MAX_FILE_BYTES`, :data:`MAX_NESTING`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from ..arena.recorded_games import GAMES_FORMAT, GAMES_VERSION
 from ..flow import Event, FlowError, GameState, MatchState
+from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
 from ..notation.json_position import position_from_json, result_from_json
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
 
 PLAY_FORMAT = "tapa-ai/play"
-MAX_FILE_BYTES = 16 * 1024 * 1024
-"""The largest record file read (a long match's record is well under 1 MB); reading stops there."""
-MAX_NESTING = 64
-"""The deepest nesting of arrays and objects a record may have (a record nests about 8 deep)."""
 MAX_GAMES = 100_000
 """The most games one file may hold."""
 
@@ -109,52 +105,16 @@ class Record:
 
 def read_record(path: str | Path) -> Record:
     """The record in file ``path``; :class:`RecordError` (one line) for anything unreadable."""
-    path = Path(path)
-    name = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise RecordError(f"no file {name!r}") from None
-    except OSError as error:
-        raise RecordError(f"cannot read {name!r}: {error.strerror or error}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise RecordError(f"{name!r} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not a game record "
-                          "(reading stopped there)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise RecordError(f"{name!r} is not UTF-8 text ({error.reason} at byte {error.start}): not a game "
-                          "record") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        cut = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
-        end = " (the file ends too early: truncated?)" if cut else ""
-        raise RecordError(f"{name!r} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
-                          f"{end}") from None
-    except RecursionError:
-        raise RecordError(f"{name!r} nests arrays or objects more than {MAX_NESTING} deep: not a game record") \
-            from None
-    return record_from_json(data, name)
-
-
-def _nesting(data: Any) -> int:
-    deepest, stack = 0, [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            depth += 1
-            deepest = max(deepest, depth)
-            if depth > MAX_NESTING:
-                return depth
-            stack.extend((item, depth) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
+        data = read_json_file(path, "a game record")
+    except JsonFileError as error:
+        raise RecordError(str(error)) from None
+    return record_from_json(data, str(path))
 
 
 def record_from_json(data: Any, where: str = "record") -> Record:
     """The record of parsed JSON: a ``tapa-ai/play`` save, a ``tapa-ai/games`` file, a game or match snapshot."""
-    if _nesting(data) > MAX_NESTING:
+    if nesting(data) > MAX_NESTING:
         raise RecordError(f"{where}: nests arrays or objects more than {MAX_NESTING} deep: not a game record")
     if not isinstance(data, dict):
         raise RecordError(f"{where}: must be a JSON object (a game record), got {type(data).__name__}")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..flow import SNAPSHOT_VERSION, FlowError, GameState, MatchState
+from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES
@@ -89,61 +90,17 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
     return path
 
 
-MAX_FILE_BYTES = 16 * 1024 * 1024
-"""The largest file ``load`` reads (a long match's save is well under 1 MB); reading stops there."""
-MAX_NESTING = 64
-"""The deepest nesting of JSON arrays and objects a loadable file may have (a save file has about 8)."""
-
-
 def read_file(path: str | Path) -> Any:
     """The parsed JSON of ``path``, or :class:`SaveError` saying why not.
 
-    Bounded: at most :data:`MAX_FILE_BYTES` are read (an endless or huge
-    file is refused, not read to the end) and nesting deeper than
-    :data:`MAX_NESTING` is refused (no ``RecursionError``).
+    Bounded (:func:`tapa_ai.notation.json_file.read_json_file`): at most
+    :data:`MAX_FILE_BYTES` are read and nesting deeper than :data:`MAX_NESTING`
+    is refused.
     """
-    path = Path(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise SaveError(f"no file {str(path)!r}") from None
-    except OSError as error:
-        raise SaveError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise SaveError(f"{str(path)!r} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not a saved game or "
-                        "a position (reading stopped there)")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise SaveError(f"cannot read {str(path)!r}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SaveError(f"{str(path)!r} is not valid JSON (line {error.lineno}, column {error.colno}: "
-                        f"{error.msg})") from None
-    except RecursionError:  # nested past the interpreter's limit
-        too_deep = True
-    else:
-        too_deep = _nesting(data) > MAX_NESTING
-    if too_deep:
-        raise SaveError(f"{str(path)!r} nests arrays or objects more than {MAX_NESTING} deep: not a saved game "
-                        "or a position")
-    return data
-
-
-def _nesting(data: Any) -> int:
-    """How deep arrays and objects nest in parsed JSON (0 for a plain value), without recursion."""
-    deepest, stack = 0, [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            depth += 1
-            deepest = max(deepest, depth)
-            if depth > MAX_NESTING:
-                return depth
-            stack.extend((item, depth) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
+        return read_json_file(path, "a saved game or a position")
+    except JsonFileError as error:
+        raise SaveError(str(error)) from None
 
 
 def load_game(data: Any, where: str = "file") -> SavedGame:
