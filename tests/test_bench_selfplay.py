@@ -78,3 +78,33 @@ def test_init_of_another_architecture_is_one_line_and_exit_2():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "is not the benchmarked one" in done.stderr
+
+
+def test_timed_window_opens_after_the_warmup_and_closes_after_its_seconds(monkeypatch):
+    from tapa_ai.training import throughput
+
+    clock = {"now": 100.0}
+    monkeypatch.setattr(throughput.time, "perf_counter", lambda: clock["now"])
+    state = {"started": False, "count": 0}
+    window = throughput.TimedWindow(10.0, 2.0, lambda: state["started"], lambda: (state["count"],))
+    answers = []
+    for step in range(20):  # one second a call; work starts arriving at t=103
+        state["started"] = clock["now"] >= 103
+        state["count"] = step
+        answers.append((clock["now"], window.open, window.should_stop()))
+        clock["now"] += 1.0
+    stops = [now for now, _, stop in answers if stop]
+    assert window.first == 103 and window.begin == (105.0, 5) and window.end == (115.0, 15)
+    assert stops == [115.0 + k for k in range(5)] and not window.open
+    assert [now for now, is_open, _ in answers if is_open] == [106.0 + k for k in range(10)]
+
+
+def test_search_throughput_counts_the_targets_of_the_window():
+    """scripts/bench_distributed.py search's measure, single process, a tiny window: targets the learner added."""
+    from tapa_ai.training.search_bench import search_throughput
+
+    result = search_throughput("checkpoints/tapa.pt", seconds=1.0, workers=0, warmup=0.2,
+                               overrides=["selfplay.parallel_games=8", "learning.search_fraction=0.5"])
+    assert result.targets > 0 and result.seconds >= 1.0
+    assert abs(result.targets_per_s - result.targets / result.seconds) < 1e-9
+    assert result.transport == "single process" and result.learner_cpu_ms_per_target > 0

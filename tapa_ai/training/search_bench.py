@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .throughput import bench_config, load_weights
+from .throughput import TimedWindow, bench_config, load_weights
 
 SEARCH_BENCH_OVERRIDES = ("learning.targets=search", "learning.search_plies=2", "learning.lr_schedule=constant",
                           "learning.learning_rate=0.0001")
@@ -75,36 +75,21 @@ def search_throughput(checkpoint: str | Path, seconds: float, workers: int, warm
         from ..net.fast_eval import refresh_fast_evaluator
 
         refresh_fast_evaluator(trainer.net)
-        marks: dict = {}
+        window = TimedWindow(seconds, warmup, lambda: trainer.labels_added > 0,
+                             lambda: (trainer.labels_added, trainer.games, time.process_time(), trainer.cpu_seconds))
         actor = {"cpu": 0.0, "label": 0.0}
         lags: list[int] = []
 
         def on_batch(batch) -> None:
-            if "begin" in marks and "end" not in marks:
+            if window.open:
                 actor["cpu"] += batch.cpu_seconds
                 actor["label"] += batch.label_cpu_seconds
                 lags.append(trainer.updates - batch.version)
 
-        def snapshot() -> tuple:
-            return time.perf_counter(), trainer.labels_added, trainer.games, time.process_time(), trainer.cpu_seconds
-
-        def should_stop() -> bool:
-            now = time.perf_counter()
-            if "first" not in marks:
-                if trainer.labels_added > 0:
-                    marks["first"] = now
-            elif "begin" not in marks:
-                if now >= marks["first"] + warmup:
-                    marks["begin"] = snapshot()
-            elif now >= marks["begin"][0] + seconds:
-                marks["end"] = snapshot()
-                return True
-            return False
-
         if workers:
             trainer.on_batch = on_batch
-        trainer.train(progress=False, should_stop=should_stop)
-        begin, end = marks["begin"], marks["end"]
+        trainer.train(progress=False, should_stop=window.should_stop)
+        begin, end = window.begin, window.end
     elapsed = end[0] - begin[0]
     targets, games = end[1] - begin[1], end[2] - begin[2]
     per_target = max(targets, 1)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 CONFIGS_DIR = Path(__file__).resolve().parents[2] / "configs"
 """Where the shipped models' training configs are: ``configs/<variant>.toml``."""
@@ -284,6 +284,45 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
 
 
 # -- distributed training: actors + learner ------------------------------------------------------------
+class TimedWindow:
+    """The timed window of an actor–learner benchmark, its ``should_stop`` for ``Trainer.train``.
+
+    The window opens ``warmup`` seconds after ``started()`` first holds (the actors' start-up is not
+    counted) and closes ``seconds`` after it opened; :attr:`begin` and :attr:`end` are
+    ``(perf_counter time, *snapshot())`` taken at the two moments.
+    """
+
+    def __init__(self, seconds: float, warmup: float, started: Callable[[], bool], snapshot: Callable[[], tuple]):
+        self.seconds, self.warmup = seconds, warmup
+        self.started, self.snapshot = started, snapshot
+        self.first: Optional[float] = None
+        self.begin: Optional[tuple] = None
+        self.end: Optional[tuple] = None
+
+    @property
+    def open(self) -> bool:
+        """Between the two snapshots: what arrives now is counted."""
+        return self.begin is not None and self.end is None
+
+    def _mark(self, now: float) -> tuple:
+        return (now, *self.snapshot())
+
+    def should_stop(self) -> bool:
+        if self.end is not None:  # closed: stays closed, its snapshots kept
+            return True
+        now = time.perf_counter()
+        if self.first is None:
+            if self.started():
+                self.first = now
+        elif self.begin is None:
+            if now >= self.first + self.warmup:
+                self.begin = self._mark(now)
+        elif now >= self.begin[0] + self.seconds:
+            self.end = self._mark(now)
+            return True
+        return False
+
+
 @dataclass
 class DistributedThroughput:
     """Learned games per second of actor–learner training, and where the CPU time went (per game)."""
@@ -328,34 +367,19 @@ def distributed_throughput(variant: str, seconds: float, workers: int, parallel_
         config = bench_config(variant, parallel_games, directory, [*DISTRIBUTED_BENCH_MODEL, *overrides],
                               DISTRIBUTED_BENCH_CONFIG)
         trainer = DistributedTrainer(config, new_run_directory(config), workers=workers, ray_address=ray_address)
-        marks: dict = {}
+        window = TimedWindow(seconds, warmup, lambda: trainer.games > 0,
+                             lambda: (trainer.games, trainer.decisions, time.process_time(), trainer.updates))
         actor = {"cpu": 0.0}
         lags: list[int] = []
 
         def on_batch(batch) -> None:
-            if "begin" in marks and "end" not in marks:
+            if window.open:
                 actor["cpu"] += batch.cpu_seconds
                 lags.append(trainer.updates - batch.version)
 
-        def snapshot() -> tuple:
-            return time.perf_counter(), trainer.games, trainer.decisions, time.process_time(), trainer.updates
-
-        def should_stop() -> bool:
-            now = time.perf_counter()
-            if "first" not in marks:
-                if trainer.games > 0:
-                    marks["first"] = now
-            elif "begin" not in marks:
-                if now >= marks["first"] + warmup:
-                    marks["begin"] = snapshot()
-            elif now >= marks["begin"][0] + seconds:
-                marks["end"] = snapshot()
-                return True
-            return False
-
         trainer.on_batch = on_batch
-        trainer.train(progress=False, should_stop=should_stop)
-        begin, end = marks["begin"], marks["end"]
+        trainer.train(progress=False, should_stop=window.should_stop)
+        begin, end = window.begin, window.end
         elapsed = end[0] - begin[0]
         games, decisions = end[1] - begin[1], end[2] - begin[2]
         lags = np.array(lags or [0])
