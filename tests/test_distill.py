@@ -15,8 +15,8 @@ from tapa_ai.movegen import PositionBatch
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import variant_rules
 from tapa_ai.rules.reference import legal_moves
-from tapa_ai.training.distill import (DistillError, collect_states, distill, experiment, fit, search_targets,
-                                      student_of)
+from tapa_ai.training.distill import (DistillError, collect_states, distill, experiment, fit, label_noise,
+                                      search_targets, student_of)
 from tapa_ai.training.selfplay import pack_states, unpack_states
 
 from .test_search import SMALL, brute_value, small_net
@@ -57,6 +57,31 @@ def test_a_sampled_target_is_the_value_after_one_of_the_rolls():
     distance = np.abs(targets[:, None, :] - np.array(per_roll)[None]).max(axis=2)  # (30, 21)
     assert (distance.min(axis=1) < 3e-5).all()
     assert len({tuple(row) for row in targets.round(5).tolist()}) > 1  # different rolls were drawn
+
+
+def test_label_noise_measures_the_search_against_the_net_and_the_dice():
+    """scripts/search_label_noise.py's numbers, recomputed here from the net and search_targets."""
+    net = small_net("tapa", seed=2)
+    states = collect_states(net, 12, np.random.default_rng(0), parallel_games=4, every=3)
+    points = outcome_points(net.rules)
+    noise = label_noise(net, states, 1, np.random.default_rng(5), samples=3)
+    with torch.inference_mode():
+        from tapa_ai.net.fast_eval import fast_encode
+
+        own = net.equity(torch.from_numpy(fast_encode(unpack_states(states, net.rules), net.encoding_version)))
+    averaged = search_targets(net, states, 1, rolls="all") @ points
+    one_ply = search_targets(net, states, 0, rolls="all") @ points
+    rng = np.random.default_rng(5)
+    sampled = np.stack([search_targets(net, states, 1, rng) @ points for _ in range(3)])
+    assert noise["rms_signal"] == pytest.approx(np.sqrt(np.mean((averaged - own.numpy()) ** 2)), rel=1e-5)
+    assert noise["rms_noise"] == pytest.approx(np.sqrt(np.mean((sampled - averaged) ** 2)), rel=1e-5)
+    assert noise["rms_beyond_1ply"] == pytest.approx(np.sqrt(np.mean((averaged - one_ply) ** 2)), rel=1e-5)
+    assert noise["rms_noise"] > 0 and noise["sampled_labels_per_signal"] == pytest.approx(
+        (noise["rms_noise"] / noise["rms_signal"]) ** 2)
+    at_zero = label_noise(net, states, 0, np.random.default_rng(5), samples=2)
+    assert at_zero["rms_beyond_1ply"] == 0.0  # 0-ply over the 21 rolls is the 1-ply mean itself
+    with pytest.raises(DistillError, match="at least 2 sampled labels"):
+        label_noise(net, states, 1, np.random.default_rng(5), samples=1)
 
 
 def test_collected_states_are_legal_positions_after_the_opening():

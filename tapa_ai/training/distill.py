@@ -37,7 +37,7 @@ from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, 
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
-from ..net.model import EvaluatorNet, soft_cross_entropy
+from ..net.model import EvaluatorNet, outcome_points, soft_cross_entropy
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
 
 
@@ -320,3 +320,48 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     text = (json.dumps(report, indent=1) + "\n").encode()
     atomic_write(out / "report.json", lambda handle: handle.write(text))
     return report
+
+
+def label_noise(net: EvaluatorNet, states: np.ndarray, plies: int, rng: np.random.Generator, samples: int = 4,
+                refine: Optional[tuple[int, float]] = None) -> dict:
+    """What an expert-iteration label carries: the search's correction of the net against the dice's noise.
+
+    For each position (before the roll, mover's view), in equity: the net's own value ``V``, the
+    ``plies``-ply search value averaged over the 21 rolls ``S`` (a ``rolls="all"`` label, 21 times the cost)
+    and ``samples`` single-roll labels ``s`` (``rolls="sample"``, what training uses by default), plus the
+    0-ply search over the 21 rolls ``S0`` (the TD(0) target's mean, a 1-ply value). Returns root mean squares
+    (``rms_signal``: of ``S - V``, what the search would teach the net; ``rms_noise``: of ``s - S``, the
+    roll's noise in one sampled label; ``rms_beyond_1ply``: of ``S - S0``, what the search adds over TD(0)),
+    their means, and ``sampled_labels_per_signal``: ``(rms_noise / rms_signal) ** 2``, how many sampled
+    labels of the same position average the noise down to the size of the signal.
+    """
+    if samples < 2:
+        raise DistillError(f"samples={samples}: at least 2 sampled labels a position, to measure their spread")
+    states = np.asarray(states, dtype=np.int8)
+    points = outcome_points(net.rules)
+    training = net.training
+    net.eval()
+    try:
+        with torch.inference_mode():
+            features = torch.from_numpy(fast_encode(unpack_states(states, net.rules), net.encoding_version))
+            own = net.equity(features).numpy()
+        averaged = search_targets(net, states, plies, rolls="all", refine=refine) @ points
+        one_ply = search_targets(net, states, 0, rolls="all") @ points
+        start = time.process_time()
+        sampled = np.stack([search_targets(net, states, plies, rng, refine=refine) @ points for _ in range(samples)])
+        sample_ms = (time.process_time() - start) / (samples * len(states)) * 1e3
+    finally:
+        net.train(training)
+
+    def rms(values: np.ndarray) -> float:
+        return float(np.sqrt(np.mean(np.square(values))))
+
+    signal, noise, beyond = averaged - own, sampled - averaged[None, :], averaged - one_ply
+    return {"positions": int(len(states)), "plies": plies, "samples": samples,
+            "refine": list(refine) if refine else None,
+            "rms_signal": rms(signal), "mean_signal": float(signal.mean()),
+            "rms_noise": rms(noise), "mean_noise": float(noise.mean()),
+            "rms_beyond_1ply": rms(beyond), "mean_beyond_1ply": float(beyond.mean()),
+            "rms_1ply_vs_net": rms(one_ply - own), "mean_1ply_vs_net": float((one_ply - own).mean()),
+            "sampled_labels_per_signal": (rms(noise) / max(rms(signal), 1e-12)) ** 2,
+            "sampled_label_cpu_ms": sample_ms}
