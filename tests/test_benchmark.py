@@ -282,3 +282,29 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
     assert "no such file" in _one_line_error(capsys, ["benchmark", "study", str(tmp_path / "none.json"),
                                                       "--known", "a", "b", "1", "0", "2"])
     assert "give duels" in _one_line_error(capsys, ["benchmark", "study", str(path)])
+
+
+def test_the_shipped_sets_are_whole_and_rolled_out_by_the_models_that_ship():
+    """A shipped set (tapa_ai/models/benchmarks/) names its variant, is complete, and every model it was built
+    with is the file that ships now: a new model must come with a rebuilt set (docs/benchmark.md)."""
+    from tapa_ai.arena.benchmark_file import resolve_set, sets_dir
+    from tapa_ai.bots.spec import model_file_path
+    from tapa_ai.net.model_id import file_sha256
+
+    shipped = sorted(sets_dir().glob("*.jsonl.gz"))
+    assert [path.name for path in shipped] == ["backgammon.jsonl.gz"]  # the sets docs/benchmark.md describes
+    for path in shipped:
+        name = path.name.removesuffix(".jsonl.gz")
+        assert resolve_set(name) == (path, True)
+        found = read_set(path)
+        assert found.header["variant"] == name and found.complete and not found.partial_tail
+        assert [record["index"] for record in found.records] == list(range(found.planned))
+        for spec, model in found.header["models"].items():
+            assert not model["file"].startswith("/"), f"{name}: {spec} names a machine's own path"
+            assert file_sha256(model_file_path(spec)) == model["sha256"], (
+                f"{name}: {spec} is no longer the file the set was built with: rebuild the set")
+        rollout = found.header["settings"]["rollout"]["bot"]
+        assert rollout in found.header["models"]
+        for record in found.records:
+            equities = [candidate["equity"] for candidate in record["candidates"]]
+            assert equities and equities == sorted(equities, reverse=True)

@@ -47,7 +47,8 @@ def test_the_shipped_models_are_package_data():
     assert shipped_names()[:3] == list(SHIPPED_VARIANTS)
     assert "tapa-g3" in shipped_names() and shipped_model("tapa-g3") == MODELS_DIR / "generations" / "tapa-g3.pt"
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert {"models/*.pt", "models/*.md", "models/generations/*.pt"} <= set(package_data["tapa_ai"])
+    assert {"models/*.pt", "models/*.md", "models/generations/*.pt", "models/benchmarks/*.jsonl.gz"} <= set(
+        package_data["tapa_ai"])
     link = ROOT / "checkpoints"
     if link.exists():  # a checkout: checkpoints/ is the same folder (a link, or a copy where links are not kept)
         assert link.resolve() == MODELS_DIR or all(
@@ -244,6 +245,14 @@ def test_an_installed_wheel_has_the_models_configs_and_web_page_from_any_directo
     searched = venv.run("match", "net:backgammon@1ply,nocube", "runner", "--games", "2", "--workers", "1",
                         "--quiet", "--json")
     assert searched.returncode == 0, searched.stderr
+
+    # The shipped benchmark set by name (models/benchmarks/), scored from the installed package.
+    scored = venv.run("benchmark", "score", "heuristic", "--set", "backgammon", "--no-rollout", "--workers", "1",
+                      "--quiet", "--json")
+    assert scored.returncode == 0, scored.stderr
+    report = json.loads(scored.stdout)
+    assert Path(report["set"]).is_relative_to(package / "models" / "benchmarks") and report["positions"] == 1000
+    assert report["bots"][0]["mean_loss_mp"] > 0
 
     # An unknown model: one clear line, no traceback.
     wrong = venv.run("match", "net:nosuchmodel", "random", "--games", "2")

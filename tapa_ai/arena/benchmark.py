@@ -136,8 +136,17 @@ def model_hashes(specs: Sequence[str]) -> dict[str, dict]:
     for spec in specs:
         path = model_file_path(spec) if spec not in ("self", "none") else None
         if path is not None and path.is_file():
-            models[spec] = {"file": str(path), "sha256": file_sha256(path), "label": model_label(path)}
+            shown = _shown_path(path)
+            models[spec] = {"file": str(shown), "sha256": file_sha256(path), "label": model_label(shown)}
     return models
+
+
+def _shown_path(path: Path) -> Path:
+    """``path`` relative to the working directory when it is under it (a set's header names no home directory)."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
 
 
 @dataclass
