@@ -100,7 +100,8 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
     score = actions.add_parser("score", help="equity each bot loses a move on a set, by phase, with bootstrap CIs "
                                "and paired differences")
     score.add_argument("bots", nargs="+", metavar="BOT", help=bots_help)
-    score.add_argument("--set", required=True, metavar="FILE", help="a set written by tapa-ai benchmark build, or a shipped set by name (backgammon)")
+    score.add_argument("--set", required=True, metavar="FILE",
+                       help="a set written by tapa-ai benchmark build, or a shipped set by name (backgammon)")
     score.add_argument("--blunder", type=float, default=80.0, metavar="MP",
                        help="a move losing more than MP millipoints is a blunder (default 80)")
     score.add_argument("--no-rollout", action="store_true", help="leave moves the set lacks unrated (default: roll "
