@@ -50,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.checkpoint}: {result['positions']} positions, {args.plies}-ply labels (equity, points a game)")
     print(f"  search's correction of the net  rms {result['rms_signal']:.4f}  mean {result['mean_signal']:+.4f}")
     print(f"  a sampled label's dice noise    rms {result['rms_noise']:.4f}")
-    print(f"  search beyond the 1-ply mean    rms {result['rms_beyond_1ply']:.4f}  mean {result['mean_beyond_1ply']:+.4f}")
-    print(f"  1-ply mean vs the net           rms {result['rms_1ply_vs_net']:.4f}  mean {result['mean_1ply_vs_net']:+.4f}")
+    print(f"  search beyond the 1-ply mean    rms {result['rms_beyond_1ply']:.4f}  "
+          f"mean {result['mean_beyond_1ply']:+.4f}")
+    print(f"  1-ply mean vs the net           rms {result['rms_1ply_vs_net']:.4f}  "
+          f"mean {result['mean_1ply_vs_net']:+.4f}")
     print(f"  sampled labels a position to bring the noise to the correction's size: "
           f"{result['sampled_labels_per_signal']:.0f}")
     print(json.dumps({"checkpoint": args.checkpoint, **result}))

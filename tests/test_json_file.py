@@ -22,7 +22,8 @@ BAD = {
     "truncated": (b'{"format": "tapa-ai/games", "games": [1, 2', "the file ends too early: truncated?"),
     "not-json": (b"{not json}", "is not valid JSON (line 1, column 2"),
     "latin-1": ("{\"a\": \"caf\u00e9\"}".encode("latin-1"), "is not UTF-8 text (invalid continuation byte at byte"),
-    "too-deep": (b"[" * (MAX_NESTING + 1) + b"]" * (MAX_NESTING + 1), f"nests arrays or objects more than {MAX_NESTING} deep"),
+    "too-deep": (b"[" * (MAX_NESTING + 1) + b"]" * (MAX_NESTING + 1),
+                 f"nests arrays or objects more than {MAX_NESTING} deep"),
     "past-recursion-limit": (b"[" * 200_000 + b"]" * 200_000, f"nests arrays or objects more than {MAX_NESTING} deep"),
 }
 
