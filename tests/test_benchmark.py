@@ -41,7 +41,8 @@ def tiny_set(tmp_path_factory):
 
 
 def _without_cost(records):
-    return [{k: v for k, v in record.items() if k != "cpu_seconds"} for record in records]
+    cost = ("cpu_seconds", "candidates_cpu_seconds")
+    return [{k: v for k, v in record.items() if k not in cost} for record in records]
 
 
 def test_a_tiny_build_rates_the_candidates_of_every_position_and_reads_back(tiny_set):
@@ -56,7 +57,8 @@ def test_a_tiny_build_rates_the_candidates_of_every_position_and_reads_back(tiny
     assert bench.complete and [r["index"] for r in bench.records] == [0, 1, 2, 3]
     assert "4 positions, 4 new" in printed[-1] and "CPU-s a position" in printed[-1]
     for record in bench.records:
-        assert record["phase"] in PHASES and record["cpu_seconds"] > 0 and record["seed"] == 3 * 100_000 + record["index"]
+        assert record["phase"] in PHASES and record["seed"] == 3 * 100_000 + record["index"]
+        assert record["cpu_seconds"] > record["candidates_cpu_seconds"] > 0
         position = position_from_json(record["position"])
         legal = {afterstate_key(move.position): move for move in legal_moves_fast(position, record["dice"])}
         assert len(legal) >= 2  # forced rolls are skipped
@@ -109,7 +111,7 @@ def test_the_best_candidate_loses_nothing_and_another_loses_exactly_its_gap(tiny
     assert losses["best"].tolist() == [0.0] * 4
     assert losses["worst"] == pytest.approx(gaps)
     assert np.isnan(losses["none"]).all()
-    result = summarise_scores(bench, losses, replicates=200)
+    result = summarise_scores(bench, {"best": best, "worst": worst, "none": ["?"] * 4, "again": best}, replicates=200)
     by_bot = {b.bot: b.stats for b in result.bots}
     assert by_bot["best"]["mean_loss_mp"] == 0.0 and by_bot["best"]["best_move_share"] == 1.0
     assert by_bot["worst"]["mean_loss_mp"] == pytest.approx(np.mean(gaps))
@@ -117,6 +119,13 @@ def test_the_best_candidate_loses_nothing_and_another_loses_exactly_its_gap(tiny
     assert by_bot["none"]["unrated_share"] == 1.0
     pair = next(p for p in result.pairs if p["a"] == "best" and p["b"] == "worst")
     assert pair["difference_mp"] == pytest.approx(-np.mean(gaps)) and pair["positions"] == 4
+    # the rollout noise of the pair: the worst move's paired CI to the best (the best's own is [0, 0])
+    half = [1000 * (r["candidates"][-1]["difference_ci95"][1] - r["candidates"][-1]["difference_ci95"][0]) / 2
+            for r in bench.records]
+    assert pair["noise_sd_mp"] == pytest.approx(np.sqrt(np.mean((np.array(half) / 1.959964) ** 2)))
+    assert pair["noise_share"] == pytest.approx(pair["noise_sd_mp"] ** 2 / pair["sd_mp"] ** 2)
+    same = next(p for p in result.pairs if p["a"] == "best" and p["b"] == "again")
+    assert same["noise_sd_mp"] == 0.0 and same["sd_mp"] == 0.0 and same["noise_share"] is None
     json.dumps(result.to_dict(), allow_nan=False)  # NaN written as null
 
 
@@ -259,12 +268,14 @@ def test_bad_input_gets_one_clear_line_and_exit_code_2(tiny_set, tmp_path, capsy
 
 
 def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_order(tmp_path, capsys):
-    from tapa_ai.arena.benchmark_study import known_duel, study
+    from tapa_ai.arena.benchmark_study import cheapest_rollouts, known_duel, study
 
     pair = lambda a, b, w, ci: {"a": a, "b": b, "positions": 100, "difference_mp": w, "difference_mp_ci95": ci,
                                 "weighted_difference_mp": w, "weighted_difference_mp_ci95": ci}
     score = {"set": "s.jsonl", "variant": "tapa", "decisions_per_side_per_game": 40.0, "cpu_seconds_per_position": 8.0,
-             "pairs": [pair("random", "heuristic", 200.0, [150.0, 250.0]), pair("heuristic", "runner", -100.0, [-150.0, -50.0])]}
+             "candidates_cpu_seconds_per_position": 0.2, "rollout": {"games": 1296, "rotate": 1},
+             "pairs": [{**pair("random", "heuristic", 200.0, [150.0, 250.0]), "noise_share": 0.3},
+                       pair("heuristic", "runner", -100.0, [-150.0, -50.0])]}
     duels = [known_duel(["heuristic", "random", "6", "5.9", "6.1"]), known_duel(["heuristic", "runner", "3", "2.9", "3.1"]),
              known_duel(["pubeval", "random", "1", "0", "2"])]
     result = study(score, duels)
@@ -275,6 +286,9 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
     assert result["k_used"] == 0.04 and first["predicted_ppg"] == pytest.approx(0.04 * 200)  # k_theory, not the fit
     assert first["positions_for_duel_ci"] == pytest.approx(math.ceil(100 * (50 / (0.1 / 0.04)) ** 2), abs=1)
     assert first["build_cpu_hours"] == pytest.approx(first["positions_for_duel_ci"] * 8 / 3600)
+    assert first["noise_share"] == 0.3
+    assert first["cheapest"] == cheapest_rollouts(first["positions_for_duel_ci"], 0.3, 8.0, 0.2, 1296, 36)
+    assert "cheapest" not in result["duels"][1]  # no noise share in its pair
     path = tmp_path / "score.json"
     path.write_text(json.dumps(score))
     assert main(["benchmark", "study", str(path), "--known", "heuristic", "random", "6", "5.9", "6.1"]) == 0
@@ -282,6 +296,23 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
     assert "no such file" in _one_line_error(capsys, ["benchmark", "study", str(tmp_path / "none.json"),
                                                       "--known", "a", "b", "1", "0", "2"])
     assert "give duels" in _one_line_error(capsys, ["benchmark", "study", str(path)])
+
+
+def test_the_cheapest_rollouts_are_short_where_the_noise_is_cheap_to_average_and_long_where_it_dominates():
+    from tapa_ai.arena.benchmark_study import cheapest_rollouts
+
+    # no rollout noise: the shortest rollouts give the same separation with the same positions
+    assert cheapest_rollouts(1000, 0.0, 3.0, 0.1, 1296, 36) == \
+        {"rollout_games": 36, "positions": 1000, "build_cpu_hours": pytest.approx(1000 * (0.1 + 2.9 / 36) / 3600)}
+    # all noise: the positions needed fall with the games, and the candidates' fixed cost favours the longest
+    assert cheapest_rollouts(1000, 1.0, 3.0, 0.1, 1296, 36)["rollout_games"] == 8 * 1296
+    # between: the optimum of (1 - s + s G / g)(fixed + per game g), G sqrt(s / (1 - s) fixed / rollouts)
+    share, cpu, fixed, games = 0.4, 3.0, 0.1, 1296
+    found = cheapest_rollouts(1000, share, cpu, fixed, games, 36)
+    best = games * math.sqrt(share / (1 - share) * fixed / (cpu - fixed))
+    assert abs(found["rollout_games"] - best) <= 36 and found["rollout_games"] % 36 == 0
+    assert found["positions"] == math.ceil(1000 * (1 - share + share * games / found["rollout_games"]))
+    assert found["build_cpu_hours"] < 1000 * cpu / 3600  # cheaper than the set as built
 
 
 def test_the_shipped_sets_are_whole_and_rolled_out_by_the_models_that_ship():

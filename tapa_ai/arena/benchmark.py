@@ -21,7 +21,8 @@ docs/benchmark.md). Building one:
 One job per position runs in a worker process (``workers``, or Ray tasks); each finished position is
 appended to the file at once, in order, so a stopped build run again with the same arguments goes on
 where it stopped (:mod:`tapa_ai.arena.benchmark_file`); different settings are refused with what
-differs. Each record carries the CPU-seconds its job took.
+differs. Each record carries the CPU-seconds its job took, and of them those its candidates took (the part
+of a position's cost that does not grow with the rollouts' games).
 """
 
 from __future__ import annotations
@@ -107,8 +108,10 @@ def position_job(job: tuple) -> tuple[int, dict]:
     rules = _WORKER["rules"]
     position = position_from_json(entry["position"])
     dice = tuple(entry["dice"])
+    candidates_cpu = None
     if task["kind"] == "build":
         moves = candidate_moves(position, dice, rules, task["ranker"], task["candidates"], task["references"], seed)
+        candidates_cpu = round(time.process_time() - start, 3)
     else:
         moves = [(text, position_from_json(after), None) for text, after in entry["moves"]]
     evaluator = _WORKER["b"].net if task["evaluator"] is not None else None
@@ -123,7 +126,10 @@ def position_job(job: tuple) -> tuple[int, dict]:
             candidate["chosen_by"] = who
         candidates.append(candidate)
     candidates.sort(key=lambda c: -c["equity"])
-    return index, {"candidates": candidates, "cpu_seconds": round(time.process_time() - start, 3)}
+    part = {"candidates": candidates, "cpu_seconds": round(time.process_time() - start, 3)}
+    if candidates_cpu is not None:  # the share of a position's cost that does not grow with the rollouts' games
+        part["candidates_cpu_seconds"] = candidates_cpu
+    return index, part
 
 
 # -- the build ----------------------------------------------------------------------------------------------

@@ -14,7 +14,12 @@ Per bot: the mean loss with a 95% bootstrap CI (positions resampled within their
 drawn: stratified), the mean per phase, the mean weighted by how often each phase came up in the sampling
 games (``weighted``), the share of **blunders** (a loss above ``blunder_mp``), of moves as good as the set's
 best, and of unrated moves. Per pair of bots: the difference of their losses over the positions both have
-rated, with its bootstrap CI (the best's own noise cancels), and how many positions give a CI of +-1 mp.
+rated, with its bootstrap CI (the best's own noise cancels), and how many positions give a CI of +-1 mp,
+and the part of the differences' spread that is the rollouts' noise (``noise_sd_mp``, ``noise_share``): in a
+position where the two chose different moves, the variances of the two moves' differences to the set's best
+(from their paired CIs; a move added by ``score``, not paired, by its own CI) added, as if independent; zero
+where they chose the same move. What is left is the spread of the positions themselves, which no rollout
+length removes (:mod:`tapa_ai.arena.benchmark_study` trades the two against the cost).
 """
 
 from __future__ import annotations
@@ -177,6 +182,10 @@ class BotScore:
     losses: np.ndarray
     """(N,) millipoints lost per position of the set (NaN: unrated)."""
     cpu_seconds: float
+    keys: Optional[list] = None
+    """The afterstate key of the move chosen in each position (None: not known, no noise is estimated)."""
+    noise: Optional[np.ndarray] = None
+    """(N,) the rollout variance (mp squared) of each chosen move's difference to the set's best."""
     stats: dict = field(default_factory=dict)
 
 
@@ -188,6 +197,9 @@ class ScoreResult:
     pairs: list[dict]
     added: int
     unrated_kept: bool
+    candidates_cpu: Optional[dict] = None
+    """{seconds, positions, timed}: the CPU-seconds a position's candidates took (the build's cost that the
+    rollouts' length does not change), from the records or timed on a sample of them."""
 
     def to_dict(self) -> dict:
         """The result as JSON data (NaN, where nothing is rated, as null)."""
@@ -197,6 +209,8 @@ class ScoreResult:
                 "models": {k: v.get("label") for k, v in header["models"].items()}, "blunder_mp": self.blunder_mp,
                 "cpu_seconds_per_position": float(np.mean([r.get("cpu_seconds", 0.0) for r in self.bench.records])),
                 "decisions_per_side_per_game": _decisions_per_side(header),
+                "candidates_cpu_seconds_per_position": (self.candidates_cpu or {}).get("seconds"),
+                "candidates_cpu_seconds_from": (self.candidates_cpu or {}).get("from"),
                 "moves_added": self.added, "bots": [{"bot": b.bot, **b.stats} for b in self.bots],
                 "pairs": self.pairs})
 
@@ -226,12 +240,14 @@ class ScoreResult:
             shown = [p for p in self.pairs if names.index(p["b"]) == names.index(p["a"]) + 1]
         if shown:
             which = "" if shown is self.pairs else ", each bot against the next (every pair in --json)"
-            lines += ["", f"paired differences, A minus B (mp a move, 95% CI; positions for a CI of +-1 mp){which}:"]
+            lines += ["", f"paired differences, A minus B (mp a move, 95% CI; positions for a CI of +-1 mp; the "
+                      f"share of their spread that is rollout noise){which}:"]
             pair_width = max(len(f"{p['a']} - {p['b']}") for p in shown)
             for p in shown:
                 ci = p["difference_mp_ci95"]
+                noise = "" if p.get("noise_share") is None else f"  noise {p['noise_share']:.0%}"
                 lines.append(f"  {p['a'] + ' - ' + p['b']:<{pair_width}}  {p['difference_mp']:+.1f} "
-                             f"[{ci[0]:+.1f}, {ci[1]:+.1f}]  {p['positions_for_1mp']:,}")
+                             f"[{ci[0]:+.1f}, {ci[1]:+.1f}]  {p['positions_for_1mp']:,}{noise}")
         if self.unrated_kept:
             lines.append("\nunrated moves (--no-rollout) are left out of each bot's numbers")
         return "\n".join(lines)
@@ -289,13 +305,19 @@ def _pair(a: BotScore, b: BotScore, phases: np.ndarray, weights: dict, replicate
     d = a.losses[both] - b.losses[both]
     nan = math.nan
     pair = {"a": a.bot, "b": b.bot, "positions": int(d.size), "difference_mp": nan, "difference_mp_ci95": [nan, nan],
-            "weighted_difference_mp": None, "weighted_difference_mp_ci95": None, "sd_mp": nan, "positions_for_1mp": 0}
+            "weighted_difference_mp": None, "weighted_difference_mp_ci95": None, "sd_mp": nan, "positions_for_1mp": 0,
+            "noise_sd_mp": None, "noise_share": None}
     if not d.size:
         return pair
     boot = bootstrap(d, phases[both], replicates, seed, weights)
     sd = float(d.std(ddof=1)) if d.size > 1 else nan
     pair.update(difference_mp=float(d.mean()), difference_mp_ci95=_percentile_ci(boot["mean"]), sd_mp=sd,
                 positions_for_1mp=int(math.ceil((1.96 * sd) ** 2)) if math.isfinite(sd) else 0)
+    if a.keys is not None and b.keys is not None:
+        rows = np.flatnonzero(both)
+        differ = np.array([a.keys[i] != b.keys[i] for i in rows], dtype=bool)
+        noise = float(np.where(differ, a.noise[rows] + b.noise[rows], 0.0).mean())
+        pair.update(noise_sd_mp=math.sqrt(noise), noise_share=noise / sd ** 2 if sd > 0 else None)
     if boot.get("weighted") is not None:
         pair.update(weighted_difference_mp=_weighted_mean(d, phases[both], weights),
                     weighted_difference_mp_ci95=_percentile_ci(boot["weighted"]))
@@ -344,9 +366,11 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
             _rate_extras(bench, rules, extras, workers, ray_address, progress, bench.complete and not shipped)
     except (BotError, RolloutError) as error:
         raise BenchmarkError(str(error)) from None
-    losses = {spec: losses_of(bench, [key for key, _, _ in picks[spec]]) for spec in dict.fromkeys(specs)}
-    return summarise_scores(bench, losses, cpu, blunder_mp=blunder_mp, replicates=replicates, seed=seed,
-                            added=added if rollout else 0, unrated_kept=bool(extras) and not rollout)
+    keys = {spec: [key for key, _, _ in picks[spec]] for spec in dict.fromkeys(specs)}
+    result = summarise_scores(bench, keys, cpu, blunder_mp=blunder_mp, replicates=replicates, seed=seed,
+                              added=added if rollout else 0, unrated_kept=bool(extras) and not rollout)
+    result.candidates_cpu = candidates_cost(bench, rules)
+    return result
 
 
 def losses_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
@@ -361,16 +385,57 @@ def losses_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
     return losses
 
 
-def summarise_scores(bench: BenchmarkSet, losses: dict[str, np.ndarray], cpu: Optional[dict] = None, *,
+def rollout_noise_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
+    """(N,) the rollout variance in mp squared of the difference of move ``keys[i]`` to the set's best, from
+    its paired 95% CI (a move added by ``score`` has none: its own CI's), NaN where the set lacks the move."""
+    noise = np.full(len(bench.records), np.nan)
+    for index, key in enumerate(keys):
+        candidate = candidate_map(bench.records[index]).get(key)
+        if candidate is not None:
+            low, high = candidate.get("difference_ci95") or candidate["ci95"]
+            noise[index] = (1000.0 * (high - low) / (2 * 1.959964)) ** 2
+    return noise
+
+
+def candidates_cost(bench: BenchmarkSet, rules: RuleOptions, sample: int = 20) -> Optional[dict]:
+    """The CPU-seconds a position's candidates take to choose (:func:`tapa_ai.arena.benchmark.candidate_moves`):
+    the mean the records carry, else timed here on up to ``sample`` of the set's positions (a set built
+    before the records carried it). None when the set's ranker or references cannot be made here."""
+    from .benchmark import candidate_moves, close_bots
+
+    carried = [r["candidates_cpu_seconds"] for r in bench.records if "candidates_cpu_seconds" in r]
+    if carried and len(carried) == len(bench.records):
+        return {"seconds": float(np.mean(carried)), "from": f"the records ({len(carried)} positions)"}
+    settings = bench.header["settings"]
+    chosen = np.random.default_rng(0).permutation(len(bench.records))[:sample]
+    try:
+        def choose(record: dict) -> None:
+            candidate_moves(position_from_json(record["position"]), tuple(record["dice"]), rules,
+                            settings["ranker"], settings["candidates"], settings["references"], record["seed"])
+
+        choose(bench.records[int(chosen[0])])  # the bots built and warmed up, outside the timing
+        start = time.process_time()
+        for index in chosen.tolist():
+            choose(bench.records[index])
+        seconds = (time.process_time() - start) / len(chosen)
+    except (BotError, KeyError, ValueError):
+        return None
+    finally:
+        close_bots()
+    return {"seconds": seconds, "from": f"timed here on {len(chosen)} positions"}
+
+
+def summarise_scores(bench: BenchmarkSet, keys: dict[str, Sequence[str]], cpu: Optional[dict] = None, *,
                      blunder_mp: float = DEFAULT_BLUNDER_MP, replicates: int = DEFAULT_BOOTSTRAP, seed: int = 1,
                      added: int = 0, unrated_kept: bool = False) -> ScoreResult:
-    """The statistics of each bot's losses (:func:`losses_of`, by bot name) and of each pair of bots."""
+    """The statistics of each bot's losses and of each pair of bots, from the afterstate key of the move each
+    bot (by name) chose in each position."""
     phases = np.array([record["phase"] for record in bench.records])
     weights = bench.header.get("sampling", {}).get("natural_phase_share") or {}
     scores = []
-    for name, values in losses.items():
+    for name, chosen in keys.items():
         seconds = (cpu or {}).get(name, 0.0)
-        score = BotScore(name, np.asarray(values, dtype=np.float64), seconds)
+        score = BotScore(name, losses_of(bench, chosen), seconds, list(chosen), rollout_noise_of(bench, chosen))
         score.stats = _bot_stats(score.losses, phases, weights, blunder_mp, replicates, seed, seconds)
         scores.append(score)
     pairs = [_pair(a, b, phases, weights, replicates, seed) for i, a in enumerate(scores) for b in scores[i + 1:]]

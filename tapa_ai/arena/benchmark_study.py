@@ -14,6 +14,14 @@ player against itself count them, forced rolls left out). The predictions and th
 ``k_theory`` where the set has it (``k_fit`` is as noisy as the differences it is fitted on; the two agreeing
 is one test of the benchmark).
 
+**Rollout length.** Part of a pair's spread over the positions is the rollouts' noise (the score's
+``noise_share``), which longer rollouts shrink, and the rest the positions' own, which only more positions
+do. With a share ``s`` of noise at ``G`` games, rollouts of ``g`` games need ``(1 - s + s G / g)`` times the
+positions; a position costs its candidates' CPU-seconds (fixed) plus its rollouts' (in proportion to ``g``).
+:func:`cheapest_rollouts` finds the ``g`` (whole blocks of 36 games when the first roll is rotated) that
+gives a duel's separation for the least CPU; where the candidates are cheap beside the rollouts, that is
+shorter rollouts of more positions.
+
 Bots are matched by name after resolving model files: ``net:tapa`` and ``net:checkpoints/tapa.pt`` are
 the same bot when they name the same file (its sha256), at the same plies with the same options. A duel
 record names the files as they were when it was played: state duels whose files have since been replaced
@@ -79,6 +87,23 @@ def known_duel(values: Sequence[str]) -> dict:
     return {"a": a, "b": b, "ppg": ppg, "ppg_ci95": [low, high], "games": None, "source": "stated"}
 
 
+def cheapest_rollouts(positions: int, noise_share: float, cpu: float, fixed: float, games: int, block: int,
+                      longest: int = 8) -> dict:
+    """The rollout length (games, a multiple of ``block``, up to ``longest`` times ``games``) that reaches the
+    precision of ``positions`` positions rolled out with ``games`` games for the least CPU, with the positions
+    it needs and their build cost: ``cpu`` CPU-seconds a position now, ``fixed`` of them not in the rollouts."""
+    share = min(max(noise_share, 0.0), 1.0)
+    per_game = max(cpu - fixed, 0.0) / games
+
+    def needed(g: int) -> int:
+        return int(math.ceil(positions * ((1 - share) + share * games / g)))
+
+    lengths = range(block, longest * games + 1, block)
+    best = min(lengths, key=lambda g: (needed(g) * (fixed + per_game * g), g))
+    return {"rollout_games": best, "positions": needed(best),
+            "build_cpu_hours": needed(best) * (fixed + per_game * best) / 3600}
+
+
 def study(score: dict, duels: list[dict]) -> dict:
     """Each duel against the score's paired differences; the factor k, the agreement, positions and cost."""
     pairs = {}
@@ -102,7 +127,8 @@ def study(score: dict, duels: list[dict]) -> dict:
             ci = pair["weighted_difference_mp_ci95"] if weighted else pair["difference_mp_ci95"]
             low, high = sorted(sign * x for x in ci)
             row.update(benchmark_mp=sign * diff, benchmark_mp_ci95=[low, high], weighted=weighted,
-                       positions=pair["positions"], agrees=(duel["ppg"] > 0) == (sign * diff < 0))
+                       positions=pair["positions"], agrees=(duel["ppg"] > 0) == (sign * diff < 0),
+                       noise_share=pair.get("noise_share"))
         rows.append(row)
     scored = [r for r in rows if r["scored"] and r["benchmark_mp"] != 0]
     k_fit = None
@@ -110,6 +136,9 @@ def study(score: dict, duels: list[dict]) -> dict:
         k_fit = sum(-r["benchmark_mp"] * r["ppg"] for r in scored) / sum(r["benchmark_mp"] ** 2 for r in scored)
     k = k_theory or (k_fit if k_fit and k_fit > 0 else None)  # the fit is as noisy as the differences it fits
     cpu = score.get("cpu_seconds_per_position")
+    fixed = score.get("candidates_cpu_seconds_per_position")
+    rollout = score.get("rollout") or {}
+    block = 36 if rollout.get("rotate") else 1
     for row in rows:
         if not row["scored"]:
             continue
@@ -121,9 +150,14 @@ def study(score: dict, duels: list[dict]) -> dict:
                 row["positions_for_duel_ci"] = int(math.ceil(row["positions"] * (half_mp / duel_half_mp) ** 2))
                 if cpu:
                     row["build_cpu_hours"] = row["positions_for_duel_ci"] * cpu / 3600
+                share = row.get("noise_share")
+                if cpu and fixed is not None and rollout.get("games") and share is not None:
+                    row["cheapest"] = cheapest_rollouts(row["positions_for_duel_ci"], share, cpu, fixed,
+                                                        rollout["games"], block)
     return {"set": score.get("set"), "variant": score.get("variant"), "k_theory": k_theory, "k_fit": k_fit,
             "k_used": k, "agree": sum(bool(r.get("agrees")) for r in rows), "scored": sum(r["scored"] for r in rows),
-            "cpu_seconds_per_position": cpu, "duels": rows}
+            "cpu_seconds_per_position": cpu, "candidates_cpu_seconds_per_position": fixed,
+            "rollout_games": rollout.get("games"), "duels": rows}
 
 
 def report(result: dict) -> str:
@@ -145,6 +179,11 @@ def report(result: dict) -> str:
             text += f"; the duel's CI needs {row['positions_for_duel_ci']:,} positions"
             if "build_cpu_hours" in row:
                 text += f" ({row['build_cpu_hours']:.1f} CPU-hours to build)"
+            if "cheapest" in row:
+                cheap = row["cheapest"]
+                text += (f"; rollout noise {row['noise_share']:.0%} of the spread: cheapest with rollouts of "
+                         f"{cheap['rollout_games']} games, {cheap['positions']:,} positions "
+                         f"({cheap['build_cpu_hours']:.1f} CPU-hours)")
         lines.append(text)
     return "\n".join(lines)
 
