@@ -196,6 +196,111 @@ def test_per_player_totals_and_the_report(bot, tmp_path):
     assert len([line for line in text.splitlines() if line[:4].strip().isdigit()]) == len(turns) == 9
 
 
+# -- cube decisions ----------------------------------------------------------------------------------------------
+def sure_gammon_record(response: str, match_length: int = 0):
+    """X, to roll with two checkers left on its 1 point, doubles and O answers ``response``: every roll bears
+    both off, a gammon (O has none off, none in X's home), so a 1-ply analysis knows every equity exactly."""
+    from tapa_ai.notation.json_position import position_from_json, position_to_json
+
+    points = [""] * 24
+    points[0], points[12] = "XX", "O" * 15
+    start = position_from_json({"variant": "tapa", "points": points, "off": {"X": 13, "O": 0}, "turn": "X"})
+    state = getattr(GameState.new("tapa", opener="X", position=start).double("X"), response)("O")
+    if not state.is_over:
+        state = state.rolled((3, 1), "X")
+        state = state.play(state.moves[0])
+    game = {"number": 1, "players": {"X": "X", "O": "O"}, "match_length": match_length, "score": {"X": 0, "O": 0},
+            "start": position_to_json(start), "history": [event.to_dict() for event in state.history]}
+    return record_from_json(games_document(start.rules, {}, [game], "a test"))
+
+
+def test_a_cube_decision_is_rated_against_the_bots_cubeful_equities_where_they_are_exact(bot):
+    """Money play: no double 2 (a sure gammon), double/pass 1, double/take 4. Doubling is too good (it gives away
+    1 point of 2); taking gives away 3 (a cube of 2 on a sure gammon) where passing loses 1."""
+    take = analyse_record(sure_gammon_record("take"), bot, plies=1)
+    double, answer = take.games[0].entries[:2]
+    assert (double.rating.no_double, double.rating.double_take, double.rating.double_pass) == \
+        pytest.approx((2.0, 4.0, 1.0), abs=1e-9)
+    assert double.rating.best == "no_double" and double.rating.error_mp == pytest.approx(1000.0)
+    assert answer.action == "take" and answer.rating.best == "drop" and answer.rating.error_mp == pytest.approx(3000.0)
+    assert double.rating.mark == answer.rating.mark == "blunder"
+    assert take.moves[0].cube is None  # X no longer has access to the cube it turned
+    assert (take.players["X"].cube_decisions, take.players["O"].cube_decisions) == (1, 1)
+    assert take.players["O"].cube_error == pytest.approx(3.0) and take.players["O"].cube_blunders == 1
+    passed = analyse_record(sure_gammon_record("drop"), bot, plies=1)
+    assert passed.games[0].entries[1].rating.best == "drop" and passed.games[0].entries[1].rating.error == 0.0
+    data = take.to_dict(positions=False)["games"][0]["turns"][1]
+    assert data["rated"] and data["best"] == "drop" and data["error_mp"] == pytest.approx(3000.0)
+    text = take.report()
+    assert "doubles to 2             no double                  1000.0" in text and "3000.0" in text
+
+
+def test_a_match_cube_error_is_the_lost_match_chance_over_half_the_spread_of_the_cube_now(bot):
+    """To 3 points at 0-0 the same position: no double leaves X 1-away (the Crawford game next), double/pass
+    2-away, double/take wins the match; the errors are in match-winning chance over half the spread of winning
+    or losing the cube's 1 point."""
+    from tapa_ai.cube.met import variant_met
+
+    met = variant_met("tapa").equity
+    analysis = analyse_record(sure_gammon_record("take", match_length=3), bot, plies=1)
+    double, answer = analysis.games[0].entries[:2]
+    nd, dt, dp = met(1, 3), 1.0, met(2, 3)
+    assert double.rating.units == "mwc"
+    assert (double.rating.no_double, double.rating.double_take, double.rating.double_pass) == \
+        pytest.approx((nd, dt, dp), abs=1e-9)
+    unit = (met(2, 3) - met(3, 2)) / 2
+    assert double.rating.best == "no_double" and double.rating.error == pytest.approx((nd - dp) / unit)
+    assert answer.rating.best == "drop" and answer.rating.error == pytest.approx((dt - dp) / unit)
+
+
+def test_every_roll_without_a_double_where_one_was_allowed_is_a_no_double_decision(bot):
+    """A game snapshot (played with the cube): a side doubles before move 7 and the other takes; every move
+    before it but the opening roll's was made without doubling by a side that could have, each rated against
+    the bot's cube equities; after it only the taker, owning the cube at 2, could double, and its errors are
+    per cube of 1. The same moves in a games
+    file without cube actions (the arena's, the web board's) were not cube decisions."""
+    from tapa_ai.bots.cube import CubeSituation
+    from tapa_ai.rules.cube import Cube
+
+    rng = random.Random(7)
+    analyzer = Analyzer(bot)
+    state, could = GameState.new("tapa"), []
+    while len(could) < 12:
+        if state.phase == "opening":
+            state = state.roll(rng)
+            continue
+        may = state.phase == "roll" and state.may_double
+        if len(could) == 6:
+            doubler = state.position.turn
+            state = state.double(doubler).take("O" if doubler == "X" else "X")
+            may = False
+        if state.phase == "roll":
+            state = state.roll(rng)
+        could.append((may, state.cube_value, state.cube_owner))
+        state = state.play(analyzer.rank(state.position, state.dice, plies=0)[0][0].move)
+    analysis = analyse_record(record_from_json(state.to_dict()), bot)
+    moves = analysis.moves
+    assert [move.cube is not None for move in moves] == [may for may, _, _ in could]
+    # the opening roll's move comes with no cube decision; after the double only the taker may redouble
+    assert [may for may, _, _ in could] == [False] + [True] * 5 + [False, True, False, True, False, True]
+    for move, (may, value, owner) in zip(moves, could):
+        if not may:
+            continue
+        situation = CubeSituation.single(bot.net.rules, Cube(value, owner), move.side)
+        found = bot.cube_equities(PositionBatch.from_positions([move.position]), situation)
+        assert move.cube.no_double == pytest.approx(float(found.no_double[0]))
+        assert move.cube.error == pytest.approx((float(found.equity[0]) - float(found.no_double[0])) / value)
+        assert move.cube.best == ("double" if found.double[0] else "no_double")
+    cube_entries = [entry for entry in analysis.games[0].entries if entry.action != "move"]
+    assert [entry.action for entry in cube_entries] == ["double", "take"]
+    assert all(entry.rating is not None for entry in cube_entries)
+    for side, totals in analysis.players.items():
+        assert totals.cube_decisions == 1 + sum(may for (may, _, _), m in zip(could, moves) if m.side == side)
+    cubeless = [event.to_dict() for event in state.history if event.action in ("opening", "move")]
+    document = games_document(state.rules, {}, [{"number": 1, "history": cubeless}], "the arena")
+    assert all(move.cube is None for move in analyse_record(record_from_json(document), bot).moves)
+
+
 # -- bad input ------------------------------------------------------------------------------------------------
 def run(path, **options):
     out, err = io.StringIO(), io.StringIO()

@@ -19,7 +19,15 @@ the move played at that depth too, wherever the filter put it. All values are
   the bot values them). An opening roll, which cannot be a double
   (``use-opening-dice``), is measured against the mean of the 15 other rolls.
 
-Cube actions (double, take, pass) are listed in their place, **not rated**.
+**Cube decisions** are rated with the bot's cubeful equities of the position before the roll
+(:meth:`~tapa_ai.bots.search.NetBot.cube_equities`: no double, double/take, double/pass, from the doubler's
+view, in money play Janowski's, in a match the match-winning chances over the variant's table): a double
+against the better of no double and the receiver's right answer to it, a take or pass against the other, and,
+where the games were played with the cube (:attr:`~tapa_ai.analysis.records.Record.cube`), every roll made
+without doubling where a double was allowed (a **no double**, rated on the move that follows). The error is
+**normalized to a cube of 1**: money equity divided by the cube's value, match-winning chances by half the
+spread between winning and losing the cube's value now (GNU Backgammon's equivalent money game), in mp, and
+marked with the moves' thresholds.
 Moves are rated in batches (:data:`CHUNK_MOVES`), which the progress callback
 counts and a served request's time limit (:mod:`tapa_ai.deadline`) checks.
 """
@@ -27,7 +35,7 @@ counts and a served request's time limit (:mod:`tapa_ai.deadline`) checks.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -54,12 +62,40 @@ OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
 ANALYSIS_FORMAT = "tapa-ai/analysis"
 ANALYSIS_VERSION = 1
 
-__all__ = ["AnalysisError", "MoveRating", "CubeAction", "PlayerTotals", "GameAnalysis", "Analysis", "analysis_bot",
+__all__ = ["AnalysisError", "MoveRating", "CubeRating", "CubeAction", "PlayerTotals", "GameAnalysis", "Analysis", "analysis_bot",
            "analyse_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
 
 
 class AnalysisError(ValueError):
     """A bot or record that cannot be analysed (not a network, another variant); the message is one line."""
+
+
+@dataclass(frozen=True)
+class CubeRating:
+    """One cube decision rated: what was done, the bot's choice, the equities and the normalized error."""
+
+    action: str
+    """What was done: ``double``, ``no_double`` (the doubler's decision), ``take`` or ``drop`` (the receiver's)."""
+    best: str
+    """The bot's choice of the same two (a doubler's: ``double`` or ``no_double``)."""
+    no_double: float
+    double_take: float
+    double_pass: float
+    """The doubler's equities (``units``) of the three outcomes."""
+    units: str
+    """``points`` (money, the cube included) or ``mwc`` (match-winning chance)."""
+    error: float
+    """The equity lost against the bot's choice, normalized to a cube of 1 (points; >= 0)."""
+    mark: str = ""
+
+    @property
+    def error_mp(self) -> float:
+        return 1000.0 * self.error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "best": self.best, "error_mp": self.error_mp, "mark": self.mark,
+                "equities": {"no_double": self.no_double, "double_take": self.double_take,
+                             "double_pass": self.double_pass}, "units": self.units}
 
 
 @dataclass(frozen=True)
@@ -87,6 +123,8 @@ class MoveRating:
     opening: bool = False
     mark: str = ""
     """``""``, ``error`` or ``blunder``."""
+    cube: Optional[CubeRating] = None
+    """The decision not to double before this roll, where the mover could have (None: it could not)."""
 
     action = "move"
 
@@ -107,7 +145,8 @@ class MoveRating:
         data = {"index": self.index, "action": "move", "side": self.side, "player": self.player,
                 "dice": list(self.dice), "move": self.move, "best": self.best, "equity": self.equity,
                 "best_equity": self.best_equity, "error_mp": self.error_mp, "luck": self.luck,
-                "legal_moves": self.legal, "forced": self.forced, "opening": self.opening, "mark": self.mark}
+                "legal_moves": self.legal, "forced": self.forced, "opening": self.opening, "mark": self.mark,
+                "cube": None if self.cube is None else self.cube.to_dict()}
         if positions:
             data["position"] = position_to_json(self.position)
         return data
@@ -115,7 +154,7 @@ class MoveRating:
 
 @dataclass(frozen=True)
 class CubeAction:
-    """A double, take or pass, listed in its place (not rated)."""
+    """A double, take or pass in its place, and its rating."""
 
     game: int
     index: int
@@ -125,10 +164,13 @@ class CubeAction:
     cube: int
     """The cube's value before the action."""
     position: Position
+    rating: Optional[CubeRating] = None
 
     def to_dict(self, positions: bool = True) -> dict[str, Any]:
         data = {"index": self.index, "action": self.action, "side": self.side, "player": self.player,
-                "cube": self.cube, "rated": False}
+                "cube": self.cube, "rated": self.rating is not None}
+        if self.rating is not None:
+            data.update({key: value for key, value in self.rating.to_dict().items() if key != "action"})
         if positions:
             data["position"] = position_to_json(self.position)
         return data
@@ -149,13 +191,27 @@ class PlayerTotals:
     blunders: int = 0
     luck: float = 0.0
     """The luck of all the player's rolls, in points."""
+    cube_decisions: int = 0
+    """Cube decisions rated (doubles, takes, passes, rolls without a double where one was allowed)."""
+    cube_error: float = 0.0
+    """Points lost in all on them, normalized to a cube of 1."""
+    cube_errors: int = 0
+    cube_blunders: int = 0
 
     @property
     def error_rate_mp(self) -> float:
         """Millipoints lost per rated move."""
         return 1000.0 * self.error / self.rated if self.rated else 0.0
 
+    def add_cube(self, rating: CubeRating) -> None:
+        self.cube_decisions += 1
+        self.cube_error += rating.error
+        self.cube_errors += rating.mark == "error"
+        self.cube_blunders += rating.mark == "blunder"
+
     def add(self, rating: MoveRating) -> None:
+        if rating.cube is not None:
+            self.add_cube(rating.cube)
         self.moves += 1
         self.luck += rating.luck
         if not rating.forced:
@@ -167,7 +223,9 @@ class PlayerTotals:
     def to_dict(self) -> dict[str, Any]:
         return {"player": self.player, "moves": self.moves, "rated_moves": self.rated,
                 "error_total_mp": 1000.0 * self.error, "error_rate_mp": self.error_rate_mp, "errors": self.errors,
-                "blunders": self.blunders, "luck": self.luck}
+                "blunders": self.blunders, "luck": self.luck, "cube_decisions": self.cube_decisions,
+                "cube_error_total_mp": 1000.0 * self.cube_error, "cube_errors": self.cube_errors,
+                "cube_blunders": self.cube_blunders}
 
 
 @dataclass
@@ -265,6 +323,14 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
             rated[(id(game), turn.index)] = rating
         if progress is not None:
             progress(len(chunk))
+    decisions = [(game, turn) for game in record.games for turn in game.turns
+                 if turn.action != "move" or (record.cube and turn.may_double)]
+    cube = {}
+    for start in range(0, len(decisions), CHUNK_MOVES):
+        check_deadline()
+        chunk = decisions[start:start + CHUNK_MOVES]
+        for (game, turn), rating in zip(chunk, _rate_cube(bot, chunk, error_mp, blunder_mp)):
+            cube[(id(game), turn.index)] = rating
     players: dict[str, PlayerTotals] = {}
     games = []
     for game in record.games:
@@ -273,13 +339,18 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
             players.setdefault(game.players[side], PlayerTotals(game.players[side]))
         for turn in game.turns:
             player = game.players[turn.side]
+            decision = cube.get((id(game), turn.index))
             if turn.action == "move":
                 rating = rated[(id(game), turn.index)]
+                if decision is not None:
+                    rating = replace(rating, cube=decision)
                 players[player].add(rating)
                 analysis.entries.append(rating)
             else:
+                if decision is not None:
+                    players[player].add_cube(decision)
                 analysis.entries.append(CubeAction(game.number, turn.index, turn.side, player, turn.action, turn.cube,
-                                                   turn.position))
+                                                   turn.position, decision))
         games.append(analysis)
     return Analysis(record, bot.name, bot.plies, float(error_mp), float(blunder_mp), games, players)
 
@@ -320,6 +391,69 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
                                   afterstates.move_text(best_row) if best_row != row else turn.move, equity,
                                   best_equity, legal, float(luck[i]), turn.position, turn.opening, mark))
     return ratings
+
+
+def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float
+               ) -> list[Optional[CubeRating]]:
+    """The ratings of a batch of cube decisions (None where the bot's rules allow no double there)."""
+    from ..bots.cube import CubeSituation
+    from ..cube.met import variant_met
+    from ..rules.cube import Cube, MatchScore
+
+    rules = bot.net.rules
+    situations = []
+    for game, turn in chunk:
+        doubler = turn.position.turn
+        score = None
+        if game.match_length:
+            away = [game.match_length - points for points in game.score]
+            score = MatchScore(game.match_length, game.score, crawford=game.crawford,
+                               post_crawford=rules.crawford and not game.crawford and 1 in away)
+        situations.append(CubeSituation.single(rules, Cube(turn.cube, turn.cube_owner), doubler, score))
+    equities = []  # money and each match length apart: a situation holds one length
+    for length in sorted({s.length for s in situations}):
+        index = [i for i, s in enumerate(situations) if s.length == length]
+        positions = PositionBatch.from_positions([chunk[i][1].position for i in index])
+        equities.append((index, bot.cube_equities(positions, _joined(situations, index))))
+    ratings: list[Optional[CubeRating]] = [None] * len(chunk)
+    for index, found in equities:
+        for k, i in enumerate(index):
+            game, turn = chunk[i]
+            nd, dt, dp = (float(x[k]) for x in (found.no_double, found.double_take, found.double_pass))
+            if found.units == "points":
+                unit = float(turn.cube)
+            else:  # half the spread of the doubler's chances between winning and losing the cube's value now
+                s = situations[i]
+                met = variant_met(rules)
+                lost = float(met.lookup(s.away, s.opponent_away - turn.cube, s.crawford_done)[0])
+                unit = max((dp - lost) / 2, 1e-9)
+            if turn.action in ("take", "drop"):
+                best = "take" if bool(found.take[k]) else "drop"
+                error = abs(dt - dp) if turn.action != best else 0.0
+            else:
+                if not bool(found.may_double[k]):
+                    continue  # the bot's rules (a match's Crawford game, a cube at its limit) allow no double
+                best = "double" if bool(found.double[k]) else "no_double"
+                proper = float(found.equity[k])
+                error = max(0.0, proper - (min(dt, dp) if turn.action == "double" else nd))
+            error /= unit
+            loss = 1000.0 * error
+            mark = "blunder" if loss > blunder_mp else "error" if loss > error_mp else ""
+            action = "no_double" if turn.action == "move" else turn.action
+            ratings[i] = CubeRating(action, best, nd, dt, dp, found.units, error, mark)
+    return ratings
+
+
+def _joined(situations: list, index: list[int]):
+    """The situations at ``index`` (one match length) as one :class:`~tapa_ai.bots.cube.CubeSituation`."""
+    from ..bots.cube import CubeSituation
+
+    picked = [situations[i] for i in index]
+    first = picked[0]
+    join = (lambda name: None if getattr(first, name) is None  # noqa: E731
+            else np.concatenate([getattr(s, name) for s in picked]))
+    return CubeSituation(first.rules, join("value"), join("owner"), first.length, join("away"),
+                         join("opponent_away"), join("crawford_done"), join("crawford_game"))
 
 
 def _played_row(afterstates, index: int, turn: Turn) -> int:

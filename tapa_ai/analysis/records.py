@@ -65,6 +65,10 @@ class Turn:
     """The cube's value before the event (a double offers twice it)."""
     opening: bool = False
     """The dice are the opening roll's (``use-opening-dice``: never a double)."""
+    cube_owner: Optional[str] = None
+    """Who owned the cube before the event (None: centred)."""
+    may_double: bool = False
+    """A move's mover could have doubled before this roll, and rolled: a decision not to double."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,8 @@ class RecordedGame:
     match_length: int = 0
     score: tuple[int, int] = (0, 0)
     """The match score (X, O) before the game."""
+    crawford: bool = False
+    """The game is a match's Crawford game (no doubling)."""
 
     @property
     def moves(self) -> list[Turn]:
@@ -101,6 +107,10 @@ class Record:
     games: tuple[RecordedGame, ...]
     players: dict[str, str]
     """The file's players by key (the arena's A and B), or by side."""
+    cube: bool = False
+    """The games were played with the cube, so a roll without a double where one was allowed was a decision:
+    ``tapa-ai play``'s saves and game or match snapshots (the rules having a cube), a games file where a game
+    has a cube action (the arena's and the web board's games are played without it)."""
 
 
 def read_record(path: str | Path) -> Record:
@@ -130,7 +140,7 @@ def record_from_json(data: Any, where: str = "record") -> Record:
             players = {"X": "X", "O": "O"}
             inner = f"{where}.game" if fmt == "tapa-ai/match" else where
             return Record(f"a {fmt[len('tapa-ai/'):]} snapshot", match.rules, (_current_game(match, players, inner),),
-                          players)
+                          players, match.rules.cube)
     except RecordError:
         raise
     except RulesError as error:  # FlowError, SnapshotError, PositionError: they name the place
@@ -162,7 +172,7 @@ def _play_save(data: dict, where: str) -> Record:
     else:
         players = {human: "human", ("O" if human == "X" else "X"): bot_name}
     return Record("a game saved by tapa-ai play", match.rules, (_current_game(match, players, f"{where}.match.game"),),
-                  players)
+                  players, match.rules.cube)
 
 
 def _current_game(match: MatchState, players: dict[str, str], where: str) -> RecordedGame:
@@ -189,7 +199,7 @@ def _current_game(match: MatchState, players: dict[str, str], where: str) -> Rec
                           "loaded position cannot be replayed: its starting position is not in the file)")
     if game.is_over and replayed.result is None:  # resigned: the play session ends the game without an event
         return RecordedGame(replayed.number, replayed.rules, players, replayed.turns, game.result,
-                            game.cube_value, "resigned", match.length, replayed.score)
+                            game.cube_value, "resigned", match.length, replayed.score, replayed.crawford)
     return replayed
 
 
@@ -233,7 +243,8 @@ def _games_file(data: dict, where: str) -> Record:
         source = f"{'games' if len(read) > 1 else 'a game'} of {source[:100]}"
     else:
         source = "game records" if len(read) > 1 else "a game record"
-    return Record(source, rules, read, dict(players))
+    cube = any(turn.action != "move" for game in read for turn in game.turns)
+    return Record(source, rules, read, dict(players), cube)
 
 
 def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: str, default_number: int
@@ -274,7 +285,7 @@ def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: s
                               f"{game.result.winner} winning a {game.result.kind}")
         if game.result is None:
             game = RecordedGame(game.number, game.rules, game.players, game.turns, stated, game.cube, "resigned",
-                                game.match_length, game.score)
+                                game.match_length, game.score, game.crawford)
     return game
 
 
@@ -311,6 +322,7 @@ def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, 
                                   "the record goes on (corrupt?)")
             if event.action == "move":
                 what = f"{event.side} {event.dice[0]}-{event.dice[1]} {event.move!r:.40}"
+                could_double = state.phase == "roll" and state.may_double
                 if state.phase == "roll":
                     state = state.rolled(event.dice, event.side)
                 elif state.phase != "move":
@@ -318,7 +330,7 @@ def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, 
                                       f"{'take or pass a double' if state.phase == 'double' else 'roll'}")
                 elif sorted(state.dice) != sorted(event.dice):
                     raise RecordError(f"{here} ({what}): the opening roll gave {state.dice[0]}-{state.dice[1]}")
-                before, cube = state.position, state.cube_value
+                before, cube, owner = state.position, state.cube_value, state.cube_owner
                 try:
                     state = state.play(event.move, event.side)
                 except FlowError as error:
@@ -328,12 +340,12 @@ def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, 
                     raise RecordError(f"{here} ({what}): an illegal move: {reason}") from None
                 after = state.position if state.is_over else state.position.with_changes(turn=event.side)
                 turns.append(Turn(len(turns) + 1, event.side, "move", before, state.history[-1].dice,
-                                  state.history[-1].move, after, cube, opening_dice))
+                                  state.history[-1].move, after, cube, opening_dice, owner, could_double))
                 opening_dice = False
             else:
-                before, cube = state.position, state.cube_value
+                before, cube, owner = state.position, state.cube_value, state.cube_owner
                 state = getattr(state, event.action)(event.side)
-                turns.append(Turn(len(turns) + 1, event.side, event.action, before, cube=cube))
+                turns.append(Turn(len(turns) + 1, event.side, event.action, before, cube=cube, cube_owner=owner))
         except RecordError:
             raise
         except FlowError as error:
@@ -342,4 +354,4 @@ def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, 
     if state.is_over:
         ending = "drop" if state.dropped else "move"
     return RecordedGame(number, rules, dict(players), tuple(turns), state.result, state.cube_value, ending,
-                        length, score)
+                        length, score, crawford)

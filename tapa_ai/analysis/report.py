@@ -28,10 +28,30 @@ def _game_head(game) -> str:
     return f"Game {rec.number}{setting}: {players}. {end}."
 
 
+CUBE_WORDS = {"double": "double", "no_double": "no double", "take": "take", "drop": "pass"}
+
+
 def _cube_line(entry) -> str:
     words = {"double": f"doubles to {2 * entry.cube}", "take": f"takes (the cube at {2 * entry.cube})",
              "drop": "passes"}[entry.action]
-    return f"{entry.index:4d}  {entry.side}     {words} (cube actions are listed, not rated)"
+    rating = entry.rating
+    if rating is None:
+        return f"{entry.index:4d}  {entry.side}     {words} (not rated: the bot's rules allow no double here)"
+    return f"{entry.index:4d}  {entry.side}     {words:<24} {_cube_best(rating):<24} {rating.error_mp:>8.1f}" + \
+        (f" {'':>8}  {MARKS[rating.mark]}" if rating.mark else "")
+
+
+def _cube_best(rating) -> str:
+    return "=" if rating.best == rating.action else CUBE_WORDS[rating.best]
+
+
+def _no_double_line(entry) -> Optional[str]:
+    """The roll's decision not to double, shown where doubling was right or the error is marked."""
+    rating = entry.cube
+    if rating is None or (rating.best == "no_double" and not rating.mark):
+        return None
+    return (f"{entry.index:4d}  {entry.side}     {'no double':<24} {_cube_best(rating):<24} {rating.error_mp:>8.1f}"
+            f" {'':>8}  {MARKS[rating.mark]}").rstrip()
 
 
 def _move_line(entry) -> str:
@@ -56,21 +76,33 @@ def text_report(analysis, name: Optional[str] = None) -> str:
     record = analysis.record
     where = f"{name}: " if name else ""
     lines = [f"{where}{record.source} ({record.rules.name})",
-             f"analysed by {analysis.bot} at {_plies(analysis.plies)}; cubeless equities: the error in millipoints "
-             "(mp) for the mover, the luck in points for the roller"]
+             f"analysed by {analysis.bot} at {_plies(analysis.plies)}; moves by cubeless equities: the error in "
+             "millipoints (mp) for the mover, the luck in points for the roller"]
     for game in analysis.games:
         lines += ["", _game_head(game),
                   f"{'#':>4}  side dice {'played':<24} {'best':<24} {'error mp':>8} {'luck':>8}"]
         for entry in game.entries:
-            lines.append(_move_line(entry) if entry.action == "move" else _cube_line(entry))
+            if entry.action != "move":
+                lines.append(_cube_line(entry))
+                continue
+            no_double = _no_double_line(entry)
+            lines += [no_double] if no_double else []
+            lines.append(_move_line(entry))
+    cube = any(totals.cube_decisions for totals in analysis.players.values())
     lines += ["", f"{'player':<28} {'moves':>5} {'rated':>5} {'error mp':>9} {'mp/move':>8} {'errors':>6} "
-                  f"{'blunders':>8} {'luck':>8}"]
+                  f"{'blunders':>8} {'luck':>8}" + (f"  {'cube':>4} {'cube mp':>8} {'?':>3} {'??':>3}" if cube else "")]
     for totals in analysis.players.values():
         lines.append(f"{totals.player[:28]:<28} {totals.moves:5d} {totals.rated:5d} {1000 * totals.error:9.1f} "
-                     f"{totals.error_rate_mp:8.1f} {totals.errors:6d} {totals.blunders:8d} {_signed(totals.luck)}")
+                     f"{totals.error_rate_mp:8.1f} {totals.errors:6d} {totals.blunders:8d} {_signed(totals.luck)}" +
+                     (f"  {totals.cube_decisions:4d} {1000 * totals.cube_error:8.1f} {totals.cube_errors:3d} "
+                      f"{totals.cube_blunders:3d}" if cube else ""))
     lines += ["", f"error: the best move's equity minus the played move's, both at {_plies(analysis.plies)}; "
                   "= the move played is the best; forced moves are not rated.",
               f"? an error (over {analysis.error_mp:g} mp), ?? a blunder (over {analysis.blunder_mp:g} mp); "
               "mp/move: the error per rated move.",
               "luck: the best 0-ply value of the roll that came minus the mean over the 21 rolls (docs/analysis.md)."]
+    if cube:
+        lines.append("cube: the decisions rated (doubles, takes, passes, rolls without a double where one was allowed; "
+                     "a no double is shown where doubling was right or it is marked), by cubeful equities normalized "
+                     "to a cube of 1; cube mp: their error in all.")
     return "\n".join(lines)

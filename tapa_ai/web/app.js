@@ -564,8 +564,11 @@
     const marks = { "": "", error: "?", blunder: "??" };
     for (const turn of answer.games[0].turns) {
       const row = moves.insertRow();
-      if (turn.action !== "move") {
-        cells(row, [String(turn.index), turn.side, "", turn.action + " (not rated)", "", "", "", ""], () => false);
+      if (turn.action !== "move") { // a cube action (games of tapa-ai play): rated by cubeful equities
+        if (turn.mark) row.className = turn.mark;
+        cells(row, [String(turn.index), turn.side, "", turn.action, !turn.rated ? "(not rated)" :
+          turn.best === turn.action ? "=" : turn.best.replace("_", " "), turn.rated ? turn.error_mp.toFixed(1) : "",
+          "", turn.rated ? marks[turn.mark] : ""], (c) => c === 5);
         continue;
       }
       if (turn.mark) row.className = turn.mark;
