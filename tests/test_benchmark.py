@@ -293,9 +293,13 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
     path.write_text(json.dumps(score))
     assert main(["benchmark", "study", str(path), "--known", "heuristic", "random", "6", "5.9", "6.1"]) == 0
     assert "1 of 1 scored duels" in capsys.readouterr().out
-    assert "no such file" in _one_line_error(capsys, ["benchmark", "study", str(tmp_path / "none.json"),
+    assert "no file" in _one_line_error(capsys, ["benchmark", "study", str(tmp_path / "none.json"),
                                                       "--known", "a", "b", "1", "0", "2"])
     assert "give duels" in _one_line_error(capsys, ["benchmark", "study", str(path)])
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    assert "not a score record" in _one_line_error(capsys, ["benchmark", "study", str(listed), "--known", "a", "b",
+                                                            "1", "0", "2"])
 
 
 def test_the_cheapest_rollouts_are_short_where_the_noise_is_cheap_to_average_and_long_where_it_dominates():

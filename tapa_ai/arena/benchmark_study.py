@@ -59,12 +59,15 @@ def canonical(spec: str) -> str:
 
 
 def _read_json(path: str | Path, what: str) -> dict:
+    from ..notation.json_file import JsonFileError, read_json_file
+
     try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise BenchmarkError(f"{what} {path}: no such file") from None
-    except (OSError, ValueError) as error:
-        raise BenchmarkError(f"{what} {path}: not readable JSON ({error})") from None
+        data = read_json_file(path, f"a {what} record")
+    except JsonFileError as error:
+        raise BenchmarkError(f"{what}: {error}") from None
+    if not isinstance(data, dict):
+        raise BenchmarkError(f"{what} {path}: a JSON {type(data).__name__}, not a {what} record (an object)")
+    return data
 
 
 def read_duel(path: str | Path) -> dict:
