@@ -327,7 +327,8 @@ def test_the_shipped_sets_are_whole_and_rolled_out_by_the_models_that_ship():
     from tapa_ai.net.model_id import file_sha256
 
     shipped = sorted(sets_dir().glob("*.jsonl.gz"))
-    assert [path.name for path in shipped] == ["backgammon.jsonl.gz"]  # the sets docs/benchmark.md describes
+    # the sets docs/benchmark.md describes
+    assert [path.name for path in shipped] == ["backgammon.jsonl.gz", "tapa.jsonl.gz"]
     for path in shipped:
         name = path.name.removesuffix(".jsonl.gz")
         assert resolve_set(name) == (path, True)
