@@ -397,7 +397,7 @@ def rollout_noise_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
     return noise
 
 
-def candidates_cost(bench: BenchmarkSet, rules: RuleOptions, sample: int = 20) -> Optional[dict]:
+def candidates_cost(bench: BenchmarkSet, rules: RuleOptions, sample: int = 50) -> Optional[dict]:
     """The CPU-seconds a position's candidates take to choose (:func:`tapa_ai.arena.benchmark.candidate_moves`):
     the mean the records carry, else timed here on up to ``sample`` of the set's positions (a set built
     before the records carried it). None when the set's ranker or references cannot be made here."""
