@@ -119,11 +119,26 @@ def test_the_best_candidate_loses_nothing_and_another_loses_exactly_its_gap(tiny
     assert by_bot["none"]["unrated_share"] == 1.0
     pair = next(p for p in result.pairs if p["a"] == "best" and p["b"] == "worst")
     assert pair["difference_mp"] == pytest.approx(-np.mean(gaps)) and pair["positions"] == 4
-    # the rollout noise of the pair: the worst move's paired CI to the best (the best's own is [0, 0])
+    # the rollout noise of the pair, from the two halves of the 36 games (18 each: the variance of the whole
+    # mean is a quarter of the squared difference of the halves' differences) ...
+    first, last = (r["candidates"][0] for r in bench.records), (r["candidates"][-1] for r in bench.records)
+    split = [((w["halves"][0] - b["halves"][0]) - (w["halves"][1] - b["halves"][1])) ** 2 / 4
+             for b, w in zip(first, last)]
+    for record in bench.records:
+        for c in record["candidates"]:  # the halves' mean is the equity
+            assert c["equity"] == pytest.approx(sum(c["halves"]) / 2, abs=2e-6)
+    assert pair["noise_sd_mp"] == pytest.approx(1000 * np.sqrt(np.mean(split)))
+    assert pair["noise_share"] == pytest.approx(pair["noise_sd_mp"] ** 2 / pair["sd_mp"] ** 2)
+    assert pair["noise_from_halves"] == 1.0
+    # ... and, in a set whose records have no halves, from the worst move's paired CI to the best
+    for record in bench.records:
+        for c in record["candidates"]:
+            del c["halves"]
     half = [1000 * (r["candidates"][-1]["difference_ci95"][1] - r["candidates"][-1]["difference_ci95"][0]) / 2
             for r in bench.records]
-    assert pair["noise_sd_mp"] == pytest.approx(np.sqrt(np.mean((np.array(half) / 1.959964) ** 2)))
-    assert pair["noise_share"] == pytest.approx(pair["noise_sd_mp"] ** 2 / pair["sd_mp"] ** 2)
+    older = next(p for p in summarise_scores(bench, {"best": best, "worst": worst}, replicates=200).pairs)
+    assert older["noise_sd_mp"] == pytest.approx(np.sqrt(np.mean((np.array(half) / 1.959964) ** 2)))
+    assert older["noise_from_halves"] == 0.0
     same = next(p for p in result.pairs if p["a"] == "best" and p["b"] == "again")
     assert same["noise_sd_mp"] == 0.0 and same["sd_mp"] == 0.0 and same["noise_share"] is None
     json.dumps(result.to_dict(), allow_nan=False)  # NaN written as null
@@ -300,6 +315,13 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
     listed.write_text("[1, 2]")
     assert "not a score record" in _one_line_error(capsys, ["benchmark", "study", str(listed), "--known", "a", "b",
                                                             "1", "0", "2"])
+
+
+def test_a_rollout_s_halves_are_whole_blocks_of_its_games():
+    from tapa_ai.arena.rollout_report import half_games
+
+    assert [half_games(g, 36) for g in (1296, 324, 288, 72, 36)] == [648, 144, 144, 36, 18]
+    assert [half_games(g, 1) for g in (5, 2)] == [2, 1]
 
 
 def test_the_cheapest_rollouts_are_short_where_the_noise_is_cheap_to_average_and_long_where_it_dominates():

@@ -94,7 +94,8 @@ def rollout_candidates(position, dice, moves: list[tuple[str, object]], rules: R
     result = moves_rollout(player, position, tuple(dice), moves)
     return {s.move: {"equity": round(s.equity, 6), "ci95": [round(x, 6) for x in s.equity_ci95],
                      "difference": round(s.difference, 6), "difference_ci95": [round(x, 6) for x in s.difference_ci95],
-                     "games": s.games, "mean_plies": round(s.mean_plies, 2)} for s in result.stats}
+                     "games": s.games, "mean_plies": round(s.mean_plies, 2),
+                     **({"halves": [round(x, 6) for x in s.halves]} if s.halves else {})} for s in result.stats}
 
 
 def position_job(job: tuple) -> tuple[int, dict]:

@@ -16,9 +16,11 @@ games (``weighted``), the share of **blunders** (a loss above ``blunder_mp``), o
 best, and of unrated moves. Per pair of bots: the difference of their losses over the positions both have
 rated, with its bootstrap CI (the best's own noise cancels), and how many positions give a CI of +-1 mp,
 and the part of the differences' spread that is the rollouts' noise (``noise_sd_mp``, ``noise_share``): in a
-position where the two chose different moves, the variances of the two moves' differences to the set's best
-(from their paired CIs; a move added by ``score``, not paired, by its own CI) added, as if independent; zero
-where they chose the same move. What is left is the spread of the positions themselves, which no rollout
+position where the two chose different moves, the variance of their equities' difference, estimated from
+the two halves of the rollout games where the set's records carry them (``halves``: the difference on each
+half, on the same dice; unbiased), else from the two moves' CIs to the set's best added as if independent
+(they share the best's dice, so this leans high); zero where they chose the same move.
+``noise_from_halves`` is the share of those positions estimated from halves. What is left is the spread of the positions themselves, which no rollout
 length removes (:mod:`tapa_ai.arena.benchmark_study` trades the two against the cost).
 """
 
@@ -186,6 +188,9 @@ class BotScore:
     """The afterstate key of the move chosen in each position (None: not known, no noise is estimated)."""
     noise: Optional[np.ndarray] = None
     """(N,) the rollout variance (mp squared) of each chosen move's difference to the set's best."""
+    halves: Optional[np.ndarray] = None
+    """(N, 3) the chosen move's equity on each half of its rollout games and the factor that turns the squared
+    difference of two halves into the variance of the whole mean (NaN where the set has no halves)."""
     stats: dict = field(default_factory=dict)
 
 
@@ -306,7 +311,7 @@ def _pair(a: BotScore, b: BotScore, phases: np.ndarray, weights: dict, replicate
     nan = math.nan
     pair = {"a": a.bot, "b": b.bot, "positions": int(d.size), "difference_mp": nan, "difference_mp_ci95": [nan, nan],
             "weighted_difference_mp": None, "weighted_difference_mp_ci95": None, "sd_mp": nan, "positions_for_1mp": 0,
-            "noise_sd_mp": None, "noise_share": None}
+            "noise_sd_mp": None, "noise_share": None, "noise_from_halves": None}
     if not d.size:
         return pair
     boot = bootstrap(d, phases[both], replicates, seed, weights)
@@ -316,8 +321,12 @@ def _pair(a: BotScore, b: BotScore, phases: np.ndarray, weights: dict, replicate
     if a.keys is not None and b.keys is not None:
         rows = np.flatnonzero(both)
         differ = np.array([a.keys[i] != b.keys[i] for i in rows], dtype=bool)
-        noise = float(np.where(differ, a.noise[rows] + b.noise[rows], 0.0).mean())
-        pair.update(noise_sd_mp=math.sqrt(noise), noise_share=noise / sd ** 2 if sd > 0 else None)
+        ha, hb = a.halves[rows], b.halves[rows]
+        split = 1e6 * ((hb[:, 0] - ha[:, 0]) - (hb[:, 1] - ha[:, 1])) ** 2 * ha[:, 2]
+        have = np.isfinite(split)
+        noise = float(np.where(differ, np.where(have, split, a.noise[rows] + b.noise[rows]), 0.0).mean())
+        pair.update(noise_sd_mp=math.sqrt(noise), noise_share=noise / sd ** 2 if sd > 0 else None,
+                    noise_from_halves=float(have[differ].mean()) if differ.any() else None)
     if boot.get("weighted") is not None:
         pair.update(weighted_difference_mp=_weighted_mean(d, phases[both], weights),
                     weighted_difference_mp_ci95=_percentile_ci(boot["weighted"]))
@@ -397,6 +406,23 @@ def rollout_noise_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
     return noise
 
 
+def rollout_halves_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
+    """(N, 3) the equity of move ``keys[i]`` on each half of its rollout games (the record's ``halves``) and
+    ``n1 n2 / n**2``, which turns the squared difference of two halves into the variance of the mean; NaN
+    where the set lacks the move or its record has no halves."""
+    from .rollout_report import half_games
+
+    block = 36 if bench.header["settings"]["rollout"].get("rotate") else 1
+    halves = np.full((len(bench.records), 3), np.nan)
+    for index, key in enumerate(keys):
+        candidate = candidate_map(bench.records[index]).get(key)
+        if candidate is not None and candidate.get("halves"):
+            games = int(candidate["games"])
+            first = half_games(games, block)
+            halves[index] = (*candidate["halves"], first * (games - first) / games ** 2)
+    return halves
+
+
 def candidates_cost(bench: BenchmarkSet, rules: RuleOptions, sample: int = 50) -> Optional[dict]:
     """The CPU-seconds a position's candidates take to choose (:func:`tapa_ai.arena.benchmark.candidate_moves`):
     the mean the records carry, else timed here on up to ``sample`` of the set's positions (a set built
@@ -435,7 +461,8 @@ def summarise_scores(bench: BenchmarkSet, keys: dict[str, Sequence[str]], cpu: O
     scores = []
     for name, chosen in keys.items():
         seconds = (cpu or {}).get(name, 0.0)
-        score = BotScore(name, losses_of(bench, chosen), seconds, list(chosen), rollout_noise_of(bench, chosen))
+        score = BotScore(name, losses_of(bench, chosen), seconds, list(chosen), rollout_noise_of(bench, chosen),
+                         rollout_halves_of(bench, chosen))
         score.stats = _bot_stats(score.losses, phases, weights, blunder_mp, replicates, seed, seconds)
         scores.append(score)
     pairs = [_pair(a, b, phases, weights, replicates, seed) for i, a in enumerate(scores) for b in scores[i + 1:]]

@@ -100,6 +100,9 @@ class RolloutStats:
     difference_ci95: tuple[float, float] = (0.0, 0.0)
     raw_equity_ci95: Optional[tuple[float, float]] = None
     """The CI without the luck adjustment (same games), when luck was adjusted."""
+    halves: Optional[tuple[float, float]] = None
+    """The equity over the first :func:`half_games` games and over the rest: two independent estimates on the
+    same dice as every other start's, whose differences give the rollout noise of any pair of starts."""
 
     def to_dict(self) -> dict:
         data = {"probabilities": self.probabilities, "equity": self.equity, "equity_ci95": list(self.equity_ci95),
@@ -169,6 +172,12 @@ class RolloutResult:
         return "\n".join(lines)
 
 
+def half_games(games: int, block: int) -> int:
+    """The games of a rollout's first half: whole blocks, half of them (rounded down), or half the games when
+    there are fewer than two blocks."""
+    return (games // block // 2) * block if games >= 2 * block else games // 2
+
+
 def summarise(rules: RuleOptions, outcomes: np.ndarray, luck: np.ndarray, plies: np.ndarray,
               settings: RolloutSettings, adjusted: bool, moves: Optional[Sequence[str]] = None
               ) -> list[RolloutStats]:
@@ -179,6 +188,7 @@ def summarise(rules: RuleOptions, outcomes: np.ndarray, luck: np.ndarray, plies:
     equities = results @ points  # (C, G)
     raw = outcomes @ points
     block = settings.block
+    cut = half_games(outcomes.shape[1], block)
     stats = []
     for c in range(outcomes.shape[0]):
         mean, half = _mean_ci(equities[c], block)
@@ -189,7 +199,9 @@ def summarise(rules: RuleOptions, outcomes: np.ndarray, luck: np.ndarray, plies:
         probabilities = dict(zip(names, (float(p) for p in results[c].mean(axis=0))))
         stats.append(RolloutStats(probabilities, mean, (mean - half, mean + half), int(outcomes.shape[1]),
                                   float(plies[c].mean()), move=None if moves is None else moves[c],
-                                  raw_equity_ci95=raw_ci))
+                                  raw_equity_ci95=raw_ci,
+                                  halves=(float(equities[c, :cut].mean()), float(equities[c, cut:].mean()))
+                                  if 0 < cut < outcomes.shape[1] else None))
     if moves is not None:
         best = int(np.argmax([s.equity for s in stats]))
         for c, entry in enumerate(stats):
