@@ -61,6 +61,7 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
     """The ``benchmark`` command with its two actions on ``sub`` (``tapa-ai``'s subparsers);
     ``worker_options(parser)`` adds --workers, --ray-address and --quiet."""
     from ..rules.options import VARIANTS
+    from .benchmark_file import shipped_sets
 
     benchmark = sub.add_parser("benchmark", help="benchmark sets of positions rated by rollouts: build one, score "
                                "bots on it (equity lost a move; docs/benchmark.md)")
@@ -101,7 +102,8 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
                                "and paired differences")
     score.add_argument("bots", nargs="+", metavar="BOT", help=bots_help)
     score.add_argument("--set", required=True, metavar="FILE",
-                       help="a set written by tapa-ai benchmark build, or a shipped set by name (backgammon)")
+                       help="a set written by tapa-ai benchmark build, or a shipped set by name "
+                       f"({', '.join(shipped_sets())})")
     score.add_argument("--blunder", type=float, default=80.0, metavar="MP",
                        help="a move losing more than MP millipoints is a blunder (default 80)")
     score.add_argument("--no-rollout", action="store_true", help="leave moves the set lacks unrated (default: roll "

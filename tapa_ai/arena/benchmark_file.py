@@ -119,6 +119,11 @@ def sets_dir() -> Path:
     return MODELS_DIR / "benchmarks"
 
 
+def shipped_sets() -> list[str]:
+    """The names of the shipped sets (``--set NAME``)."""
+    return sorted(path.name.removesuffix(".jsonl.gz") for path in sets_dir().glob("*.jsonl.gz"))
+
+
 def resolve_set(text: str | Path) -> tuple[Path, bool]:
     """(path, shipped) of a set: a file at ``text`` first, else a shipped set of that name
     (``tapa_ai/models/benchmarks/<name>.jsonl.gz`` or ``.jsonl``), else ``text`` as a path (not found)."""
@@ -142,7 +147,9 @@ def read_set(path: str | Path, allow_partial_tail: bool = False) -> BenchmarkSet
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise BenchmarkError(f"{path}: no such file (build one with `tapa-ai benchmark build`)") from None
+        names = ", ".join(shipped_sets()) or "none"
+        raise BenchmarkError(f"{path}: no such file (build one with `tapa-ai benchmark build`, or name a shipped "
+                             f"set: {names})") from None
     except OSError as error:
         raise BenchmarkError(f"{path}: cannot read ({error.strerror or error})") from None
     if path.suffix == ".gz":
