@@ -20,8 +20,9 @@ position where the two chose different moves, the variance of their equities' di
 the two halves of the rollout games where the set's records carry them (``halves``: the difference on each
 half, on the same dice; unbiased), else from the two moves' CIs to the set's best added as if independent
 (they share the best's dice, so this leans high); zero where they chose the same move.
-``noise_from_halves`` is the share of those positions estimated from halves. What is left is the spread of the positions themselves, which no rollout
-length removes (:mod:`tapa_ai.arena.benchmark_study` trades the two against the cost).
+``noise_from_halves`` is the share of those positions estimated from halves. What is left is the spread of
+the positions themselves, which no rollout length removes (:mod:`tapa_ai.arena.benchmark_study` trades the
+two against the cost).
 """
 
 from __future__ import annotations
@@ -203,8 +204,8 @@ class ScoreResult:
     added: int
     unrated_kept: bool
     candidates_cpu: Optional[dict] = None
-    """{seconds, positions, timed}: the CPU-seconds a position's candidates took (the build's cost that the
-    rollouts' length does not change), from the records or timed on a sample of them."""
+    """{seconds, from}: the CPU-seconds a position's candidates took (the build's cost that the rollouts'
+    length does not change), and whether from the records or timed on a sample of them."""
 
     def to_dict(self) -> dict:
         """The result as JSON data (NaN, where nothing is rated, as null)."""
@@ -410,9 +411,9 @@ def rollout_halves_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
     """(N, 3) the equity of move ``keys[i]`` on each half of its rollout games (the record's ``halves``) and
     ``n1 n2 / n**2``, which turns the squared difference of two halves into the variance of the mean; NaN
     where the set lacks the move or its record has no halves."""
-    from .rollout_report import half_games
+    from .rollout_report import BLOCK, half_games
 
-    block = 36 if bench.header["settings"]["rollout"].get("rotate") else 1
+    block = BLOCK if bench.header["settings"]["rollout"].get("rotate") else 1
     halves = np.full((len(bench.records), 3), np.nan)
     for index, key in enumerate(keys):
         candidate = candidate_map(bench.records[index]).get(key)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .benchmark_file import BenchmarkError
+from .rollout_report import BLOCK
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 
@@ -141,7 +142,7 @@ def study(score: dict, duels: list[dict]) -> dict:
     cpu = score.get("cpu_seconds_per_position")
     fixed = score.get("candidates_cpu_seconds_per_position")
     rollout = score.get("rollout") or {}
-    block = 36 if rollout.get("rotate") else 1
+    block = BLOCK if rollout.get("rotate") else 1
     for row in rows:
         if not row["scored"]:
             continue
