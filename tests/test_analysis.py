@@ -301,6 +301,13 @@ def test_every_roll_without_a_double_where_one_was_allowed_is_a_no_double_decisi
     assert all(move.cube is None for move in analyse_record(record_from_json(document), bot).moves)
 
 
+def test_a_game_after_the_match_was_won_is_refused():
+    document = games_document(GameState.new("tapa").rules, {}, [{"number": 1, "match_length": 3,
+                                                                  "score": {"X": 3, "O": 1}, "history": []}], "a test")
+    with pytest.raises(RecordError, match="has won the match"):
+        record_from_json(document)
+
+
 # -- bad input ------------------------------------------------------------------------------------------------
 def run(path, **options):
     out, err = io.StringIO(), io.StringIO()

@@ -398,7 +398,7 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
     """The ratings of a batch of cube decisions (None where the bot's rules allow no double there)."""
     from ..bots.cube import CubeSituation
     from ..cube.met import variant_met
-    from ..rules.cube import Cube, MatchScore
+    from ..rules.cube import Cube, CubeError, MatchScore
 
     rules = bot.net.rules
     situations = []
@@ -407,8 +407,11 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
         score = None
         if game.match_length:
             away = [game.match_length - points for points in game.score]
-            score = MatchScore(game.match_length, game.score, crawford=game.crawford,
-                               post_crawford=rules.crawford and not game.crawford and 1 in away)
+            try:
+                score = MatchScore(game.match_length, game.score, crawford=game.crawford,
+                                   post_crawford=rules.crawford and not game.crawford and 1 in away)
+            except CubeError as error:
+                raise AnalysisError(f"game {game.number}: its cube decisions cannot be rated: {error}") from None
         situations.append(CubeSituation.single(rules, Cube(turn.cube, turn.cube_owner), doubler, score))
     equities = []  # money and each match length apart: a situation holds one length
     for length in sorted({s.length for s in situations}):

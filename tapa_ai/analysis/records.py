@@ -266,6 +266,9 @@ def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: s
     if not isinstance(score, dict) or sorted(score) != ["O", "X"] or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in score.values()):
         raise RecordError(f"{where}.score: must be {{\"X\": n, \"O\": n}} (the score before the game)")
+    if length and max(score.values()) >= length:
+        raise RecordError(f"{where}.score: X {score['X']}, O {score['O']} before a game of a match to {length}: "
+                          "a side that has reached the length has won the match, which has no more games")
     start = None
     if item.get("start") is not None:
         start = position_from_json(item["start"], f"{where}.start")
