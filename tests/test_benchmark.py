@@ -317,6 +317,25 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
                                                             "1", "0", "2"])
 
 
+def test_the_noise_of_a_pair_follows_from_how_its_spread_grows_with_shorter_rollouts():
+    """Positions' own spread 30 mp, noise 20 mp at 1296 games: at 288 games the noise is 20 * sqrt(4.5)."""
+    from tapa_ai.arena.benchmark_study import noise_between_lengths
+
+    def score(games, sd, noise, a="heuristic", b="random"):
+        return {"variant": "tapa", "rollout": {"games": games}, "positions": 1000,
+                "pairs": [{"a": a, "b": b, "positions": 1000, "sd_mp": sd, "noise_sd_mp": noise,
+                           "noise_share": noise ** 2 / sd ** 2, "noise_from_halves": 1.0}]}
+
+    long = score(1296, math.hypot(30, 20), 20.0)
+    short = score(288, math.hypot(30, 20 * math.sqrt(4.5)), 20 * math.sqrt(4.5), a="random", b="heuristic")
+    [row] = noise_between_lengths(long, short)
+    share = 400 / (900 + 400)
+    assert row["implied_noise_share"] == pytest.approx(share)
+    assert row["long_noise_share"] == pytest.approx(share) and row["short_noise_share_at_long"] == pytest.approx(share)
+    with pytest.raises(BenchmarkError, match="more games"):
+        noise_between_lengths(short, long)
+
+
 def test_a_rollout_s_halves_are_whole_blocks_of_its_games():
     from tapa_ai.arena.rollout_report import half_games
 

@@ -108,6 +108,41 @@ def cheapest_rollouts(positions: int, noise_share: float, cpu: float, fixed: flo
             "build_cpu_hours": needed(best) * (fixed + per_game * best) / 3600}
 
 
+def noise_between_lengths(long: dict, short: dict) -> list[dict]:
+    """The rollout noise of each pair scored on two sets of one variant (independent positions) rolled out
+    with ``G`` (``long``) and ``g < G`` games (``short``), measured by how much the pair's spread grows: the
+    spread squared is the positions' own plus the noise, and the noise grows as ``G / g``, so the noise at
+    ``G`` is ``(sd_short² − sd_long²) / (G / g − 1)``. Beside it, each set's own estimate at ``G`` (halves or
+    CIs: the score's ``noise_share``). One row a pair both scores have, matched as the study matches bots."""
+    games = [score.get("rollout", {}).get("games") for score in (long, short)]
+    if not all(games) or games[0] <= games[1] or long.get("variant") != short.get("variant"):
+        raise BenchmarkError(f"want two scores of one variant, the first rolled out with more games than the "
+                             f"second (got {long.get('variant')} at {games[0]}, {short.get('variant')} at {games[1]})")
+    ratio = games[0] / games[1]
+    found = {}
+    for pair in short.get("pairs", []):
+        key = (canonical(pair["a"]), canonical(pair["b"]))
+        found[key] = found[key[::-1]] = pair
+    rows = []
+    for pair in long.get("pairs", []):
+        other = found.get((canonical(pair["a"]), canonical(pair["b"])))
+        if other is None or pair.get("sd_mp") is None or other.get("sd_mp") is None:
+            continue
+        sd_long, sd_short = pair["sd_mp"], other["sd_mp"]
+        implied = (sd_short ** 2 - sd_long ** 2) / (ratio - 1)
+        row = {"a": pair["a"], "b": pair["b"], "sd_long_mp": sd_long, "sd_short_mp": sd_short,
+               "positions": [pair["positions"], other["positions"]],
+               "implied_noise_share": implied / sd_long ** 2 if sd_long > 0 else None,
+               "long_noise_share": pair.get("noise_share"), "long_noise_from_halves": pair.get("noise_from_halves"),
+               "short_noise_from_halves": other.get("noise_from_halves"), "short_noise_share_at_long": None}
+        if other.get("noise_sd_mp") is not None and sd_short > 0:
+            noise_at_long = other["noise_sd_mp"] ** 2 / ratio  # the short set's own estimate, scaled to G games
+            row["short_noise_share_at_long"] = noise_at_long / (sd_short ** 2 - other["noise_sd_mp"] ** 2
+                                                                + noise_at_long)
+        rows.append(row)
+    return rows
+
+
 def study(score: dict, duels: list[dict]) -> dict:
     """Each duel against the score's paired differences; the factor k, the agreement, positions and cost."""
     pairs = {}
