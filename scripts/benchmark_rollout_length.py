@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from tapa_ai.arena.benchmark_file import BenchmarkError
-from tapa_ai.arena.benchmark_study import _read_json, noise_between_lengths
+from tapa_ai.arena.benchmark_study import noise_between_lengths, read_record
 
 
 def _share(value) -> str:
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("short")
     args = parser.parse_args(argv)
     try:
-        long, short = _read_json(args.long, "score"), _read_json(args.short, "score")
+        long, short = read_record(args.long, "score"), read_record(args.short, "score")
         rows = noise_between_lengths(long, short)
     except BenchmarkError as error:
         print(f"benchmark_rollout_length: {error}", file=sys.stderr)

@@ -59,7 +59,8 @@ def canonical(spec: str) -> str:
     return f"net:{identity}@{int(match.group('plies') or 0)}" + "".join(f",{o}" for o in sorted(options))
 
 
-def _read_json(path: str | Path, what: str) -> dict:
+def read_record(path: str | Path, what: str) -> dict:
+    """The JSON object in ``path`` (a score or a duel record, ``what``); BenchmarkError in one line otherwise."""
     from ..notation.json_file import JsonFileError, read_json_file
 
     try:
@@ -73,7 +74,7 @@ def _read_json(path: str | Path, what: str) -> dict:
 
 def read_duel(path: str | Path) -> dict:
     """A ``tapa-ai match --out`` record as a duel: a, b, ppg, ppg_ci95, games."""
-    data = _read_json(path, "duel")
+    data = read_record(path, "duel")
     try:
         return {"a": data["bot_a"], "b": data["bot_b"], "ppg": float(data["ppg"]),
                 "ppg_ci95": [float(x) for x in data["ppg_ci95"]], "games": int(data["games"]), "source": str(path)}
@@ -232,7 +233,7 @@ def study_command(score_path: str, duel_paths: Sequence[str], known: Sequence[Se
     duels = [read_duel(path) for path in duel_paths] + [known_duel(values) for values in known]
     if not duels:
         raise BenchmarkError("give duels: --duel MATCH.json (tapa-ai match --out) or --known A B PPG LOW HIGH")
-    result = study(_read_json(score_path, "score"), duels)
+    result = study(read_record(score_path, "score"), duels)
     if out:
         Path(out).write_text(json.dumps(result, indent=1) + "\n")
     return result
