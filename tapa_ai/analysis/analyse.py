@@ -417,7 +417,8 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
     for length in sorted({s.length for s in situations}):
         index = [i for i, s in enumerate(situations) if s.length == length]
         positions = PositionBatch.from_positions([chunk[i][1].position for i in index])
-        equities.append((index, bot.cube_equities(positions, _joined(situations, index))))
+        equities.append((index, bot.cube_equities(positions, CubeSituation.joined([situations[i] for i in index]))))
+    met = variant_met(rules)
     ratings: list[Optional[CubeRating]] = [None] * len(chunk)
     for index, found in equities:
         for k, i in enumerate(index):
@@ -427,7 +428,6 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
                 unit = float(turn.cube)
             else:  # half the spread of the doubler's chances between winning and losing the cube's value now
                 s = situations[i]
-                met = variant_met(rules)
                 lost = float(met.lookup(s.away, s.opponent_away - turn.cube, s.crawford_done)[0])
                 unit = max((dp - lost) / 2, 1e-9)
             if turn.action in ("take", "drop"):
@@ -445,18 +445,6 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
             action = "no_double" if turn.action == "move" else turn.action
             ratings[i] = CubeRating(action, best, nd, dt, dp, found.units, error, mark)
     return ratings
-
-
-def _joined(situations: list, index: list[int]):
-    """The situations at ``index`` (one match length) as one :class:`~tapa_ai.bots.cube.CubeSituation`."""
-    from ..bots.cube import CubeSituation
-
-    picked = [situations[i] for i in index]
-    first = picked[0]
-    join = (lambda name: None if getattr(first, name) is None  # noqa: E731
-            else np.concatenate([getattr(s, name) for s in picked]))
-    return CubeSituation(first.rules, join("value"), join("owner"), first.length, join("away"),
-                         join("opponent_away"), join("crawford_done"), join("crawford_game"))
 
 
 def _played_row(afterstates, index: int, turn: Turn) -> int:

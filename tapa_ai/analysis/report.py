@@ -34,15 +34,15 @@ CUBE_WORDS = {"double": "double", "no_double": "no double", "take": "take", "dro
 def _cube_line(entry) -> str:
     words = {"double": f"doubles to {2 * entry.cube}", "take": f"takes (the cube at {2 * entry.cube})",
              "drop": "passes"}[entry.action]
-    rating = entry.rating
-    if rating is None:
+    if entry.rating is None:
         return f"{entry.index:4d}  {entry.side}     {words} (not rated: the bot's rules allow no double here)"
-    return f"{entry.index:4d}  {entry.side}     {words:<24} {_cube_best(rating):<24} {rating.error_mp:>8.1f}" + \
-        (f" {'':>8}  {MARKS[rating.mark]}" if rating.mark else "")
+    return _cube_row(entry.index, entry.side, words, entry.rating)
 
 
-def _cube_best(rating) -> str:
-    return "=" if rating.best == rating.action else CUBE_WORDS[rating.best]
+def _cube_row(index: int, side: str, words: str, rating) -> str:
+    """A rated cube decision in the moves' columns: what was done, the bot's choice, the error, the mark."""
+    best = "=" if rating.best == rating.action else CUBE_WORDS[rating.best]
+    return f"{index:4d}  {side}     {words:<24} {best:<24} {rating.error_mp:>8.1f} {'':>8}  {MARKS[rating.mark]}".rstrip()
 
 
 def _no_double_line(entry) -> Optional[str]:
@@ -50,8 +50,7 @@ def _no_double_line(entry) -> Optional[str]:
     rating = entry.cube
     if rating is None or (rating.best == "no_double" and not rating.mark):
         return None
-    return (f"{entry.index:4d}  {entry.side}     {'no double':<24} {_cube_best(rating):<24} {rating.error_mp:>8.1f}"
-            f" {'':>8}  {MARKS[rating.mark]}").rstrip()
+    return _cube_row(entry.index, entry.side, "no double", rating)
 
 
 def _move_line(entry) -> str:

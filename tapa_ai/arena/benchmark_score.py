@@ -383,40 +383,45 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
     return result
 
 
+def chosen_candidates(bench: BenchmarkSet, keys: Sequence[str]) -> list[Optional[dict]]:
+    """The candidate entry of the move after which position ``i`` is ``keys[i]`` (None where the set lacks it)."""
+    return [candidate_map(record).get(key) for record, key in zip(bench.records, keys)]
+
+
 def losses_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
     """(N,) millipoints lost by playing the move after which the position is ``keys[i]`` in position ``i``:
     the best equity of the build's candidates minus the move's (NaN where the set lacks the move)."""
+    return _losses(bench, chosen_candidates(bench, keys))
+
+
+def _losses(bench: BenchmarkSet, chosen: list[Optional[dict]]) -> np.ndarray:
     losses = np.full(len(bench.records), np.nan)
-    for index, key in enumerate(keys):
-        record = bench.records[index]
-        candidate = candidate_map(record).get(key)
+    for index, candidate in enumerate(chosen):
         if candidate is not None:
-            losses[index] = 1000.0 * (best_equity(record) - candidate["equity"])
+            losses[index] = 1000.0 * (best_equity(bench.records[index]) - candidate["equity"])
     return losses
 
 
-def rollout_noise_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
-    """(N,) the rollout variance in mp squared of the difference of move ``keys[i]`` to the set's best, from
-    its paired 95% CI (a move added by ``score`` has none: its own CI's), NaN where the set lacks the move."""
-    noise = np.full(len(bench.records), np.nan)
-    for index, key in enumerate(keys):
-        candidate = candidate_map(bench.records[index]).get(key)
+def _rollout_noise(chosen: list[Optional[dict]]) -> np.ndarray:
+    """(N,) the rollout variance in mp squared of each chosen move's difference to the set's best, from its
+    paired 95% CI (a move added by ``score`` has none: its own CI's), NaN where the set lacks the move."""
+    noise = np.full(len(chosen), np.nan)
+    for index, candidate in enumerate(chosen):
         if candidate is not None:
             low, high = candidate.get("difference_ci95") or candidate["ci95"]
             noise[index] = (1000.0 * (high - low) / (2 * 1.959964)) ** 2
     return noise
 
 
-def rollout_halves_of(bench: BenchmarkSet, keys: Sequence[str]) -> np.ndarray:
-    """(N, 3) the equity of move ``keys[i]`` on each half of its rollout games (the record's ``halves``) and
+def _rollout_halves(bench: BenchmarkSet, chosen: list[Optional[dict]]) -> np.ndarray:
+    """(N, 3) each chosen move's equity on each half of its rollout games (the record's ``halves``) and
     ``n1 n2 / n**2``, which turns the squared difference of two halves into the variance of the mean; NaN
     where the set lacks the move or its record has no halves."""
     from .rollout_report import BLOCK, half_games
 
     block = BLOCK if bench.header["settings"]["rollout"].get("rotate") else 1
-    halves = np.full((len(bench.records), 3), np.nan)
-    for index, key in enumerate(keys):
-        candidate = candidate_map(bench.records[index]).get(key)
+    halves = np.full((len(chosen), 3), np.nan)
+    for index, candidate in enumerate(chosen):
         if candidate is not None and candidate.get("halves"):
             games = int(candidate["games"])
             first = half_games(games, block)
@@ -462,8 +467,9 @@ def summarise_scores(bench: BenchmarkSet, keys: dict[str, Sequence[str]], cpu: O
     scores = []
     for name, chosen in keys.items():
         seconds = (cpu or {}).get(name, 0.0)
-        score = BotScore(name, losses_of(bench, chosen), seconds, list(chosen), rollout_noise_of(bench, chosen),
-                         rollout_halves_of(bench, chosen))
+        candidates = chosen_candidates(bench, chosen)
+        score = BotScore(name, _losses(bench, candidates), seconds, list(chosen), _rollout_noise(candidates),
+                         _rollout_halves(bench, candidates))
         score.stats = _bot_stats(score.losses, phases, weights, blunder_mp, replicates, seed, seconds)
         scores.append(score)
     pairs = [_pair(a, b, phases, weights, replicates, seed) for i, a in enumerate(scores) for b in scores[i + 1:]]

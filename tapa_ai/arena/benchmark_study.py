@@ -109,6 +109,16 @@ def cheapest_rollouts(positions: int, noise_share: float, cpu: float, fixed: flo
             "build_cpu_hours": needed(best) * (fixed + per_game * best) / 3600}
 
 
+def pairs_by_bots(score: dict) -> dict[tuple[str, str], tuple[dict, float]]:
+    """The score's pairs by their two bots (:func:`canonical`), each way round: (pair, +1 as A-B, -1 as B-A)."""
+    pairs = {}
+    for pair in score.get("pairs", []):
+        key = (canonical(pair["a"]), canonical(pair["b"]))
+        pairs[key] = (pair, 1.0)
+        pairs[key[::-1]] = (pair, -1.0)
+    return pairs
+
+
 def noise_between_lengths(long: dict, short: dict) -> list[dict]:
     """The rollout noise of each pair scored on two sets of one variant (independent positions) rolled out
     with ``G`` (``long``) and ``g < G`` games (``short``), measured by how much the pair's spread grows: the
@@ -120,13 +130,10 @@ def noise_between_lengths(long: dict, short: dict) -> list[dict]:
         raise BenchmarkError(f"want two scores of one variant, the first rolled out with more games than the "
                              f"second (got {long.get('variant')} at {games[0]}, {short.get('variant')} at {games[1]})")
     ratio = games[0] / games[1]
-    found = {}
-    for pair in short.get("pairs", []):
-        key = (canonical(pair["a"]), canonical(pair["b"]))
-        found[key] = found[key[::-1]] = pair
+    found = pairs_by_bots(short)
     rows = []
     for pair in long.get("pairs", []):
-        other = found.get((canonical(pair["a"]), canonical(pair["b"])))
+        other, _ = found.get((canonical(pair["a"]), canonical(pair["b"])), (None, None))
         if other is None or pair.get("sd_mp") is None or other.get("sd_mp") is None:
             continue
         sd_long, sd_short = pair["sd_mp"], other["sd_mp"]
@@ -146,11 +153,7 @@ def noise_between_lengths(long: dict, short: dict) -> list[dict]:
 
 def study(score: dict, duels: list[dict]) -> dict:
     """Each duel against the score's paired differences; the factor k, the agreement, positions and cost."""
-    pairs = {}
-    for pair in score.get("pairs", []):
-        key = (canonical(pair["a"]), canonical(pair["b"]))
-        pairs[key] = (pair, 1.0)
-        pairs[key[::-1]] = (pair, -1.0)
+    pairs = pairs_by_bots(score)
     per_side = score.get("decisions_per_side_per_game")
     k_theory = per_side / 1000 if per_side else None
     rows = []

@@ -70,6 +70,17 @@ class CubeSituation:
                              pick(self.opponent_away), pick(self.crawford_done), pick(self.crawford_game))
 
     @classmethod
+    def joined(cls, situations: list["CubeSituation"]) -> "CubeSituation":
+        """Situations of one rule set and one match length as one batch, in order."""
+        first = situations[0]
+
+        def join(name: str):
+            return None if getattr(first, name) is None else np.concatenate([getattr(s, name) for s in situations])
+
+        return cls(first.rules, join("value"), join("owner"), first.length, join("away"), join("opponent_away"),
+                   join("crawford_done"), join("crawford_game"))
+
+    @classmethod
     def money_play(cls, rules: RuleOptions, value, owner) -> "CubeSituation":
         value = np.atleast_1d(np.asarray(value, dtype=np.int64))
         owner = np.broadcast_to(np.asarray(owner, dtype=np.int8), value.shape).copy()
