@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS
+from tapa_ai.bots.base import BotError
+from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, sampled_rolls
+from tapa_ai.config import ConfigError, load_config
 from tapa_ai.net.checkpoint import load_network, save_checkpoint
 from tapa_ai.config import ModelConfig
 from tapa_ai.net.encoding import ENCODING_NAME
@@ -57,6 +59,54 @@ def test_a_sampled_target_is_the_value_after_one_of_the_rolls():
     distance = np.abs(targets[:, None, :] - np.array(per_roll)[None]).max(axis=2)  # (30, 21)
     assert (distance.min(axis=1) < 3e-5).all()
     assert len({tuple(row) for row in targets.round(5).tolist()}) > 1  # different rolls were drawn
+
+
+def test_sampled_rolls_are_distinct_rolls_whose_weights_average_to_the_roll_probabilities():
+    owner, roll, weight = sampled_rolls(3, 36, np.random.default_rng(0))  # every die drawn: the exact weights
+    assert np.array_equal(owner, np.repeat(np.arange(3), 21)) and np.array_equal(roll, np.tile(np.arange(21), 3))
+    np.testing.assert_allclose(weight, np.tile(ROLL_WEIGHTS, 3), rtol=1e-12)
+    owner, roll, weight = sampled_rolls(20000, 5, np.random.default_rng(1))
+    assert np.isin(weight, [0.2, 0.4]).all()  # 1/5, or 2/5 for a roll drawn in both orders of its dice
+    assert (np.bincount(owner) + np.bincount(owner, weights=weight == 0.4) == 5).all()  # five dice each
+    np.testing.assert_allclose(np.bincount(owner, weights=weight), 1.0, rtol=1e-12)
+    assert all(np.unique(roll[owner == i]).size == (owner == i).sum() for i in range(50))  # distinct rolls
+    doubles = np.flatnonzero(ROLLS[:, 0] == ROLLS[:, 1])
+    assert (weight[np.isin(roll, doubles)] == 0.2).all()
+    mean = np.bincount(roll, weights=weight, minlength=21) / 20000
+    np.testing.assert_allclose(mean, ROLL_WEIGHTS, atol=0.002)  # unbiased: each roll's probability
+    for bad in (0, 37, 2.5):
+        with pytest.raises(BotError, match="1 to 36"):
+            sampled_rolls(2, bad, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("variant,layout", [SMALL[1][:2], SMALL[4][:2]])
+def test_last_ply_dice_estimate_the_refined_two_ply_label_without_bias(variant, layout):
+    net = small_net(variant, seed=7)
+    points = outcome_points(net.rules)
+    states = np.repeat(pack_states(PositionBatch.from_positions([board(variant, layout, "X")])), 400, axis=0)
+    exact = search_targets(net, states[:1], 2, rolls="all", refine=(1, 0.0))[0] @ points
+    every_die = search_targets(net, states[:3], 2, np.random.default_rng(0), rolls="all", refine=(1, 0.0),
+                               last_ply_dice=36) @ points
+    np.testing.assert_allclose(every_die, exact, atol=1e-6)
+    sampled = search_targets(net, states, 2, np.random.default_rng(1), rolls="all", refine=(1, 0.0),
+                             last_ply_dice=3) @ points
+    assert sampled.std() > 1e-4  # the estimates vary ...
+    assert abs(sampled.mean() - exact) < 4 * sampled.std() / np.sqrt(len(sampled))  # ... around the exact label
+
+
+def test_last_ply_dice_need_a_move_chosen_before_the_last_ply():
+    net = small_net("tapa")
+    states = pack_states(PositionBatch.from_positions([board("tapa", SMALL[0][1], "X")] * 2))
+    rng = np.random.default_rng(0)
+    for plies, refine in ((1, None), (2, None), (2, (2, 0.04))):
+        with pytest.raises(DistillError, match="refine=\\(1, margin\\)"):
+            search_targets(net, states, plies, rng, refine=refine, last_ply_dice=6)
+    with pytest.raises(DistillError, match="1 to 36"):
+        search_targets(net, states, 2, rng, refine=(1, 0.0), last_ply_dice=40)
+    with pytest.raises(ConfigError, match="search_refine = 1"):
+        load_config("configs/quick.toml", ["learning.targets=search", "learning.search_last_ply_dice=6"])
+    with pytest.raises(ConfigError, match="search_last_ply_dice"):
+        load_config("configs/quick.toml", ["learning.search_last_ply_dice=37"])
 
 
 def test_label_noise_measures_the_search_against_the_net_and_the_dice():

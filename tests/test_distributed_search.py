@@ -4,6 +4,7 @@ import os
 import signal
 
 import numpy as np
+import pytest
 
 from tapa_ai.cli import main
 from tapa_ai.config import load_config
@@ -22,8 +23,13 @@ def search_config(tmp_path, *extra):
     return load_config("configs/quick.toml", [*TINY, f"checkpoint.directory={tmp_path}", *extra])
 
 
-def test_actor_made_targets_equal_search_targets_for_the_same_weights_positions_and_seed(tmp_path):
-    config = search_config(tmp_path, "learning.search_plies=2", "learning.search_fraction=0.1")
+@pytest.mark.parametrize("settings,expected_options", [
+    ((), {"refine": (2, 0.04)}),
+    (("learning.search_refine=1", "learning.search_last_ply_dice=6"), {"refine": (1, 0.04), "last_ply_dice": 6}),
+])
+def test_actor_made_targets_equal_search_targets_for_the_same_weights_positions_and_seed(tmp_path, settings,
+                                                                                         expected_options):
+    config = search_config(tmp_path, "learning.search_plies=2", "learning.search_fraction=0.1", *settings)
     net = Trainer(config, tmp_path / "run").net
     weights = numpy_state(net)
     seed = actor_seed(1, 0, 0, 0)
@@ -43,7 +49,7 @@ def test_actor_made_targets_equal_search_targets_for_the_same_weights_positions_
         rng = np.random.default_rng(batch.label_seed)
         picked = states[rng.random(len(states)) < 0.1]
         assert len(picked) > 0 and batch.positions == len(picked)
-        expected = search_targets(net, picked, 2, rng, refine=(2, 0.04), bearoff=False)
+        expected = search_targets(net, picked, 2, rng, bearoff=False, **expected_options)
         assert np.array_equal(batch.search_states, picked)
         assert np.array_equal(batch.search_targets, expected)
         assert 0 < batch.label_cpu_seconds <= batch.cpu_seconds

@@ -74,7 +74,8 @@ def collect_states(net: EvaluatorNet, states: int, rng: np.random.Generator, par
 def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optional[np.random.Generator] = None,
                    rolls: str = "sample", candidates: Optional[int] = DEFAULT_CANDIDATES,
                    margin: Optional[float] = DEFAULT_MARGIN, chunk: int = 256, progress: bool = False,
-                   refine: Optional[tuple[int, float]] = None, bearoff: bool = False) -> np.ndarray:
+                   refine: Optional[tuple[int, float]] = None, bearoff: bool = False,
+                   last_ply_dice: Optional[int] = None) -> np.ndarray:
     """(N, K) float32 search values of compact positions before the roll, from the mover's view.
 
     For each position and roll, the move a ``plies``-ply :class:`NetBot` would
@@ -85,6 +86,10 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     sampled roll is the TD(0) target of the net's greedy move: the control.
     ``refine``: the second move filter of :class:`NetBot` (searches of 2 plies or more).
     ``bearoff``: bear-offs valued by the exact databases (config ``learning.bearoff_targets``).
+    ``last_ply_dice = k``: the chosen move's value averages the search's last ply over ``k`` of the 36 dice
+    drawn from ``rng`` (:func:`~tapa_ai.bots.search.sampled_rolls`) instead of all 21 rolls: unbiased,
+    about 21 / k times cheaper at that ply, noisier by what the benchmark of docs/big-machines.md measures.
+    Only where the move is chosen before the last ply is searched: 2 plies or more with ``refine = (1, m)``.
     """
     if not 0 <= plies <= MAX_PLIES:
         raise DistillError(f"plies={plies}: search targets come from 0 to {MAX_PLIES} plies")
@@ -92,6 +97,15 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
         raise DistillError(f"rolls={rolls!r}: 'sample' (one roll per position) or 'all' (the 21 rolls)")
     if rolls == "sample" and rng is None:
         raise DistillError("rolls='sample' needs a random generator (rng) to draw the dice")
+    if last_ply_dice is not None:
+        if plies < 2 or refine is None or refine[0] != 1:
+            raise DistillError(f"last_ply_dice={last_ply_dice}: sampled last-ply dice need a search of 2 plies "
+                               f"or more whose second move filter keeps one move (refine=(1, margin)); got "
+                               f"plies={plies}, refine={refine}: the move would be chosen by noisy values")
+        if isinstance(last_ply_dice, bool) or not isinstance(last_ply_dice, int) or not 1 <= last_ply_dice <= 36:
+            raise DistillError(f"last_ply_dice={last_ply_dice!r}: draw 1 to 36 of the 36 dice")
+        if rng is None:
+            raise DistillError("last_ply_dice needs a random generator (rng) to draw the dice")
     states = np.asarray(states, dtype=np.int8)
     if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
         raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
@@ -111,7 +125,7 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
             else:
                 dice = rng.integers(1, 7, size=(count, 2)).astype(np.int8)
             afterstates = generate(batch, dice)
-            rows, values, equities = bot.ranked(afterstates)
+            rows, values, equities = bot.ranked(afterstates, None if last_ply_dice is None else (last_ply_dice, rng))
             best = segment_argmax(equities, np.searchsorted(rows, afterstates.offsets))
             chosen = values[best]  # the mover's view: the side that moved
             if rolls == "all":
@@ -126,7 +140,8 @@ def label_positions(net: EvaluatorNet, states: np.ndarray, learning, rng: np.ran
     """Expert iteration's labels: a ``learning.search_fraction`` sample of ``states`` and their search targets.
 
     ``learning``: a :class:`~tapa_ai.config.LearningConfig` (``search_fraction``, ``search_plies``, the second
-    move filter ``search_refine``/``search_refine_margin`` at 2 plies or more, ``bearoff_targets``). Each
+    move filter ``search_refine``/``search_refine_margin`` at 2 plies or more, ``bearoff_targets``,
+    ``search_last_ply_dice``). Each
     position is kept with probability ``search_fraction`` (one ``rng.random`` draw per row), then the kept
     ones are labelled by :func:`search_targets` with the same ``rng``. The one function both the
     single-process trainer (in its learner) and the distributed actors (before they send a batch) call,
@@ -143,7 +158,7 @@ def label_positions(net: EvaluatorNet, states: np.ndarray, learning, rng: np.ran
     try:
         targets = search_targets(net, labelled, learning.search_plies, rng,
                                  refine=refine if learning.search_plies >= 2 else None,
-                                 bearoff=learning.bearoff_targets)
+                                 bearoff=learning.bearoff_targets, last_ply_dice=learning.search_last_ply_dice or None)
     finally:
         net.train(training)
     return labelled, targets
