@@ -130,6 +130,13 @@ def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int, b
     return out
 
 
+def check_last_ply_dice(dice) -> int:
+    """``dice`` as the count of the 36 dice a sampled last ply draws (1 to 36); BotError when it is not one."""
+    if isinstance(dice, bool) or not isinstance(dice, (int, np.integer)) or not 1 <= dice <= 36:
+        raise BotError(f"dice={dice!r}: draw 1 to 36 of the 36 dice at the last ply")
+    return int(dice)
+
+
 def sampled_rolls(count: int, dice: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``dice`` of the 36 dice drawn without replacement for each of ``count`` positions, as distinct rolls.
 
@@ -142,8 +149,7 @@ def sampled_rolls(count: int, dice: int, rng: np.random.Generator) -> tuple[np.n
     average over all rolls (a simple random sample of the 36 equally likely
     dice; no correction needed).
     """
-    if isinstance(dice, bool) or not isinstance(dice, (int, np.integer)) or not 1 <= dice <= 36:
-        raise BotError(f"dice={dice!r}: draw 1 to 36 of the 36 dice at the last ply")
+    dice = check_last_ply_dice(dice)
     picks = np.argpartition(rng.random((count, 36)), dice - 1, axis=1)[:, :dice]
     cells = np.bincount((np.arange(count)[:, None] * len(ROLLS) + _DICE_ROLL[picks]).ravel(),
                         minlength=count * len(ROLLS))

@@ -33,7 +33,8 @@ import torch
 from tqdm import tqdm
 
 from ..bots.base import BotError
-from ..bots.search import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot
+from ..bots.search import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot,
+                           check_last_ply_dice)
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
@@ -97,23 +98,22 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
         raise DistillError(f"rolls={rolls!r}: 'sample' (one roll per position) or 'all' (the 21 rolls)")
     if rolls == "sample" and rng is None:
         raise DistillError("rolls='sample' needs a random generator (rng) to draw the dice")
-    if last_ply_dice is not None:
-        if plies < 2 or refine is None or refine[0] != 1:
-            raise DistillError(f"last_ply_dice={last_ply_dice}: sampled last-ply dice need a search of 2 plies "
-                               f"or more whose second move filter keeps one move (refine=(1, margin)); got "
-                               f"plies={plies}, refine={refine}: the move would be chosen by noisy values")
-        if isinstance(last_ply_dice, bool) or not isinstance(last_ply_dice, int) or not 1 <= last_ply_dice <= 36:
-            raise DistillError(f"last_ply_dice={last_ply_dice!r}: draw 1 to 36 of the 36 dice")
-        if rng is None:
-            raise DistillError("last_ply_dice needs a random generator (rng) to draw the dice")
     states = np.asarray(states, dtype=np.int8)
     if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
         raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
     try:
         # The pure network's search by default (training's default); bearoff=True: the databases value bear-offs.
         bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine, bearoff=bearoff)
+        last_ply = None if last_ply_dice is None else (check_last_ply_dice(last_ply_dice), rng)
     except BotError as error:
         raise DistillError(str(error)) from None
+    if last_ply is not None:
+        if plies < 2 or bot.refine is None or bot.refine[0] != 1:
+            raise DistillError(f"last_ply_dice={last_ply_dice}: sampled last-ply dice need a search of 2 plies "
+                               f"or more whose second move filter keeps one move (refine=(1, margin)); got "
+                               f"plies={plies}, refine={refine}: the move would be chosen by noisy values")
+        if rng is None:
+            raise DistillError("last_ply_dice needs a random generator (rng) to draw the dice")
     out = np.empty((len(states), net.num_outcomes), dtype=np.float32)
     with tqdm(total=len(states), desc=f"{plies}-ply targets", unit="pos", disable=not progress) as bar:
         for start in range(0, len(states), chunk):
@@ -125,7 +125,7 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
             else:
                 dice = rng.integers(1, 7, size=(count, 2)).astype(np.int8)
             afterstates = generate(batch, dice)
-            rows, values, equities = bot.ranked(afterstates, None if last_ply_dice is None else (last_ply_dice, rng))
+            rows, values, equities = bot.ranked(afterstates, last_ply)
             best = segment_argmax(equities, np.searchsorted(rows, afterstates.offsets))
             chosen = values[best]  # the mover's view: the side that moved
             if rolls == "all":
