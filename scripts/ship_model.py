@@ -8,8 +8,9 @@ record goes to --out (default docs/strength/<variant>/generation_duel_g<N+1>.jso
 A shipped model changes what other files were measured with; the script prints what to redo:
 the match equity rates (``python scripts/met_rates.py --variants <variant>``, which writes
 tapa_ai/cube/result_rates.json; tests/test_met_rates.py fails until it is run), the strength report and
-model card (scripts/strength.py), and every docs table naming the shipped file with its old hash
-(tests/test_docs_models.py lists them; docs/strength.md, *Naming the model a table was measured with*).
+model card (scripts/strength.py), every docs table naming the shipped file with its old hash
+(tests/test_docs_models.py lists them; docs/strength.md, *Naming the model a table was measured with*), the
+variant's benchmark set (docs/benchmark.md) and the export test vectors (scripts/make_test_vectors.py).
 With --rates the rates are measured at once (20,000 games of 0-ply self-play, a few minutes).
 """
 
@@ -66,7 +67,11 @@ def main() -> int:
       python scripts/met_rates.py --variants {variant}{'' if args.rates else '    (or ship with --rates)'}
     then the rates and tables of docs/cube.md (python scripts/met_rates.py --markdown);
   - the strength report and model card: python scripts/strength.py {args.shipped} ... (docs/strength.md);
-  - every docs table naming {args.shipped}: python -m pytest -q tests/test_docs_models.py lists them.""")
+  - every docs table naming {args.shipped}: python -m pytest -q tests/test_docs_models.py lists them;
+  - the shipped benchmark set (tests/test_benchmark.py fails until then; docs/benchmark.md, *The shipped sets*):
+      tapa-ai benchmark build --variant {variant} ... (its command in that table), then its score and study;
+  - the export test vectors (tests/test_export.py skips its check of them until then):
+      python scripts/make_test_vectors.py""")
     if args.rates:
         return subprocess.call(rates)
     return 0
