@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 
-from tapa_ai.arena.benchmark import build_benchmark
+from tapa_ai.arena.benchmark import build_benchmark, model_hashes
 from tapa_ai.arena.benchmark_file import BenchmarkError, afterstate_key, read_set
 from tapa_ai.arena.benchmark_sample import PHASES, _allocate, classify, sample_positions
 from tapa_ai.arena.benchmark_score import bootstrap, losses_of, score_bots, summarise_scores
@@ -385,3 +385,25 @@ def test_the_shipped_sets_are_whole_and_rolled_out_by_the_models_that_ship():
         for record in found.records:
             equities = [candidate["equity"] for candidate in record["candidates"]]
             assert equities and equities == sorted(equities, reverse=True)
+
+
+def test_a_set_names_its_models_without_the_machines_paths_wherever_it_is_built(tmp_path, monkeypatch):
+    """A shipped model is named inside the package (``tapa_ai/models/...``) from any working directory, a file
+    under the working directory relative to it; only a file elsewhere keeps the path it was given."""
+    from tapa_ai.net.model_id import file_sha256
+    from tapa_ai.net.shipped import MODELS_DIR
+
+    own = tmp_path / "work" / "mine.pt"
+    own.parent.mkdir()
+    shutil.copy(MODELS_DIR / "generations" / "tapa-g1.pt", own)
+    elsewhere = tmp_path / "elsewhere.pt"
+    shutil.copy(own, elsewhere)
+    monkeypatch.chdir(own.parent)
+    found = model_hashes(["net:tapa", "net:plakoto-g1", f"net:{own.name}", f"net:{elsewhere}", "heuristic", "self"])
+    assert set(found) == {"net:tapa", "net:plakoto-g1", f"net:{own.name}", f"net:{elsewhere}"}
+    assert found["net:tapa"]["file"] == "tapa_ai/models/tapa.pt"
+    assert found["net:plakoto-g1"]["file"] == "tapa_ai/models/generations/plakoto-g1.pt"
+    assert found["net:tapa"]["label"].startswith("tapa_ai/models/tapa.pt (generation ")
+    assert found["net:tapa"]["sha256"] == file_sha256(MODELS_DIR / "tapa.pt")
+    assert found[f"net:{own.name}"]["file"] == "mine.pt"
+    assert found[f"net:{elsewhere}"]["file"] == str(elsewhere)

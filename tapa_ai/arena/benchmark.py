@@ -144,16 +144,22 @@ def model_hashes(specs: Sequence[str]) -> dict[str, dict]:
         path = model_file_path(spec) if spec not in ("self", "none") else None
         if path is not None and path.is_file():
             shown = _shown_path(path)
-            models[spec] = {"file": str(shown), "sha256": file_sha256(path), "label": model_label(shown)}
+            models[spec] = {"file": str(shown), "sha256": file_sha256(path), "label": model_label(path, name=str(shown))}
     return models
 
 
 def _shown_path(path: Path) -> Path:
-    """``path`` relative to the working directory when it is under it (a set's header names no home directory)."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return path
+    """How a set's header names a model file, naming no home directory: a shipped model or kept generation
+    as ``tapa_ai/models/...`` wherever the set is built, another file relative to the working directory when
+    it is under it, else as given."""
+    from ..net.shipped import MODELS_DIR
+
+    resolved = path.resolve()
+    if resolved.is_relative_to(MODELS_DIR):
+        return resolved.relative_to(MODELS_DIR.parent.parent)
+    if resolved.is_relative_to(Path.cwd().resolve()):
+        return resolved.relative_to(Path.cwd().resolve())
+    return path
 
 
 @dataclass
