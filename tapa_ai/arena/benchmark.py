@@ -144,7 +144,8 @@ def model_hashes(specs: Sequence[str]) -> dict[str, dict]:
         path = model_file_path(spec) if spec not in ("self", "none") else None
         if path is not None and path.is_file():
             shown = _shown_path(path)
-            models[spec] = {"file": str(shown), "sha256": file_sha256(path), "label": model_label(path, name=str(shown))}
+            models[spec] = {"file": str(shown), "sha256": file_sha256(path),
+                            "label": model_label(path, name=str(shown))}
     return models
 
 
@@ -154,11 +155,11 @@ def _shown_path(path: Path) -> Path:
     it is under it, else as given."""
     from ..net.shipped import MODELS_DIR
 
-    resolved = path.resolve()
+    resolved, cwd = path.resolve(), Path.cwd().resolve()
     if resolved.is_relative_to(MODELS_DIR):
         return resolved.relative_to(MODELS_DIR.parent.parent)
-    if resolved.is_relative_to(Path.cwd().resolve()):
-        return resolved.relative_to(Path.cwd().resolve())
+    if resolved.is_relative_to(cwd):
+        return resolved.relative_to(cwd)
     return path
 
 
