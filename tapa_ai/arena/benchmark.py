@@ -100,7 +100,8 @@ def rollout_candidates(position, dice, moves: list[tuple[str, object]], rules: R
 
 def position_job(job: tuple) -> tuple[int, dict]:
     """One position of a build (``kind`` build: its candidates and their rollouts), or the moves a scored bot
-    played that the set lacked (``kind`` extra), in an arena worker (its bot ``a`` the rollout bot, ``b``
+    played that the set lacked (``kind`` extra), or a set's candidates rolled out again (``kind`` reroll,
+    :mod:`tapa_ai.arena.benchmark_reroll`), in an arena worker (its bot ``a`` the rollout bot, ``b``
     the evaluator)."""
     from .match import _WORKER
 
@@ -113,7 +114,7 @@ def position_job(job: tuple) -> tuple[int, dict]:
     if task["kind"] == "build":
         moves = candidate_moves(position, dice, rules, task["ranker"], task["candidates"], task["references"], seed)
         candidates_cpu = round(time.process_time() - start, 3)
-    else:
+    else:  # extra, or reroll (a set's own candidates: their differences to the best stay)
         moves = [(text, position_from_json(after), None) for text, after in entry["moves"]]
     evaluator = _WORKER["b"].net if task["evaluator"] is not None else None
     rated = rollout_candidates(position, dice, [(text, after) for text, after, _ in moves], rules, _WORKER["a"],
@@ -121,10 +122,10 @@ def position_job(job: tuple) -> tuple[int, dict]:
     candidates = []
     for text, after, who in moves:
         candidate = {"move": text, "key": afterstate_key(after), **rated[text]}
-        if who is None:
-            del candidate["difference"], candidate["difference_ci95"]  # paired with other extras only
-        else:
+        if who is not None:
             candidate["chosen_by"] = who
+        elif task["kind"] == "extra":
+            del candidate["difference"], candidate["difference_ci95"]  # paired with other extras only
         candidates.append(candidate)
     candidates.sort(key=lambda c: -c["equity"])
     part = {"candidates": candidates, "cpu_seconds": round(time.process_time() - start, 3)}
@@ -204,10 +205,7 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
                     ) -> BuildResult:
     """Build (or go on building) the set ``out``; see the module docstring. ``stop_after``: stop once that
     many positions are in the file (a test's stand-in for a killed build)."""
-    from tqdm import tqdm
-
     from .. import __version__
-    from .match import _play_jobs
     from .rollout import RolloutError, RolloutSettings, SpecPlayer
 
     try:
@@ -260,20 +258,8 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
                                 evaluator=evaluator, rotate=rotate, luck=luck, truncate=truncate, bearoff=bearoff)
     header = {"format": FORMAT, "version": VERSION, "variant": rules.name, "rules": rules.to_dict(),
               "settings": settings, "models": models, "command": command, "tapa_ai": __version__}
-    identity = json.loads(json.dumps({"rules": header["rules"], "settings": settings,
-                                      "models": {k: v["sha256"] for k, v in models.items()}}))
     out = Path(out)
-    if out.suffix == ".gz":
-        raise BenchmarkError(f"--out {out}: a build writes plain JSON lines (FILE.jsonl); gzip the finished set")
-    existing: Optional[BenchmarkSet] = None
-    if out.exists():
-        existing = read_set(out, allow_partial_tail=True)
-        found = existing.header
-        changed = differences({"rules": found["rules"], "settings": found["settings"],
-                               "models": {k: v.get("sha256") for k, v in found["models"].items()}}, identity)
-        if changed:
-            raise BenchmarkError(f"{out} holds a benchmark set built with other settings (different "
-                                 f"{', '.join(changed)}): give another --out, or delete it to start afresh")
+    existing = existing_set(out, header)
     plan, sampling = sample_positions(rules, positions, seed, player, sources, mix, progress)
     header["sampling"] = sampling
     records: list[dict] = []
@@ -297,6 +283,40 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
     task = {"kind": "build", "ranker": ranker, "candidates": candidates, "references": references,
             "evaluator": checker.evaluator_name, "rollout": rollout}
     jobs = [(i, plan[i], seed * SEED_STRIDE + i, task) for i in range(done_count, limit)]
+    return run_in_order(out, jobs, lambda i, part: {"index": i, **plan[i], "seed": seed * SEED_STRIDE + i, **part},
+                        bot, checker.evaluator_name, rules, positions, done_count, workers, ray_address, progress)
+
+
+def existing_set(out: Path, header: dict) -> Optional[BenchmarkSet]:
+    """The set begun at ``out`` with the rules, settings and model files of ``header`` (None if there is no
+    file yet); BenchmarkError if ``out`` is not a plain JSON lines path or holds a set made otherwise."""
+    if out.suffix == ".gz":
+        raise BenchmarkError(f"--out {out}: a set is written as plain JSON lines (FILE.jsonl); gzip the finished set")
+    if not out.exists():
+        return None
+    existing = read_set(out, allow_partial_tail=True)
+
+    def identity(found: dict) -> dict:
+        return json.loads(json.dumps({"rules": found["rules"], "settings": found["settings"],
+                                      "models": {k: v.get("sha256") for k, v in found["models"].items()}}))
+
+    changed = differences(identity(existing.header), identity(header))
+    if changed:
+        raise BenchmarkError(f"{out} holds a benchmark set built with other settings (different "
+                             f"{', '.join(changed)}): give another --out, or delete it to start afresh")
+    return existing
+
+
+def run_in_order(out: Path, jobs: list[tuple], make_record, bot: str, evaluator: Optional[str], rules: RuleOptions,
+                 positions: int, done_count: int, workers: int, ray_address: Optional[str], progress: bool
+                 ) -> BuildResult:
+    """Run the :func:`position_job` ``jobs`` (rollout bot ``bot``, ``evaluator``) and append
+    ``make_record(index, part)`` of each to ``out`` in index order, from ``done_count`` on, as they finish."""
+    from tqdm import tqdm
+
+    from .match import _play_jobs
+    from .rollout import RolloutError
+
     pending: dict[int, dict] = {}
     state = {"next": done_count, "cpu": 0.0}
     bar = tqdm(total=positions, initial=done_count, unit="position", desc="rolling out", disable=not progress,
@@ -309,15 +329,14 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
         while state["next"] in pending:
             i = state["next"]
             part = pending.pop(i)
-            record = {"index": i, **plan[i], "seed": seed * SEED_STRIDE + i, **part}
-            append_record(out, record, handle)
+            append_record(out, make_record(i, part), handle)
             state["cpu"] += part["cpu_seconds"]
             state["next"] += 1
             bar.update(1)
 
     try:
         if jobs:
-            _play_jobs(position_job, bot, checker.evaluator_name or bot, rules, jobs, workers, ray_address, done)
+            _play_jobs(position_job, bot, evaluator or bot, rules, jobs, workers, ray_address, done)
     except (BotError, RolloutError) as error:
         raise BenchmarkError(str(error)) from None
     finally:

@@ -1,4 +1,4 @@
-"""``tapa-ai benchmark build|score|study``: their options and the command (docs/benchmark.md).
+"""``tapa-ai benchmark build|score|reroll|study``: their options and the command (docs/benchmark.md).
 
 :func:`add_parser` adds the ``benchmark`` command to ``tapa-ai``'s parser; :func:`benchmark_command` runs it:
 a bad input (a set of another variant than a bot's model, a truncated or damaged file, an unknown bot spec,
@@ -37,11 +37,20 @@ def benchmark_command(args: argparse.Namespace) -> int:
             data = study_command(args.score, args.duel, args.known, args.out)
             print(json.dumps(data) if args.json else report(data))
             return 0
+        if args.action == "reroll":
+            from .benchmark_reroll import reroll_benchmark
+
+            result = reroll_benchmark(
+                args.set, args.out, args.bot, evaluator=args.evaluator, every=args.every, games=args.games,
+                rotate=args.rotate, luck=args.luck, truncate=args.truncate, bearoff=args.bearoff,
+                workers=args.workers, ray_address=args.ray_address, progress=not args.quiet)
+            print(result.report())
+            return 0
         from .benchmark_score import score_bots
 
         result = score_bots(args.set, args.bots, blunder_mp=args.blunder, rollout=not args.no_rollout,
                             replicates=args.bootstrap, seed=args.seed, workers=args.workers,
-                            ray_address=args.ray_address, progress=not args.quiet)
+                            ray_address=args.ray_address, progress=not args.quiet, every=args.every)
         data = result.to_dict()
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -50,7 +59,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
         print(f"tapa-ai benchmark {args.action}: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        again = " (every finished position is kept: run the same command to go on)" if args.action == "build" else ""
+        again = " (every finished position is kept: run the same command to go on)" \
+            if args.action in ("build", "reroll") else ""
         print(f"tapa-ai benchmark {args.action}: stopped{again}", file=sys.stderr)
         return 130
     print(json.dumps(data) if args.json else result.report())
@@ -58,7 +68,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub, bots_help: str, worker_options) -> None:
-    """The ``benchmark`` command with its two actions on ``sub`` (``tapa-ai``'s subparsers);
+    """The ``benchmark`` command with its actions on ``sub`` (``tapa-ai``'s subparsers);
     ``worker_options(parser)`` adds --workers, --ray-address and --quiet."""
     from ..rules.options import VARIANTS
     from .benchmark_file import shipped_sets
@@ -111,10 +121,35 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
     score.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples (default 2000)")
     score.add_argument("--seed", type=int, default=1, help="seed of the bots' random choices and the bootstrap "
                        "(default 1)")
+    score.add_argument("--every", type=int, default=1, metavar="K", help="score every K-th position only (those "
+                       "a reroll --every K took; default 1: all)")
     score.add_argument("--json", action="store_true", help="print the result as one JSON object")
     score.add_argument("--out", metavar="JSON", help="also write the result here")
     worker_options(score)
     score.set_defaults(func=benchmark_command)
+    reroll = actions.add_parser("reroll", help="roll a set's candidate moves out again with another rollout bot "
+                                "or settings, into a set of the same positions")
+    reroll.add_argument("--set", required=True, metavar="FILE", help="the set whose candidates to roll out: a "
+                        f"file or a shipped set's name ({', '.join(shipped_sets())})")
+    reroll.add_argument("--bot", required=True, metavar="SPEC", help="the new rollout bot (e.g. gnubg:0, "
+                        "net:<variant>@1ply)")
+    reroll.add_argument("--out", required=True, metavar="FILE", help="the new set (JSON lines); run the same "
+                        "command again to resume a stopped reroll")
+    reroll.add_argument("--every", type=int, default=1, metavar="K", help="every K-th position of the set "
+                        "(default 1: all)")
+    reroll.add_argument("--evaluator", metavar="SPEC", help="net: spec valuing luck and truncated games (default: "
+                        "the bot when it is a net)")
+    reroll.add_argument("--games", type=int, metavar="N", help="rollout games per candidate (default: the set's)")
+    reroll.add_argument("--rotate", type=int, choices=[0, 1, 2], help="balance the first 0, 1 or 2 rolls "
+                        "(default: the set's)")
+    reroll.add_argument("--truncate", type=int, metavar="PLIES", help="stop rollout games after PLIES plies "
+                        "(default: the set's)")
+    reroll.add_argument("--luck", action="store_const", const=True, help="luck-adjusted rollouts (default: the "
+                        "set's)")
+    reroll.add_argument("--bearoff", action="store_const", const=True, help="stop rollout games at the bear-off "
+                        "database (default: the set's)")
+    worker_options(reroll)
+    reroll.set_defaults(func=benchmark_command)
     study = actions.add_parser("study", help="does a set predict match play: a score's paired differences against "
                                "duels of the same bots")
     study.add_argument("score", metavar="SCORE", help="the JSON of tapa-ai benchmark score --out")

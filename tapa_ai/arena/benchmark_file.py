@@ -60,6 +60,8 @@ class BenchmarkSet:
     records: list[dict] = field(default_factory=list)
     partial_tail: bool = False
     """The file ended in a partial line (a build killed while writing it)."""
+    every: int = 1
+    """``records`` holds every ``every``-th position of the file (a score of part of a set), not all."""
 
     @property
     def planned(self) -> int:
@@ -267,6 +269,7 @@ def summary_line(bench: BenchmarkSet, extra: Optional[str] = None) -> str:
     rollout = settings.get("rollout", {})
     phases = ", ".join(f"{phase} {n}" for phase, n in phase_counts(bench.records).items())
     done = f"{len(bench.records)} positions" if bench.complete else \
+        f"{len(bench.records)} of {bench.planned} positions (one in {bench.every})" if bench.every > 1 else \
         f"{len(bench.records)} of {bench.planned} positions (a partial build)"
     text = (f"{bench.path}: {bench.header['variant']}, {done} ({phases}), rolled out by "
             f"{rollout.get('bot', '?')}, {rollout.get('games', '?')} games a move, seed {settings.get('seed')}")

@@ -211,7 +211,7 @@ class ScoreResult:
         """The result as JSON data (NaN, where nothing is rated, as null)."""
         header = self.bench.header
         return _json_safe({"set": str(self.bench.path), "variant": header["variant"], "positions": len(self.bench.records),
-                "planned": self.bench.planned, "rollout": header["settings"].get("rollout"),
+                "planned": self.bench.planned, "every": self.bench.every, "rollout": header["settings"].get("rollout"),
                 "models": {k: v.get("label") for k, v in header["models"].items()}, "blunder_mp": self.blunder_mp,
                 "cpu_seconds_per_position": float(np.mean([r.get("cpu_seconds", 0.0) for r in self.bench.records])),
                 "decisions_per_side_per_game": _decisions_per_side(header),
@@ -336,15 +336,17 @@ def _pair(a: BotScore, b: BotScore, phases: np.ndarray, weights: dict, replicate
 
 def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DEFAULT_BLUNDER_MP,
                rollout: bool = True, replicates: int = DEFAULT_BOOTSTRAP, seed: int = 1, workers: int = 1,
-               ray_address: Optional[str] = None, progress: bool = True) -> ScoreResult:
-    """Score every bot of ``specs`` on the set at ``path``; see the module docstring."""
+               ray_address: Optional[str] = None, progress: bool = True, every: int = 1) -> ScoreResult:
+    """Score every bot of ``specs`` on the set at ``path`` (on every ``every``-th position of it: the
+    positions a ``benchmark reroll --every`` of it took); see the module docstring."""
     from ..bots.spec import make_bot
     from .rollout import RolloutError
 
     if not specs:
         raise BenchmarkError("name at least one bot to score")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise BenchmarkError(f"--workers {workers!r}: must be an integer >= 1")
+    for name, value in (("workers", workers), ("every", every)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BenchmarkError(f"--{name} {value!r}: must be an integer >= 1")
     if not replicates >= 100:
         raise BenchmarkError(f"--bootstrap {replicates}: at least 100 resamples")
     path, shipped = resolve_set(path)
@@ -352,6 +354,11 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
     if not bench.records:
         raise BenchmarkError(f"{bench.path}: no rated positions yet (0 of {bench.planned}): run its build command "
                              f"({bench.header.get('command') or 'tapa-ai benchmark build'}) first")
+    if every > 1:  # part of the set: moves rolled out for it serve this run (the file is not rewritten)
+        if not bench.complete:
+            raise BenchmarkError(f"--every {every}: {bench.path} is a partial build ({len(bench.records)} of "
+                                 f"{bench.planned} positions); score every position of it, or finish it first")
+        bench.records, bench.every = bench.records[::every], every
     try:
         rules = RuleOptions.from_dict(bench.header["rules"])
     except (ValueError, TypeError) as error:

@@ -1,0 +1,140 @@
+"""A set's candidates rolled out again by another rollout bot (``tapa-ai benchmark reroll``).
+
+A set rates moves by the rollouts of one bot (the shipped net at 0-ply by default): where that bot
+misplays, its rollouts lean the same way, and a bot that plays like it is not punished. Rolling the
+**same** candidates out again with another bot (``gnubg:0`` for backgammon, a deeper search, longer
+games) shows how far each verdict depends on the rollout bot: score the same bots on both sets, the
+first with ``score --every K`` when the reroll took every K-th position (docs/benchmark.md, *Where it
+leans*).
+
+A reroll keeps every position's position, dice, phase, source and seed (so the rollouts play the same
+dice streams as the set's did) and its candidate moves with who chose or added them, and replaces
+their equities, CIs and differences to the best. It is a set like any other (``settings.rerolled_from``
+names the set it came from, its file's sha256, ``every`` and the old rollout settings; ``from_index``
+in each record the position's index there): resumable the same way, refused on a set made otherwise.
+"""
+
+from __future__ import annotations
+
+import copy
+import shlex
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..bots.base import BotError
+from ..movegen.batch import PositionBatch
+from ..movegen.generate import generate
+from ..net.model_id import file_sha256
+from ..notation.json_position import position_from_json, position_to_json
+from ..rules.options import RuleOptions
+from .benchmark import BuildResult, existing_set, model_hashes, run_in_order
+from .benchmark_file import BenchmarkError, afterstate_key, read_set, resolve_set, write_set
+
+ROLLOUT_OPTIONS = ("games", "rotate", "luck", "truncate", "bearoff")
+PROVENANCE = ("chosen_by", "added_by")
+"""The candidate fields a reroll carries over unchanged (beside the move and its key)."""
+
+
+def _moves(record: dict, where: str) -> list[tuple[str, dict]]:
+    """(move text, position after it as JSON) of each candidate of ``record``, found again by its key among
+    the moves of the position's roll; BenchmarkError if one is not a move of that roll."""
+    position = position_from_json(record["position"])
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([record["dice"]], dtype=np.int8))
+    rows = {afterstate_key(afterstates.position(row)): row for row in range(len(afterstates))}
+    moves = []
+    for candidate in record["candidates"]:
+        row = rows.get(candidate["key"])
+        if row is None:
+            raise BenchmarkError(f"{where}: candidate {candidate['move']!r} is not a move of the roll "
+                                 f"{record['dice'][0]}-{record['dice'][1]} there (a damaged set)")
+        moves.append((candidate["move"], position_to_json(afterstates.position(row))))
+    return moves
+
+
+def reroll_command(source: str, out, bot: str, every: int, options: dict) -> str:
+    words = ["tapa-ai", "benchmark", "reroll", "--set", str(source), "--bot", bot, "--out", str(out)]
+    if every != 1:
+        words += ["--every", str(every)]
+    for name in ("evaluator", "games", "rotate", "truncate"):
+        if options.get(name) is not None:
+            words += [f"--{name}", str(options[name])]
+    words += [f"--{flag}" for flag in ("luck", "bearoff") if options.get(flag)]
+    return shlex.join(words)
+
+
+def reroll_benchmark(source: str | Path, out: str | Path, bot: str, *, evaluator: Optional[str] = None,
+                     every: int = 1, games: Optional[int] = None, rotate: Optional[int] = None,
+                     luck: Optional[bool] = None, truncate: Optional[int] = None, bearoff: Optional[bool] = None,
+                     workers: int = 1, ray_address: Optional[str] = None, progress: bool = True,
+                     stop_after: Optional[int] = None) -> BuildResult:
+    """Roll out the candidates of every ``every``-th position of the set ``source`` (a file or a shipped
+    set's name) again with ``bot`` into the set ``out``, or go on with a stopped reroll. Rollout settings
+    left None are the source set's. ``stop_after``: stop once that many positions are in ``out`` (a test's
+    stand-in for a killed run)."""
+    from .. import __version__
+    from .rollout import RolloutError, RolloutSettings, SpecPlayer
+
+    for name, value in (("every", every), ("workers", workers)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BenchmarkError(f"--{name} {value!r}: must be an integer >= 1")
+    path, _ = resolve_set(source)
+    bench = read_set(path)
+    if not bench.complete:
+        raise BenchmarkError(f"{bench.path}: {len(bench.records)} of {bench.planned} positions rated: finish its "
+                             f"build ({bench.header.get('command') or 'tapa-ai benchmark build'}) before a reroll")
+    try:
+        rules = RuleOptions.from_dict(bench.header["rules"])
+    except (ValueError, TypeError) as error:
+        raise BenchmarkError(f"{bench.path}: header rules unreadable ({error})") from None
+    old = bench.header["settings"].get("rollout") or {}
+    given = {"games": games, "rotate": rotate, "luck": luck, "truncate": truncate, "bearoff": bearoff}
+    chosen = {name: old.get(name) if given[name] is None else given[name] for name in ROLLOUT_OPTIONS}
+    try:
+        checker = SpecPlayer(rules, bot, evaluator, RolloutSettings(
+            games=chosen["games"] or 1296, truncate=chosen["truncate"] or 0, bearoff=bool(chosen["bearoff"]),
+            rotate=1 if chosen["rotate"] is None else chosen["rotate"], luck=bool(chosen["luck"])), 1, progress=False)
+    except (BotError, RolloutError) as error:
+        raise BenchmarkError(f"{error} (the set {bench.path} is {rules.name})") from None
+    settings = checker.settings
+    rollout = {"bot": bot, "evaluator": checker.evaluator_name, "games": settings.total_games,
+               "rotate": settings.rotate, "luck": settings.luck, "truncate": settings.truncate,
+               "bearoff": settings.bearoff}
+    selected = bench.records[::every]
+    header = copy.deepcopy(bench.header)
+    header["settings"]["positions"] = len(selected)
+    header["settings"]["rollout"] = rollout
+    header["settings"]["rerolled_from"] = {"set": path.name, "sha256": file_sha256(path), "every": every,
+                                           "positions": len(bench.records), "rollout": old}
+    header["models"].update(model_hashes([spec for spec in (bot, checker.evaluator_name) if spec]))
+    header["command"] = reroll_command(source, out, bot, every, {"evaluator": evaluator, **given})
+    header["tapa_ai"] = __version__
+    out = Path(out)
+    existing = existing_set(out, header)
+    done_count = 0
+    if existing is None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_set(out, header, [])
+    else:
+        done_count = len(existing.records)
+        if existing.partial_tail:
+            write_set(out, existing.header, existing.records)  # the partial line of a stopped run goes
+    limit = len(selected) if stop_after is None else min(len(selected), stop_after)
+    task = {"kind": "reroll", "evaluator": checker.evaluator_name, "rollout": rollout}
+    jobs = [(i, {"position": selected[i]["position"], "dice": selected[i]["dice"],
+                 "moves": _moves(selected[i], f"{bench.path} position {selected[i]['index']}")},
+             selected[i]["seed"], task) for i in range(done_count, limit)]
+
+    def make_record(i: int, part: dict) -> dict:
+        record = {key: value for key, value in selected[i].items() if key not in ("candidates", "cpu_seconds")}
+        old_candidates = {c["move"]: c for c in selected[i]["candidates"]}
+        for candidate in part["candidates"]:
+            candidate.update({k: old_candidates[candidate["move"]][k] for k in PROVENANCE
+                              if k in old_candidates[candidate["move"]]})
+        # the candidates are the set's: what finding them cost stays the set's figure
+        part.pop("candidates_cpu_seconds", None)
+        return {**record, "index": i, "from_index": selected[i]["index"], **part}
+
+    return run_in_order(out, jobs, make_record, bot, checker.evaluator_name, rules, len(selected), done_count,
+                        workers, ray_address, progress)
