@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from tapa_ai.arena.benchmark import build_benchmark
@@ -123,3 +124,53 @@ def test_a_reroll_of_a_partial_or_damaged_set_or_onto_another_reroll_is_refused(
     reroll_benchmark(tiny_set, out, "heuristic", progress=False, stop_after=1)
     with pytest.raises(BenchmarkError, match="settings.rollout.games"):
         reroll_benchmark(tiny_set, out, "heuristic", games=72, progress=False)
+
+
+def test_against_rates_the_same_moves_on_both_sets_and_says_how_far_the_rollouts_move_each_pair(tiny_set, tmp_path):
+    from tapa_ai.arena.benchmark_reroll import compare_rollouts
+
+    out = tmp_path / "heuristic.jsonl"
+    reroll_benchmark(tiny_set, out, "heuristic", every=2, progress=False)
+    before = tiny_set.read_bytes()
+    # random plays moves neither set has: rolled out on each set with its own rollouts (the source not rewritten)
+    result = compare_rollouts(out, tiny_set, ["net:tapa", "random"], replicates=200, progress=False)
+    assert tiny_set.read_bytes() == before
+    source, again = read_set(tiny_set), read_set(out)
+    keys = {score.bot: score.keys for score in result.new.bots}
+    for score, old in zip(result.new.bots, result.old.bots):
+        assert old.keys == score.keys and old.bot == score.bot
+        assert list(score.losses) == pytest.approx(list(losses_of(again, keys[score.bot])))
+    subset = read_set(tiny_set)
+    subset.records = subset.records[::2]
+    for old in result.old.bots:
+        assert np.isfinite(old.losses).all()  # every move rated there too
+        kept = losses_of(subset, keys[old.bot])  # the moves the set had, as it had them
+        assert old.losses[np.isfinite(kept)] == pytest.approx(kept[np.isfinite(kept)])
+    assert not np.isfinite(losses_of(subset, keys["random"])).all()  # random did play a move the set lacked
+    (lean,) = result.leans
+    here = result.new.bots[0].losses - result.new.bots[1].losses
+    there = result.old.bots[0].losses - result.old.bots[1].losses
+    assert lean["positions"] == 2 and lean["here_mp"] == pytest.approx(here.mean())
+    assert lean["there_mp"] == pytest.approx(there.mean())
+    assert lean["moved_mp"] == pytest.approx(here.mean() - there.mean())
+    assert lean["moved_mp_ci95"][0] <= lean["moved_mp"] <= lean["moved_mp_ci95"][1]
+    data = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert data["against"]["every"] == 2 and data["against"]["rollout"]["bot"] == "net:tapa"
+    assert "how far these rollouts move them" in result.report()
+    assert len(source.records) == 4
+
+
+def test_against_a_set_the_reroll_did_not_come_from_is_one_line(tiny_set, tmp_path, capsys):
+    out = tmp_path / "heuristic.jsonl"
+    reroll_benchmark(tiny_set, out, "heuristic", every=2, progress=False)
+    other = tmp_path / "other.jsonl"
+    build_benchmark("tapa", 2, other, **BUILD)
+    for against, message in ((other, "not the set"), ("tapa", "not the set")):
+        assert main(["benchmark", "score", "heuristic", "--set", str(out), "--against", str(against), "--quiet"]) == 2
+        error = capsys.readouterr().err.strip()
+        assert "\n" not in error and message in error
+    assert main(["benchmark", "score", "heuristic", "--set", str(tiny_set), "--against", str(other), "--quiet"]) == 2
+    assert "is not a reroll" in capsys.readouterr().err
+    assert main(["benchmark", "score", "heuristic", "--set", str(out), "--against", str(tiny_set), "--every", "2",
+                 "--quiet"]) == 2
+    assert "without --every" in capsys.readouterr().err

@@ -46,11 +46,21 @@ def benchmark_command(args: argparse.Namespace) -> int:
                 workers=args.workers, ray_address=args.ray_address, progress=not args.quiet)
             print(result.report())
             return 0
-        from .benchmark_score import score_bots
+        if args.against:
+            from .benchmark_reroll import compare_rollouts
 
-        result = score_bots(args.set, args.bots, blunder_mp=args.blunder, rollout=not args.no_rollout,
-                            replicates=args.bootstrap, seed=args.seed, workers=args.workers,
-                            ray_address=args.ray_address, progress=not args.quiet, every=args.every)
+            if args.every != 1 or args.no_rollout:
+                raise BenchmarkError("--against takes the positions the reroll took and rates every move on both "
+                                     "sets: give it without --every and --no-rollout")
+            result = compare_rollouts(args.set, args.against, args.bots, blunder_mp=args.blunder,
+                                      replicates=args.bootstrap, seed=args.seed, workers=args.workers,
+                                      ray_address=args.ray_address, progress=not args.quiet)
+        else:
+            from .benchmark_score import score_bots
+
+            result = score_bots(args.set, args.bots, blunder_mp=args.blunder, rollout=not args.no_rollout,
+                                replicates=args.bootstrap, seed=args.seed, workers=args.workers,
+                                ray_address=args.ray_address, progress=not args.quiet, every=args.every)
         data = result.to_dict()
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +133,8 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
                        "(default 1)")
     score.add_argument("--every", type=int, default=1, metavar="K", help="score every K-th position only (those "
                        "a reroll --every K took; default 1: all)")
+    score.add_argument("--against", metavar="SET", help="--set is a reroll of SET: also rate the same moves by SET's "
+                       "rollouts, and show how far the reroll's rollouts move each pair's difference")
     score.add_argument("--json", action="store_true", help="print the result as one JSON object")
     score.add_argument("--out", metavar="JSON", help="also write the result here")
     worker_options(score)

@@ -12,6 +12,12 @@ dice streams as the set's did) and its candidate moves with who chose or added t
 their equities, CIs and differences to the best. It is a set like any other (``settings.rerolled_from``
 names the set it came from, its file's sha256, ``every`` and the old rollout settings; ``from_index``
 in each record the position's index there): resumable the same way, refused on a set made otherwise.
+
+:func:`compare_rollouts` (``tapa-ai benchmark score BOT ... --set REROLL --against SET``) scores the bots on
+the reroll and rates the **same** choices on the set it came from (moves that set lacks rolled out with its
+own settings, for this run only), and per pair of bots how far the new rollouts move their paired
+difference, with a bootstrap CI over the positions (the same positions, so what moves it is the
+rollouts alone).
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from typing import Optional
 
 import numpy as np
 
+import math
+from dataclasses import dataclass, field
+
 from ..bots.base import BotError
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
@@ -30,7 +39,9 @@ from ..net.model_id import file_sha256
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions
 from .benchmark import BuildResult, existing_set, model_hashes, run_in_order
-from .benchmark_file import BenchmarkError, afterstate_key, read_set, resolve_set, write_set
+from .benchmark_file import BenchmarkError, afterstate_key, candidate_map, read_set, resolve_set, write_set
+from .benchmark_score import DEFAULT_BLUNDER_MP, DEFAULT_BOOTSTRAP, ScoreResult, _json_safe, _percentile_ci, \
+    _rate_extras, bootstrap, score_bots, summarise_scores
 
 ROLLOUT_OPTIONS = ("games", "rotate", "luck", "truncate", "bearoff")
 PROVENANCE = ("chosen_by", "added_by")
@@ -138,3 +149,104 @@ def reroll_benchmark(source: str | Path, out: str | Path, bot: str, *, evaluator
 
     return run_in_order(out, jobs, make_record, bot, checker.evaluator_name, rules, len(selected), done_count,
                         workers, ray_address, progress)
+
+
+# -- the same choices on both sets ---------------------------------------------------------------------------
+@dataclass
+class RolloutComparison:
+    """Bots scored on a reroll (``new``) and their same choices on the set it was rerolled from (``old``);
+    ``leans``: per pair, the paired difference on each and how far the new rollouts move it."""
+
+    new: ScoreResult
+    old: ScoreResult
+    leans: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        data = self.new.to_dict()
+        old = self.old.to_dict()
+        data["against"] = {key: old[key] for key in ("set", "positions", "every", "rollout", "bots", "pairs")}
+        data["leans"] = self.leans
+        return _json_safe(data)
+
+    def report(self) -> str:
+        old = self.old.bench.header["settings"].get("rollout", {})
+        width = max(len(b.bot) for b in self.new.bots)
+        lines = [self.new.report(), "",
+                 f"the same moves rated by {self.old.bench.path}'s rollouts ({old.get('bot')}, {old.get('games')} "
+                 f"games a move), mp a move:", f"  {'bot':<{width}}  {'there':>6}  {'here':>6}"]
+        for before, now in zip(self.old.bots, self.new.bots):
+            lines.append(f"  {now.bot:<{width}}  {before.stats['mean_loss_mp']:>6.1f}  {now.stats['mean_loss_mp']:>6.1f}")
+        names = [b.bot for b in self.new.bots]
+        shown = [p for p in self.leans if len(names) <= 4 or names.index(p["b"]) == names.index(p["a"]) + 1]
+        if shown:
+            lines += ["", "paired differences A minus B there and here, and how far these rollouts move them "
+                      "(here minus there, 95% CI):"]
+            pair_width = max(len(f"{p['a']} - {p['b']}") for p in shown)
+            for p in shown:
+                ci = p["moved_mp_ci95"]
+                lines.append(f"  {p['a'] + ' - ' + p['b']:<{pair_width}}  {p['there_mp']:+.1f}  {p['here_mp']:+.1f}"
+                             f"  moved {p['moved_mp']:+.1f} [{ci[0]:+.1f}, {ci[1]:+.1f}]")
+        return "\n".join(lines)
+
+
+def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp: float = DEFAULT_BLUNDER_MP,
+                     replicates: int = DEFAULT_BOOTSTRAP, seed: int = 1, workers: int = 1,
+                     ray_address: Optional[str] = None, progress: bool = True) -> RolloutComparison:
+    """Score ``specs`` on the reroll ``path``, rate the same choices on ``against`` (the set it was rerolled
+    from: its sha256 must be the one the reroll names) and compare pair by pair; see the module docstring."""
+    new = score_bots(path, specs, blunder_mp=blunder_mp, replicates=replicates, seed=seed, workers=workers,
+                     ray_address=ray_address, progress=progress)
+    bench = new.bench
+    origin = bench.header["settings"].get("rerolled_from")
+    if not origin:
+        raise BenchmarkError(f"--against: {bench.path} is not a reroll (its header has no settings.rerolled_from)")
+    source_path, _ = resolve_set(against)
+    source = read_set(source_path)
+    found = file_sha256(source_path)
+    if found != origin["sha256"]:
+        raise BenchmarkError(f"--against {against}: not the set {bench.path} was rerolled from (sha256 {found[:12]}, "
+                             f"the reroll names {origin['sha256'][:12]})")
+    source.records, source.every = source.records[::origin["every"]], origin["every"]
+    if len(source.records) < len(bench.records) or any(
+            (a["position"], a["dice"]) != (b["position"], b["dice"]) for a, b in zip(source.records, bench.records)):
+        raise BenchmarkError(f"--against {against}: its positions are not those of {bench.path}")
+    source.records = source.records[:len(bench.records)]
+    keys = {score.bot: score.keys for score in new.bots}
+    extras: dict[int, dict] = {}
+    for spec, chosen in keys.items():
+        for i, key in enumerate(chosen):
+            if key not in candidate_map(source.records[i]):
+                move = candidate_map(bench.records[i])[key]["move"]
+                extras.setdefault(i, {}).setdefault(key, [move, None, set()])[2].add(spec)
+    for i, moves in extras.items():  # the moves' positions after, found again among the roll's moves
+        record = {**bench.records[i], "candidates": [{"move": text, "key": key} for key, (text, _, _) in moves.items()]}
+        for (key, entry), (_, after) in zip(moves.items(), _moves(record, f"{bench.path} position {i}")):
+            entry[1] = after
+    from .rollout import RolloutError
+
+    try:
+        rules = RuleOptions.from_dict(source.header["rules"])
+        if extras:
+            _rate_extras(source, rules, extras, workers, ray_address, progress, keep=False)
+    except (BotError, RolloutError, ValueError, TypeError) as error:
+        raise BenchmarkError(str(error)) from None
+    old = summarise_scores(source, keys, {s.bot: s.cpu_seconds for s in new.bots}, blunder_mp=blunder_mp,
+                           replicates=replicates, seed=seed, added=sum(len(m) for m in extras.values()))
+    phases = np.array([record["phase"] for record in bench.records])
+    weights = bench.header.get("sampling", {}).get("natural_phase_share") or {}
+    leans = []
+    for pair in new.pairs:
+        a_new, b_new, a_old, b_old = (next(s.losses for s in result.bots if s.bot == name)
+                                      for result, name in ((new, pair["a"]), (new, pair["b"]), (old, pair["a"]),
+                                                           (old, pair["b"])))
+        here, there = a_new - b_new, a_old - b_old
+        both = np.isfinite(here) & np.isfinite(there)
+        moved = here[both] - there[both]
+        lean = {"a": pair["a"], "b": pair["b"], "positions": int(both.sum()), "here_mp": math.nan,
+                "there_mp": math.nan, "moved_mp": math.nan, "moved_mp_ci95": [math.nan, math.nan]}
+        if moved.size:
+            boot = bootstrap(moved, phases[both], replicates, seed, weights)
+            lean.update(here_mp=float(here[both].mean()), there_mp=float(there[both].mean()),
+                        moved_mp=float(moved.mean()), moved_mp_ci95=_percentile_ci(boot["mean"]))
+        leans.append(lean)
+    return RolloutComparison(new, old, leans)
