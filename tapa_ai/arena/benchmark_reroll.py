@@ -175,7 +175,8 @@ class RolloutComparison:
                  f"the same moves rated by {self.old.bench.path}'s rollouts ({old.get('bot')}, {old.get('games')} "
                  f"games a move), mp a move:", f"  {'bot':<{width}}  {'there':>6}  {'here':>6}"]
         for before, now in zip(self.old.bots, self.new.bots):
-            lines.append(f"  {now.bot:<{width}}  {before.stats['mean_loss_mp']:>6.1f}  {now.stats['mean_loss_mp']:>6.1f}")
+            there, here = before.stats["mean_loss_mp"], now.stats["mean_loss_mp"]
+            lines.append(f"  {now.bot:<{width}}  {there:>6.1f}  {here:>6.1f}")
         names = [b.bot for b in self.new.bots]
         shown = [p for p in self.leans if len(names) <= 4 or names.index(p["b"]) == names.index(p["a"]) + 1]
         if shown:
