@@ -41,7 +41,7 @@ from ..movegen.generate import generate
 from ..notation.json_position import position_from_json
 from ..rules.options import RuleOptions, variant_rules
 from .benchmark_file import (FORMAT, VERSION, BenchmarkError, BenchmarkSet, afterstate_key, append_record,
-                             differences, read_set, write_set)
+                             check_integers, differences, read_set, write_set)
 from .benchmark_sample import DEFAULT_MIX, PHASES, default_references, default_sources, sample_positions
 
 SEED_STRIDE = 100_000
@@ -212,13 +212,10 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
         rules = variant_rules(variant)
     except ValueError as error:
         raise BenchmarkError(str(error)) from None
-    for name, value, low in (("positions", positions, 1), ("candidates", candidates, 1), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise BenchmarkError(f"--{name} {value!r}: must be an integer >= {low}")
+    check_integers(("positions", positions, 1), ("candidates", candidates, 1), ("seed", seed, 0),
+                   ("workers", workers, 1))
     if positions >= SEED_STRIDE:
         raise BenchmarkError(f"--positions {positions}: at most {SEED_STRIDE - 1}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise BenchmarkError(f"--workers {workers!r}: must be an integer >= 1")
     player = player or f"net:{variant}"
     bot = bot or f"net:{variant}"
     ranker = ranker or f"net:{variant}@2ply"

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..rules.options import RuleOptions
 from ..rules.position import Position
 
 FORMAT = "tapa-ai-benchmark"
@@ -42,6 +43,22 @@ CANDIDATE_KEYS = ("move", "key", "equity", "ci95", "games")
 
 class BenchmarkError(ValueError):
     """A benchmark set that cannot be built, read or scored as asked; ``str()`` is one line saying why."""
+
+
+def check_integers(*options: tuple[str, object, int]) -> None:
+    """BenchmarkError (one line) for the first ``(option name, value, lowest)`` whose value is not an integer
+    of at least ``lowest``."""
+    for name, value, low in options:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise BenchmarkError(f"--{name} {value!r}: must be an integer >= {low}")
+
+
+def set_rules(bench: BenchmarkSet) -> RuleOptions:
+    """The rule set a set's header names (BenchmarkError if it is unreadable)."""
+    try:
+        return RuleOptions.from_dict(bench.header["rules"])
+    except (ValueError, TypeError) as error:
+        raise BenchmarkError(f"{bench.path}: header rules unreadable ({error})") from None
 
 
 def afterstate_key(position: Position) -> str:

@@ -37,9 +37,9 @@ from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..net.model_id import file_sha256
 from ..notation.json_position import position_from_json, position_to_json
-from ..rules.options import RuleOptions
 from .benchmark import BuildResult, existing_set, model_hashes, run_in_order
-from .benchmark_file import BenchmarkError, afterstate_key, candidate_map, read_set, resolve_set, write_set
+from .benchmark_file import (BenchmarkError, afterstate_key, candidate_map, check_integers, read_set, resolve_set,
+                             set_rules, write_set)
 from .benchmark_score import DEFAULT_BLUNDER_MP, DEFAULT_BOOTSTRAP, ScoreResult, _json_safe, _percentile_ci, \
     _rate_extras, bootstrap, score_bots, summarise_scores
 
@@ -87,18 +87,13 @@ def reroll_benchmark(source: str | Path, out: str | Path, bot: str, *, evaluator
     from .. import __version__
     from .rollout import RolloutError, RolloutSettings, SpecPlayer
 
-    for name, value in (("every", every), ("workers", workers)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise BenchmarkError(f"--{name} {value!r}: must be an integer >= 1")
+    check_integers(("every", every, 1), ("workers", workers, 1))
     path, _ = resolve_set(source)
     bench = read_set(path)
     if not bench.complete:
         raise BenchmarkError(f"{bench.path}: {len(bench.records)} of {bench.planned} positions rated: finish its "
                              f"build ({bench.header.get('command') or 'tapa-ai benchmark build'}) before a reroll")
-    try:
-        rules = RuleOptions.from_dict(bench.header["rules"])
-    except (ValueError, TypeError) as error:
-        raise BenchmarkError(f"{bench.path}: header rules unreadable ({error})") from None
+    rules = set_rules(bench)
     old = bench.header["settings"].get("rollout") or {}
     given = {"games": games, "rotate": rotate, "luck": luck, "truncate": truncate, "bearoff": bearoff}
     chosen = {name: old.get(name) if given[name] is None else given[name] for name in ROLLOUT_OPTIONS}
@@ -226,10 +221,9 @@ def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp
     from .rollout import RolloutError
 
     try:
-        rules = RuleOptions.from_dict(source.header["rules"])
         if extras:
-            _rate_extras(source, rules, extras, workers, ray_address, progress, keep=False)
-    except (BotError, RolloutError, ValueError, TypeError) as error:
+            _rate_extras(source, set_rules(source), extras, workers, ray_address, progress, keep=False)
+    except (BotError, RolloutError) as error:
         raise BenchmarkError(str(error)) from None
     old = summarise_scores(source, keys, {s.bot: s.cpu_seconds for s in new.bots}, blunder_mp=blunder_mp,
                            replicates=replicates, seed=seed, added=sum(len(m) for m in extras.values()))

@@ -41,8 +41,8 @@ from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions
-from .benchmark_file import (BenchmarkError, BenchmarkSet, afterstate_key, best_equity, candidate_map, read_set,
-                             resolve_set, summary_line, write_set)
+from .benchmark_file import (BenchmarkError, BenchmarkSet, afterstate_key, best_equity, candidate_map, check_integers,
+                             read_set, resolve_set, set_rules, summary_line, write_set)
 
 CHOOSE_CHUNK = 8
 """Positions per batch a bot chooses in (and per seeded chunk of its random choices)."""
@@ -344,9 +344,7 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
 
     if not specs:
         raise BenchmarkError("name at least one bot to score")
-    for name, value in (("workers", workers), ("every", every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise BenchmarkError(f"--{name} {value!r}: must be an integer >= 1")
+    check_integers(("workers", workers, 1), ("every", every, 1))
     if not replicates >= 100:
         raise BenchmarkError(f"--bootstrap {replicates}: at least 100 resamples")
     path, shipped = resolve_set(path)
@@ -359,10 +357,7 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
             raise BenchmarkError(f"--every {every}: {bench.path} is a partial build ({len(bench.records)} of "
                                  f"{bench.planned} positions); score every position of it, or finish it first")
         bench.records, bench.every = bench.records[::every], every
-    try:
-        rules = RuleOptions.from_dict(bench.header["rules"])
-    except (ValueError, TypeError) as error:
-        raise BenchmarkError(f"{bench.path}: header rules unreadable ({error})") from None
+    rules = set_rules(bench)
     for spec in specs:
         try:
             make_bot(spec, rules).close()
