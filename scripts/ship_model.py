@@ -69,7 +69,9 @@ def main() -> int:
   - the strength report and model card: python scripts/strength.py {args.shipped} ... (docs/strength.md);
   - every docs table naming {args.shipped}: python -m pytest -q tests/test_docs_models.py lists them;
   - the shipped benchmark set (tests/test_benchmark.py fails until then; docs/benchmark.md, *The shipped sets*):
-      tapa-ai benchmark build --variant {variant} ... (its command in that table), then its score and study;
+      tapa-ai benchmark build --variant {variant} ... (its command in that table), then its score and study{
+          "" if variant != "backgammon" else
+          ", and its reroll by gnubg (backgammon-gnubg0.jsonl.gz: tapa-ai benchmark reroll --set backgammon ...)"};
   - the export test vectors (tests/test_export.py skips its check of them until then):
       python scripts/make_test_vectors.py""")
     if args.rates:
