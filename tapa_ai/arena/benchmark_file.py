@@ -80,6 +80,10 @@ class BenchmarkSet:
     every: int = 1
     """``records`` holds every ``every``-th position of the file (a score of part of a set), not all."""
 
+    def keep_every(self, every: int) -> None:
+        """Keep every ``every``-th record only (part of the set, as a reroll ``--every`` takes it)."""
+        self.records, self.every = self.records[::every], every
+
     @property
     def planned(self) -> int:
         return int(self.header["settings"]["positions"])

@@ -23,14 +23,13 @@ rollouts alone).
 from __future__ import annotations
 
 import copy
+import math
 import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
-
-import math
-from dataclasses import dataclass, field
 
 from ..bots.base import BotError
 from ..movegen.batch import PositionBatch
@@ -41,27 +40,30 @@ from .benchmark import BuildResult, existing_set, model_hashes, run_in_order
 from .benchmark_file import (BenchmarkError, afterstate_key, candidate_map, check_integers, read_set, resolve_set,
                              set_rules, write_set)
 from .benchmark_score import DEFAULT_BLUNDER_MP, DEFAULT_BOOTSTRAP, ScoreResult, _json_safe, _percentile_ci, \
-    _rate_extras, bootstrap, score_bots, summarise_scores
+    _rate_extras, bootstrap, score_bots, shown_pairs, summarise_scores
 
 ROLLOUT_OPTIONS = ("games", "rotate", "luck", "truncate", "bearoff")
 PROVENANCE = ("chosen_by", "added_by")
 """The candidate fields a reroll carries over unchanged (beside the move and its key)."""
 
 
-def _moves(record: dict, where: str) -> list[tuple[str, dict]]:
-    """(move text, position after it as JSON) of each candidate of ``record``, found again by its key among
-    the moves of the position's roll; BenchmarkError if one is not a move of that roll."""
+def _moves(record: dict, moves: list[tuple[str, str]], where: str) -> list[tuple[str, dict]]:
+    """(move text, position after it as JSON) of each (move text, afterstate key) of ``moves``, found again by
+    its key among the moves of ``record``'s roll; BenchmarkError if one is not a move of that roll."""
     position = position_from_json(record["position"])
     afterstates = generate(PositionBatch.from_positions([position]), np.array([record["dice"]], dtype=np.int8))
     rows = {afterstate_key(afterstates.position(row)): row for row in range(len(afterstates))}
-    moves = []
-    for candidate in record["candidates"]:
-        row = rows.get(candidate["key"])
-        if row is None:
-            raise BenchmarkError(f"{where}: candidate {candidate['move']!r} is not a move of the roll "
+    found = []
+    for text, key in moves:
+        if key not in rows:
+            raise BenchmarkError(f"{where}: candidate {text!r} is not a move of the roll "
                                  f"{record['dice'][0]}-{record['dice'][1]} there (a damaged set)")
-        moves.append((candidate["move"], position_to_json(afterstates.position(row))))
-    return moves
+        found.append((text, position_to_json(afterstates.position(rows[key]))))
+    return found
+
+
+def _candidates(record: dict) -> list[tuple[str, str]]:
+    return [(candidate["move"], candidate["key"]) for candidate in record["candidates"]]
 
 
 def reroll_command(source: str, out, bot: str, every: int, options: dict) -> str:
@@ -128,9 +130,9 @@ def reroll_benchmark(source: str | Path, out: str | Path, bot: str, *, evaluator
             write_set(out, existing.header, existing.records)  # the partial line of a stopped run goes
     limit = len(selected) if stop_after is None else min(len(selected), stop_after)
     task = {"kind": "reroll", "evaluator": checker.evaluator_name, "rollout": rollout}
-    jobs = [(i, {"position": selected[i]["position"], "dice": selected[i]["dice"],
-                 "moves": _moves(selected[i], f"{bench.path} position {selected[i]['index']}")},
-             selected[i]["seed"], task) for i in range(done_count, limit)]
+    jobs = [(i, {"position": record["position"], "dice": record["dice"],
+                 "moves": _moves(record, _candidates(record), f"{bench.path} position {record['index']}")},
+             record["seed"], task) for i, record in enumerate(selected[done_count:limit], start=done_count)]
 
     def make_record(i: int, part: dict) -> dict:
         record = {key: value for key, value in selected[i].items() if key not in ("candidates", "cpu_seconds")}
@@ -172,8 +174,7 @@ class RolloutComparison:
         for before, now in zip(self.old.bots, self.new.bots):
             there, here = before.stats["mean_loss_mp"], now.stats["mean_loss_mp"]
             lines.append(f"  {now.bot:<{width}}  {there:>6.1f}  {here:>6.1f}")
-        names = [b.bot for b in self.new.bots]
-        shown = [p for p in self.leans if len(names) <= 4 or names.index(p["b"]) == names.index(p["a"]) + 1]
+        shown = shown_pairs(self.leans, [b.bot for b in self.new.bots])
         if shown:
             lines += ["", "paired differences A minus B there and here, and how far these rollouts move them "
                       "(here minus there, 95% CI):"]
@@ -190,6 +191,8 @@ def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp
                      ray_address: Optional[str] = None, progress: bool = True) -> RolloutComparison:
     """Score ``specs`` on the reroll ``path``, rate the same choices on ``against`` (the set it was rerolled
     from: its sha256 must be the one the reroll names) and compare pair by pair; see the module docstring."""
+    from .rollout import RolloutError
+
     new = score_bots(path, specs, blunder_mp=blunder_mp, replicates=replicates, seed=seed, workers=workers,
                      ray_address=ray_address, progress=progress)
     bench = new.bench
@@ -202,7 +205,7 @@ def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp
     if found != origin["sha256"]:
         raise BenchmarkError(f"--against {against}: not the set {bench.path} was rerolled from (sha256 {found[:12]}, "
                              f"the reroll names {origin['sha256'][:12]})")
-    source.records, source.every = source.records[::origin["every"]], origin["every"]
+    source.keep_every(origin["every"])
     if len(source.records) < len(bench.records) or any(
             (a["position"], a["dice"]) != (b["position"], b["dice"]) for a, b in zip(source.records, bench.records)):
         raise BenchmarkError(f"--against {against}: its positions are not those of {bench.path}")
@@ -215,11 +218,10 @@ def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp
                 move = candidate_map(bench.records[i])[key]["move"]
                 extras.setdefault(i, {}).setdefault(key, [move, None, set()])[2].add(spec)
     for i, moves in extras.items():  # the moves' positions after, found again among the roll's moves
-        record = {**bench.records[i], "candidates": [{"move": text, "key": key} for key, (text, _, _) in moves.items()]}
-        for (key, entry), (_, after) in zip(moves.items(), _moves(record, f"{bench.path} position {i}")):
+        found = _moves(bench.records[i], [(text, key) for key, (text, _, _) in moves.items()],
+                       f"{bench.path} position {i}")
+        for entry, (_, after) in zip(moves.values(), found):
             entry[1] = after
-    from .rollout import RolloutError
-
     try:
         if extras:
             _rate_extras(source, set_rules(source), extras, workers, ray_address, progress, keep=False)
@@ -229,12 +231,12 @@ def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp
                            replicates=replicates, seed=seed, added=sum(len(m) for m in extras.values()))
     phases = np.array([record["phase"] for record in bench.records])
     weights = bench.header.get("sampling", {}).get("natural_phase_share") or {}
+    here_losses = {score.bot: score.losses for score in new.bots}
+    there_losses = {score.bot: score.losses for score in old.bots}
     leans = []
     for pair in new.pairs:
-        a_new, b_new, a_old, b_old = (next(s.losses for s in result.bots if s.bot == name)
-                                      for result, name in ((new, pair["a"]), (new, pair["b"]), (old, pair["a"]),
-                                                           (old, pair["b"])))
-        here, there = a_new - b_new, a_old - b_old
+        here = here_losses[pair["a"]] - here_losses[pair["b"]]
+        there = there_losses[pair["a"]] - there_losses[pair["b"]]
         both = np.isfinite(here) & np.isfinite(there)
         moved = here[both] - there[both]
         lean = {"a": pair["a"], "b": pair["b"], "positions": int(both.sum()), "here_mp": math.nan,

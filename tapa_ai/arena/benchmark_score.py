@@ -240,10 +240,7 @@ class ScoreResult:
                             for p in phases)
             lines.append(f"{b.bot:<{width}}  {loss:<22} {weighted:>8}  {cells}  {s['blunder_share']:>8.1%} "
                          f"{s['best_move_share']:>6.1%} {s['unrated_share']:>7.1%} {s['cpu_seconds_per_move']:>10.4f}")
-        shown = self.pairs
-        if len(self.bots) > ALL_PAIRS_UP_TO:  # bots next to each other in the order given; all of them in to_dict
-            names = [b.bot for b in self.bots]
-            shown = [p for p in self.pairs if names.index(p["b"]) == names.index(p["a"]) + 1]
+        shown = shown_pairs(self.pairs, [b.bot for b in self.bots])
         if shown:
             which = "" if shown is self.pairs else ", each bot against the next (every pair in --json)"
             lines += ["", f"paired differences, A minus B (mp a move, 95% CI; positions for a CI of +-1 mp; the "
@@ -257,6 +254,14 @@ class ScoreResult:
         if self.unrated_kept:
             lines.append("\nunrated moves (--no-rollout) are left out of each bot's numbers")
         return "\n".join(lines)
+
+
+def shown_pairs(pairs: list[dict], names: list[str]) -> list[dict]:
+    """The pairs a report shows: every one of up to :data:`ALL_PAIRS_UP_TO` bots, else each bot against the
+    next named (all of them stay in the JSON). ``pairs`` itself when it shows them all."""
+    if len(names) <= ALL_PAIRS_UP_TO:
+        return pairs
+    return [p for p in pairs if names.index(p["b"]) == names.index(p["a"]) + 1]
 
 
 def _decisions_per_side(header: dict) -> Optional[float]:
@@ -356,7 +361,7 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
         if not bench.complete:
             raise BenchmarkError(f"--every {every}: {bench.path} is a partial build ({len(bench.records)} of "
                                  f"{bench.planned} positions); score every position of it, or finish it first")
-        bench.records, bench.every = bench.records[::every], every
+        bench.keep_every(every)
     rules = set_rules(bench)
     for spec in specs:
         try:
