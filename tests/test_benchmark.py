@@ -282,6 +282,51 @@ def test_bad_input_gets_one_clear_line_and_exit_code_2(tiny_set, tmp_path, capsy
     assert "unknown bot" in _one_line_error(capsys, [*build, "--reference", "nosuchbot"])
 
 
+@pytest.mark.parametrize("field, value, says", [
+    ("equity", 3.5, "equity 3.5 lies outside the variant's range [-3, 3]"),
+    ("equity", -18.56, "equity -18.56 lies outside the variant's range [-3, 3]"),
+    ("equity", float("nan"), "has no finite equity (nan)"),
+    ("equity", float("inf"), "has no finite equity (inf)"),
+    ("equity", "0.5", "has no finite equity ('0.5')"),
+    ("ci95", [float("nan"), 0.1], "ci95 [nan, 0.1] is not two finite numbers"),
+    ("ci95", [0.2, 0.1], "ci95 [0.2, 0.1] is not two finite numbers, low then high"),
+    ("difference", float("nan"), "difference nan is not a number within +-6"),
+    ("games", 0, "games 0 is not a positive number of games"),
+])
+def test_a_record_with_an_equity_out_of_range_or_not_a_number_is_refused_with_its_line(tiny_set, tmp_path, capsys,
+                                                                                       field, value, says):
+    lines = tiny_set[0].read_text().splitlines(keepends=True)
+    record = json.loads(lines[2])
+    record["candidates"][-1][field] = value
+    damaged = tmp_path / "numbers.jsonl"
+    damaged.write_text("".join(lines[:2]) + json.dumps(record) + "\n" + "".join(lines[3:]))
+    with pytest.raises(BenchmarkError, match="line 3: candidate") as refused:
+        read_set(damaged)
+    assert says in str(refused.value)
+    score = ["benchmark", "score", "heuristic", "--set", str(damaged), "--workers", "1", "--quiet"]
+    assert says in _one_line_error(capsys, score)
+
+
+def test_the_equity_range_is_the_variant_s_top_points_and_a_luck_adjusted_rollout_may_stray_a_little(tiny_set,
+                                                                                                    tmp_path):
+    lines = tiny_set[0].read_text().splitlines(keepends=True)
+    header, record = json.loads(lines[0]), json.loads(lines[1])
+    plakoto = {**header, "variant": "plakoto", "rules": variant_rules("plakoto").to_dict()}
+    record["candidates"][0]["equity"] = 2.1
+    path = tmp_path / "range.jsonl"
+    for head, accepted in ((header, True), (plakoto, False),
+                           ({**plakoto, "settings": {**header["settings"],
+                                                     "rollout": {**header["settings"]["rollout"], "luck": True}}},
+                            True)):
+        path.write_text(json.dumps(head) + "\n" + json.dumps(record) + "\n")
+        if accepted:
+            assert read_set(path).records[0]["candidates"][0]["equity"] == 2.1
+        else:
+            with pytest.raises(BenchmarkError, match=r"line 2: candidate 0: equity 2.1 lies outside the variant's "
+                                                     r"range \[-2, 2\]"):
+                read_set(path)
+
+
 def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_order(tmp_path, capsys):
     from tapa_ai.arena.benchmark_study import cheapest_rollouts, known_duel, study
 

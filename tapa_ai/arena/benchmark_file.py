@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,8 +112,62 @@ def _check_header(path: Path, header) -> dict:
     return header
 
 
-def check_record(record, where: str, index: int) -> dict:
-    """``record`` if it is a well-formed record number ``index`` (BenchmarkError naming ``where`` if not)."""
+LUCK_MARGIN = 0.25
+"""How far past the variant's top points a luck-adjusted rollout's mean may stray: each game's result less the
+luck of its rolls can fall outside the points a game can score, so their mean can too, but by little."""
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _interval(value) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(_number(x) for x in value) and value[0] <= value[1]
+
+
+def check_numbers(candidate: dict, where: str, number: int, limit: float) -> None:
+    """BenchmarkError (naming ``where``) unless a candidate's numbers are finite and in range: its ``equity``
+    within +-``limit`` (the variant's top points, and a margin for luck-adjusted rollouts), its ``difference``
+    within twice that, its intervals two finite numbers in order, its ``games`` a positive integer."""
+    what = f"{where}: candidate {number}"
+    equity = candidate["equity"]
+    if not _number(equity):
+        raise BenchmarkError(f"{what} has no finite equity ({equity!r})")
+    if abs(equity) > limit + 1e-9:
+        raise BenchmarkError(f"{what}: equity {equity!r} lies outside the variant's range [-{limit:g}, {limit:g}]")
+    difference = candidate.get("difference")
+    if difference is not None and not (_number(difference) and abs(difference) <= 2 * limit + 1e-9):
+        raise BenchmarkError(f"{what}: difference {difference!r} is not a number within +-{2 * limit:g}")
+    for key in ("ci95", "difference_ci95", "halves"):
+        if key in candidate and not (key == "difference_ci95" and candidate[key] is None):
+            value = candidate[key]
+            if not (_interval(value) if key != "halves" else
+                    isinstance(value, list) and len(value) == 2 and all(_number(x) for x in value)):
+                raise BenchmarkError(f"{what}: {key} {value!r} is not two finite numbers"
+                                     + (", low then high" if key != "halves" else ""))
+    games = candidate["games"]
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise BenchmarkError(f"{what}: games {games!r} is not a positive number of games")
+
+
+def equity_limit(header: dict) -> float:
+    """The largest equity a record of this set may hold: the variant's top points (3 for a backgammon or a
+    Tapa mother win, 2 for a Plakoto mother win), plus :data:`LUCK_MARGIN` for a luck-adjusted rollout."""
+    from ..net.model import top_points
+
+    try:
+        rules = RuleOptions.from_dict(header["rules"])
+        limit = float(top_points(rules))
+    except (ValueError, TypeError, KeyError) as error:
+        raise BenchmarkError(f"header rules unreadable ({error})") from None
+    rollout = header["settings"].get("rollout")
+    luck = isinstance(rollout, dict) and bool(rollout.get("luck"))
+    return limit + (LUCK_MARGIN if luck else 0.0)
+
+
+def check_record(record, where: str, index: int, limit: float = 3.0) -> dict:
+    """``record`` if it is a well-formed record number ``index`` whose equities lie within +-``limit``
+    (BenchmarkError naming ``where`` if not)."""
     if not isinstance(record, dict):
         raise BenchmarkError(f"{where}: not a benchmark record (a JSON object)")
     missing = [key for key in RECORD_KEYS if key not in record]
@@ -127,8 +182,7 @@ def check_record(record, where: str, index: int) -> dict:
     for number, candidate in enumerate(candidates):
         if not isinstance(candidate, dict) or any(key not in candidate for key in CANDIDATE_KEYS):
             raise BenchmarkError(f"{where}: candidate {number} lacks one of {', '.join(CANDIDATE_KEYS)}")
-        if not isinstance(candidate["equity"], (int, float)) or isinstance(candidate["equity"], bool):
-            raise BenchmarkError(f"{where}: candidate {number} has no numeric equity")
+        check_numbers(candidate, where, number, limit)
     dice = record["dice"]
     if not (isinstance(dice, list) and len(dice) == 2 and all(isinstance(d, int) and 1 <= d <= 6 for d in dice)):
         raise BenchmarkError(f"{where}: dice {dice!r} are not two numbers 1 to 6")
@@ -195,6 +249,10 @@ def read_set(path: str | Path, allow_partial_tail: bool = False) -> BenchmarkSet
     except ValueError:
         header = None
     header = _check_header(path, header)
+    try:
+        limit = equity_limit(header)
+    except BenchmarkError as error:
+        raise BenchmarkError(f"{path}: {error}") from None
     result = BenchmarkSet(path, header)
     for number, line in enumerate(lines[1:], start=2):
         last = number == len(lines)
@@ -209,7 +267,7 @@ def read_set(path: str | Path, allow_partial_tail: bool = False) -> BenchmarkSet
                                      f"writing it): run the same build command again to repair and finish "
                                      f"the set") from None
             raise BenchmarkError(f"{path} line {number}: not a benchmark record (not JSON)") from None
-        result.records.append(check_record(record, f"{path} line {number}", len(result.records)))
+        result.records.append(check_record(record, f"{path} line {number}", len(result.records), limit))
     if len(result.records) > result.planned:
         raise BenchmarkError(f"{path}: holds {len(result.records)} records but its header plans "
                              f"{result.planned}")
