@@ -9,6 +9,8 @@ installed (the actors import it).
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from typing import Any, Optional
 
 LOCAL = "local"
@@ -45,11 +47,39 @@ def connect(address: str, num_cpus: Optional[int] = None) -> bool:
         options.update(num_cpus=num_cpus, include_dashboard=False)
         # Usage statistics would be reported from a throw-away instance; keep them off unless asked for.
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    try:
-        ray.init(address=address, **options)
-    except Exception as error:  # noqa: BLE001 - Ray raises plain Exception when a local instance fails to start
-        raise RayUnavailable(f"cannot connect to the Ray cluster at {address!r}: {error}") from None
+    with _keep_signal_handlers():
+        try:
+            ray.init(address=address, **options)
+        except Exception as error:  # noqa: BLE001 - Ray raises plain Exception when a local instance fails to start
+            raise RayUnavailable(f"cannot connect to the Ray cluster at {address!r}: {error}") from None
     return True
+
+
+class _keep_signal_handlers:
+    """``with _keep_signal_handlers():``: SIGINT's and SIGTERM's handlers as they were before, after the block.
+
+    ``ray.init`` sets a Python SIGTERM handler (``sys.exit``) and its core
+    worker a C++ one (a "SIGTERM received" stack dump, then death); either
+    would skip the checkpoint :class:`~tapa_ai.training.stopping.StopSignals`
+    writes on SIGTERM. Installing the previous Python handler again also
+    installs Python's own C-level handler, which replaces the C++ one. Only a
+    handler that was set (not ``SIG_DFL``) is put back: with none, Ray's
+    ``sys.exit`` at least shuts Ray down. Main thread only (Python's rule for
+    signal handlers).
+    """
+
+    def __enter__(self) -> "_keep_signal_handlers":
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                handler = signal.getsignal(number)
+                if handler not in (signal.SIG_DFL, None):
+                    self._previous[number] = handler
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
 
 
 def disconnect(connected: bool) -> None:

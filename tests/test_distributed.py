@@ -2,6 +2,9 @@
 
 import os
 import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -194,3 +197,35 @@ def test_ray_match_equals_the_local_match(local_ray):
     assert spread.workers > 1
     for name in ("points_for_a", "a_won", "kind", "turns"):
         assert np.array_equal(getattr(local.records, name), getattr(spread.records, name)), name
+
+
+def test_sigterm_to_a_ray_learner_writes_the_stopping_checkpoint_and_prints_how_to_resume(tmp_path, local_ray):
+    """``ray.init`` installs Ray's own SIGTERM handlers (a Python one and a C++ one that dumps "SIGTERM received"
+    and exits 1); the trainer's, installed before it connects, must be the ones in force after it."""
+    from tapa_ai.net.checkpoint import load_checkpoint
+
+    address = local_ray.get_runtime_context().gcs_address  # the test's cluster, reached as --ray-address HOST:PORT
+    command = [sys.executable, "-c", "import sys; from tapa_ai.cli import main; sys.exit(main())", "train", "--quiet",
+               "--workers", "2", "--ray-address", address]
+    for setting in [*TINY, "run.total_games=100000", f"checkpoint.directory={tmp_path}"]:
+        command += ["--set", setting]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not list(tmp_path.glob("*/step_*.pt")):  # connected to Ray and training, past a checkpoint
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        out, error = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    run_dir = next(path for path in tmp_path.iterdir() if path.is_dir())
+    assert process.returncode == 143, error
+    assert "SIGTERM received" not in error and "Traceback" not in error, error
+    assert f"continue with: tapa-ai train --resume {run_dir}" in error
+    stopped = load_checkpoint(run_dir / "latest.pt")
+    assert f"stopped by SIGTERM at {stopped.games} games" in error
