@@ -280,3 +280,68 @@ def test_an_installed_wheel_has_the_models_configs_and_web_page_from_any_directo
     assert served["model"]["format"] == "tapa-ai-web-model" and served["model"]["layers"]
 
     assert _main_install() == before  # this interpreter's own install is untouched
+
+
+# --- the README's test command: the whole set-up on a fresh machine ---------------------------------------
+
+
+def _quick_start_commands() -> list[str]:
+    """The command lines of the README's Quick start (its sh block), comments off."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Quick start\n+```sh\n(.*?)```", readme, re.S)
+    assert block, "README.md has no Quick start sh block"
+    return [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_the_readmes_test_command_sets_up_and_is_exactly_what_ci_runs():
+    commands = _quick_start_commands()
+    assert len(commands) == 2, commands  # set up and train; set up and test
+    test_command = commands[1]
+    assert test_command == "scripts/setup_tests.sh && python -m pytest -q -n auto --dist loadfile", test_command
+    script = (ROOT / ".ci" / "run").read_text()
+    ran = [line.strip() for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert ran[-1] == test_command, ran[-1]
+    assert "export CI=true" in ran[:-1] and not any("apt-get" in line or "pip install" in line for line in ran[:-1])
+    assert os.access(ROOT / "scripts" / "setup_tests.sh", os.X_OK) and os.access(ROOT / ".ci" / "run", os.X_OK)
+
+
+_FAKE = """#!/bin/sh
+echo "{name} $*" >> "{log}"
+{body}
+"""
+
+
+def _run_setup(tmp_path: Path, uid: int, chromium: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """scripts/setup_tests.sh with stand-ins for id, apt-get and python first on PATH: what it ran, in order."""
+    fake = tmp_path / f"bin{uid}{len(chromium)}"
+    fake.mkdir()
+    log = fake / "log"
+    log.touch()
+    for name, body in (("id", f"echo {uid}"), ("apt-get", ""), ("python", "")):
+        (fake / name).write_text(_FAKE.format(name=name, log=log, body=body))
+        (fake / name).chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:/usr/bin:/bin", "TAPA_AI_CHROMIUM": chromium,
+           "TAPA_AI_CHROMEDRIVER": "/bin/sh"}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "setup_tests.sh")], env=env, capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    ran = [line for line in log.read_text().splitlines() if not line.startswith("id")]
+    return done, ran
+
+
+def test_setup_tests_installs_chromium_as_root_and_says_what_to_run_otherwise(tmp_path):
+    pip = "python -m pip install --quiet --disable-pip-version-check -e .[test]"
+    missing = str(tmp_path / "no-chromium")
+    # Root, Chromium missing: apt-get installs both, then pip installs the test extra.
+    done, ran = _run_setup(tmp_path, 0, missing)
+    assert done.returncode == 0, done.stderr
+    assert ran == ["apt-get update -qq", "apt-get install -y -qq --no-install-recommends chromium chromium-driver",
+                   pip], ran
+    # Not root: no apt-get, one line naming the command to run; the test extra is still installed.
+    done, ran = _run_setup(tmp_path, 1000, missing)
+    assert done.returncode == 0 and ran == [pip], (ran, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "`sudo apt-get install -y --no-install-recommends chromium chromium-driver`" in lines[0]
+    assert missing in lines[0] and "browser tests will skip" in lines[0]
+    # Both there: nothing to install but the test extra, nothing said.
+    done, ran = _run_setup(tmp_path, 0, "/bin/sh")
+    assert done.returncode == 0 and ran == [pip] and done.stderr == "", (ran, done.stderr)

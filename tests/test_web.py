@@ -2,9 +2,9 @@
 run in headless Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by Selenium with the
 driver's path given: nothing downloads a browser), encodes, evaluates and plays as the engine does.
 
-Without Chromium the browser tests fail and say how to install it (``.ci/run`` does); a missing
-``selenium`` package (``pip install -e '.[test]'`` installs it) skips them, and fails them under ``CI=true``
-(tests/requires.py).
+Without Chromium, or without the ``selenium`` package, the browser tests skip with one line saying what to
+install (``scripts/setup_tests.sh``, the README's test set-up, installs both: Chromium with apt-get when run as
+root), and fail under ``CI=true`` (``.ci/run`` sets it; tests/requires.py).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +27,7 @@ from tapa_ai.engine.http import make_server, serve_in_thread
 from tapa_ai.engine.protocol import Engine
 from tapa_ai.engine.web_board import WEB_DIR, model_json, web_files
 from tapa_ai.export import numpy_model
-from tests.requires import require
+from tests.requires import in_ci, require
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
@@ -111,6 +112,32 @@ def test_the_json_model_holds_the_exporters_npz_numbers(server, tmp_path):
 
 
 # -- the browser ----------------------------------------------------------------------------------------
+def require_chromium(chromium, chromedriver):
+    """Skip (fail under ``CI=true``) with one line naming what to install where Chromium or its driver is missing."""
+    __tracebackhide__ = True
+    for path, what in ((chromium, "headless Chromium"), (chromedriver, "its driver (chromedriver)")):
+        if not os.access(path, os.X_OK):
+            message = (f"the web board's browser tests need {what} at {path}, which is missing: run `sudo {INSTALL}` "
+                       f"(scripts/setup_tests.sh does as root), or point TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER "
+                       f"at them")
+            if in_ci():
+                pytest.fail(f"{message}; CI={os.environ['CI']}, so it fails instead of skipping", pytrace=False)
+            pytest.skip(message)
+
+
+def test_a_missing_chromium_skips_with_the_install_line_and_fails_under_ci(tmp_path, monkeypatch):
+    missing = str(tmp_path / "chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_chromium(missing, CHROMEDRIVER)
+    message = str(skipped.value)
+    assert "\n" not in message and f"headless Chromium at {missing}, which is missing" in message
+    assert f"`sudo {INSTALL}`" in message and "scripts/setup_tests.sh" in message
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"chromedriver\) at .*missing: run `sudo apt-get install .*CI=true"):
+        require_chromium(CHROMIUM if os.access(CHROMIUM, os.X_OK) else sys.executable, missing)
+
+
 @pytest.fixture(scope="module")
 def browser():
     require("selenium")
@@ -118,10 +145,7 @@ def browser():
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
-    for path, what in ((CHROMIUM, "headless Chromium"), (CHROMEDRIVER, "its driver (chromedriver)")):
-        if not os.access(path, os.X_OK):
-            pytest.fail(f"the web board's browser tests need {what} at {path}, which is missing: install them "
-                        f"with `{INSTALL}` (.ci/run does), or point TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER at them")
+    require_chromium(CHROMIUM, CHROMEDRIVER)
     options = Options()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

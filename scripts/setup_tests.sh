@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Everything the tests need, on a fresh machine (the first half of the README's test command; .ci/run runs it):
+#   1. headless Chromium and its driver for the web board's browser tests (tests/test_web.py): installed with
+#      apt-get when missing and run as root; otherwise one line says what to run (the browser tests skip
+#      without them, and fail under CI=true);
+#   2. the project, editable, with its test extra (pytest, xdist, selenium, onnx, ray, ...), into the
+#      `python` on PATH, the one that runs `python -m pytest`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+chromium=${TAPA_AI_CHROMIUM:-/usr/bin/chromium}
+chromedriver=${TAPA_AI_CHROMEDRIVER:-/usr/bin/chromedriver}
+packages="chromium chromium-driver"
+if [ -x "$chromium" ] && [ -x "$chromedriver" ]; then
+    :
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup_tests: installing $packages with apt-get (the web board's browser tests)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $packages
+else
+    echo "setup_tests: no $chromium or $chromedriver, so the web board's browser tests will skip: run" \
+         "\`sudo apt-get install -y --no-install-recommends $packages\` (Debian/Ubuntu), or point" \
+         "TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER at them" >&2
+fi
+
+python -m pip install --quiet --disable-pip-version-check -e '.[test]'
