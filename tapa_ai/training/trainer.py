@@ -487,7 +487,14 @@ class Trainer:
 
 
 def _check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
-    """A resumed run keeps its network: ``config.model`` must be the checkpoint's architecture."""
+    """A resumed run keeps its network and what it was trained for: ``run.variant`` must be the checkpoint's rule
+    set and ``config.model`` its architecture (the input encoding's version included). Checked before anything
+    is built, written or pruned."""
+    trained = checkpoint.rules().name
+    if config.run.variant != trained:
+        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained}; a resume cannot change "
+                            f"run.variant to {config.run.variant} (start a new run with --config to train "
+                            f"{config.run.variant})")
     try:
         stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
     except (KeyError, TypeError, ValueError) as error:
