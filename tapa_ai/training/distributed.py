@@ -31,9 +31,11 @@ import contextlib
 import math
 import pickle
 import signal
+import struct
 import threading
 import time
 import traceback
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing import connection as mp_connection
@@ -51,6 +53,8 @@ from .trainer import Trainer, TrainingError, _Schedule
 
 RECEIVE_TIMEOUT = 0.25
 """Seconds the learner waits for a batch before looking at its schedule (stop requests) again."""
+READ_TIMEOUT = 60.0
+"""Seconds an actor tries to copy the published weights whole before it gives up (a learner dead mid-write)."""
 HISTORY = 100_000
 """Losses and staleness values a learner keeps (the latest; TensorBoard has the whole run)."""
 
@@ -71,39 +75,72 @@ class SharedWeights:
     """The latest published weights in shared memory: a version, epsilon and the flat float32 state_dict.
 
     The learner writes (:meth:`write`) and the actor processes read
-    (:meth:`read`) under one lock; an actor reads only when the version
-    changed, at the start of a batch.
+    (:meth:`read`) without any lock, so that an actor killed in the middle of
+    a copy holds nothing the learner could wait for (a shared lock would stay
+    taken after such a kill, and the learner's next publication would block
+    for good). A sequence counter (a *seqlock*) tells a reader whether its
+    copy is whole: the one writer makes the counter odd, writes, and makes it
+    even again; a reader copies only at an even count and keeps the copy only
+    if the count is the same after it, else copies again. A CRC-32 of the
+    weights, version and epsilon, written with them, is checked too: Python
+    has no memory fences, and on a weakly ordered CPU (ARM) a reader could
+    see the counter and the weights out of order; a torn copy fails the check
+    (x86's ordered stores and loads make the counter alone enough there). An
+    actor reads only when the version changed, at the start of a batch.
     """
 
     def __init__(self, context: Any, layout: list[tuple[str, tuple[int, ...]]]) -> None:
         self.layout = layout
         self.size = sum(math.prod(shape) for _, shape in layout)
-        self.lock = context.Lock()
         self.buffer = context.RawArray("f", self.size)
-        self.header = context.RawArray("d", 2)  # version (-1: nothing published yet), epsilon
+        self.header = context.RawArray("d", 3)  # version (-1: nothing published yet), epsilon, CRC-32
+        self.sequence = context.RawArray("q", 1)  # odd while the learner writes
         self.header[0] = -1.0
+        self.header[2] = float(_checksum(np.zeros(self.size, dtype=np.float32), -1.0, 0.0))
 
     def write(self, weights: Weights) -> None:
+        """Publish ``weights``; only one process (the learner) ever writes."""
         version, state, epsilon = weights
         flat = np.concatenate([np.asarray(state[name], dtype=np.float32).ravel() for name, _ in self.layout])
-        with self.lock:
-            np.frombuffer(self.buffer, dtype=np.float32)[:] = flat
-            self.header[0], self.header[1] = float(version), float(epsilon)
+        version, epsilon = float(version), float(epsilon)
+        checksum = float(_checksum(flat, version, epsilon))
+        self.sequence[0] += 1  # odd: a copy taken from now on is not whole
+        np.frombuffer(self.buffer, dtype=np.float32)[:] = flat
+        self.header[0], self.header[1], self.header[2] = version, epsilon, checksum
+        self.sequence[0] += 1  # even again: whole
 
     def version(self) -> int:
-        with self.lock:
-            return int(self.header[0])
+        """The version published last (one aligned 8-byte word: never torn); whether to :meth:`read` again."""
+        return int(self.header[0])
 
-    def read(self) -> Weights:
-        with self.lock:
-            flat = np.frombuffer(self.buffer, dtype=np.float32).copy()
-            version, epsilon = int(self.header[0]), float(self.header[1])
+    def read(self, timeout: float = READ_TIMEOUT) -> Weights:
+        """A whole copy of the latest publication; copies again while the learner writes (microseconds).
+
+        ``TimeoutError`` after ``timeout`` seconds without a whole copy: only a learner that died in the
+        middle of a write leaves the counter odd for good.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            before = int(self.sequence[0])
+            if before % 2 == 0:
+                flat = np.frombuffer(self.buffer, dtype=np.float32).copy()
+                version, epsilon, checksum = self.header[0], self.header[1], self.header[2]
+                if int(self.sequence[0]) == before and _checksum(flat, version, epsilon) == checksum:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no whole copy of the published weights in {timeout:g} s")
+            time.sleep(0.0005)
         state, offset = {}, 0
         for name, shape in self.layout:
             count = math.prod(shape)
             state[name] = flat[offset:offset + count].reshape(shape)
             offset += count
-        return version, state, epsilon
+        return int(version), state, float(epsilon)
+
+
+def _checksum(flat: np.ndarray, version: float, epsilon: float) -> int:
+    """CRC-32 of a publication: the flat weights, then the version and epsilon."""
+    return zlib.crc32(struct.pack("<dd", version, epsilon), zlib.crc32(flat))
 
 
 @contextlib.contextmanager

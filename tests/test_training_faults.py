@@ -1,0 +1,106 @@
+"""Faults of distributed training found by a fault-injection probe (issue 49): an actor killed while it copies
+the weights, what a replacement says, the learner's update counter across trainers, a double Ctrl-C's message."""
+
+import os
+import random
+import signal
+import threading
+import time
+from multiprocessing import get_context
+
+import numpy as np
+
+from tapa_ai.training.distributed import SharedWeights
+
+# Big enough that a reader spends most of its time copying (a kill lands inside the copy), small enough to be quick.
+LAYOUT = [("big", (1_000_000,)), ("small", (3, 4))]
+
+
+def publication(version: int):
+    """Weights whose every entry is ``version``, and epsilon ``version / 1000``: a torn copy shows."""
+    state = {name: np.full(shape, float(version), dtype=np.float32) for name, shape in LAYOUT}
+    return version, state, version / 1000
+
+
+def torn(weights) -> bool:
+    version, state, epsilon = weights
+    return epsilon != version / 1000 or any(
+        array.shape != shape or not np.all(array == version) for (name, shape), array in zip(LAYOUT, state.values()))
+
+
+def read_forever(weights: SharedWeights, reading) -> None:
+    """An actor that does nothing but copy the weights, until it is killed."""
+    weights.read()
+    reading.set()
+    while True:
+        weights.read()
+
+
+def read_and_check(weights: SharedWeights, reads: int, sender) -> None:
+    """Copy the weights ``reads`` times; send (torn copies, versions seen)."""
+    copies = [weights.read() for _ in range(reads)]
+    sender.send((sum(torn(copy) for copy in copies), sorted({copy[0] for copy in copies})))
+
+
+def publish_within(weights: SharedWeights, version: int, seconds: float) -> bool:
+    """Whether the learner's publish of ``version`` returns within ``seconds`` (it runs in a daemon thread)."""
+    done = threading.Event()
+
+    def publish():
+        weights.write(publication(version))
+        done.set()
+
+    threading.Thread(target=publish, daemon=True).start()
+    return done.wait(seconds)
+
+
+def test_an_actor_killed_while_copying_the_weights_cannot_hold_the_learner():
+    context = get_context("spawn")
+    weights = SharedWeights(context, LAYOUT)
+    weights.write(publication(0))
+    chance = random.Random(49)
+    for version in range(1, 6):
+        reading = context.Event()
+        actor = context.Process(target=read_forever, args=(weights, reading), daemon=True)
+        actor.start()
+        try:
+            assert reading.wait(60), "the reader did not start"
+            time.sleep(chance.uniform(0.02, 0.2))  # somewhere in its loop of copies: mostly inside one
+            os.kill(actor.pid, signal.SIGKILL)
+            actor.join(10)
+        finally:
+            if actor.is_alive():
+                actor.kill()
+        assert actor.exitcode == -signal.SIGKILL
+        assert publish_within(weights, version, 10), f"publish hung after kill {version}"
+    copy = weights.read()
+    assert copy[0] == 5 and not torn(copy)
+
+
+def test_actors_never_take_a_torn_copy_while_the_learner_publishes():
+    context = get_context("spawn")
+    weights = SharedWeights(context, LAYOUT)
+    weights.write(publication(0))
+    receivers, actors = [], []
+    for _ in range(2):
+        receiver, sender = context.Pipe(duplex=False)
+        actor = context.Process(target=read_and_check, args=(weights, 60, sender), daemon=True)
+        actor.start()
+        receivers.append(receiver)
+        actors.append(actor)
+    version = 0
+    try:
+        while any(actor.is_alive() for actor in actors) and version < 100_000:
+            version += 1
+            weights.write(publication(version))
+            time.sleep(0.002)  # a learner publishes between learning passes, not back to back
+        results = [receiver.recv() for receiver in receivers if receiver.poll(60)]
+    finally:
+        for actor in actors:
+            actor.join(10)
+            if actor.is_alive():
+                actor.kill()
+    assert len(results) == 2
+    for torn_copies, versions in results:
+        assert torn_copies == 0
+        assert len(versions) > 1  # the copies really were taken while publications came
