@@ -456,3 +456,118 @@ def test_a_set_names_its_models_without_the_machines_paths_wherever_it_is_built(
     assert found["net:tapa"]["sha256"] == file_sha256(MODELS_DIR / "tapa.pt")
     assert found[f"net:{own.name}"]["file"] == "mine.pt"
     assert found[f"net:{elsewhere}"]["file"] == str(elsewhere)
+
+
+# -- issue 50: planted bugs the tests above let through ------------------------------------------------
+def _synthetic_set(losses: dict[str, list[float]], shares: dict[str, float]):
+    """A set in memory whose position ``i`` of phase ``p`` has two candidates: the build's best ("best", equity 0)
+    and "worse", ``losses[p][i]`` millipoints below it; the sampling games' phase shares are ``shares``."""
+    from tapa_ai.arena.benchmark_file import BenchmarkSet
+
+    records = [{"phase": phase, "candidates": [{"key": "best", "equity": 0.0, "ci95": [-0.01, 0.01]},
+                                               {"key": "worse", "equity": -loss / 1000, "ci95": [-0.1, 0.1]}]}
+               for phase, values in losses.items() for loss in values]
+    header = {"variant": "tapa", "settings": {"positions": len(records), "rollout": {}},
+              "sampling": {"natural_phase_share": shares}, "models": {}}
+    return BenchmarkSet("synthetic.jsonl", header, records)
+
+
+def test_the_bootstrap_interval_has_the_width_of_the_spread_of_the_losses():
+    """The replicates of a stratified bootstrap spread as the mean does when each phase is drawn again: their SD
+    is sqrt(sum over phases of (n_p / n)^2 var_p / n_p) (var_p of the phase's losses, ddof 0), and the 95%
+    interval is about 2 x 1.96 of it wide. 4,000 replicates: the SD within about 1%, the width within 3%."""
+    rng = np.random.default_rng(50)
+    losses = {"contact": np.abs(rng.normal(30.0, 12.0, 60)).tolist(), "race": np.abs(rng.normal(8.0, 4.0, 30)).tolist(),
+              "bearoff": rng.exponential(3.0, 10).tolist()}  # losses >= 0: the build's best is the best
+    shares = {"contact": 0.5, "race": 0.3, "bearoff": 0.2}
+    values = np.concatenate([np.array(v) for v in losses.values()])
+    strata = np.array([phase for phase, v in losses.items() for _ in v])
+    n = values.size
+    se = {phase: np.std(v) / np.sqrt(len(v)) for phase, v in losses.items()}
+    overall = np.sqrt(sum((len(v) / n) ** 2 * se[phase] ** 2 for phase, v in losses.items()))
+    weighted = np.sqrt(sum(shares[phase] ** 2 * se[phase] ** 2 for phase in losses))
+    boot = bootstrap(values, strata, 4000, 1, shares)
+    assert np.std(boot["mean"]) == pytest.approx(overall, rel=0.05)
+    assert np.mean(boot["mean"]) == pytest.approx(values.mean(), abs=4 * overall / np.sqrt(4000))
+    for phase in losses:
+        assert np.std(boot["phases"][phase]) == pytest.approx(se[phase], rel=0.05)
+    assert np.std(boot["weighted"]) == pytest.approx(weighted, rel=0.05)
+    # ... and so the intervals a score reports, over the same losses as a bot's
+    bench = _synthetic_set(losses, shares)
+    stats = summarise_scores(bench, {"worse": ["worse"] * n}, replicates=4000).bots[0].stats
+    for (low, high), sd in ((stats["mean_loss_mp_ci95"], overall), (stats["weighted_loss_mp_ci95"], weighted),
+                            *((stats["by_phase"][p]["mean_loss_mp_ci95"], se[p]) for p in losses)):
+        assert high - low == pytest.approx(2 * 1.959964 * sd, rel=0.1)
+    low, high = stats["mean_loss_mp_ci95"]
+    assert stats["mean_loss_mp"] == pytest.approx(values.mean()) and low < values.mean() < high
+
+
+def test_the_weighted_loss_weights_each_phase_s_mean_by_its_share_of_the_sampling_games():
+    """Not the mean over the positions (the set over-samples rare phases): sum of share x phase mean over the
+    phases the set has, divided by their shares' sum (a phase with no position drops out)."""
+    losses = {"contact": [0.0, 10.0, 20.0, 30.0], "race": [100.0, 140.0], "bearoff": [5.0]}
+    shares = {"contact": 0.5, "race": 0.1, "bearoff": 0.2, "mother": 0.2, "pins": 0.0}
+    expected = (0.5 * 15.0 + 0.1 * 120.0 + 0.2 * 5.0) / 0.8
+    bench = _synthetic_set(losses, shares)
+    keys = len(bench.records)
+    result = summarise_scores(bench, {"worse": ["worse"] * keys, "best": ["best"] * keys}, replicates=500)
+    worse = result.bots[0].stats
+    assert worse["mean_loss_mp"] == pytest.approx(305.0 / 7)
+    assert worse["weighted_loss_mp"] == pytest.approx(expected)
+    assert worse["weighted_loss_mp_ci95"][0] <= expected <= worse["weighted_loss_mp_ci95"][1]
+    assert {p: s["mean_loss_mp"] for p, s in worse["by_phase"].items()} == pytest.approx(
+        {"contact": 15.0, "race": 120.0, "bearoff": 5.0})
+    assert result.bots[1].stats["weighted_loss_mp"] == 0.0
+    pair = result.pairs[0]
+    assert pair["difference_mp"] == pytest.approx(305.0 / 7)
+    assert pair["weighted_difference_mp"] == pytest.approx(expected)
+    # no shares (an older set): no weighted loss
+    assert summarise_scores(_synthetic_set(losses, {}), {"worse": ["worse"] * keys},
+                            replicates=500).bots[0].stats["weighted_loss_mp"] is None
+
+
+def test_a_move_added_by_a_later_score_does_not_move_the_sets_best(tiny_set):
+    """The loss is measured from the best move the build rolled out: a move a scored bot added that rolls out
+    better gets a negative loss, and the build's best still loses nothing (so a bot's score does not depend on
+    which bots were scored before it)."""
+    bench = read_set(tiny_set[0])
+    best = [r["candidates"][0]["key"] for r in bench.records]
+    gap = [1000 * (r["candidates"][0]["equity"] - r["candidates"][-1]["equity"]) for r in bench.records]
+    record = bench.records[1]
+    better = {**record["candidates"][0], "key": "added-better", "equity": record["candidates"][0]["equity"] + 0.025,
+              "added_by": ["random"]}
+    worse = {**record["candidates"][-1], "key": "added-worse", "equity": record["candidates"][-1]["equity"] - 0.01,
+             "added_by": ["random"]}
+    record["candidates"] = [better, *record["candidates"], worse]
+    assert losses_of(bench, best).tolist() == [0.0] * 4
+    mixed = [best[0], "added-better", best[2], "added-worse"]
+    assert losses_of(bench, mixed)[:3] == pytest.approx([0.0, -25.0, 0.0])
+    assert math.isnan(losses_of(bench, mixed)[3])  # the added moves are record 1's only
+    assert losses_of(bench, [best[0], "added-worse", best[2], best[3]])[1] == pytest.approx(gap[1] + 10.0)
+    stats = summarise_scores(bench, {"lucky": [best[0], "added-better", *best[2:]]}, replicates=200).bots[0].stats
+    assert stats["better_than_set_best"] == 1 and stats["best_move_share"] == 1.0
+    assert stats["mean_loss_mp"] == pytest.approx(-25.0 / 4)
+
+
+def test_a_report_shows_every_pair_of_up_to_four_bots_and_each_bot_against_the_next_of_five(tiny_set):
+    from tapa_ai.arena.benchmark_score import ALL_PAIRS_UP_TO, shown_pairs
+
+    assert ALL_PAIRS_UP_TO == 4
+    for count in (1, 2, 3, 4, 5, 6):
+        names = [f"bot{i}" for i in range(count)]
+        pairs = [{"a": a, "b": b} for i, a in enumerate(names) for b in names[i + 1:]]
+        shown = shown_pairs(pairs, names)
+        if count <= 4:
+            assert shown is pairs and len(shown) == count * (count - 1) // 2
+        else:
+            assert [(p["a"], p["b"]) for p in shown] == [(names[i], names[i + 1]) for i in range(count - 1)]
+    bench = read_set(tiny_set[0])
+    best = [r["candidates"][0]["key"] for r in bench.records]
+    for count, lines, note in ((4, 6, False), (5, 4, True)):
+        result = summarise_scores(bench, {f"bot{i}": best for i in range(count)}, replicates=200)
+        assert len(result.pairs) == count * (count - 1) // 2
+        text = result.report()
+        assert len([line for line in text.splitlines() if line.startswith("  bot")]) == lines
+        assert ("each bot against the next" in text) == note
+        if note:
+            assert "  bot3 - bot4 " in text and "  bot0 - bot2 " not in text
