@@ -168,33 +168,35 @@ def test_cli_refuses_bad_limits(capsys):
     assert "--read-timeout must be" in capsys.readouterr().err
 
 
-def idle_connection(server):
-    """A connection that sends nothing: it holds a worker until the read time limit."""
-    connection = socket.create_connection(server.server_address[:2], timeout=30)
-    return connection
-
-
-def test_a_full_queue_is_answered_429_with_retry_after_and_the_server_recovers():
+def test_a_full_queue_is_answered_429_with_retry_after_and_the_server_recovers(monkeypatch):
     server, thread = served(engine=Engine("reference"), limits=ServerLimits(threads=1, queue=1, read_timeout=2.0))
-    held = []
+    release = threading.Event()
+    answer = server.engine._cmd_start
+
+    def slow_start(request):  # holds a worker until released
+        release.wait(20)
+        return answer(request)
+
+    monkeypatch.setattr(server.engine, "_cmd_start", slow_start)
+    results = []
+    busy = [threading.Thread(target=lambda: results.append(raw(server, "POST", "/", JSON, START_REQUEST)[0]))
+            for _ in range(2)]
     try:
-        held.append(idle_connection(server))  # taken by the one worker
-        time.sleep(0.3)
-        held.append(idle_connection(server))  # waits in the queue
-        time.sleep(0.3)
+        for each in busy:  # one in progress, one waiting in the queue
+            each.start()
+            time.sleep(0.3)
+        start = time.monotonic()
         status, headers, body = raw(server, "POST", "/", JSON, START_REQUEST)
         assert status == 429 and headers["Retry-After"] == "1" and "busy" in body["error"]
-        assert server.busy_refusals >= 1
-        deadline = time.monotonic() + 15
-        while True:  # the idle connections are cut off at the read time limit; then requests are answered
-            status, _, body = raw(server, "POST", "/", JSON, START_REQUEST)
-            if status == 200 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        assert time.monotonic() - start < 1 and server.busy_refusals >= 1  # at once, not after a wait
+        release.set()
+        for each in busy:
+            each.join(10)
+        assert results == [200, 200]
+        status, _, body = raw(server, "POST", "/", JSON, START_REQUEST)
         assert status == 200 and "position" in body
     finally:
-        for connection in held:
-            connection.close()
+        release.set()
         stop(server, thread)
 
 

@@ -39,12 +39,12 @@ import json
 import re
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Iterable, Optional, Union
 
 from .. import __version__
-from .http_limits import AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits
+from .http_limits import (AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits,
+                          late_message)
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error
 from .web_board import ModelFiles, WebFileError, engine_checkpoint_of, model_path_of, static_file
 
@@ -75,6 +75,7 @@ class EngineHTTPServer(PooledHTTPServer):
         self.quiet = quiet
         self.models = models or ModelFiles(engine_checkpoint=engine_checkpoint_of(engine))
         """The web board's models (``GET /model/<variant>.json``), exported on first request."""
+        self.max_body = MAX_REQUEST_BYTES
         super().__init__(address, EngineRequestHandler, limits or ServerLimits())
 
     @property
@@ -89,9 +90,11 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        # The whole request (headers and body) must arrive within the read time limit, however slowly.
+        # What the intake has read of the request (all of it, as a rule), then, if more is to come, the
+        # socket's bytes until the read time limit (counted from the connection's accept, however slowly).
         self.rfile.close()
-        self._reader = DeadlineReader(self.connection, time.monotonic() + self.server.limits.read_timeout)
+        arrival = self.server.arrival()
+        self._reader = DeadlineReader(None if arrival.whole else self.connection, arrival.deadline, arrival.data)
         self.rfile = io.BufferedReader(self._reader)
         self._answered = False
         # What the base class sets once a request line is parsed (a 408 may come before).
@@ -101,8 +104,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         super().handle_one_request()
         if self._reader.expired and not self._answered:  # the headers did not arrive in time
             self.close_connection = True
-            self._reply_quietly(408, {"error": f"the request did not arrive within "
-                                               f"{self.server.limits.read_timeout:g} s"})
+            self._reply_quietly(408, {"error": late_message(self.server.limits.read_timeout)})
 
     # -- responses ------------------------------------------------------------------------
     def _cors_headers(self) -> None:
@@ -167,8 +169,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
                 handler(self)
             except RequestTimedOut:
                 self.close_connection = True
-                self._reply_quietly(408, {"error": f"the request did not arrive within "
-                                                   f"{self.server.limits.read_timeout:g} s"})
+                self._reply_quietly(408, {"error": late_message(self.server.limits.read_timeout)})
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
             except Exception:  # noqa: BLE001 - never a traceback to the client; the log has it
