@@ -447,3 +447,32 @@ def test_hostile_records_get_an_error_never_a_fault(bot):
         deep = deep["x"]
     status, answer = engine.respond({"cmd": "analyse", "record": nested})
     assert status == 400 and "nests" in answer["error"]
+
+
+def test_the_luck_of_a_bear_off_roll_is_measured_on_the_bear_off_database_as_the_bot_ranks_moves(bot):
+    """In a bear-off the bot values moves by the database, not the network (they differ by several hundredths
+    here), and the luck of the roll is measured on the same values: the best move's database value minus the
+    mean over the 21 rolls of each roll's best."""
+    from tapa_ai.bearoff.evaluate import exact_mask
+    from tapa_ai.notation.json_position import position_from_json, position_to_json
+
+    points = [""] * 24
+    points[5], points[4], points[18], points[21] = "XX", "X", "O", "OO"  # X: 6- and 5-points; O: its 6- and 3-points
+    start = position_from_json({"variant": "tapa", "points": points, "off": {"X": 12, "O": 12}, "turn": "X"})
+    assert exact_mask(PositionBatch.from_positions([start])).all()
+    state = GameState.new("tapa", opener="X", position=start).rolled((2, 1))
+    state = state.play(state.moves[0])
+    document = games_file(state)
+    document["games"][0]["start"] = position_to_json(start)
+    move = analyse_record(record_from_json(document), bot).moves[0]
+    assert move.dice == (2, 1) and not move.opening and move.position == start
+    analyzer = Analyzer(bot)
+    mean = sum(n * best_0ply(analyzer, start, (a, b)) for a, b, n in DISTINCT_ROLLS) / 36
+    assert move.luck == pytest.approx(best_0ply(analyzer, start, (2, 1)) - mean, abs=1e-6)
+    # the network alone values these moves otherwise, by more than the test's tolerance
+    from tapa_ai.bots.search import afterstate_distributions_with
+
+    afterstates = generate(PositionBatch.from_positions([start]), np.array([[2, 1]], dtype=np.int8))
+    database, network = (afterstate_distributions_with(bot.net, afterstates, bearoff) @ bot.points
+                         for bearoff in (True, False))
+    assert np.abs(database - network).max() > 0.01
