@@ -50,7 +50,7 @@ def atomic_write(path: Path, write: Any) -> None:
     except BaseException as error:
         try:
             os.unlink(temp_name)
-        except FileNotFoundError:
+        except OSError:  # gone already, or the file system refuses even this: the error to report is the first
             pass
         if isinstance(error, OSError) and not isinstance(error, WriteError):
             raise WriteError(path, error) from error

@@ -41,6 +41,7 @@ weights unless told otherwise)::
 
 from __future__ import annotations
 
+import io
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -208,21 +209,25 @@ def make_payload(
 
 
 def write_payload(path: str | Path, payload: Mapping[str, Any]) -> Path:
-    """``torch.save`` into a temporary file beside ``path``, fsync it, then rename it over ``path``.
+    """``torch.save`` into memory, then write the bytes to a temporary file beside ``path``, fsync it and rename
+    it over ``path``.
 
-    :class:`~tapa_ai.net.atomic_files.WriteError` (one line naming the path) if the disk is full or
-    the directory not writable; the old file at ``path`` is then untouched.
+    :class:`~tapa_ai.net.atomic_files.WriteError` (one line naming the path) if the disk is full, over quota,
+    read-only or the directory not writable; the temporary file is then removed and the old file at ``path``
+    is untouched. (Serialised in memory first: torch's zip writer, handed a file that fails, reports the
+    OSError as a RuntimeError of its own, "unexpected pos", that no longer says the disk is full.)
     """
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise WriteError(path.parent, error) from error
-
-    def write(handle: Any) -> None:
-        torch.save(dict(payload), handle)
-
-    atomic_write(path, write)
+    buffer = io.BytesIO()
+    try:
+        torch.save(dict(payload), buffer)
+    except OSError as error:
+        raise WriteError(path, error) from error
+    atomic_write(path, lambda handle: handle.write(buffer.getbuffer()))
     return path
 
 

@@ -66,8 +66,9 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
             say(f"{stopped}; continue with: tapa-ai train --resume {run_dir}")
             return stopped.exit_code
         except WriteError as error:
+            run = run_directory_of(resume) if run_dir is None and resume else run_dir  # None: its lock was not written
             say(f"{error}; the checkpoints written before are untouched: continue from the last one with "
-                f"tapa-ai train --resume {run_dir} once it can be written (disk space, permissions)")
+                f"tapa-ai train --resume {run} once it can be written (disk space, permissions)")
             return 2
         except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
             say(str(error))
