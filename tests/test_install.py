@@ -29,6 +29,7 @@ import pytest
 from tapa_ai.bots.base import BotError
 from tapa_ai.net.shipped import (MODELS_DIR, SHIPPED_VARIANTS, UnknownModelError, resolve_model_path,
                                  shipped_model, shipped_model_card, shipped_names)
+from tests.requires import in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,9 +119,31 @@ def test_the_defaults_are_the_shipped_models_outside_the_checkout(tmp_path, monk
 # --- a wheel installed into a fresh environment ------------------------------------------------------------
 
 
+_CAN_BUILD = ("import importlib.util as u, setuptools.build_meta;"
+              "assert u.find_spec('setuptools.command.bdist_wheel') or u.find_spec('wheel')")
+
+
+def _require_wheel_build() -> None:
+    """The wheel is built offline (``--no-build-isolation``) by this environment's setuptools, which needs
+    ``bdist_wheel`` (setuptools 70.1 or later, or the ``wheel`` package; pyproject's build requirements). A
+    virtual environment's bundled setuptools (65 on Python 3.11, none on 3.12) has not: skip saying what to
+    install, fail under ``CI=true`` (tests/requires.py)."""
+    __tracebackhide__ = True
+    done = subprocess.run([sys.executable, "-c", _CAN_BUILD], capture_output=True, text=True, timeout=120)
+    if done.returncode == 0:
+        return
+    message = (f"building the project's wheel offline needs setuptools>=70.1 (or setuptools with the wheel "
+               f"package) in this environment, which has not: run `{sys.executable} -m pip install "
+               f"'setuptools>=70.1'`")
+    if in_ci():
+        pytest.fail(f"{message}; CI={os.environ['CI']}, so it fails instead of skipping", pytrace=False)
+    pytest.skip(message)
+
+
 def _build_wheel(tmp_path: Path) -> Path:
     """The project's wheel, built from a copy of what it is made of (so the build writes nothing into the
     checkout: no build/ folder whose stale files could slip into the wheel)."""
+    _require_wheel_build()
     source = tmp_path / "source"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -134,14 +157,28 @@ def _build_wheel(tmp_path: Path) -> Path:
     return wheels[0]
 
 
+def _site_dirs() -> list[str]:
+    """This interpreter's site-packages directories, as its ``sys.path`` holds them: a virtual environment's own
+    (where ``pip install -e '.[test]'`` put the dependencies) and, with ``--system-site-packages``, its base's."""
+    return [entry for entry in sys.path if entry and Path(entry).name in ("site-packages", "dist-packages")
+            and Path(entry).is_dir() and not Path(entry).resolve().is_relative_to(ROOT)]
+
+
 class Venv:
-    """A fresh virtual environment over this interpreter's site-packages, running commands from ``cwd``."""
+    """A fresh virtual environment over this interpreter's site-packages, running commands from ``cwd``.
+
+    Not ``--system-site-packages``: from a virtual environment that reaches the *base* interpreter's
+    site-packages, not the running environment's. A ``.pth`` file adds this interpreter's site directories after
+    the venv's own instead, as plain paths (their own ``.pth`` files, such as this checkout's editable install,
+    are not run)."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.root = tmp_path / "venv"
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(self.root)],
-                       check=True, timeout=120)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(self.root)], check=True, timeout=120)
         self.python = self.root / "bin" / "python"
+        own = subprocess.run([str(self.python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             check=True, capture_output=True, text=True, timeout=120).stdout.strip()
+        (Path(own) / "_tapa_ai_test_outer_site.pth").write_text("".join(f"{entry}\n" for entry in _site_dirs()))
         self.script = self.root / "bin" / "tapa-ai"
         self.cwd = tmp_path / "elsewhere"
         self.cwd.mkdir()
