@@ -34,7 +34,7 @@ from tapa_ai.bots.search import NetBot, afterstate_distributions_with
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.choice import segment_argmax
 from tapa_ai.net.checkpoint import load_network
-from tapa_ai.net.model import outcome_points
+from tapa_ai.rules.outcomes import outcome_points
 
 
 def accuracy(net, starts, dice) -> dict:

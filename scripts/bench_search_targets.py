@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint, load_network
-from tapa_ai.net.model import outcome_points
+from tapa_ai.rules.outcomes import outcome_points
 from tapa_ai.training.distill import collect_states, search_targets
 
 

@@ -298,20 +298,25 @@ def random_bearoffs(variant, count, rng, most=15):
             for _ in range(count)]
 
 
-def test_outcome_classes_are_the_networks():
-    from tapa_ai.bearoff import evaluate
-    from tapa_ai.net import model
+def test_bear_off_values_are_in_the_outcome_classes_of_the_rules():
+    """The databases value a bear-off in the outcome classes of tapa_ai.rules.outcomes: as many as the rule set
+    has (a draw column where it has draws), only singles and gammons ever non-zero."""
+    from tapa_ai.bearoff.evaluate import bearoff_distributions
+    from tapa_ai.movegen import PositionBatch
+    from tapa_ai.notation.mini import board
     from tapa_ai.rules import variant_rules
+    from tapa_ai.rules.outcomes import CLASS_NAMES, LOSE_GAMMON, LOSE_SINGLE, WIN_GAMMON, WIN_SINGLE, num_outcomes
 
-    assert (evaluate.WIN_SINGLE, evaluate.WIN_GAMMON, evaluate.WIN_TOP, evaluate.LOSE_SINGLE, evaluate.LOSE_GAMMON,
-            evaluate.LOSE_TOP, evaluate.DRAW) == (model.WIN_SINGLE, model.WIN_GAMMON, model.WIN_TOP, model.LOSE_SINGLE,
-                                                  model.LOSE_GAMMON, model.LOSE_TOP, model.DRAW)
     for variant in VARIANTS:
         rules = variant_rules(variant)
-        names = model.outcome_names(rules)
-        assert evaluate.num_classes(rules) == model.num_outcomes(rules) == len(names)
-        generic = tuple(name.replace(names[evaluate.WIN_TOP][4:], "top") for name in names)
-        assert generic == evaluate.CLASS_NAMES[:len(names)]
+        positions = [board(variant, "1:X 2:X 19:OOO 20:OOO 21:OOO 22:OO 23:OO 24:OO"),  # X bears off both: a gammon
+                     board(variant, "6:XXXXX 3:XX 20:OOO 19:O")]
+        rows, dist = bearoff_distributions(PositionBatch.from_positions(positions))
+        assert rows.tolist() == [0, 1] and dist.shape == (2, num_outcomes(rules)) == (2, len(CLASS_NAMES) - (
+            0 if rules.has_draws else 1))
+        assert np.allclose(dist.sum(axis=1), 1.0)
+        assert np.all(np.delete(dist, [WIN_SINGLE, WIN_GAMMON, LOSE_SINGLE, LOSE_GAMMON], axis=1) == 0.0)
+        assert dist[0, WIN_GAMMON] == pytest.approx(1.0, abs=1e-6) and dist[1, WIN_GAMMON] == dist[1, LOSE_GAMMON] == 0.0
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -401,7 +406,7 @@ def test_values_are_the_two_sided_table_or_the_plain_one_sided_convolution(varia
     from tapa_ai.bearoff.database import one_sided, two_sided
     from tapa_ai.movegen import PositionBatch
     from tapa_ai.notation.mini import board
-    from tapa_ai.rules import variant_rules
+    from tapa_ai.rules import outcomes, variant_rules
 
     rng = np.random.default_rng({"tapa": 1, "plakoto": 2, "backgammon": 3}[variant])
     positions = random_bearoffs(variant, 60, rng) + random_bearoffs(variant, 30, rng, most=6)
@@ -410,9 +415,9 @@ def test_values_are_the_two_sided_table_or_the_plain_one_sided_convolution(varia
     rows, dist = evaluate.bearoff_distributions(batch)
     values = evaluate.bearoff_values(batch)
     assert rows.tolist() == list(range(1, len(batch))) and np.array_equal(values.distributions, dist)
-    assert dist.dtype == np.float64 and dist.shape[1] == evaluate.num_classes(variant_rules(variant))
+    assert dist.dtype == np.float64 and dist.shape[1] == outcomes.num_outcomes(variant_rules(variant))
     np.testing.assert_allclose(dist.sum(axis=1), 1.0, atol=1e-12)
-    assert (dist >= 0).all() and not dist[:, [evaluate.WIN_TOP, evaluate.LOSE_TOP]].any() and not dist[:, 6:].any()
+    assert (dist >= 0).all() and not dist[:, [outcomes.WIN_TOP, outcomes.LOSE_TOP]].any() and not dist[:, 6:].any()
     tables, wins = one_sided(progress=False), two_sided()
     exact_seen = 0
     for row, position, value, exact in zip(rows, positions, dist, values.exact):
@@ -423,8 +428,8 @@ def test_values_are_the_two_sided_table_or_the_plain_one_sided_convolution(varia
         if exact:  # the table's chance, exactly; no gammon with 9 or more checkers off
             exact_seen += 1
             chance = min(max(float(wins[rank(mine), rank(theirs)]), 0.0), 1.0)  # the table holds -2e-16 for 0
-            assert value[evaluate.WIN_SINGLE] == chance and value[evaluate.LOSE_SINGLE] == 1.0 - chance
-            assert value[evaluate.WIN_GAMMON] == value[evaluate.LOSE_GAMMON] == 0.0
+            assert value[outcomes.WIN_SINGLE] == chance and value[outcomes.LOSE_SINGLE] == 1.0 - chance
+            assert value[outcomes.WIN_GAMMON] == value[outcomes.LOSE_GAMMON] == 0.0
         else:
             win, win_gammon, lose, lose_gammon = plain_one_sided(
                 tables.turns, tables.first_off, mine, theirs, position.off_count(mover) == 0, position.off_count(other) == 0)
@@ -498,7 +503,7 @@ def test_engine_bearoff_position_answers_both_sides_and_the_chances_of_the_side_
     from tapa_ai.bearoff.evaluate import bearoff_distributions
     from tapa_ai.engine.protocol import Engine
     from tapa_ai.movegen import PositionBatch
-    from tapa_ai.net.model import outcome_names, outcome_points
+    from tapa_ai.rules.outcomes import outcome_names, outcome_points
     from tapa_ai.notation.json_position import position_to_json
     from tapa_ai.rules import variant_rules
 

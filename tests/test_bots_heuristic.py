@@ -13,7 +13,7 @@ from tapa_ai.bots.base import BotError
 from tapa_ai.bots.basic import RunnerBot
 from tapa_ai.bots.heuristic import HeuristicBot, hit_chances
 from tapa_ai.movegen import PositionBatch, generate
-from tapa_ai.movegen import kernel
+from tapa_ai.rules import outcomes
 from tapa_ai.movegen.random_positions import mixed_positions, random_dice
 from tapa_ai.notation import board
 from tapa_ai.rules import variant_rules
@@ -44,7 +44,7 @@ def test_takes_a_mother_win_when_it_can():
     position = board("tapa", "4:XX 8:XX 1:O 20:OO 12:OOO", "X")
     afterstates, row = choice(position, (3, 2))
     assert afterstates.game_over[row] and afterstates.winner[row] == 0
-    assert afterstates.result_kind[row] == kernel.RESULT_MOTHER
+    assert afterstates.result_kind[row] == outcomes.RESULT_MOTHER
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -14,8 +14,8 @@ from tapa_ai.bots.cube import CubeSituation, cube_equities
 from tapa_ai.cube.equity import (OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT, janowski_live, money_live_by_levels,
                                  outcome_split, top_points)
 from tapa_ai.flow import GameState, play_match
-from tapa_ai.net.model import outcome_points
-from tapa_ai.net.model import top_points as model_top_points
+from tapa_ai.rules.outcomes import outcome_points
+from tapa_ai.rules.outcomes import top_points as model_top_points
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import GameResult, variant_rules
 from tapa_ai.rules.cube import CUBE_VALUES, Cube, CubeError, MatchScore, double_refusal

@@ -12,7 +12,8 @@ from tapa_ai.config import ConfigError, load_config
 from tapa_ai.net.checkpoint import load_network, save_checkpoint
 from tapa_ai.config import ModelConfig
 from tapa_ai.net.encoding import ENCODING_NAME
-from tapa_ai.net.model import EvaluatorNet, outcome_points
+from tapa_ai.net.model import EvaluatorNet
+from tapa_ai.rules.outcomes import outcome_points
 from tapa_ai.movegen import PositionBatch
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import variant_rules

@@ -18,7 +18,8 @@ from tapa_ai.net.encoding import (
     feature_names, num_features, swap_side_blocks,
 )
 from tapa_ai.net.fast_eval import FastEvaluator
-from tapa_ai.net.model import EvaluatorNet, evaluate, swap_sides
+from tapa_ai.net.model import EvaluatorNet, evaluate
+from tapa_ai.rules.outcomes import swap_sides
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.notation import board
 from tapa_ai.rules import Position, other

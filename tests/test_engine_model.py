@@ -15,7 +15,8 @@ from tapa_ai.net.checkpoint import load_network, save_checkpoint
 from tapa_ai.config import ModelConfig, TrainConfig
 from tapa_ai.net.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode_positions
 from tapa_ai.engine.protocol import MAX_HINT_COUNT, Engine
-from tapa_ai.net.model import EvaluatorNet, outcome_class, outcome_names, outcome_points
+from tapa_ai.net.model import EvaluatorNet
+from tapa_ai.rules.outcomes import outcome_class, outcome_names, outcome_points
 from tapa_ai.movegen import PositionBatch, generate
 from tapa_ai.movegen.random_positions import endgame_positions, playout_positions
 from tapa_ai.notation import position_to_json

@@ -31,7 +31,8 @@ from tapa_ai.cli import main
 from tapa_ai.config import ModelConfig, TrainConfig
 from tapa_ai.net.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode, encode_positions, feature_names
 from tapa_ai.export import ONNX_OPSET, ExportError, export_checkpoint, export_network, load_npz_network, numpy_model
-from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_names, outcome_points
+from tapa_ai.net.model import EvaluatorNet, evaluate
+from tapa_ai.rules.outcomes import outcome_names, outcome_points
 from tapa_ai.movegen.batch import PositionBatch, concatenate
 from tapa_ai.movegen.random_positions import mixed_positions
 from tapa_ai.notation.json_position import position_from_json, position_to_json

@@ -9,7 +9,8 @@ from tapa_ai.net import fast_eval
 from tapa_ai.net.encoding import encode, num_features
 from tapa_ai.net.fast_eval import (DENSE_MODES, FastEncoder, FastEvaluator, afterstate_distributions_fast, fast_encode,
                                    fast_evaluator_for)
-from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_points, swap_sides
+from tapa_ai.net.model import EvaluatorNet, evaluate
+from tapa_ai.rules.outcomes import outcome_points, swap_sides
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
 from tapa_ai.rules.options import variant_rules

@@ -7,30 +7,12 @@ import pytest
 import torch
 
 from tapa_ai.net.encoding import ENCODING_VERSION, NUM_FEATURES, encode_positions
-from tapa_ai.net.model import (
-    ACTIVATIONS,
-    CUMULATIVE_NAMES,
-    DRAW,
-    LOSE_GAMMON,
-    LOSE_SINGLE,
-    LOSE_TOP,
-    OUTCOME_NAMES,
-    WIN_GAMMON,
-    WIN_SINGLE,
-    WIN_TOP,
-    EvaluatorNet,
-    ModelConfig,
-    cumulative_probabilities,
-    equity,
-    evaluate,
-    named_probabilities,
-    num_outcomes,
-    outcome_class,
-    outcome_classes,
-    outcome_points,
-    swap_sides,
-)
-from tapa_ai.movegen import kernel
+from tapa_ai.net.model import ACTIVATIONS, EvaluatorNet, ModelConfig, evaluate
+from tapa_ai.rules.outcomes import (CUMULATIVE_NAMES, DRAW, LOSE_GAMMON, LOSE_SINGLE, LOSE_TOP, OUTCOME_NAMES,
+                                    WIN_GAMMON, WIN_SINGLE, WIN_TOP, cumulative_probabilities, equity,
+                                    named_probabilities, num_outcomes, outcome_class, outcome_classes, outcome_points,
+                                    swap_sides)
+from tapa_ai.rules import outcomes
 from tapa_ai.rules import GameResult, start_position, variant_rules
 
 TAPA, PLAKOTO, BACKGAMMON = (variant_rules(name) for name in ("tapa", "plakoto", "backgammon"))
@@ -79,8 +61,8 @@ def test_outcome_class_of_a_draw_is_the_draw_class_for_both_sides():
 
 
 def test_vectorized_outcome_classes_agree_with_movegen_result_codes():
-    codes = np.array([kernel.RESULT_NONE, kernel.RESULT_SINGLE, kernel.RESULT_GAMMON, kernel.RESULT_BACKGAMMON,
-                      kernel.RESULT_MOTHER, kernel.RESULT_DRAW] * 2)
+    codes = np.array([outcomes.RESULT_NONE, outcomes.RESULT_SINGLE, outcomes.RESULT_GAMMON, outcomes.RESULT_BACKGAMMON,
+                      outcomes.RESULT_MOTHER, outcomes.RESULT_DRAW] * 2)
     won = np.array([True] * 6 + [False] * 6)
     assert outcome_classes(codes, won).tolist() == [
         -1, WIN_SINGLE, WIN_GAMMON, WIN_TOP, WIN_TOP, DRAW,
@@ -204,3 +186,15 @@ def test_bad_model_config_is_refused_with_the_option_named(options, message):
 def test_unknown_model_option_is_refused():
     with pytest.raises(ValueError, match=r"unknown model option\(s\) \['width'\]"):
         ModelConfig.from_dict({"hidden": 64, "width": 3})
+
+
+def test_the_outcome_classes_live_in_the_rules_layer_which_imports_no_torch():
+    """tapa_ai.rules.outcomes is the one home of the classes, their points and the equity: the bear-off databases,
+    the cube and the benchmark read it without loading torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tapa_ai.rules.outcomes, tapa_ai.bearoff.evaluate, tapa_ai.cube.equity; "
+            "print('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
+        == "False"

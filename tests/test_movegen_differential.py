@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tapa_ai.movegen import PositionBatch, concatenate, generate, legal_moves_fast
-from tapa_ai.movegen import kernel
+from tapa_ai.rules import outcomes
 from tapa_ai.movegen.differential import compare_with_reference
 from tapa_ai.movegen.random_positions import endgame_positions, playout_positions, random_dice
 from tapa_ai.notation import board, position_from_json, position_to_json
@@ -63,7 +63,7 @@ def test_random_samples_reach_the_rare_rules(variant):
     batch, dice = concatenate(batches), np.concatenate(rolls)
     after = generate(batch, dice)
     kinds = set(after.result_kind.tolist())
-    assert {kernel.RESULT_SINGLE, kernel.RESULT_GAMMON} <= kinds
+    assert {outcomes.RESULT_SINGLE, outcomes.RESULT_GAMMON} <= kinds
     assert (after.n_steps == 0).any(), "no passed turn in the sample"
     doubles = dice[:, 0] == dice[:, 1]
     most_steps = np.zeros(len(batch), dtype=np.int64)
@@ -71,9 +71,9 @@ def test_random_samples_reach_the_rare_rules(variant):
     assert ((~doubles) & (most_steps == 1)).any(), "no roll where only one die can be played"
     assert (doubles & (most_steps > 0) & (most_steps < 4) & ~np.isin(np.arange(len(batch)), after.source[after.game_over])).any()
     if variant == "backgammon":
-        assert (batch.bar[:, 0] > 0).any() and kernel.RESULT_BACKGAMMON in kinds
+        assert (batch.bar[:, 0] > 0).any() and outcomes.RESULT_BACKGAMMON in kinds
     else:
-        assert {kernel.RESULT_MOTHER, kernel.RESULT_DRAW} <= kinds
+        assert {outcomes.RESULT_MOTHER, outcomes.RESULT_DRAW} <= kinds
         assert (batch.pinned == 1).any() and (batch.pinned == -1).any()
         opponent_alone_on_one = (np.clip(-batch.board[:, 0], 0, None) + (batch.pinned[:, 0] == -1)) == 1
         assert (doubles & opponent_alone_on_one).sum() >= 20, "too few doubles searched in every order"

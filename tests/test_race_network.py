@@ -18,7 +18,8 @@ from tapa_ai.net.afterstates import afterstate_distributions_torch
 from tapa_ai.net.encoding import encode
 from tapa_ai.net.fast_eval import DENSE_MODES, FastEvaluator, fast_evaluator_for
 from tapa_ai.net.fast_kernel import race_flags
-from tapa_ai.net.model import EvaluatorNet, evaluate, race_rows, swap_sides
+from tapa_ai.net.model import EvaluatorNet, evaluate, race_rows
+from tapa_ai.rules.outcomes import swap_sides
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.rules.position import Position
 

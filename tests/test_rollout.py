@@ -15,7 +15,7 @@ from tapa_ai.bots.spec import make_bot
 from tapa_ai.cli import main
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.movegen.random_positions import playout_positions
-from tapa_ai.net.model import outcome_points
+from tapa_ai.rules.outcomes import outcome_points
 from tapa_ai.notation.json_position import position_from_json, position_to_json
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.rules.position import start_position

@@ -8,7 +8,8 @@ from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, NetBot, filter_candidates
 from tapa_ai.bots.spec import SPEC_FORMS, make_bot
 from tapa_ai.config import ModelConfig
 from tapa_ai.net.encoding import encode_positions
-from tapa_ai.net.model import EvaluatorNet, evaluate, outcome_class, outcome_points, swap_sides
+from tapa_ai.net.model import EvaluatorNet, evaluate
+from tapa_ai.rules.outcomes import outcome_class, outcome_points, swap_sides
 from tapa_ai.movegen import PositionBatch, generate
 from tapa_ai.notation.mini import board
 from tapa_ai.rules import variant_rules

@@ -10,7 +10,7 @@ import pytest
 
 from tapa_ai.bots.search import NetBot
 from tapa_ai.movegen import PositionBatch, generate
-from tapa_ai.net.model import outcome_points
+from tapa_ai.rules.outcomes import outcome_points
 from tapa_ai.notation.mini import board
 
 from .test_search import SMALL, brute_pre_roll_value, brute_value, small_net

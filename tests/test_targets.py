@@ -8,7 +8,8 @@ import pytest
 from tapa_ai.config import ConfigError, load_config, loads_config
 from tapa_ai.movegen import generate
 from tapa_ai.net.afterstates import afterstate_distributions_torch
-from tapa_ai.net.model import EvaluatorNet, outcome_points, swap_sides
+from tapa_ai.net.model import EvaluatorNet
+from tapa_ai.rules.outcomes import outcome_points, swap_sides
 from tapa_ai.config import ModelConfig
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.training.selfplay import OPENING_WEIGHTS, SelfPlay, lambda_returns, pack_states

@@ -12,7 +12,7 @@ from tapa_ai.arena.match import MatchResult
 from tapa_ai.arena.tournament import (TournamentResult, bradley_terry, expected_score, game_scores,
                                       run_tournament)
 from tapa_ai.bots.base import BotError
-from tapa_ai.movegen import kernel as movegen_kernel
+from tapa_ai.rules import outcomes
 from tapa_ai.rules import variant_rules
 from tests.requires import require
 
@@ -97,7 +97,7 @@ def synthetic_records(rng, pairs, p_a_wins, p_draw=0.0):
     draw = (u >= p_a_wins) & (u < p_a_wins + p_draw)
     size = rng.integers(1, 3, games).astype(np.float64)
     points = np.where(a_won, size, np.where(draw, 0.0, -size))
-    kind = np.where(draw, movegen_kernel.RESULT_DRAW, np.where(size == 2, 2, 1)).astype(np.int8)
+    kind = np.where(draw, outcomes.RESULT_DRAW, np.where(size == 2, 2, 1)).astype(np.int8)
     return GameRecords(points, a_won, kind, np.full(games, 50))
 
 
@@ -114,7 +114,7 @@ def synthetic_tournament(true_elo, pairs, seed=3, bootstrap=300, p_draw=0.0):
 
 def test_game_scores_count_wins_losses_and_draws():
     records = GameRecords(np.array([2.0, -1.0, 0.0, 0.0]), np.array([True, False, False, False]),
-                          np.array([2, 1, movegen_kernel.RESULT_DRAW, 0], dtype=np.int8), np.ones(4))
+                          np.array([2, 1, outcomes.RESULT_DRAW, 0], dtype=np.int8), np.ones(4))
     np.testing.assert_array_equal(game_scores(records), [1.0, 0.0, 0.5, 0.5])
 
 

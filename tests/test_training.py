@@ -7,7 +7,7 @@ import torch
 from tapa_ai.cli import main
 from tapa_ai.config import load_config
 from tapa_ai.net.checkpoint import load_checkpoint
-from tapa_ai.net.model import swap_sides
+from tapa_ai.rules.outcomes import swap_sides
 from tapa_ai.training.selfplay import SelfPlay, lambda_returns
 from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
 

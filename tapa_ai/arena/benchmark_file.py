@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..rules.options import RuleOptions
+from ..rules.outcomes import top_points
 from ..rules.position import Position
 
 FORMAT = "tapa-ai-benchmark"
@@ -153,8 +154,6 @@ def check_numbers(candidate: dict, where: str, number: int, limit: float) -> Non
 def equity_limit(header: dict) -> float:
     """The largest equity a record of this set may hold: the variant's top points (3 for a backgammon or a
     Tapa mother win, 2 for a Plakoto mother win), plus :data:`LUCK_MARGIN` for a luck-adjusted rollout."""
-    from ..net.model import top_points
-
     try:
         rules = RuleOptions.from_dict(header["rules"])
         limit = float(top_points(rules))

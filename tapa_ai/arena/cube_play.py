@@ -38,15 +38,15 @@ from ..bots.base import Bot
 from ..bots.cube import CubeSituation
 from ..cube.equity import MAX_CUBE, OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT
 from ..movegen import PositionBatch, generate
-from ..movegen import kernel as movegen_kernel
+from ..rules import outcomes
 from ..movegen.batch import concatenate
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 from .duels import _mean_ci, _subset, deal_dice
 
-KIND_PASS = len(movegen_kernel.RESULT_KINDS)
+KIND_PASS = len(outcomes.RESULT_KINDS)
 """Result code of a game ended by a passed double (after the move generator's codes 0..5)."""
-KIND_NAMES = movegen_kernel.RESULT_KINDS + ("pass",)
+KIND_NAMES = outcomes.RESULT_KINDS + ("pass",)
 """Names of the result codes; 0 (None) is an unfinished game."""
 
 MAX_GAMES_PER_MATCH = 200
@@ -287,7 +287,7 @@ def play_cube_pairs(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_le
             ended = np.flatnonzero(over)
             if ended.size:
                 rows_ = chosen[ended]
-                decided = afterstates.result_kind[rows_] != movegen_kernel.RESULT_DRAW
+                decided = afterstates.result_kind[rows_] != outcomes.RESULT_DRAW
                 value = afterstates.result_points[rows_].astype(np.int64) * cube_value[sp[ended]] * decided
                 ended_rows.append(playing[ended])
                 ended_a_points.append(np.where(a_moves[sp[ended]], value, -value))

@@ -16,9 +16,10 @@ import numpy as np
 
 from ..bots.basic import choose_pipcount
 from ..movegen import PositionBatch, generate
-from ..movegen import kernel as movegen_kernel
+from ..rules import outcomes
 from ..movegen.choice import choose_random, segment_argmax
-from ..net.model import EvaluatorNet, outcome_points
+from ..net.model import EvaluatorNet
+from ..rules.outcomes import outcome_points
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 
@@ -83,7 +84,7 @@ class GameRecords:
     a_won: np.ndarray
     """(G,) bool."""
     kind: np.ndarray
-    """(G,) int8 result code of ``tapa_ai.movegen.kernel.RESULT_KINDS`` (0 = unfinished)."""
+    """(G,) int8 result code of ``tapa_ai.movegen.outcomes.RESULT_KINDS`` (0 = unfinished)."""
     turns: np.ndarray
     """(G,) int: turns played."""
     histories: Optional[list] = None
@@ -110,7 +111,7 @@ class GameRecords:
         ppg, ppg_ci = _mean_ci(per_pair_points)
         win_rate, win_ci = _mean_ci(per_pair_wins)
         win_ci = (max(0.0, win_ci[0]), min(1.0, win_ci[1]))  # a rate's interval stays within [0, 1]
-        kinds = Counter({movegen_kernel.RESULT_KINDS[code]: int(n)
+        kinds = Counter({outcomes.RESULT_KINDS[code]: int(n)
                          for code, n in zip(*np.unique(self.kind[self.kind > 0], return_counts=True))})
         return DuelResult(self.games, ppg, ppg_ci, win_rate, win_ci, kinds, int((self.kind == 0).sum()))
 
@@ -179,7 +180,7 @@ def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: in
             rows, games_ended = chosen[ended], running[ended]
             kind[games_ended] = afterstates.result_kind[rows]
             mover_is_a = a_moves[games_ended]
-            decided = afterstates.result_kind[rows] != movegen_kernel.RESULT_DRAW
+            decided = afterstates.result_kind[rows] != outcomes.RESULT_DRAW
             points = afterstates.result_points[rows].astype(np.float64) * decided
             points_for_a[games_ended] = np.where(mover_is_a, points, -points)
             a_won[games_ended] = mover_is_a & decided

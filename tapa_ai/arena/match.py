@@ -37,7 +37,7 @@ import numpy as np
 
 from ..bots.base import BotError
 from ..bots.spec import make_bot
-from ..movegen import kernel as movegen_kernel
+from ..rules import outcomes
 from ..rules.options import RuleOptions
 from .cube_play import KIND_NAMES, CubeRecords, play_cube_pairs
 from .duels import DuelResult, GameRecords, play_pairs
@@ -71,7 +71,7 @@ class MatchResult:
             "bot_a": self.bot_a, "bot_b": self.bot_b, "variant": self.variant, "seed": self.seed,
             "games": s.games, "pairs": s.games // 2, "ppg": s.ppg, "ppg_ci95": list(s.ppg_ci95),
             "win_rate": s.win_rate, "win_rate_ci95": list(s.win_rate_ci95),
-            "kinds": {kind: s.kinds.get(kind, 0) for kind in movegen_kernel.RESULT_KINDS if kind},
+            "kinds": {kind: s.kinds.get(kind, 0) for kind in outcomes.RESULT_KINDS if kind},
             "unfinished": s.unfinished, "mean_turns": float(self.records.turns.mean()),
             "seconds": self.seconds, "games_per_s": self.games_per_s, "workers": self.workers,
         }
@@ -87,7 +87,7 @@ class MatchResult:
             writer.writerow(["game", "pair", "first", "points_for_a", "a_won", "kind", "turns"])
             r = self.records
             for game in range(r.games):
-                kind = movegen_kernel.RESULT_KINDS[int(r.kind[game])] or "unfinished"
+                kind = outcomes.RESULT_KINDS[int(r.kind[game])] or "unfinished"
                 writer.writerow([game, game // 2, "A" if game % 2 == 0 else "B", f"{r.points_for_a[game]:g}",
                                  int(r.a_won[game]), kind, int(r.turns[game])])
 
@@ -102,7 +102,7 @@ class MatchResult:
             code = int(r.kind[game])
             result = None
             if code:
-                kind = movegen_kernel.RESULT_KINDS[code]
+                kind = outcomes.RESULT_KINDS[code]
                 winner = None if kind == "draw" else ("X" if bool(r.a_won[game]) == (first == "A") else "O")
                 result = {"winner": winner, "kind": kind, "points": int(abs(r.points_for_a[game]))}
             games.append(arena_game(game + 1, first, second, rules, turns, result))

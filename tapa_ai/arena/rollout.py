@@ -53,7 +53,7 @@ from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
 from ..net.afterstates import afterstate_distributions
-from ..net.model import outcome_classes, outcome_points, swap_sides
+from ..rules.outcomes import outcome_classes, outcome_points, swap_sides
 from ..notation.move_text import MoveTextError, find_move
 from ..rules.options import RuleOptions
 from ..rules.position import Position
@@ -404,7 +404,7 @@ def candidate_moves(position: Position, dice: tuple[int, int], ranker, count: in
 def moves_rollout(player: _Player, position: Position, dice, chosen: list[tuple[str, Position]]) -> RolloutResult:
     """Move analysis with ``player``: each (move text, position after it) of ``chosen`` rolled out on the same
     dice, ranked best first (equities of the side that moves)."""
-    from ..net.model import outcome_class
+    from ..rules.outcomes import outcome_class
     from ..notation.json_position import position_to_json
     from ..rules.position import other
 

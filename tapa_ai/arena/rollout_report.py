@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..net.model import outcome_names, outcome_points
+from ..rules.outcomes import outcome_names, outcome_points
 from ..rules.options import RuleOptions
 
 DEFAULT_GAMES = 1296

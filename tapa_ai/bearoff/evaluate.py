@@ -11,7 +11,7 @@ are all in its own home, none in the winner's or on the bar), a mother win or a 
 ``tests/test_bearoff.py`` checks this on the reference rules, for the three variants.
 
 :func:`bearoff_distributions` values them from the side to roll's view in the network's outcome classes
-(:data:`CLASS_NAMES`, the order of :mod:`tapa_ai.net.model`):
+(:mod:`tapa_ai.rules.outcomes`; only the single and gammon classes are ever non-zero here):
 
 - both sides with at most :data:`EXACT_CHECKERS` checkers on the board: the exact cubeless chance of
   winning from the two-sided table (no gammon is possible, at least 9 checkers are off);
@@ -35,35 +35,22 @@ import numpy as np
 from numba import njit
 
 from ..movegen.batch import PositionBatch
-from ..rules.options import RuleOptions
+from ..rules.outcomes import LOSE_GAMMON, LOSE_SINGLE, WIN_GAMMON, WIN_SINGLE, num_outcomes
 from ..rules.position import CHECKERS_PER_SIDE, SIDES
 from . import database
 from .one_sided import _BINOMIAL, POINTS
 from .two_sided import DEFAULT_CHECKERS
 
 __all__ = [
-    "CLASS_NAMES", "WIN_SINGLE", "WIN_GAMMON", "WIN_TOP", "LOSE_SINGLE", "LOSE_GAMMON", "LOSE_TOP", "DRAW",
-    "EXACT_CHECKERS", "BearoffValues", "num_classes", "bearoff_mask", "exact_mask", "homes", "bearoff_values",
+    "EXACT_CHECKERS", "BearoffValues", "bearoff_mask", "exact_mask", "homes", "bearoff_values",
     "bearoff_distributions", "home_distributions", "bearoff_problems",
 ]
-
-CLASS_NAMES = ("win_single", "win_gammon", "win_top", "lose_single", "lose_gammon", "lose_top", "draw")
-"""The outcome classes in the network's order (``tapa_ai.net.model``; ``top``: backgammon and/or mother win).
-
-``draw`` exists only where the rules have draws (:func:`num_classes`); the top classes and the draw are
-always 0 here."""
-WIN_SINGLE, WIN_GAMMON, WIN_TOP, LOSE_SINGLE, LOSE_GAMMON, LOSE_TOP, DRAW = range(7)
 
 EXACT_CHECKERS = DEFAULT_CHECKERS
 """Checkers a side (on the board) up to which the two-sided table answers exactly."""
 
 _HOME = POINTS  # the mover's home is columns 0..5, the other's columns 18..23 (its points 6..1)
 _OTHER_HOME = 24 - POINTS
-
-
-def num_classes(rules: RuleOptions) -> int:
-    """6 outcome classes, 7 (``draw`` last) where the rules have draws, as the network has."""
-    return 7 if rules.has_draws else 6
 
 
 @njit(cache=True)
@@ -234,7 +221,7 @@ class BearoffValues:
     rows: np.ndarray
     """(M,) int64 indices into the batch where :func:`bearoff_mask` holds, ascending."""
     distributions: np.ndarray
-    """(M, K) float64 outcome distributions from the side to roll's view, in :data:`CLASS_NAMES` order."""
+    """(M, K) float64 outcome distributions from the side to roll's view, in the outcome classes' order (:mod:`tapa_ai.rules.outcomes`)."""
     exact: np.ndarray
     """(M,) bool: the two-sided table answered (else the one-sided convolution)."""
     homes: np.ndarray
@@ -244,8 +231,8 @@ class BearoffValues:
 def _classes_of(batch: PositionBatch, rows: np.ndarray) -> int:
     """The outcome classes of the rule sets of ``rows`` (ValueError if they differ); of the batch's first if none."""
     if not rows.size:
-        return num_classes(batch.rules[0]) if batch.rules else 6
-    counts = {num_classes(batch.rules[int(index)]) for index in np.unique(batch.rules_id[rows])}
+        return num_outcomes(batch.rules[0]) if batch.rules else 6
+    counts = {num_outcomes(batch.rules[int(index)]) for index in np.unique(batch.rules_id[rows])}
     if len(counts) > 1:
         raise ValueError("bear-off values: the batch mixes rule sets with and without draws (6 and 7 outcome "
                          "classes); value them separately")

@@ -42,7 +42,7 @@ from typing import Optional
 import numpy as np
 
 from ..movegen.generate import Afterstates
-from ..movegen import kernel
+from ..rules import outcomes
 from ..rules.options import RuleOptions
 from ..rules.reference import DISTINCT_ROLLS
 from .base import ScoringBot
@@ -197,7 +197,7 @@ def heuristic_scores(afterstates: Afterstates, pin_weights: Weights = PIN_WEIGHT
     if over.any():
         won = over & (afterstates.winner == positions.turn)
         scores[won] = 1000.0 + afterstates.result_points[won]
-        scores[over & (afterstates.result_kind == kernel.RESULT_DRAW)] = 0.0
+        scores[over & (afterstates.result_kind == outcomes.RESULT_DRAW)] = 0.0
     return scores
 
 

@@ -110,7 +110,7 @@ class OnnxBot(Bot):
 
     def __init__(self, path: str | Path, name: Optional[str] = None, bearoff: bool = True) -> None:
         from ..net.encoding import check_version, num_features
-        from ..net.model import outcome_points
+        from ..rules.outcomes import outcome_points
 
         path = Path(path)
         self.name = name or f"onnx:{path}"
@@ -154,7 +154,7 @@ class OnnxBot(Bot):
         (as :func:`tapa_ai.net.afterstates.afterstate_distributions`): finished games exact."""
         from ..net.encoding import encode
         from ..net.afterstates import with_finished_outcomes
-        from ..net.model import swap_sides
+        from ..rules.outcomes import swap_sides
 
         if len(afterstates) == 0:
             return np.zeros((0, self.points.size), dtype=np.float32)
@@ -168,7 +168,7 @@ class OnnxBot(Bot):
         values = self.model_distributions(afterstates).astype(np.float64)
         if self.bearoff and len(afterstates):
             from ..bearoff.evaluate import bearoff_distributions, bearoff_mask
-            from ..net.model import swap_sides
+            from ..rules.outcomes import swap_sides
 
             known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
             if known.size:

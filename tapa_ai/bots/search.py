@@ -65,7 +65,8 @@ from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
 from ..net.afterstates import afterstate_distributions
-from ..net.model import EvaluatorNet, outcome_points, swap_sides
+from ..net.model import EvaluatorNet
+from ..rules.outcomes import outcome_points, swap_sides
 from ..rules.reference import DISTINCT_ROLLS
 from ..deadline import check_deadline
 from .base import Bot, BotError

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..rules.options import RuleOptions
+from ..rules.outcomes import top_points
 
 DEFAULT_CUBE_LIFE = 0.68
 """Janowski's cube life ``x`` (0 = dead cube, 1 = fully live): GNU Backgammon's value for contact positions."""
@@ -51,15 +52,6 @@ LEVELS = 7
 
 TIE = 1e-4
 """Equities closer than this are equal (an evaluator's noise; ties break as :attr:`CubeEquities.double` says)."""
-
-
-def top_points(rules: RuleOptions) -> int:
-    """Points of the top outcome class (a backgammon or a mother win); as :func:`tapa_ai.net.model.top_points`."""
-    if rules.backgammons:
-        return 3
-    if rules.has_draws:
-        return rules.mother_points
-    return 3
 
 
 def outcome_split(probabilities: np.ndarray, rules: RuleOptions) -> tuple[np.ndarray, np.ndarray, np.ndarray,

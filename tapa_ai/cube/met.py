@@ -45,8 +45,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ..rules.options import RuleOptions, variant_rules
+from ..rules.outcomes import top_points
 from .equity import (DEFAULT_CUBE_LIFE, LEVELS, MAX_CUBE, OWNER_CENTRED, OWNER_OPPONENT, CubeEquities, average_values,
-                     cubeful_curves, top_points)
+                     cubeful_curves)
 
 MAX_MATCH_LENGTH = 25
 """Longest match the tables cover (as GNU Backgammon's)."""

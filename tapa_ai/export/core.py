@@ -21,7 +21,8 @@ from ..config import ConfigError, ModelConfig
 from ..net.atomic_files import atomic_write
 from ..net.checkpoint import CheckpointError, load_checkpoint, load_network
 from ..net.encoding import ENCODING_NAME
-from ..net.model import EvaluatorNet, network_arrays, outcome_points
+from ..net.model import EvaluatorNet, network_arrays
+from ..rules.outcomes import outcome_points
 from ..net.shipped import UnknownModelError, resolve_model_path
 from ..rules.options import RuleOptions, RulesError
 from . import FORMATS, ExportError

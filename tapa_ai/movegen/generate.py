@@ -20,6 +20,7 @@ from ..rules.options import RulesError
 from ..rules.position import SIDES, GameResult, Position, PositionError
 from ..rules.reference import Move, Step, check_dice
 from . import kernel
+from ..rules import outcomes
 from .batch import PositionBatch
 from .compile_notice import notice_compile
 
@@ -69,10 +70,10 @@ class Afterstates:
     def result(self, row: int) -> Optional[GameResult]:
         """The game result reached by afterstate ``row``, or None."""
         code = int(self.result_kind[row])
-        if code == kernel.RESULT_NONE:
+        if code == outcomes.RESULT_NONE:
             return None
-        winner = None if code == kernel.RESULT_DRAW else SIDES[int(self.winner[row])]
-        return GameResult(winner, kernel.RESULT_KINDS[code], int(self.result_points[row]))
+        winner = None if code == outcomes.RESULT_DRAW else SIDES[int(self.winner[row])]
+        return GameResult(winner, outcomes.RESULT_KINDS[code], int(self.result_points[row]))
 
     def position(self, row: int) -> Position:
         """Afterstate ``row`` as the reference generator writes it (``turn`` = mover, result set)."""
@@ -193,8 +194,8 @@ def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> After
     np.cumsum(counts, out=offsets[1:])
     source = np.repeat(np.arange(size, dtype=np.int32), counts)
     turn = batch.turn[source]
-    game_over = result_kind != kernel.RESULT_NONE
-    winner = np.where(game_over & (result_kind != kernel.RESULT_DRAW), turn, -1).astype(np.int8)
+    game_over = result_kind != outcomes.RESULT_NONE
+    winner = np.where(game_over & (result_kind != outcomes.RESULT_DRAW), turn, -1).astype(np.int8)
     positions = PositionBatch(board, pinned, off, bar, turn, batch.rules_id[source], batch.rules)
     return Afterstates(positions, source, offsets, game_over, winner, result_kind, points, steps, n_steps,
                        batch, dice_array)

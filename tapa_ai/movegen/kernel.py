@@ -53,13 +53,7 @@ import numpy as np
 from numba import njit
 
 # Result codes of an afterstate (the winner is the mover for every code but NONE and DRAW).
-RESULT_NONE = 0
-RESULT_SINGLE = 1
-RESULT_GAMMON = 2
-RESULT_BACKGAMMON = 3
-RESULT_MOTHER = 4
-RESULT_DRAW = 5
-RESULT_KINDS = (None, "single", "gammon", "backgammon", "mother", "draw")
+from ..rules.outcomes import RESULT_BACKGAMMON, RESULT_DRAW, RESULT_GAMMON, RESULT_MOTHER, RESULT_NONE, RESULT_SINGLE
 
 # Status codes of an input position.
 STATUS_OK = 0

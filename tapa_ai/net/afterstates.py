@@ -8,7 +8,8 @@ import torch
 from ..movegen.generate import Afterstates
 from .encoding import encode
 from .fast_eval import fast_evaluator_for
-from .model import EvaluatorNet, outcome_classes, swap_sides
+from .model import EvaluatorNet
+from ..rules.outcomes import outcome_classes, swap_sides
 
 
 def afterstate_distributions(net: EvaluatorNet, afterstates: Afterstates) -> np.ndarray:

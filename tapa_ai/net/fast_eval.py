@@ -44,7 +44,8 @@ from ..movegen.compile_notice import notice_compile
 from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
 from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIVATION, SKIP_ROW, evaluate_rows,
                           race_flags)
-from .model import ACTIVATIONS, EvaluatorNet, outcome_classes, outcome_points, swap_sides
+from .model import ACTIVATIONS, EvaluatorNet
+from ..rules.outcomes import outcome_classes, outcome_points, swap_sides
 
 __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_ROWS", "FastEncoder", "FastEvaluator",
            "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for", "fast_path_available",

@@ -38,7 +38,8 @@ from ..bots.search import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS,
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
 from ..net.fast_eval import fast_encode, refresh_fast_evaluator
-from ..net.model import EvaluatorNet, outcome_points, soft_cross_entropy
+from ..net.model import EvaluatorNet, soft_cross_entropy
+from ..rules.outcomes import outcome_points
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
 
 

@@ -36,9 +36,10 @@ from numba import njit
 
 from ..bots.search import ROLLS, ROLL_WEIGHTS, afterstate_distributions_with
 from ..movegen import PositionBatch, generate
-from ..movegen import kernel as movegen_kernel
+from ..rules import outcomes
 from ..movegen.choice import choose_random, segment_argmax
-from ..net.model import EvaluatorNet, outcome_points, swap_sides
+from ..net.model import EvaluatorNet
+from ..rules.outcomes import outcome_points, swap_sides
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 
@@ -253,7 +254,7 @@ class SelfPlay:
         finished: list[FinishedGame] = []
         over = afterstates.game_over[chosen]
         for game in np.flatnonzero(over).tolist():
-            kind = movegen_kernel.RESULT_KINDS[int(afterstates.result_kind[chosen[game]])]
+            kind = outcomes.RESULT_KINDS[int(afterstates.result_kind[chosen[game]])]
             outcome = distributions[chosen[game]].astype(np.float32) if self.expected else None
             states, values = self.trajectory(game)
             finished.append(FinishedGame(states, values, kind, int(self.turns[game]), outcome))

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 from torch.func import functional_call, jacrev, vmap
 
-from ..net.model import EvaluatorNet, LOSE_GAMMON, LOSE_SINGLE, LOSE_TOP, WIN_GAMMON, WIN_SINGLE, WIN_TOP, DRAW
+from ..net.model import EvaluatorNet
+from ..rules.outcomes import DRAW, LOSE_GAMMON, LOSE_SINGLE, LOSE_TOP, WIN_GAMMON, WIN_SINGLE, WIN_TOP
 
 
 class OnlineTraces:
