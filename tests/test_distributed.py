@@ -168,7 +168,7 @@ def local_ray():
     disconnect(connected)
 
 
-def test_ray_actors_learn_and_a_killed_actor_is_replaced(tmp_path, local_ray):
+def test_ray_actors_learn_and_a_killed_actor_is_replaced(tmp_path, local_ray, capsys):
     config = tiny_config(tmp_path, "distributed.workers=2", "run.total_games=20000")
     trainer = DistributedTrainer(config, new_run_directory(config), ray_address="auto")
     seen = []
@@ -181,6 +181,9 @@ def test_ray_actors_learn_and_a_killed_actor_is_replaced(tmp_path, local_ray):
     trainer.on_batch = on_batch
     trainer.train(progress=False, should_stop=lambda: seen.count((1, 1)) >= 2 and trainer.games >= 250)
     assert trainer.restarts == 1 and 250 <= trainer.games < 20000 and (0, 1) not in seen
+    said = [line for line in capsys.readouterr().err.splitlines() if "actor" in line]
+    assert len(said) == 1 and said[0].startswith("self-play actor 1 lost: Ray reported ") and said[0].endswith(
+        "; replaced (1 of 6 replacements in a row allowed)"), said
     first, last = first_and_last_losses(trainer)
     assert last < first - 0.03, (first, last)
     assert local_ray.is_initialized()  # a cluster we did not start stays up

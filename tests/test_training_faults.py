@@ -3,6 +3,7 @@ the weights, what a replacement says, the learner's update counter across traine
 
 import os
 import random
+import re
 import signal
 import threading
 import time
@@ -10,7 +11,8 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from tapa_ai.training.distributed import SharedWeights
+from tapa_ai.training.distributed import ProcessActors, SharedWeights
+from tests.test_distributed import tiny_config
 
 # Big enough that a reader spends most of its time copying (a kill lands inside the copy), small enough to be quick.
 LAYOUT = [("big", (1_000_000,)), ("small", (3, 4))]
@@ -104,3 +106,21 @@ def test_actors_never_take_a_torn_copy_while_the_learner_publishes():
     for torn_copies, versions in results:
         assert torn_copies == 0
         assert len(versions) > 1  # the copies really were taken while publications came
+
+
+# -- what a replacement says -----------------------------------------------------------------------------------
+def test_a_replaced_actor_process_is_reported_in_one_line(tmp_path, capsys):
+    pool = ProcessActors(tiny_config(tmp_path, "distributed.workers=1"), 1, 0, [("weights", (2,))])
+    try:
+        pool._launch(0)  # nothing published: it waits for weights
+        os.kill(pool.pids()[0], signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while pool.restarts == 0 and time.monotonic() < deadline:
+            pool.receive(0.25)
+        assert pool.restarts == 1 and pool.incarnations == [1] and pool.slots[0].process.is_alive()
+    finally:
+        pool.close()
+    lines = [line for line in capsys.readouterr().err.splitlines() if "actor" in line]
+    assert len(lines) == 1, lines
+    assert re.fullmatch(r"self-play actor 0 lost: .*\(killed by SIGKILL\); replaced \(1 of 4 replacements in a row "
+                        r"allowed\)", lines[0]), lines

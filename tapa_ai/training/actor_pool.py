@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+import signal
+import sys
+from typing import Optional, Protocol
 
 import numpy as np
 
@@ -37,3 +39,25 @@ class ActorFailed(TrainingError):
 def failures_allowed(workers: int) -> int:
     """Actor losses in a row (no batch received in between) after which the learner gives up."""
     return 2 * workers + 2
+
+
+def report_replacement(slot: int, why: str, in_a_row: int, workers: int) -> None:
+    """Say in one line on stderr that actor ``slot`` was lost (``why``) and replaced, and how many replacements in
+    a row (no batch received in between) training allows before it gives up; through ``tqdm.write``, so that a
+    progress bar is redrawn below the line, not broken by it."""
+    from tqdm import tqdm
+
+    tqdm.write(f"self-play actor {slot} lost: {why}; replaced ({in_a_row} of {failures_allowed(workers)} "
+               "replacements in a row allowed)", file=sys.stderr)
+
+
+def exit_status(code: Optional[int]) -> str:
+    """A process's exit code as a user reads it: ``exit code 1``, ``killed by SIGKILL``."""
+    if code is None:
+        return "exit code unknown"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"

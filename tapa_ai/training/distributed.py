@@ -47,7 +47,7 @@ import numpy as np
 from ..config import TrainConfig, config_to_dict
 from ..net.checkpoint import Checkpoint
 from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, numpy_state
-from .actor_pool import ActorFailed, ActorPool, Weights, failures_allowed
+from .actor_pool import ActorFailed, ActorPool, Weights, exit_status, failures_allowed, report_replacement
 from .stopping import StopSignals
 from .trainer import Trainer, TrainingError, _Schedule
 
@@ -236,15 +236,22 @@ class ProcessActors:
         sender.close()  # the child holds the only write end: its death reads as end of file here
         self.slots[slot] = _ProcessSlot(process, receiver, time.monotonic())
 
-    def _replace(self, slot: int, why: str) -> None:
-        """Drop slot ``slot``'s actor (and whatever it had not sent) and start a new one in its place."""
+    def _replace(self, slot: int, why: str, died: bool = True) -> None:
+        """Drop slot ``slot``'s actor (and whatever it had not sent) and start a new one in its place.
+
+        ``died``: the actor ended by itself (its exit status is added to ``why``); else it hung and is killed.
+        """
         old = self.slots[slot]
         self.slots[slot] = None
         if old is not None:
             old.receiver.close()
+            if died:
+                old.process.join(timeout=5)  # dead already (its pipe or sentinel said so): its exit code
             if old.process.is_alive():
                 old.process.kill()
             old.process.join(timeout=5)
+            if died:
+                why = f"{why} ({exit_status(old.process.exitcode)})"
         if self.stopping:
             return  # e.g. killed by the same SIGTERM as the learner: the run is ending anyway
         self.restarts += 1
@@ -252,6 +259,7 @@ class ProcessActors:
         if self.failures_in_a_row > failures_allowed(self.workers):
             raise TrainingError(f"self-play actors keep dying ({self.failures_in_a_row} in a row; the last: "
                                 f"actor {slot}, {why}); giving up")
+        report_replacement(slot, why, self.failures_in_a_row, self.workers)
         self.incarnations[slot] += 1
         self._launch(slot)
 
@@ -287,8 +295,7 @@ class ProcessActors:
                 try:
                     message = slot.receiver.recv()
                 except (EOFError, OSError, pickle.UnpicklingError) as error:
-                    code = slot.process.exitcode
-                    self._replace(index, f"its pipe closed ({type(error).__name__}; exit code {code})")
+                    self._replace(index, f"its pipe closed ({type(error).__name__})")
                     continue
                 if isinstance(message, _ActorError):
                     raise ActorFailed(f"self-play actor {index} failed:\n{message.traceback}")
@@ -296,9 +303,10 @@ class ProcessActors:
                 self.failures_in_a_row = 0
                 batches.append(message)
             elif slot.process.sentinel in ready:
-                self._replace(index, f"it exited with code {slot.process.exitcode}")
+                self._replace(index, "it exited")
             elif now - slot.last_batch > self.config.distributed.actor_timeout:
-                self._replace(index, f"no batch for {self.config.distributed.actor_timeout:g} s")
+                self._replace(index, f"no batch for {self.config.distributed.actor_timeout:g} s (hung: killed)",
+                              died=False)
         return batches
 
 

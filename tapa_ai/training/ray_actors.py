@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..config import TrainConfig, config_to_dict
 from ..ray_cluster import connect, disconnect, require_ray
 from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, play_batch
-from .actor_pool import ActorFailed, failures_allowed
+from .actor_pool import ActorFailed, failures_allowed, report_replacement
 from .trainer import TrainingError
 
 
@@ -96,6 +96,7 @@ class RayActors:
         if self.failures_in_a_row > self.failures_allowed:
             raise TrainingError(f"self-play actors keep dying ({self.failures_in_a_row} in a row; the last: "
                                 f"actor {slot}, {why}); giving up")
+        report_replacement(slot, why, self.failures_in_a_row, self.workers)
         self.incarnations[slot] += 1
         self._launch(slot)
 
@@ -134,7 +135,7 @@ class RayActors:
             try:
                 batch = ray.get(call)
             except ray.exceptions.RayActorError as error:
-                self._replace(slot, f"{type(error).__name__}")
+                self._replace(slot, f"Ray reported {type(error).__name__}")
                 continue
             except ray.exceptions.RayTaskError as error:
                 raise ActorFailed(f"self-play actor {slot} failed:\n{error}") from None
@@ -145,5 +146,5 @@ class RayActors:
         for call, (slot, since) in list(self.in_flight.items()):
             if now - since > self.config.distributed.actor_timeout:
                 del self.in_flight[call]
-                self._replace(slot, f"no batch for {self.config.distributed.actor_timeout:g} s")
+                self._replace(slot, f"no batch for {self.config.distributed.actor_timeout:g} s (hung: killed)")
         return batches
