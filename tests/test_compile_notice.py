@@ -81,3 +81,83 @@ def test_is_cached_reads_numba_s_cache_and_the_notice_prints_once_per_process(tm
     module.write_text(source + "\n# changed\n")
     out, err = run()
     assert out == "(False, False) (True, False, False) (True, True)" and err.count(NOTICE) == 1
+
+
+BAR_SCRIPT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import tiny
+from tqdm import tqdm
+from tapa_ai.movegen.compile_notice import notice_compile
+bar = tqdm(total=3, desc="a bar", file=sys.stderr)
+bar.update(1)
+notice_compile("group one", tiny.one)
+bar.update(1)
+bar.close()
+"""
+
+
+def _tiny_module(tmp_path: Path) -> dict:
+    (tmp_path / "tiny.py").write_text("from numba import njit\n\n\n@njit(cache=True)\ndef one(x):\n    return x + 1\n")
+    return {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _shown(text: str) -> list[str]:
+    """The lines a terminal shows for ``text``: each line as its last carriage return left it, escapes off."""
+    return [line.split("\r")[-1].replace("\x1b[K", "") for line in text.split("\n")]
+
+
+def test_the_notice_gets_a_line_of_its_own_under_a_progress_bar(tmp_path):
+    env = _tiny_module(tmp_path)
+    done = subprocess.run([sys.executable, "-c", BAR_SCRIPT, str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    notice, = [line for line in _shown(done.stderr) if NOTICE in line]
+    assert notice.startswith(NOTICE), repr(done.stderr)  # not after the bar's "a bar:  33%|...|"
+    assert "a bar" in done.stderr.split(NOTICE)[1]  # the bar is drawn again below it
+
+
+def test_on_a_terminal_the_notice_clears_the_line_first(tmp_path):
+    """A bar another process draws (a match worker's notice under the main process's bar): on a terminal the
+    notice returns to the line's start and clears it."""
+    import pty
+
+    env = _tiny_module(tmp_path)
+    main, child = pty.openpty()
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import tiny\n"
+                           "from tapa_ai.movegen.compile_notice import notice_compile; notice_compile('g', tiny.one)",
+                           str(tmp_path)], cwd=ROOT, env=env, stderr=child, stdout=subprocess.PIPE, timeout=300)
+    os.close(child)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(main)
+    assert done.returncode == 0, output
+    assert ("\r\x1b[K" + NOTICE).encode() in output, output
+
+
+MATCH = """
+import time
+from tapa_ai.arena.match import run_match
+from tapa_ai.rules.options import variant_rules
+begin = time.perf_counter()
+result = run_match("random", "heuristic", variant_rules("tapa"), games=4, workers=1, desc="the duel")
+print(result.seconds, time.perf_counter() - begin)
+"""
+
+
+def test_a_first_match_compiles_before_its_progress_bar_and_off_its_clock(tmp_path):
+    """On a cold cache (a fresh install) the compile (tens of seconds) is not in the match's time, so not in its
+    games/s, and its notice comes before the progress bar."""
+    done = subprocess.run([sys.executable, "-c", MATCH], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")})
+    assert done.returncode == 0, done.stderr
+    seconds, total = map(float, done.stdout.split())
+    assert seconds < 0.25 * total, (seconds, total)
+    assert done.stderr.count(NOTICE) == 1 and done.stderr.index(NOTICE) < done.stderr.index("the duel"), done.stderr

@@ -122,6 +122,26 @@ class MatchResult:
                 f"{self.workers} worker{'s' if self.workers > 1 else ''})")
 
 
+# -- before the clock starts -------------------------------------------------------------------
+def warm_up(bot, rules: RuleOptions) -> None:
+    """``bot`` chooses a move of ``rules``' opening: numba compiles (or loads from its cache) the kernels it
+    uses in this process now, before a progress bar is drawn and a clock starts, so a first run's games/s leaves
+    the compile out and the compile notice has a line of its own; worker processes then load them from the cache."""
+    from ..rules.position import start_position
+
+    bot.choose_position(start_position(rules), (6, 5), np.random.default_rng(0))
+
+
+def check_and_warm_up(specs, rules: RuleOptions) -> None:
+    """Build each bot of ``specs`` (a bad spec fails here, with its message, not in a worker) and :func:`warm_up` it."""
+    for spec in dict.fromkeys(specs):
+        bot = make_bot(spec, rules)
+        try:
+            warm_up(bot, rules)
+        finally:
+            bot.close()
+
+
 # -- workers -------------------------------------------------------------------------------------
 _WORKER: dict = {}
 
@@ -316,8 +336,7 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
         raise BotError(f"games={games}: play at least one pair (2 games)")
     if workers < 1:
         raise BotError(f"workers={workers}: must be at least 1")
-    for spec in (spec_a, spec_b):  # fail here, with a clear message, not inside a worker
-        make_bot(spec, rules).close()
+    check_and_warm_up((spec_a, spec_b), rules)  # a bad spec fails here, not in a worker; the compile is off the clock
     if record_games and partial is not None:
         raise BotError("--record-games cannot be used with --partial (saved chunks keep results, not moves)")
     pairs = math.ceil(games / 2)
@@ -465,8 +484,7 @@ def run_cube_match(spec_a: str, spec_b: str, rules: RuleOptions, count: int, see
     if match_length == 0 and not rules.cube:
         raise BotError(f"the rule set {rules.name!r} has no cube (option cube is off): money play with the cube "
                        "needs one; play matches (--match-length) or single games instead")
-    for spec in (spec_a, spec_b):
-        make_bot(spec, rules).close()
+    check_and_warm_up((spec_a, spec_b), rules)
     pairs = math.ceil(count / 2)
     jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns, match_length)
             for i, start in enumerate(range(0, pairs, chunk_pairs))]

@@ -264,17 +264,25 @@ class SpecPlayer(_Player):
                  workers: int = 1, ray_address: Optional[str] = None, progress: bool = True) -> None:
         from ..bots.search import NetBot
         from ..bots.spec import make_bot
+        from .match import warm_up
 
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise RolloutError(f"workers={workers!r}: must be an integer >= 1")
         try:
             built = make_bot(bot, rules)
-            built.close()
+            try:
+                warm_up(built, rules)  # the numba compile off the clock and before the progress bar
+            finally:
+                built.close()
             if evaluator is None and isinstance(built, NetBot):
                 evaluator = bot
             if evaluator is not None:
-                judge = make_bot(evaluator, rules)
-                judge.close()
+                judge = built if evaluator == bot else make_bot(evaluator, rules)
+                if judge is not built:
+                    try:
+                        warm_up(judge, rules)
+                    finally:
+                        judge.close()
                 if not isinstance(judge, NetBot):
                     raise RolloutError(f"evaluator {evaluator!r}: must be a net: spec (luck and truncation use "
                                        f"its 0-ply evaluation)")

@@ -12,6 +12,12 @@ cache holds no machine code for one of them that this process could load,
 one line says so on stderr (never stdout, the engine protocol's channel). A
 warm cache prints nothing; the check reads the cache index only, once per
 kernel group and process.
+
+The line never lands on a progress bar's line: it goes through ``tqdm.write``
+(which clears this process's bars, writes the line and draws them again), and
+on a terminal it first returns to the line's start and clears it, for a bar
+another process draws (a match's worker compiling under the main process's
+bar, which draws itself again on its next update).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import os
 import sys
 import threading
 
-__all__ = ["MESSAGE", "is_cached", "notice_compile"]
+__all__ = ["MESSAGE", "is_cached", "notice_compile", "write_line"]
 
 MESSAGE = ("tapa-ai: compiling the numba kernels once ({what} first): about 20 s each on an idle machine; "
            "later starts load them from the cache in {where}")
@@ -85,7 +91,26 @@ def notice_compile(what: str, *dispatchers) -> bool:
             return False
         _announced = True
     try:
-        print(MESSAGE.format(what=what, where=cache_folder(cold[0])), file=sys.stderr, flush=True)
+        write_line(MESSAGE.format(what=what, where=cache_folder(cold[0])))
     except (OSError, ValueError):  # a closed or broken stderr: the notice is not worth an error
         pass
     return True
+
+
+CLEAR_LINE = "\r\x1b[K"
+"""Back to the start of the line and clear it (on a terminal, before the notice)."""
+
+
+def write_line(line: str, stream=None) -> None:
+    """``line`` on a line of its own on ``stream`` (default stderr), whatever progress bar is drawn there."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        line = CLEAR_LINE + line
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency; a plain line then
+        print(line, file=stream, flush=True)
+        return
+    tqdm.write(line, file=stream)
+    stream.flush()
