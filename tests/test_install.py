@@ -382,3 +382,16 @@ def test_setup_tests_installs_chromium_as_root_and_says_what_to_run_otherwise(tm
     # Both there: nothing to install but the test extra, nothing said.
     done, ran = _run_setup(tmp_path, 0, "/bin/sh")
     assert done.returncode == 0 and ran == [pip] and done.stderr == "", (ran, done.stderr)
+
+
+def test_what_the_quick_start_writes_is_git_ignored():
+    """The quick start's outputs (runs/ of tapa-ai train, every --out of docs/quickstart.md) stay out of git."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    block = re.search(r"```sh\n(.*?)```", (ROOT / "docs" / "quickstart.md").read_text(), re.S).group(1)
+    outputs = re.findall(r"--out (\S+)", block)
+    assert outputs, "the quick start writes no --out file any more: update this test"
+    paths = ["runs/tapa__quick__1__0/latest.pt", *outputs]
+    checked = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=ROOT, capture_output=True,
+                             text=True, timeout=60)
+    assert sorted(checked.stdout.split()) == sorted(paths), f"not ignored: {set(paths) - set(checked.stdout.split())}"
