@@ -49,6 +49,7 @@ from ..movegen.generate import generate
 from ..net.model import outcome_points
 from ..notation.json_position import position_to_json, result_to_json
 from ..rules.position import Position
+from ..rules.quoting import quoted
 from .records import Record, RecordedGame, Turn
 
 DEFAULT_ERROR_MP = 20.0
@@ -278,14 +279,14 @@ def analysis_bot(spec: str, record: Optional[Record] = None) -> NetBot:
     from ..bots.spec import make_bot
 
     if not isinstance(spec, str) or not spec.strip().startswith("net:"):
-        raise AnalysisError(f"--bot {spec!r}: the analysis needs a network bot, net:PATH[@Nply] or a shipped "
+        raise AnalysisError(f"--bot {quoted(spec)}: the analysis needs a network bot, net:PATH[@Nply] or a shipped "
                             "model by name (net:tapa@1ply)")
     try:
         bot = make_bot(spec)
     except BotError as error:
         raise AnalysisError(str(error)) from None
     if not isinstance(bot, NetBot):  # pragma: no cover - make_bot gives a NetBot for every net: spec
-        raise AnalysisError(f"--bot {spec!r}: not a network bot")
+        raise AnalysisError(f"--bot {quoted(spec)}: not a network bot")
     if record is not None:
         check_rules(bot, record)
     return bot
@@ -454,7 +455,7 @@ def _played_row(afterstates, index: int, turn: Turn) -> int:
     for row, position in zip(range(start, stop), afterstates.positions.positions(range(start, stop))):
         if position == target:
             return row
-    raise AnalysisError(f"game move {turn.index} ({turn.side} {turn.dice} {turn.move!r}): its resulting position "
+    raise AnalysisError(f"game move {turn.index} ({turn.side} {turn.dice} {quoted(turn.move)}): its resulting position "
                         "is none of the legal moves' (please report it with the file)")
 
 

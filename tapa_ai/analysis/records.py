@@ -31,6 +31,7 @@ from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nes
 from ..notation.json_position import position_from_json, result_from_json
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
+from ..rules.quoting import quoted
 
 PLAY_FORMAT = "tapa-ai/play"
 MAX_GAMES = 100_000
@@ -147,25 +148,25 @@ def record_from_json(data: Any, where: str = "record") -> Record:
         raise RecordError(str(error)) from None
     if "points" in data and "format" not in data:
         raise RecordError(f"{where}: a position, not a game: there are no moves to analyse")
-    raise RecordError(f"{where}.format: {fmt!r:.60} is not a game record; expected {PLAY_FORMAT!r} (tapa-ai play's "
-                      f"save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match --record-games) or a "
-                      "tapa-ai/match snapshot")
+    raise RecordError(f"{where}.format: {quoted(fmt, 60)} is not a game record; expected {PLAY_FORMAT!r} "
+                      f"(tapa-ai play's save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match "
+                      "--record-games) or a tapa-ai/match snapshot")
 
 
 # -- tapa-ai play's saves ------------------------------------------------------------------------------
 def _play_save(data: dict, where: str) -> Record:
     if data.get("version") != 1:
         raise RecordError(f"{where}.version: this tapa-ai reads version 1 of {PLAY_FORMAT}, got "
-                          f"{data.get('version')!r:.40}")
+                          f"{quoted(data.get('version'), 40)}")
     if "match" not in data:
         raise RecordError(f"{where}: a hand-written position file without 'match': there are no moves to analyse")
     match = MatchState.from_dict(data["match"], f"{where}.match")
     if "variant" in data and data["variant"] != match.rules.name:
-        raise RecordError(f"{where}.variant: {data['variant']!r:.40} disagrees with {where}.match "
-                          f"({match.rules.name!r})")
+        raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match "
+                          f"({quoted(match.rules.name)})")
     human, bot = data.get("human"), data.get("bot")
     if human not in (*SIDES, None):
-        raise RecordError(f"{where}.human: must be 'X' or 'O', got {human!r:.40}")
+        raise RecordError(f"{where}.human: must be 'X' or 'O', got {quoted(human, 40)}")
     bot_name = bot if isinstance(bot, str) and bot else "the bot"
     if human is None:
         players = {"X": "X", "O": "O"}
@@ -211,7 +212,7 @@ def _board(position: Position) -> tuple:
 def _games_file(data: dict, where: str) -> Record:
     if data.get("version") != GAMES_VERSION:
         raise RecordError(f"{where}.version: this tapa-ai reads version {GAMES_VERSION} of {GAMES_FORMAT}, got "
-                          f"{data.get('version')!r:.40}")
+                          f"{quoted(data.get('version'), 40)}")
     variant = data.get("variant")
     try:
         rules = variant_rules(variant) if isinstance(variant, str) else None
@@ -225,7 +226,8 @@ def _games_file(data: dict, where: str) -> Record:
         except (RulesError, TypeError, AttributeError) as error:
             raise RecordError(f"{where}.rules: {error}") from None
         if file_rules.name != rules.name:
-            raise RecordError(f"{where}.rules: the rules of {file_rules.name!r} disagree with variant {variant!r}")
+            raise RecordError(f"{where}.rules: the rules of {quoted(file_rules.name)} disagree with variant "
+                              f"{quoted(variant)}")
         rules = file_rules
     players = data.get("players", {})
     if not isinstance(players, dict) or not all(isinstance(k, str) and isinstance(v, str)
@@ -253,7 +255,7 @@ def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: s
         raise RecordError(f"{where}: must be a game object with its history")
     number = item.get("number", default_number)
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise RecordError(f"{where}.number: must be an integer >= 1, got {number!r:.40}")
+        raise RecordError(f"{where}.number: must be an integer >= 1, got {quoted(number, 40)}")
     sides = item.get("players", {"X": "X", "O": "O"})
     if not isinstance(sides, dict) or sorted(sides) != ["O", "X"] or not all(isinstance(v, str)
                                                                               for v in sides.values()):
@@ -261,7 +263,7 @@ def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: s
     named = {side: (f"{key} {players[key]}" if key in players else key) for side, key in sides.items()}
     length = item.get("match_length", 0)
     if isinstance(length, bool) or not isinstance(length, int) or length < 0:
-        raise RecordError(f"{where}.match_length: must be an integer >= 0 (0: money play), got {length!r:.40}")
+        raise RecordError(f"{where}.match_length: must be an integer >= 0 (0: money play), got {quoted(length, 40)}")
     score = item.get("score", {"X": 0, "O": 0})
     if not isinstance(score, dict) or sorted(score) != ["O", "X"] or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in score.values()):
@@ -284,7 +286,7 @@ def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: s
     if result is not None:
         stated = result_from_json(result, f"{where}.result")
         if game.result is not None and game.ending == "move" and stated != game.result:
-            raise RecordError(f"{where}.result: {result!r:.80} disagrees with the moves, which end in "
+            raise RecordError(f"{where}.result: {quoted(result)} disagrees with the moves, which end in "
                               f"{game.result.winner} winning a {game.result.kind}")
         if game.result is None:
             game = RecordedGame(game.number, game.rules, game.players, game.turns, stated, game.cube, "resigned",
@@ -324,7 +326,7 @@ def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, 
                 raise RecordError(f"{here}: the game is already over ({state.result.winner or 'nobody'} won); "
                                   "the record goes on (corrupt?)")
             if event.action == "move":
-                what = f"{event.side} {event.dice[0]}-{event.dice[1]} {event.move!r:.40}"
+                what = f"{event.side} {event.dice[0]}-{event.dice[1]} {quoted(event.move, 40)}"
                 could_double = state.phase == "roll" and state.may_double
                 if state.phase == "roll":
                     state = state.rolled(event.dice, event.side)

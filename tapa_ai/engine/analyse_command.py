@@ -21,6 +21,7 @@ from typing import Any
 
 from ..analysis.analyse import DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record
 from ..analysis.records import RecordError, record_from_json
+from ..rules.quoting import quoted
 from .analysis import MAX_REQUEST_PLIES
 
 MAX_ANALYSE_MOVES = 2000
@@ -32,7 +33,7 @@ def answer_analyse(analyzer, request: dict, plies: int) -> dict[str, Any]:
     """The analysis of ``request["record"]`` by ``analyzer``'s bot at ``plies``; AnalysisError for bad input."""
     unknown = sorted(set(request) - KNOWN_KEYS)
     if unknown:
-        raise AnalysisError(f"analyse: unknown key(s) {unknown}; known: blunder_mp, error_mp, game, plies, "
+        raise AnalysisError(f"analyse: unknown key(s) {quoted(unknown)}; known: blunder_mp, error_mp, game, plies, "
                             "positions, record")
     if "record" not in request:
         raise AnalysisError("missing 'record': a game record (the web board's Save game, tapa-ai match "
@@ -51,7 +52,7 @@ def answer_analyse(analyzer, request: dict, plies: int) -> dict[str, Any]:
     game = request.get("game")
     if game is not None:
         if isinstance(game, bool) or not isinstance(game, int):
-            raise AnalysisError(f"game must be a game number (an integer), got {game!r:.40}")
+            raise AnalysisError(f"game must be a game number (an integer), got {quoted(game, 40)}")
         chosen = tuple(g for g in record.games if g.number == game)
         if not chosen:
             raise AnalysisError(f"game {game}: the record has no game of that number")
@@ -65,11 +66,11 @@ def answer_analyse(analyzer, request: dict, plies: int) -> dict[str, Any]:
         value = request.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100_000:
             raise AnalysisError(f"{key} must be a number of millipoints 0..100000 (default {default:g}), "
-                                f"got {value!r:.40}")
+                                f"got {quoted(value, 40)}")
         thresholds[key] = float(value)
     positions = request.get("positions", True)
     if not isinstance(positions, bool):
-        raise AnalysisError(f"positions must be true or false, got {positions!r:.40}")
+        raise AnalysisError(f"positions must be true or false, got {quoted(positions, 40)}")
     if not 0 <= plies <= MAX_REQUEST_PLIES:  # pragma: no cover - the protocol checks plies first
         raise AnalysisError(f"plies must be 0..{MAX_REQUEST_PLIES}")
     with analyzer.locked():

@@ -35,6 +35,7 @@ import numpy as np
 from ..deadline import acquire
 from ..rules import reference
 from ..rules.position import Position
+from ..rules.quoting import quoted
 
 MAX_REQUEST_PLIES = 2
 """Deepest search a single request may ask for (a bot spec may set 3 as its own default)."""
@@ -95,11 +96,11 @@ class Analyzer:
         from ..bots.spec import make_bot
 
         if isinstance(spec, str) and not spec.strip().startswith("net:"):
-            raise BotError(f"bot spec {spec!r}: the engine's model commands need a network; "
+            raise BotError(f"bot spec {quoted(spec)}: the engine's model commands need a network; "
                            "use net:PATH or net:PATH@Nply (N = 0, 1, 2 or 3), e.g. net:tapa@1ply (the shipped model)")
         bot = make_bot(spec)
         if not isinstance(bot, NetBot):  # pragma: no cover - make_bot gives a NetBot for every net: spec
-            raise BotError(f"bot spec {spec!r}: not a network bot")
+            raise BotError(f"bot spec {quoted(spec)}: not a network bot")
         return cls(bot)
 
     # -- description --------------------------------------------------------------------
@@ -122,15 +123,15 @@ class Analyzer:
             return
         if position.rules.name != self.rules.name:
             raise AnalysisError(
-                f"{where}.variant: this engine's model ({self.name}) plays {self.rules.name!r}, "
-                f"the position is {position.rules.name!r}; start an engine with a {position.rules.name} model "
+                f"{where}.variant: this engine's model ({self.name}) plays {quoted(self.rules.name)}, "
+                f"the position is {quoted(position.rules.name)}; start an engine with a {position.rules.name} model "
                 f"(e.g. --bot net:{position.rules.name}) for it"
             )
         mine, theirs = self.rules.to_dict(), position.rules.to_dict()
         changed = {key: theirs[key] for key in theirs if mine.get(key) != theirs[key]}
         raise AnalysisError(
             f"{where}.rules: this engine's model ({self.name}) was trained for the standard "
-            f"{self.rules.name!r} rules; the position changes {changed}"
+            f"{quoted(self.rules.name)} rules; the position changes {quoted(changed, 200)}"
         )
 
     # -- the commands ---------------------------------------------------------------------
@@ -222,7 +223,7 @@ class Analyzer:
             raise AnalysisError("the game is already over in this position (it has a result); start a new game")
         rules = self.rules
         if not rules.cube:
-            raise CubeError(f"the rule set {rules.name!r} has no cube (option cube is off): no cube decisions")
+            raise CubeError(f"the rule set {quoted(rules.name)} has no cube (option cube is off): no cube decisions")
         mover, receiver = position.turn, other(position.turn)
         if cube.owner == receiver:
             raise CubeError(f"cube.owner: {receiver} owns the cube, so {mover} (to move) may not double and "

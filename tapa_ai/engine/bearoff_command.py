@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..rules.position import SIDES, Position
+from ..rules.quoting import quoted
 from .analysis import AnalysisError
 
 
@@ -52,6 +53,6 @@ def answer_bearoff(request: dict, position: Optional[Position]) -> dict:
         check_home(home)
     except ValueError:
         raise AnalysisError(f"'home' must be a list of 6 integers >= 0 summing to at most 15 "
-                            f"(checkers on the 1- to 6-points), got {home!r}") from None
+                            f"(checkers on the 1- to 6-points), got {quoted(home)}") from None
     turns, first_off = one_sided(progress=False, quiet=True).distributions(home)
     return {"home": home, "turns": turns, "first_off": first_off}

@@ -43,6 +43,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Iterable, Optional, Union
 
 from .. import __version__
+from ..rules.quoting import quoted
 from .http_limits import (AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits,
                           late_message)
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error
@@ -174,7 +175,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
                 self.close_connection = True
             except Exception:  # noqa: BLE001 - never a traceback to the client; the log has it
                 self.close_connection = True
-                answer = internal_error(f"answering {self.command} {self.path[:200]!r}", self.server.engine.log)
+                answer = internal_error(f"answering {self.command} {quoted(self.path)}", self.server.engine.log)
                 if not self._answered:
                     self._reply_quietly(500, answer)
 
@@ -189,7 +190,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         problem = policy.host_problem(host)
         origin = self.headers.get("Origin")
         if problem is None and origin is not None and not policy.origin_allowed(origin, host):
-            problem = (f"cross-origin requests from {origin[:100]!r} are not allowed; start tapa-ai serve with "
+            problem = (f"cross-origin requests from {quoted(origin)} are not allowed; start tapa-ai serve with "
                        f"--allow-origin {origin[:100]} to allow that page to use this engine")
         if problem is None:
             return False
@@ -237,7 +238,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         if content_type.split(";", 1)[0].strip().lower() != "application/json":
             self.close_connection = True
             self._send_json(415, {"error": f"send the request as Content-Type: application/json "
-                                           f"(got {content_type[:80]!r})"})
+                                           f"(got {quoted(content_type)})"})
             return
         body = self._read_body()
         if body is None:
@@ -286,7 +287,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
 
     def _not_found(self, path: str) -> None:
         commands = ", ".join(f"/v1/{name}" for name in self.server.engine.COMMANDS)
-        self._send_json(404, {"error": f"no such path {path[:200]!r}; use POST / (the body names its 'cmd'), "
+        self._send_json(404, {"error": f"no such path {quoted(path)}; use POST / (the body names its 'cmd'), "
                                        f"POST {commands}, GET /health, or GET / (the web board)"})
 
     def _method_not_allowed(self, why: str) -> None:
@@ -308,7 +309,7 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
                 raise ValueError
         except ValueError:
             self.close_connection = True
-            self._send_json(400, {"error": f"bad Content-Length {length_text[:40]!r}"})
+            self._send_json(400, {"error": f"bad Content-Length {quoted(length_text, 40)}"})
             return None
         if length > MAX_REQUEST_BYTES:
             self.close_connection = True
@@ -344,8 +345,8 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         if not isinstance(request, dict):
             return 400, _dumps({"error": f"request must be a JSON object, got {type(request).__name__}"})
         if request.get("cmd", command) != command:
-            return 400, _dumps({"error": f"the body's cmd {request['cmd']!r:.40} differs from the path's "
-                                             f"{command!r}; leave cmd out of the body"})
+            return 400, _dumps({"error": f"the body's cmd {quoted(request['cmd'], 40)} differs from the path's "
+                                             f"{quoted(command)}; leave cmd out of the body"})
         status, answer = self.server.engine.respond({**request, "cmd": command})
         try:
             return status, _dumps(answer)

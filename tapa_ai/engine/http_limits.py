@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from http.server import HTTPServer
 from typing import Iterable, Optional, Union
 
+from ..rules.quoting import quoted
+
 __all__ = ["ServerLimits", "AccessPolicy", "DeadlineReader", "RequestTimedOut", "PooledHTTPServer", "host_name",
            "Arrival", "request_end", "late_message"]
 
@@ -59,13 +61,13 @@ class ServerLimits:
         for name, low, high in (("threads", 1, 256), ("queue", 0, 4096), ("connections", 1, 16384)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ValueError(f"{name} must be an integer {low}..{high}, got {value!r}")
+                raise ValueError(f"{name} must be an integer {low}..{high}, got {quoted(value)}")
         for name in ("read_timeout", "command_timeout"):
             value = getattr(self, name)
             if value is None and name == "command_timeout":
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 86400:
-                raise ValueError(f"{name} must be a number of seconds in (0, 86400], got {value!r}")
+                raise ValueError(f"{name} must be a number of seconds in (0, 86400], got {quoted(value)}")
 
 
 def host_name(host_header: str) -> str:
@@ -103,7 +105,7 @@ class AccessPolicy:
         name = host_name(host_header)
         if _is_ip(name) or name in self._hosts or name.endswith(".localhost"):
             return None
-        return (f"Host {host_header[:100]!r} is not a name this server answers to (it answers IP addresses, "
+        return (f"Host {quoted(host_header)} is not a name this server answers to (it answers IP addresses, "
                 f"localhost and the name it listens on, so that a web page cannot reach it by DNS rebinding); "
                 f"start tapa-ai serve with --allow-host {name[:100]} to answer it")
 

@@ -54,6 +54,7 @@ from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, Position, start_position
+from ..rules.quoting import quoted
 from .analysis import MAX_REQUEST_PLIES, AnalysisError
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
@@ -131,7 +132,7 @@ class Engine:
         from .analysis import load_analyzer
 
         if command_timeout is not None and not command_timeout > 0:
-            raise RequestError(f"command_timeout must be a positive number of seconds, got {command_timeout!r}")
+            raise RequestError(f"command_timeout must be a positive number of seconds, got {quoted(command_timeout)}")
         self.command_timeout = command_timeout
         self.log = log
         self.max_rollout_games = int(max_rollout_games)
@@ -139,7 +140,7 @@ class Engine:
         if generator is None:
             generator = "vectorized" if "vectorized" in self.generators else "reference"
         if generator not in self.generators:
-            raise RequestError(f"unknown move generator {generator!r}; available: {sorted(self.generators)}")
+            raise RequestError(f"unknown move generator {quoted(generator)}; available: {sorted(self.generators)}")
         self.default_generator = generator
         self.analyzer = load_analyzer(bot)
         if "vectorized" in self.generators or self.analyzer is not None:
@@ -221,7 +222,7 @@ class Engine:
                                               "ask for less work: fewer plies, games or moves"}
         except Exception:  # noqa: BLE001 - the engine must keep serving
             command = request.get("cmd") if isinstance(request, dict) else None
-            status, response = 500, internal_error(f"answering {command!r:.40}", self.log)
+            status, response = 500, internal_error(f"answering {quoted(command, 40)}", self.log)
         if request_id is not None and "id" not in response:
             response = {"id": request_id, **response}
         return status, response
@@ -232,7 +233,7 @@ class Engine:
             raise RequestError(f"request must be a JSON object, got {type(request).__name__}")
         command = request.get("cmd")
         if command not in self.COMMANDS:
-            raise RequestError(f"unknown cmd {command!r}; commands: {list(self.COMMANDS)}")
+            raise RequestError(f"unknown cmd {quoted(command)}; commands: {list(self.COMMANDS)}")
         try:
             response = getattr(self, f"_cmd_{command}")(request)
         except (RulesError, AnalysisError) as error:
@@ -254,13 +255,13 @@ class Engine:
             raise RequestError("missing 'dice' (two integers 1..6, e.g. [5, 2])")
         dice = request["dice"]
         if not isinstance(dice, list):
-            raise RequestError(f"dice must be a list of two integers 1..6, got {dice!r}")
+            raise RequestError(f"dice must be a list of two integers 1..6, got {quoted(dice)}")
         return reference.check_dice(dice)
 
     def _generator(self, request: dict) -> MoveGenerator:
         name = request.get("generator", self.default_generator)
         if name not in self.generators:
-            raise RequestError(f"unknown generator {name!r}; available: {sorted(self.generators)}")
+            raise RequestError(f"unknown generator {quoted(name)}; available: {sorted(self.generators)}")
         return self.generators[name]
 
     def _playable(self, position: Position) -> None:
@@ -277,7 +278,7 @@ class Engine:
             rules = rules.replace(**request["rules"])
         turn = request.get("turn", "X")
         if turn not in SIDES:
-            raise RequestError(f"'turn' must be \"X\" or \"O\", got {turn!r}")
+            raise RequestError(f"'turn' must be \"X\" or \"O\", got {quoted(turn)}")
         return {"position": position_to_json(start_position(rules, turn))}
 
     def _cmd_bearoff(self, request: dict) -> dict:
@@ -318,7 +319,7 @@ class Engine:
             raise RequestError("'bot' cannot be chosen per request: the model is fixed when the engine starts "
                                "(tapa-ai engine --bot net:PATH[@Nply], tapa-ai serve --bot ...)")
         if self.analyzer is None:
-            raise RequestError(f"{command!r} needs a model: start the engine with --bot net:PATH, "
+            raise RequestError(f"{quoted(command)} needs a model: start the engine with --bot net:PATH, "
                                "e.g. tapa-ai engine --bot net:tapa (or net:tapa@1ply to search)")
         return self.analyzer
 
@@ -328,7 +329,7 @@ class Engine:
             return analyzer.plies
         if isinstance(plies, bool) or not isinstance(plies, int) or not 0 <= plies <= MAX_REQUEST_PLIES:
             raise RequestError(f"plies must be an integer 0..{MAX_REQUEST_PLIES} (default: the bot's, "
-                               f"{analyzer.plies}), got {plies!r}")
+                               f"{analyzer.plies}), got {quoted(plies)}")
         return plies
 
     def _cmd_encode(self, request: dict) -> dict:
@@ -377,7 +378,7 @@ class Engine:
         count = request.get("count", DEFAULT_HINT_COUNT)
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_HINT_COUNT:
             raise RequestError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
-                               f"got {count!r:.40}")
+                               f"got {quoted(count, 40)}")
         analyzer, plies, moves, total = self._ranked(request, "hint", count)
         best = moves[0].equity
         return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.equity - best,
@@ -395,7 +396,8 @@ class Engine:
         self._playable(position)
         unknown = sorted(set(request) - {"cmd", "id", "position", "cube", "match", "plies", "cube_life", "bot"})
         if unknown:
-            raise RequestError(f"cube: unknown key(s) {unknown}; known: cube, cube_life, match, plies, position")
+            raise RequestError(f"cube: unknown key(s) {quoted(unknown)}; known: cube, cube_life, match, plies, "
+                               "position")
         cube = Cube.from_dict(request.get("cube", {"value": 1, "owner": None}))
         match = MatchScore.from_request(request.get("match"), analyzer.rules) if request.get("match") is not None \
             else None
@@ -403,7 +405,7 @@ class Engine:
         if cube_life is not None and (isinstance(cube_life, bool) or not isinstance(cube_life, (int, float))
                                       or not 0.0 <= cube_life <= 1.0):
             raise RequestError(f"cube_life must be a number from 0 (dead cube) to 1 (fully live), "
-                               f"got {cube_life!r:.40}")
+                               f"got {quoted(cube_life, 40)}")
         return analyzer.cube(position, cube, match, self._plies(request, analyzer), cube_life)
 
     def _cmd_rollout(self, request: dict) -> dict:

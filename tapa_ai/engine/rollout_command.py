@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..rules.position import Position
+from ..rules.quoting import quoted
 from .analysis import AnalysisError
 
 ROLLOUT_KEYS = ("position", "dice", "moves", "candidates", "games", "truncate", "bearoff", "rotate", "luck", "seed",
@@ -29,7 +30,7 @@ def _settings(request: dict):
             if (kind is int and (isinstance(value, bool) or not isinstance(value, int))) or \
                     (kind is bool and not isinstance(value, bool)):
                 raise AnalysisError(f"rollout: {key} must be {'an integer' if kind is int else 'true or false'}, "
-                                    f"got {value!r:.40}")
+                                    f"got {quoted(value, 40)}")
             options[key] = value
     return RolloutSettings(**options)
 
@@ -41,7 +42,8 @@ def _starts(request: dict, dice) -> tuple[Optional[list], int, int]:
         raise AnalysisError("rollout: moves is a list of move texts, e.g. [\"8/5 6/5\", \"13/10 24/23\"]")
     candidates = request.get("candidates", 5)
     if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_ROLLOUT_CANDIDATES:
-        raise AnalysisError(f"rollout: candidates must be an integer 1..{MAX_ROLLOUT_CANDIDATES}, got {candidates!r:.40}")
+        raise AnalysisError(f"rollout: candidates must be an integer 1..{MAX_ROLLOUT_CANDIDATES}, "
+                            f"got {quoted(candidates, 40)}")
     if moves is not None and len(moves) > MAX_ROLLOUT_CANDIDATES:
         raise AnalysisError(f"rollout: at most {MAX_ROLLOUT_CANDIDATES} moves")
     if moves is not None and dice is None:
@@ -57,10 +59,10 @@ def answer_rollout(analyzer, request: dict, position: Position, dice, max_games:
 
     unknown = sorted(set(request) - {"cmd", "id", "bot", *ROLLOUT_KEYS})
     if unknown:
-        raise AnalysisError(f"rollout: unknown key(s) {unknown}; known: {', '.join(ROLLOUT_KEYS)}")
+        raise AnalysisError(f"rollout: unknown key(s) {quoted(unknown)}; known: {', '.join(ROLLOUT_KEYS)}")
     plies = request.get("plies", 0)
     if isinstance(plies, bool) or plies not in (0, 1):
-        raise AnalysisError(f"rollout: plies is the rollout bot's depth, 0 or 1, got {plies!r:.40}")
+        raise AnalysisError(f"rollout: plies is the rollout bot's depth, 0 or 1, got {quoted(plies, 40)}")
     settings = _settings(request)
     moves, candidates, starts = _starts(request, dice)
     try:

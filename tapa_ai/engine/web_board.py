@@ -28,6 +28,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..rules.quoting import quoted
+
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 """The page's files (package data)."""
 
@@ -64,7 +66,7 @@ def static_file(name: str) -> tuple[bytes, str]:
     suffix = Path(name).suffix
     path = WEB_DIR / name
     if not _FILE_NAME.match(name) or suffix not in CONTENT_TYPES or not path.is_file():
-        raise WebFileError(404, f"no page file {name[:100]!r} (the board's files are "
+        raise WebFileError(404, f"no page file {quoted(name)} (the board's files are "
                                 f"{', '.join(sorted(web_files())) or 'missing: reinstall tapa-ai'})")
     return path.read_bytes(), CONTENT_TYPES[suffix]
 
@@ -140,7 +142,7 @@ class ModelFiles:
     def checkpoint(self, variant: str) -> Path:
         """The checkpoint of ``variant``'s model; :class:`WebFileError` (404) naming where it looked."""
         if variant not in MODEL_VARIANTS:
-            raise WebFileError(404, f"no model for {variant[:40]!r}: the board plays {', '.join(MODEL_VARIANTS)}")
+            raise WebFileError(404, f"no model for {quoted(variant, 40)}: the board plays {', '.join(MODEL_VARIANTS)}")
         if self.engine_checkpoint is not None and self.engine_checkpoint[0] == variant:
             return self.engine_checkpoint[1]
         looked = []

@@ -30,6 +30,7 @@ import re
 
 from ..rules.options import BACKGAMMON, CHECKERS_PER_SIDE, RuleOptions
 from ..rules.position import SIDES, Position, PositionError, absolute_index, other, validate_position
+from ..rules.quoting import quoted
 
 __all__ = ["GnubgIdError", "position_to_gnubg_id", "position_from_gnubg_id"]
 
@@ -66,7 +67,8 @@ def position_to_gnubg_id(position: Position) -> str:
     """
     if position.rules.pins:
         raise GnubgIdError(
-            f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {position.rules.name!r} with pins"
+            f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {quoted(position.rules.name)} "
+            "with pins"
         )
     try:
         validate_position(position)
@@ -93,19 +95,19 @@ def _key_of_id(pid: str) -> bytes:
         raise GnubgIdError(f"gnubg Position ID must be a string, got {type(pid).__name__}")
     text = pid.strip()
     if len(text) != ID_LENGTH:
-        raise GnubgIdError(f"gnubg Position ID {pid!r}: must be {ID_LENGTH} characters, got {len(text)}")
+        raise GnubgIdError(f"gnubg Position ID {quoted(pid)}: must be {ID_LENGTH} characters, got {len(text)}")
     if not _ID_PATTERN.match(text):
         bad = sorted({ch for ch in text if not re.match(r"[A-Za-z0-9+/]", ch)})
         raise GnubgIdError(
-            f"gnubg Position ID {pid!r}: characters {bad} are not base64 (A-Z, a-z, 0-9, + and / only)"
+            f"gnubg Position ID {quoted(pid)}: characters {bad} are not base64 (A-Z, a-z, 0-9, + and / only)"
         )
     try:
         key = base64.b64decode(text + "==", validate=True)
     except (binascii.Error, ValueError) as error:  # pragma: no cover - the pattern already excludes this
-        raise GnubgIdError(f"gnubg Position ID {pid!r}: not valid base64 ({error})") from None
+        raise GnubgIdError(f"gnubg Position ID {quoted(pid)}: not valid base64 ({error})") from None
     if base64.b64encode(key).decode("ascii")[:ID_LENGTH] != text:
         # The last character carries 2 bits of the key; its 4 low bits must be 0.
-        raise GnubgIdError(f"gnubg Position ID {pid!r}: the last character sets bits beyond the 80-bit key")
+        raise GnubgIdError(f"gnubg Position ID {quoted(pid)}: the last character sets bits beyond the 80-bit key")
     return key
 
 
@@ -131,19 +133,19 @@ def _slot_counts(key: bytes, pid: str) -> tuple[list[int], list[int]]:
                 bit += 1
             if bit >= KEY_BITS:
                 raise GnubgIdError(
-                    f"gnubg Position ID {pid!r}: the 80 bits run out before the 50 points and bars are closed "
+                    f"gnubg Position ID {quoted(pid)}: the 80 bits run out before the 50 points and bars are closed "
                     f"(too many checkers encoded)"
                 )
             bit += 1  # the closing 0 bit
             slots.append(count)
             if sum(slots) > CHECKERS_PER_SIDE:
                 raise GnubgIdError(
-                    f"gnubg Position ID {pid!r}: the player {role} has more than {CHECKERS_PER_SIDE} checkers "
+                    f"gnubg Position ID {quoted(pid)}: the player {role} has more than {CHECKERS_PER_SIDE} checkers "
                     f"on the board and bar ({sum(slots)} counted up to its {_slot_name(len(slots))})"
                 )
         players.append(slots)
     if any(bit_at(index) for index in range(bit, KEY_BITS)):
-        raise GnubgIdError(f"gnubg Position ID {pid!r}: bits are set after the last bar (too many bits)")
+        raise GnubgIdError(f"gnubg Position ID {quoted(pid)}: bits are set after the last bar (too many bits)")
     return players[0], players[1]
 
 
@@ -155,12 +157,12 @@ def position_from_gnubg_id(pid: str, turn: str = "X", rules: RuleOptions = BACKG
     a point holding checkers of both sides, or pinning rules.
     """
     if turn not in SIDES:
-        raise GnubgIdError(f"turn {turn!r}: must be 'X' or 'O'")
+        raise GnubgIdError(f"turn {quoted(turn)}: must be 'X' or 'O'")
     if not isinstance(rules, RuleOptions):
         raise GnubgIdError(f"rules must be a RuleOptions, got {type(rules).__name__}")
     if rules.pins:
         raise GnubgIdError(
-            f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {rules.name!r} with pins"
+            f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {quoted(rules.name)} with pins"
         )
     key = _key_of_id(pid)
     not_on_roll, on_roll = _slot_counts(key, pid)
@@ -174,7 +176,7 @@ def position_from_gnubg_id(pid: str, turn: str = "X", rules: RuleOptions = BACKG
             index = absolute_index(side, point)
             if board[index]:
                 raise GnubgIdError(
-                    f"gnubg Position ID {pid!r}: {side}'s point {point} also holds "
+                    f"gnubg Position ID {quoted(pid)}: {side}'s point {point} also holds "
                     f"{len(board[index])} checker(s) of {other(side)}"
                 )
             board[index] = side * count
@@ -184,5 +186,5 @@ def position_from_gnubg_id(pid: str, turn: str = "X", rules: RuleOptions = BACKG
     try:
         validate_position(position)
     except PositionError as error:
-        raise GnubgIdError(f"gnubg Position ID {pid!r}: {error}") from None
+        raise GnubgIdError(f"gnubg Position ID {quoted(pid)}: {error}") from None
     return position

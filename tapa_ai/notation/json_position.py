@@ -13,21 +13,22 @@ from typing import Any
 
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position, PositionError, validate_position
+from ..rules.quoting import quoted
 
 _KNOWN_KEYS = {"variant", "points", "off", "bar", "turn", "result", "rules"}
 
 
 def _side_counts(data: Any, name: str, where: str) -> tuple[int, int]:
     if not isinstance(data, dict):
-        raise PositionError(f"{where}.{name}: must be an object like {{\"X\": 0, \"O\": 0}}, got {data!r}")
+        raise PositionError(f"{where}.{name}: must be an object like {{\"X\": 0, \"O\": 0}}, got {quoted(data)}")
     extra = sorted(set(data) - set(SIDES))
     if extra:
-        raise PositionError(f"{where}.{name}: unknown key(s) {extra}; only 'X' and 'O'")
+        raise PositionError(f"{where}.{name}: unknown key(s) {quoted(extra)}; only 'X' and 'O'")
     counts = []
     for side in SIDES:
         value = data.get(side, 0)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 15:
-            raise PositionError(f"{where}.{name}.{side}: must be an integer 0..15, got {value!r}")
+            raise PositionError(f"{where}.{name}.{side}: must be an integer 0..15, got {quoted(value)}")
         counts.append(value)
     return counts[0], counts[1]
 
@@ -40,7 +41,7 @@ def result_from_json(data: Any, where: str = "position.result") -> GameResult:
     except KeyError as missing:
         raise PositionError(f"{where}: missing key {missing}") from None
     if isinstance(points, bool) or not isinstance(points, int) or points < 0:
-        raise PositionError(f"{where}.points: must be a non-negative integer, got {points!r}")
+        raise PositionError(f"{where}.points: must be a non-negative integer, got {quoted(points)}")
     try:
         return GameResult(winner, kind, points)
     except PositionError as error:
@@ -62,7 +63,7 @@ def position_from_json(data: Any, where: str = "position") -> Position:
         raise PositionError(f"{where}: must be a JSON object, got {type(data).__name__}")
     unknown = sorted(set(data) - _KNOWN_KEYS)
     if unknown:
-        raise PositionError(f"{where}: unknown key(s) {unknown}; known: {sorted(_KNOWN_KEYS)}")
+        raise PositionError(f"{where}: unknown key(s) {quoted(unknown)}; known: {sorted(_KNOWN_KEYS)}")
     for key in ("variant", "points", "turn"):
         if key not in data:
             raise PositionError(f"{where}: missing key '{key}'")
@@ -77,15 +78,15 @@ def position_from_json(data: Any, where: str = "position") -> Position:
         raise PositionError(f"{where}.{'rules' if 'rules' in data else 'variant'}: {error}") from None
     points = data["points"]
     if not isinstance(points, list) or len(points) != 24:
-        raise PositionError(f"{where}.points: must be a list of 24 stacks (strings), got {points!r:.80}")
+        raise PositionError(f"{where}.points: must be a list of 24 stacks (strings), got {quoted(points)}")
     for index, stack in enumerate(points):
         if not isinstance(stack, str):
-            raise PositionError(f"{where}.points[{index}]: must be a string like \"XX\" or \"OX\", got {stack!r}")
+            raise PositionError(f"{where}.points[{index}]: must be a string like \"XX\" or \"OX\", got {quoted(stack)}")
     off = _side_counts(data.get("off", {"X": 0, "O": 0}), "off", where)
     bar = _side_counts(data.get("bar", {"X": 0, "O": 0}), "bar", where)
     turn = data["turn"]
     if turn not in SIDES:
-        raise PositionError(f"{where}.turn: must be \"X\" or \"O\", got {turn!r}")
+        raise PositionError(f"{where}.turn: must be \"X\" or \"O\", got {quoted(turn)}")
     result = None
     if data.get("result") is not None:
         result = result_from_json(data["result"], f"{where}.result")
@@ -114,7 +115,7 @@ def position_to_json(position: Position) -> dict[str, Any]:
     if preset != position.rules:
         if preset is None:
             raise PositionError(
-                f"rule set {position.rules.name!r} is not a named variant; name it after the variant it modifies"
+                f"rule set {quoted(position.rules.name)} is not a named variant; name it after the variant it modifies"
             )
         base = preset.to_dict()
         data["rules"] = {k: v for k, v in position.rules.to_dict().items() if base[k] != v}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..rules.options import RuleOptions, variant_rules
 from ..rules.position import CHECKERS_PER_SIDE, SIDES, Position, PositionError, validate_position
+from ..rules.quoting import quoted
 
 __all__ = ["board"]
 
@@ -24,12 +25,12 @@ def board(rules: RuleOptions | str, layout: str, turn: str = "X") -> Position:
         where, _, stack = token.partition(":")
         if where == "bar":
             if set(stack) - set(SIDES):
-                raise PositionError(f"mini-language {token!r}: bar holds only X and O checkers")
+                raise PositionError(f"mini-language {quoted(token)}: bar holds only X and O checkers")
             for side in SIDES:
                 bar[side] += stack.count(side)
             continue
-        if not where.isdigit() or not 1 <= int(where) <= 24:
-            raise PositionError(f"mini-language {token!r}: expected POINT:STACK with POINT 1..24, or bar:XX")
+        if not (where.isascii() and where.isdigit() and len(where) <= 2) or not 1 <= int(where) <= 24:
+            raise PositionError(f"mini-language {quoted(token)}: expected POINT:STACK with POINT 1..24, or bar:XX")
         points[int(where) - 1] = stack
     off = []
     for side in SIDES:

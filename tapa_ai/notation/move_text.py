@@ -17,6 +17,7 @@ from typing import Sequence
 
 from ..rules.options import RulesError
 from ..rules.position import BAR_POINT, OFF_POINT, SIDES, Position, other
+from ..rules.quoting import quoted
 from ..rules.reference import Move, Step, check_dice, legal_moves, play_step, result_after_step, single_steps
 
 
@@ -43,10 +44,10 @@ def _point_word(word: str, token: str, *, is_start: bool) -> tuple[int, bool]:
         return BAR_POINT, hit
     if word == "off" and not is_start:
         return OFF_POINT, hit
-    if word.isdigit() and 1 <= int(word) <= 24:
+    if word.isascii() and word.isdigit() and len(word) <= 2 and 1 <= int(word) <= 24:  # never int() of 5,000 digits
         return int(word), hit
     where = "a start point (1-24 or bar)" if is_start else "a point (1-24 or off)"
-    raise MoveTextError(f"move text {token!r}: {word!r} is not {where}")
+    raise MoveTextError(f"move text {quoted(token)}: {quoted(word)} is not {where}")
 
 
 def parse_move_text(text: str) -> list[Segment]:
@@ -57,24 +58,24 @@ def parse_move_text(text: str) -> list[Segment]:
     for token in text.replace(",", " ").split():
         match = _TOKEN.match(token)
         if not match:
-            raise MoveTextError(f"move text {token!r}: expected from/to, e.g. 24/21, bar/22, 6/off")
+            raise MoveTextError(f"move text {quoted(token)}: expected from/to, e.g. 24/21, bar/22, 6/off")
         words = match.group("path").split("/")
         if len(words) < 2 or any(not w.strip() for w in words):
-            raise MoveTextError(f"move text {token!r}: expected from/to, e.g. 24/21, bar/22, 6/off")
+            raise MoveTextError(f"move text {quoted(token)}: expected from/to, e.g. 24/21, bar/22, 6/off")
         times = int(match.group("times") or 1)
         if not 1 <= times <= 4:
-            raise MoveTextError(f"move text {token!r}: repeat count must be 1..4")
+            raise MoveTextError(f"move text {quoted(token)}: repeat count must be 1..4")
         chain = []
         for i, word in enumerate(words):
             chain.append(_point_word(word, token, is_start=(i == 0)))
             if 0 < i < len(words) - 1 and chain[-1][0] == OFF_POINT:
-                raise MoveTextError(f"move text {token!r}: 'off' can only be the last point")
+                raise MoveTextError(f"move text {quoted(token)}: 'off' can only be the last point")
         for (start, _), (end, hit) in zip(chain, chain[1:]):
             if end >= start:
-                raise MoveTextError(f"move text {token!r}: {start}/{end} does not move forward")
+                raise MoveTextError(f"move text {quoted(token)}: {start}/{end} does not move forward")
             segments.extend([Segment(start, end, hit)] * times)
     if len(segments) > 4:
-        raise MoveTextError(f"move text {text!r}: more than four checker moves")
+        raise MoveTextError(f"move text {quoted(text)}: more than four checker moves")
     return segments
 
 
@@ -170,5 +171,6 @@ def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Mo
             return next(iter(found.values()))[1]
         if len(found) > 1:
             options = ", ".join(repr(format_move(m)) for _, m in found.values())
-            raise MoveTextError(f"move text {text!r} is ambiguous; write the steps out: {options}")
-    raise MoveTextError(f"move text {text!r} is not a legal move with dice {list(dice)}; legal moves: {legal_list()}")
+            raise MoveTextError(f"move text {quoted(text)} is ambiguous; write the steps out: {options}")
+    raise MoveTextError(f"move text {quoted(text)} is not a legal move with dice {list(dice)}; "
+                        f"legal moves: {legal_list()}")

@@ -68,7 +68,7 @@ class CommandsMixin:
     def _cmd_hint(self, argument: str) -> None:
         count = 5
         if argument:
-            if not argument.isdigit() or int(argument) < 1:
+            if not (argument.isascii() and argument.isdigit() and len(argument) <= 6) or int(argument) < 1:
                 self._error("hint N: N is how many moves to show, e.g. hint 3")
                 return
             count = int(argument)

@@ -7,6 +7,7 @@ from typing import Optional, TextIO
 
 from ..bots.base import BotError
 from ..rules.options import RuleOptions, RulesError, variant_rules
+from ..rules.quoting import quoted
 from .advice import Advisor, default_advisor_spec
 from .saves import SaveError, SavedGame, game_summary, load_game, read_file
 from .session import PlaySession
@@ -29,7 +30,7 @@ def _net_rules(spec: str) -> Optional[RuleOptions]:
     try:
         return load_checkpoint(path).rules()
     except CheckpointError as error:
-        raise LaunchError(f"bot spec {spec!r}: {error}") from None
+        raise LaunchError(f"bot spec {quoted(spec)}: {error}") from None
 
 
 def choose_rules(variant: Optional[str], bot: Optional[str], saved: Optional[SavedGame]) -> RuleOptions:

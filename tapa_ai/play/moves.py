@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 
 from ..notation.move_text import MoveTextError, Segment, find_move, format_move, parse_move_text
 from ..rules.position import BAR_POINT, OFF_POINT, Position, other
+from ..rules.quoting import quoted
 from ..rules.reference import (Move, Step, all_checkers_home, has_free_checker, is_closed, play_step,
                                result_after_step, single_steps)
 
@@ -53,7 +54,8 @@ def in_other_view(text: str) -> str:
     for token in text.split():
         path, bracket, repeat = token.partition("(")
         words = path.split("/")
-        out.append("/".join(w if not w.isdigit() else str(25 - int(w)) for w in words) + bracket + repeat)
+        out.append("/".join(str(25 - int(w)) if w.isascii() and w.isdigit() and len(w) <= 2 else w for w in words)
+                   + bracket + repeat)
     return " ".join(out)
 
 
@@ -194,7 +196,7 @@ class TurnInProgress:
             self.entered, self.partial_position, self.partial_steps = combined, after, steps
             return "partial"
         if len(prefixes) > 1:
-            raise MoveTextError(f"{combined!r} can be played more than one way; write each step, e.g. "
+            raise MoveTextError(f"{quoted(combined)} can be played more than one way; write each step, e.g. "
                                 "24/21 21/18 instead of 24/18")
         raise whole_move_error
 

@@ -33,6 +33,7 @@ from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, rea
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES
+from ..rules.quoting import quoted
 
 FORMAT = "tapa-ai/play"
 VERSION = 1
@@ -86,7 +87,7 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
         temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         temporary.replace(path)
     except OSError as error:
-        raise SaveError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
+        raise SaveError(f"cannot write {quoted(str(path))}: {error.strerror or error}") from None
     return path
 
 
@@ -112,18 +113,18 @@ def load_game(data: Any, where: str = "file") -> SavedGame:
     fmt = data.get("format")
     if fmt != FORMAT:
         raise SaveError(f"{where}.format: expected {FORMAT!r} (a game saved by tapa-ai play) or a JSON position, "
-                        f"got {fmt!r}")
+                        f"got {quoted(fmt)}")
     if data.get("version") != VERSION:
-        raise SaveError(f"{where}.version: this tapa-ai reads version {VERSION}, got {data.get('version')!r}")
+        raise SaveError(f"{where}.version: this tapa-ai reads version {VERSION}, got {quoted(data.get('version'))}")
     human = data.get("human")
     if human is not None and human not in SIDES:
-        raise SaveError(f"{where}.human: must be 'X' or 'O', got {human!r}")
+        raise SaveError(f"{where}.human: must be 'X' or 'O', got {quoted(human)}")
     bot = data.get("bot")
     if bot is not None and not isinstance(bot, str):
-        raise SaveError(f"{where}.bot: must be a bot spec string, got {bot!r}")
+        raise SaveError(f"{where}.bot: must be a bot spec string, got {quoted(bot)}")
     seed = data.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise SaveError(f"{where}.seed: must be an integer >= 0, got {seed!r}")
+        raise SaveError(f"{where}.seed: must be an integer >= 0, got {quoted(seed)}")
     rng = data.get("rng")
     if rng is not None and not isinstance(rng, dict):
         raise SaveError(f"{where}.rng: must be an object of generator states")
@@ -160,8 +161,9 @@ def _check_summary(data: dict, match: MatchState, where: str) -> None:
     """The readable fields, where present, must say what ``match`` says."""
     for key, value in _summary(match).items():
         if key in data and data[key] != value:
-            raise SaveError(f"{where}.{key}: {data[key]!r:.60} disagrees with {where}.match ({value!r:.60}); "
-                            f"'match' is the saved state: edit it, or delete it to start from 'position'")
+            raise SaveError(f"{where}.{key}: {quoted(data[key], 60)} disagrees with {where}.match "
+                            f"({quoted(value, 60)}); 'match' is the saved state: edit it, or delete it to start "
+                            "from 'position'")
     if "rules" in data:
         try:
             rules = RuleOptions.from_dict(data["rules"])
@@ -180,7 +182,7 @@ def _from_position(position_data: Any, data: Optional[dict], where: str) -> Matc
     except RulesError as error:
         raise SaveError(str(error)) from None
     if "turn" in data and data["turn"] != position.turn:
-        raise SaveError(f"{where}.turn: {data['turn']!r} disagrees with {inner}.turn {position.turn!r}")
+        raise SaveError(f"{where}.turn: {quoted(data['turn'])} disagrees with {inner}.turn {quoted(position.turn)}")
     dice = data.get("dice")
     cube = data.get("cube") or {"value": 1, "owner": None}
     if not isinstance(cube, dict):
@@ -189,7 +191,7 @@ def _from_position(position_data: Any, data: Optional[dict], where: str) -> Matc
     score = data.get("score", {"X": 0, "O": 0})
     game_number = data.get("game_number", 1)
     if not isinstance(score, dict) or sorted(score) != ["O", "X"]:
-        raise SaveError(f"{where}.score: must be an object {{\"X\": n, \"O\": n}}, got {score!r:.60}")
+        raise SaveError(f"{where}.score: must be an object {{\"X\": n, \"O\": n}}, got {quoted(score, 60)}")
     if position.result is not None:
         phase, dice = "over", None
     else:

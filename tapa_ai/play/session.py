@@ -49,6 +49,7 @@ from ..bots.base import Bot
 from ..flow import GameState, MatchState
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, other
+from ..rules.quoting import quoted
 from .advice import AdviceUnavailable, Advisor
 from .board import Palette, colour_wanted
 from .commands import ALIASES, COMMANDS, MOVE_EXAMPLES, CommandsMixin, QuitSession
@@ -68,9 +69,9 @@ class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
                  input: Optional[TextIO] = None, output: Optional[TextIO] = None,
                  colour: Optional[bool] = None, echo: Optional[bool] = None, show_eval: bool = False) -> None:
         if human not in SIDES:
-            raise ValueError(f"human side {human!r}: must be 'X' or 'O'")
+            raise ValueError(f"human side {quoted(human)}: must be 'X' or 'O'")
         if isinstance(match_length, bool) or not isinstance(match_length, int) or match_length < 0:
-            raise ValueError(f"match length {match_length!r}: must be an integer >= 0 (0: money play)")
+            raise ValueError(f"match length {quoted(match_length)}: must be an integer >= 0 (0: money play)")
         bot.check_rules(rules)
         self.rules = rules
         self.bot = bot
@@ -238,7 +239,7 @@ class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
             return
         guess = difflib.get_close_matches(word.lower(), list(COMMANDS) + list(ALIASES), n=1, cutoff=0.6)
         suggestion = f" Did you mean '{ALIASES.get(guess[0], guess[0])}'?" if guess else ""
-        self._error(f"Unknown command {word!r}.{suggestion} Type 'help' for the commands; "
+        self._error(f"Unknown command {quoted(word)}.{suggestion} Type 'help' for the commands; "
                     f"moves are written like {MOVE_EXAMPLES}.")
 
     def _empty_line(self) -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 from ..flow import FlowError, MatchState
 from ..notation.move_text import MoveTextError, format_move
 from ..rules.position import Position
+from ..rules.quoting import quoted
 from .moves import TurnInProgress, display_move, illegal_reason, in_other_view, legal_moves_text
 from .reports import dice_text
 
@@ -194,7 +195,7 @@ class TurnsMixin:
                 self._error(f"Ambiguous: {message}")
                 return
             reason = illegal_reason(turn.shown_position, turn.dice_left, text)
-            self._error(f"Illegal move {text!r}: {reason}.")
+            self._error(f"Illegal move {quoted(text)}: {reason}.")
             self.say(f"Legal moves: {legal_moves_text(turn.moves)}")
             return
         if outcome == "partial":

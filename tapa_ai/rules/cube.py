@@ -29,6 +29,7 @@ from typing import Any, Optional
 
 from .options import RuleOptions, RulesError
 from .position import SIDES, GameResult, other
+from .quoting import quoted
 
 MAX_CUBE = 64
 CUBE_VALUES = (1, 2, 4, 8, 16, 32, 64)
@@ -52,10 +53,10 @@ class Cube:
 
     def __post_init__(self) -> None:
         if not _is_int(self.value) or self.value not in CUBE_VALUES:
-            raise CubeError(f"cube value {self.value!r}: must be a power of 2 from 1 to {MAX_CUBE} "
+            raise CubeError(f"cube value {quoted(self.value)}: must be a power of 2 from 1 to {MAX_CUBE} "
                             f"({', '.join(map(str, CUBE_VALUES))})")
         if self.owner is not None and self.owner not in SIDES:
-            raise CubeError(f"cube owner {self.owner!r}: must be 'X', 'O' or null (centred)")
+            raise CubeError(f"cube owner {quoted(self.owner)}: must be 'X', 'O' or null (centred)")
         if self.owner is None and self.value != 1:
             raise CubeError(f"cube value {self.value} with no owner: a turned cube is owned by the side that took it")
         if self.owner is not None and self.value == 1:
@@ -72,7 +73,7 @@ class Cube:
         the game and the match (:func:`double_refusal`).
         """
         if side not in SIDES:
-            raise CubeError(f"side {side!r}: must be 'X' or 'O'")
+            raise CubeError(f"side {quoted(side)}: must be 'X' or 'O'")
         if self.value >= MAX_CUBE:
             return f"the cube is at {MAX_CUBE}, its highest value"
         if self.owner is not None and self.owner != side:
@@ -106,7 +107,7 @@ class Cube:
                             f"{type(data).__name__}")
         unknown = sorted(set(data) - {"value", "owner"})
         if unknown:
-            raise CubeError(f"{where}: unknown key(s) {unknown}; known: ['owner', 'value']")
+            raise CubeError(f"{where}: unknown key(s) {quoted(unknown)}; known: ['owner', 'value']")
         if "value" not in data:
             raise CubeError(f"{where}: missing 'value' (1, 2, 4 ... {MAX_CUBE})")
         try:
@@ -141,9 +142,9 @@ class MatchScore:
 
     def __post_init__(self) -> None:
         if not _is_int(self.length) or self.length < 0:
-            raise CubeError(f"match length {self.length!r}: must be an integer >= 1 (0 for money play)")
+            raise CubeError(f"match length {quoted(self.length)}: must be an integer >= 1 (0 for money play)")
         if len(self.score) != 2 or not all(_is_int(s) and s >= 0 for s in self.score):
-            raise CubeError(f"match score {self.score!r}: must be two integers >= 0")
+            raise CubeError(f"match score {quoted(self.score)}: must be two integers >= 0")
         if not isinstance(self.crawford, bool) or not isinstance(self.post_crawford, bool):
             raise CubeError("crawford and post_crawford must be true or false")
         if not self.length:
@@ -194,7 +195,7 @@ class MatchScore:
     def check_rules(self, rules: RuleOptions, where: str = "match") -> None:
         """Refuse a Crawford state that the rule set does not have."""
         if (self.crawford or self.post_crawford) and not rules.crawford:
-            raise CubeError(f"{where}.crawford: the rule set {rules.name!r} has no Crawford rule")
+            raise CubeError(f"{where}.crawford: the rule set {quoted(rules.name)} has no Crawford rule")
 
     def after_game(self, winner: Optional[str], points: int, rules: RuleOptions) -> "MatchScore":
         """The score after a game: ``winner`` (None: a draw) scored ``points`` (the cube included).
@@ -206,9 +207,9 @@ class MatchScore:
         if self.is_over:
             raise CubeError("the match is over")
         if winner is not None and winner not in SIDES:
-            raise CubeError(f"winner {winner!r}: must be 'X', 'O' or None for a draw")
+            raise CubeError(f"winner {quoted(winner)}: must be 'X', 'O' or None for a draw")
         if not _is_int(points) or points < 0 or (winner is None and points):
-            raise CubeError(f"points {points!r}: must be an integer >= 0 (0 for a draw)")
+            raise CubeError(f"points {quoted(points)}: must be an integer >= 0 (0 for a draw)")
         if not self.length:
             return self
         score = list(self.score)
@@ -236,27 +237,27 @@ class MatchScore:
                             f"got {type(data).__name__}")
         unknown = sorted(set(data) - {"length", "score", "crawford"})
         if unknown:
-            raise CubeError(f"{where}: unknown key(s) {unknown}; known: ['crawford', 'length', 'score']")
+            raise CubeError(f"{where}: unknown key(s) {quoted(unknown)}; known: ['crawford', 'length', 'score']")
         length = data.get("length")
         if not _is_int(length) or length < 1:
             raise CubeError(f"{where}.length: must be an integer >= 1 (leave 'match' out for money play), "
-                            f"got {length!r}")
+                            f"got {quoted(length)}")
         score_data = data.get("score", {"X": 0, "O": 0})
         if not isinstance(score_data, dict) or sorted(score_data) != ["O", "X"]:
-            raise CubeError(f"{where}.score: must be an object {{\"X\": n, \"O\": n}}, got {score_data!r:.60}")
+            raise CubeError(f"{where}.score: must be an object {{\"X\": n, \"O\": n}}, got {quoted(score_data, 60)}")
         score = (score_data["X"], score_data["O"])
         for side, value in zip(SIDES, score):
             if not _is_int(value) or value < 0:
-                raise CubeError(f"{where}.score.{side}: must be an integer >= 0, got {value!r}")
+                raise CubeError(f"{where}.score.{side}: must be an integer >= 0, got {quoted(value)}")
             if value >= length:
                 raise CubeError(f"{where}.score.{side}: {value} has reached the match length {length}; "
                                 f"the match is over (scores must be 0..{length - 1})")
         crawford = data.get("crawford", False)
         if not isinstance(crawford, bool):
-            raise CubeError(f"{where}.crawford: must be true or false, got {crawford!r}")
+            raise CubeError(f"{where}.crawford: must be true or false, got {quoted(crawford)}")
         crawford_rule = rules.crawford if rules is not None else True
         if crawford and not crawford_rule:
-            raise CubeError(f"{where}.crawford: the rule set {rules.name!r} has no Crawford rule")
+            raise CubeError(f"{where}.crawford: the rule set {quoted(rules.name)} has no Crawford rule")
         post_crawford = (not crawford and crawford_rule and length >= 2
                          and any(s == length - 1 for s in score))
         try:
@@ -268,7 +269,7 @@ class MatchScore:
 def double_refusal(rules: RuleOptions, cube: Cube, side: str, match: Optional[MatchScore] = None) -> Optional[str]:
     """Why ``side``, about to roll, may not double now, or None when it may (no game phase checks)."""
     if not rules.cube:
-        return f"the rule set {rules.name!r} has no cube (option cube is off)"
+        return f"the rule set {quoted(rules.name)} has no cube (option cube is off)"
     if match is not None:
         reason = match.double_refusal()
         if reason:

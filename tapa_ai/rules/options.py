@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from .quoting import quoted
+
 #: Bumped whenever a rule change alters legal moves or results; stored in checkpoints.
 RULES_VERSION = 1
 
@@ -50,20 +52,20 @@ class RuleOptions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise RulesError(f"rule option name={self.name!r}: must be a non-empty string")
+            raise RulesError(f"rule option name={quoted(self.name)}: must be a non-empty string")
         for flag in ("backgammons", "cube", "crawford"):
             if not isinstance(getattr(self, flag), bool):
-                raise RulesError(f"rule option {flag}={getattr(self, flag)!r}: must be true or false")
+                raise RulesError(f"rule option {flag}={quoted(getattr(self, flag))}: must be true or false")
         if self.contact not in CONTACTS:
-            raise RulesError(f"rule option contact={self.contact!r}: must be one of {CONTACTS}")
+            raise RulesError(f"rule option contact={quoted(self.contact)}: must be one of {CONTACTS}")
         if self.opening not in OPENINGS:
-            raise RulesError(f"rule option opening={self.opening!r}: must be one of {OPENINGS}")
+            raise RulesError(f"rule option opening={quoted(self.opening)}: must be one of {OPENINGS}")
         if self.next_game_opener not in NEXT_GAME_OPENERS:
             raise RulesError(
-                f"rule option next_game_opener={self.next_game_opener!r}: must be one of {NEXT_GAME_OPENERS}"
+                f"rule option next_game_opener={quoted(self.next_game_opener)}: must be one of {NEXT_GAME_OPENERS}"
             )
         if isinstance(self.mother_points, bool) or not isinstance(self.mother_points, int) or self.mother_points < 0:
-            raise RulesError(f"rule option mother_points={self.mother_points!r}: must be an integer >= 0")
+            raise RulesError(f"rule option mother_points={quoted(self.mother_points)}: must be an integer >= 0")
         if self.contact == "hit" and self.mother_points:
             raise RulesError("rule option mother_points: the mother rules need contact='pin'")
         if self.crawford and not self.cube:
@@ -72,12 +74,13 @@ class RuleOptions:
         seen = set()
         for entry in self.start:
             if len(entry) != 2:
-                raise RulesError(f"rule option start: entry {entry!r} must be a (point, checkers) pair")
+                raise RulesError(f"rule option start: entry {quoted(entry)} must be a (point, checkers) pair")
             point, count = entry
             if not (isinstance(point, int) and 1 <= point <= 24) or point in seen:
-                raise RulesError(f"rule option start: point {point!r} must be a distinct integer 1..24")
+                raise RulesError(f"rule option start: point {quoted(point)} must be a distinct integer 1..24")
             if not (isinstance(count, int) and count > 0):
-                raise RulesError(f"rule option start: count {count!r} on point {point} must be a positive integer")
+                raise RulesError(f"rule option start: count {quoted(count)} on point {point} "
+                                 "must be a positive integer")
             seen.add(point)
             total += count
         if total != CHECKERS_PER_SIDE:
@@ -103,7 +106,7 @@ class RuleOptions:
         known = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise RulesError(f"unknown rule option(s) {unknown}; known: {sorted(known)}")
+            raise RulesError(f"unknown rule option(s) {quoted(unknown)}; known: {sorted(known)}")
         if "start" in changes:
             changes["start"] = _normalise_start(changes["start"])
         return replace(self, **changes)
@@ -127,7 +130,7 @@ class RuleOptions:
         missing = sorted(known - set(data))
         unknown = sorted(set(data) - known)
         if unknown:
-            raise RulesError(f"unknown rule option(s) {unknown}; known: {sorted(known)}")
+            raise RulesError(f"unknown rule option(s) {quoted(unknown)}; known: {sorted(known)}")
         if missing:
             raise RulesError(f"rule options missing {missing} (or give 'variant' to start from a preset)")
         data["start"] = _normalise_start(data["start"])
@@ -145,7 +148,7 @@ def _normalise_start(start: Any) -> tuple[tuple[int, int], ...]:
             point, count = entry
             result.append((int(point), int(count)))
         except (TypeError, ValueError):
-            raise RulesError(f"rule option start: bad entry {entry!r}, want (point, checkers)") from None
+            raise RulesError(f"rule option start: bad entry {quoted(entry)}, want (point, checkers)") from None
     return tuple(sorted(result, reverse=True))
 
 
@@ -193,4 +196,4 @@ def variant_rules(name: str) -> RuleOptions:
     try:
         return VARIANTS[name]
     except (KeyError, TypeError):
-        raise RulesError(f"unknown variant {name!r}; known variants: {sorted(VARIANTS)}") from None
+        raise RulesError(f"unknown variant {quoted(name)}; known variants: {sorted(VARIANTS)}") from None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from .options import CHECKERS_PER_SIDE, RuleOptions, RulesError, variant_rules
+from .quoting import quoted
 
 SIDES = ("X", "O")
 BAR_POINT = 25
@@ -50,11 +51,11 @@ class GameResult:
 
     def __post_init__(self) -> None:
         if self.kind not in RESULT_KINDS:
-            raise PositionError(f"result kind {self.kind!r}: must be one of {RESULT_KINDS}")
+            raise PositionError(f"result kind {quoted(self.kind)}: must be one of {RESULT_KINDS}")
         if (self.kind == "draw") != (self.winner is None):
             raise PositionError("result: a draw has winner null, every other kind a winner")
         if self.winner is not None and self.winner not in SIDES:
-            raise PositionError(f"result winner {self.winner!r}: must be 'X', 'O' or null")
+            raise PositionError(f"result winner {quoted(self.winner)}: must be 'X', 'O' or null")
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def start_position(rules: RuleOptions | str, turn: str = "X") -> Position:
     if isinstance(rules, str):
         rules = variant_rules(rules)
     if turn not in SIDES:
-        raise PositionError(f"turn {turn!r}: must be 'X' or 'O'")
+        raise PositionError(f"turn {quoted(turn)}: must be 'X' or 'O'")
     board = empty_board()
     for side in SIDES:
         for point, count in rules.start:
@@ -154,16 +155,16 @@ def validate_position(position: Position) -> None:
     """Raise :class:`PositionError` naming what is wrong, if the position is impossible."""
     rules = position.rules
     if position.turn not in SIDES:
-        raise PositionError(f"turn {position.turn!r}: must be 'X' or 'O'")
+        raise PositionError(f"turn {quoted(position.turn)}: must be 'X' or 'O'")
     if len(position.points) != 24:
         raise PositionError(f"points: must list 24 stacks, got {len(position.points)}")
     for index, stack in enumerate(position.points):
         problem = check_stack(stack, rules.pins)
         if problem:
-            raise PositionError(f"points[{index}] = {stack!r} {problem}")
+            raise PositionError(f"points[{index}] = {quoted(stack)} {problem}")
     for name, counts in (("off", position.off), ("bar", position.bar)):
         if len(counts) != 2 or any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in counts):
-            raise PositionError(f"{name}: must be two non-negative integers, got {counts!r}")
+            raise PositionError(f"{name}: must be two non-negative integers, got {quoted(counts)}")
     if rules.pins and any(position.bar):
         raise PositionError(f"bar: {rules.name} has no bar, but bar = {dict(zip(SIDES, position.bar))}")
     for side in SIDES:
@@ -180,7 +181,7 @@ def validate_position(position: Position) -> None:
             stack = position.stack(side, 24)
             if len(stack) >= 2 and stack[0] != side and stack[-1] == side:
                 raise PositionError(
-                    f"points[{absolute_index(side, 24)}] = {stack!r}: {side} pins on its own 24-point, "
+                    f"points[{absolute_index(side, 24)}] = {quoted(stack)}: {side} pins on its own 24-point, "
                     f"where no {side} checker can ever land"
                 )
     if position.off == (CHECKERS_PER_SIDE, CHECKERS_PER_SIDE):

@@ -28,6 +28,7 @@ from .position import (
     absolute_index,
     other,
 )
+from .quoting import quoted
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,11 @@ def check_dice(dice: Iterable[int]) -> tuple[int, int]:
     try:
         values = tuple(dice)
     except TypeError:
-        raise RulesError(f"dice must be two integers 1..6, got {dice!r}") from None
+        raise RulesError(f"dice must be two integers 1..6, got {quoted(dice)}") from None
     if len(values) != 2 or any(
         isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 6 for d in values
     ):
-        raise RulesError(f"dice must be two integers 1..6, got {list(values)!r}")
+        raise RulesError(f"dice must be two integers 1..6, got {quoted(list(values))}")
     return values  # type: ignore[return-value]
 
 

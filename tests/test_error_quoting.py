@@ -1,0 +1,103 @@
+"""Issue 49, item 8: errors quote hostile input by a bounded prefix and its length, never whole
+(tapa_ai.rules.quoting.quoted, used by every layer's errors)."""
+
+import http.client
+import io
+import json
+
+import pytest
+
+from tapa_ai.bots.basic import RunnerBot
+from tapa_ai.engine.http import make_server, serve_in_thread
+from tapa_ai.engine.protocol import Engine
+from tapa_ai.notation import position_to_json
+from tapa_ai.play import Advisor, PlaySession
+from tapa_ai.rules import start_position, variant_rules
+
+START = position_to_json(start_position("tapa"))
+SHORT = 300
+"""Bytes an error line may take, whatever the input."""
+
+
+def test_quoted_keeps_short_input_whole_and_cuts_long_input_with_its_length():
+    from tapa_ai.rules.quoting import quoted
+
+    assert quoted("24/20") == "'24/20'" and quoted([6, 5]) == "[6, 5]" and quoted(None) == "None"
+    long = quoted("24/20 " * 100_000)
+    assert long.startswith("'24/20 24/20") and long.endswith("... (600,000 characters)") and len(long) < 120
+    escaped = quoted('\\"' * 30_000)  # characters the repr escapes count against the limit too
+    assert escaped.endswith("(60,000 characters)") and len(escaped) < 120
+    assert quoted([7] * 20_000) == "[7, 7, 7, 7, 7, 7, 7, 7, ...] (20,000 items)"
+    assert len(quoted({"k" * 60_000: 1})) < 120 and len(quoted(["x" * 60_000] * 100)) < 120
+
+
+@pytest.mark.parametrize("move, says", [
+    ("24/20 " * 100_000, "more than four checker moves"),  # 600 KB
+    ("x" * 600_000, "expected from/to"),
+    ("24/" + "2" * 600_000, "is not a point (1-24 or off)"),  # was an internal error: int() of 600,000 digits
+], ids=["six-moves-repeated", "one-word", "600000-digits"])
+def test_a_600_kb_move_text_gets_a_short_error_through_the_engine_protocol(move, says):
+    status, answer = Engine("reference").respond({"cmd": "apply", "position": START, "dice": [4, 3], "move": move})
+    line = json.dumps(answer)
+    assert status == 400 and len(line) < SHORT, line[:400]
+    assert says in answer["error"] and f"({len(move):,} characters)" in answer["error"]
+
+
+HOSTILE = "\\abc" * 12_500  # 50,000 characters, 62,500 bytes of JSON: the repr and JSON both escape "\\"
+
+
+@pytest.mark.parametrize("request_, says", [
+    ({"cmd": "apply", "position": START, "dice": [4, 3], "move": HOSTILE}, "move text"),
+    ({"cmd": "q" * 60_000}, "unknown cmd"),
+    ({"cmd": "legal_moves", "position": START, "dice": "7" * 60_000}, "dice must be"),
+    ({"cmd": "legal_moves", "position": START, "dice": [7] * 20_000}, "dice must be two integers 1..6"),
+    ({"cmd": "legal_moves", "position": START, "dice": [4, 3], "generator": HOSTILE}, "unknown generator"),
+    ({"cmd": "legal_moves", "position": {**START, "turn": HOSTILE}, "dice": [4, 3]}, "position.turn"),
+    ({"cmd": "legal_moves", "position": {**START, "points": [HOSTILE] + START["points"][1:]}, "dice": [4, 3]},
+     "points[0]"),
+    ({"cmd": "start", "turn": HOSTILE}, "'turn' must be"),
+    ({"cmd": "start", "variant": HOSTILE}, "unknown variant"),
+    ({"cmd": "start", "rules": {HOSTILE: 1}}, "unknown rule option"),
+    ({"cmd": "bearoff", "home": HOSTILE}, "'home' must be"),
+], ids=["move", "cmd", "dice-text", "dice-list", "generator", "position.turn", "position.points", "turn", "variant",
+        "rules", "home"])
+def test_60_kb_fields_get_short_errors_that_say_what_is_wrong(request_, says):
+    line = Engine("reference").handle_line(json.dumps(request_))
+    assert len(line) < SHORT and says in json.loads(line)["error"], line[:400]
+
+
+def test_a_60_kb_http_body_gets_a_short_error_body():
+    server = make_server("127.0.0.1", 0, engine=Engine("reference"), quiet=True)
+    thread = serve_in_thread(server)
+    try:
+        for path, request in (("/v1/apply", {"position": START, "dice": [4, 3], "move": HOSTILE}),
+                              ("/", {"cmd": HOSTILE})):
+            body = json.dumps(request).encode()
+            assert 60_000 < len(body) < 65_536
+            connection = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
+            connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            data = response.read()
+            connection.close()
+            error = json.loads(data)["error"]
+            assert response.status == 400 and len(data) < SHORT, data[:400]
+            assert ("move text" in error or "unknown cmd" in error) and "(50,000 characters)" in error
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def test_a_600_kb_move_typed_in_tapa_ai_play_gets_a_short_error(tmp_path):
+    rules = variant_rules("tapa")
+    game = tmp_path / "game.json"
+    game.write_text(json.dumps({"format": "tapa-ai/play", "version": 1, "position": START, "dice": [4, 3]}))
+    for typed, says in (("24/20 " * 100_000, "Illegal move"), ("24/" + "2" * 600_000, "Illegal move"),
+                        ("hint " + "9" * 600_000, "hint N")):
+        out = io.StringIO()
+        session = PlaySession(rules, RunnerBot(), input=io.StringIO(f"load {game}\n{typed}\nquit\ny\n"),
+                              output=out, colour=False, seed=1, advisor=Advisor(None, rules, why_none="none"))
+        session.run()
+        errors = [line for line in out.getvalue().splitlines() if says in line and "> " not in line[:40]]
+        assert errors and all(len(line) < 2 * SHORT for line in errors), [line[:300] for line in errors]
+        assert "Internal error" not in out.getvalue()
