@@ -344,7 +344,8 @@
       match.score[result.winner] += result.points;
       match.lastWinner = result.winner;
       const who = result.winner === HUMAN ? "You win" : "The bot wins";
-      const kind = { single: "a single game", gammon: "a gammon", backgammon: "a backgammon", mother: "a mother win" }[result.kind];
+      const kind = { single: "a single game", gammon: "a gammon", backgammon: "a backgammon",
+        mother: result.winner === HUMAN ? "by pinning the bot's mother" : "by pinning your mother" }[result.kind];
       title = who + " " + kind;
       text = (result.winner === HUMAN ? "X" : "O") + " scores " + result.points + (result.points === 1 ? " point." : " points.");
     }
