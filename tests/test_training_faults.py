@@ -10,6 +10,7 @@ import time
 from multiprocessing import get_context
 
 import numpy as np
+import pytest
 
 from tapa_ai.training.distributed import ProcessActors, SharedWeights
 from tests.test_distributed import tiny_config
@@ -124,3 +125,79 @@ def test_a_replaced_actor_process_is_reported_in_one_line(tmp_path, capsys):
     assert len(lines) == 1, lines
     assert re.fullmatch(r"self-play actor 0 lost: .*\(killed by SIGKILL\); replaced \(1 of 4 replacements in a row "
                         r"allowed\)", lines[0]), lines
+
+
+# -- the learner's update counter across trainers ------------------------------------------------------------
+def test_the_learner_update_counter_continues_across_single_process_and_distributed_segments(tmp_path):
+    from tapa_ai.config import apply_overrides
+    from tapa_ai.net.checkpoint import load_checkpoint
+    from tapa_ai.training.distributed import DistributedTrainer
+    from tapa_ai.training.trainer import Trainer, new_run_directory, resume_checkpoint
+
+    def updates_in_checkpoint(run_dir) -> int:
+        return load_checkpoint(run_dir / "latest.pt").extra.get("learner_updates", 0)
+
+    config = tiny_config(tmp_path, "run.total_games=48", "checkpoint.every_games=1000")
+    single = Trainer(config, new_run_directory(config))
+    single.train(progress=False)
+    run_dir = single.run_dir
+    first = updates_in_checkpoint(run_dir)
+    assert first > 0  # the single-process segment's learning passes count
+
+    checkpoint = resume_checkpoint(run_dir)[1]
+    learner = DistributedTrainer(apply_overrides(checkpoint.train_config(), ["run.total_games=96"]), run_dir,
+                                 checkpoint, workers=1)
+    assert learner.updates == first  # continues, not from 0
+    learner.train(progress=False)
+    second = updates_in_checkpoint(run_dir)
+    assert second == learner.updates > first
+
+    checkpoint = resume_checkpoint(run_dir)[1]
+    again = Trainer(apply_overrides(checkpoint.train_config(), ["run.total_games=144"]), run_dir, checkpoint)
+    again.train(progress=False)
+    assert updates_in_checkpoint(run_dir) > second  # and on through the next single-process segment
+
+
+# -- a double Ctrl-C says what was written -------------------------------------------------------------------
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_second_ctrl_c_says_truly_whether_the_stopping_checkpoint_was_written(tmp_path, capsys, monkeypatch,
+                                                                                 when):
+    from tapa_ai.net.checkpoint import load_checkpoint
+    from tapa_ai.net.checkpoint_dir import CheckpointManager
+    from tapa_ai.training.command import train_command
+    from tapa_ai.training.selfplay import SelfPlay
+
+    plies, stopping = [], []
+    play_ply, save = SelfPlay.play_ply, CheckpointManager.save
+
+    def play_then_ctrl_c(self, epsilon):
+        plies.append(epsilon)
+        if len(plies) == 150:  # past the first checkpoints
+            stopping.append(True)
+            os.kill(os.getpid(), signal.SIGINT)  # the first Ctrl-C: finish the step, checkpoint, stop
+        return play_ply(self, epsilon)
+
+    def save_with_a_second_ctrl_c(self, **payload):
+        if stopping and when == "before":
+            os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, before the stopping checkpoint is written
+        path = save(self, **payload)
+        if stopping and when == "after":
+            os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, once it is written (the learner still stopping)
+        return path
+
+    monkeypatch.setattr(SelfPlay, "play_ply", play_then_ctrl_c)
+    monkeypatch.setattr(CheckpointManager, "save", save_with_a_second_ctrl_c)
+    settings = ["run.total_games=100000", "selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64",
+                "eval.every_games=100000", "checkpoint.every_games=12", "logging.tensorboard=false",
+                f"checkpoint.directory={tmp_path}"]
+    assert train_command(config_file="configs/quick.toml", resume=None, overrides=settings, progress=False) == 130
+    error = capsys.readouterr().err
+    run_dir = next(path for path in tmp_path.iterdir() if path.is_dir())
+    latest = load_checkpoint(run_dir / "latest.pt")
+    said = [line for line in error.splitlines() if line.startswith("tapa-ai train:")]
+    assert len(said) == 1 and "Traceback" not in error, error
+    assert f"{latest.games} games" in said[0] and said[0].endswith(f"continue with: tapa-ai train --resume {run_dir}")
+    if when == "after":
+        assert "without" not in said[0] and "stopping checkpoint" in said[0] and "written" in said[0], said
+    else:
+        assert "without the stopping checkpoint" in said[0], said

@@ -20,12 +20,13 @@ from typing import Optional, Sequence
 
 from ..config import ConfigError, apply_overrides, load_config, resolve_config_path
 from ..net.atomic_files import WriteError
-from ..net.checkpoint import CheckpointError
+from ..net.checkpoint import CheckpointError, load_checkpoint
 from ..net.checkpoint_dir import RunLock
 from ..ray_cluster import RayUnavailable
 from .distributed import make_trainer
 from .runs import TrainingError, discard_if_empty, new_run_directory, resume_checkpoint, run_directory_of
 from .stopping import Terminated, TrainingStopped, terminate_raises
+from .trainer import Trainer
 
 
 def train_command(*, config_file: Optional[str], resume: Optional[str], overrides: Sequence[str] = (),
@@ -78,9 +79,8 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
             how = "terminated (SIGTERM)" if code == 143 else "interrupted"
             if run_dir is None or not any(run_dir.glob("*.pt")):
                 say(f"{how}: nothing was saved yet")
-            elif started:  # the second Ctrl-C, while the loop was writing its checkpoint
-                say(f"{how} again: quit without the stopping checkpoint; the last one written stands: continue "
-                    f"with: tapa-ai train --resume {run_dir}")
+            elif started:  # the second Ctrl-C, while the loop was stopping (its checkpoint, the actors)
+                say(f"{how} again: {_what_stands(run_dir, trainer)}: continue with: tapa-ai train --resume {run_dir}")
             else:
                 say(f"{how} before training resumed: the run is as it was; continue with: "
                     f"tapa-ai train --resume {run_dir}")
@@ -96,3 +96,19 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
               f"[{record.ppg_ci95[0]:+.3f}, {record.ppg_ci95[1]:+.3f}], win {record.win_rate:.1%} "
               f"({record.games} games at {record.games_trained} games trained)")
     return 0
+
+
+def _what_stands(run_dir, trainer: Trainer) -> str:
+    """After a second Ctrl-C: whether the stopping checkpoint was written, read from ``latest.pt``, not assumed.
+
+    The second Ctrl-C can come before the stopping checkpoint is written or after (while the learner stops
+    its actors or closes its logs); ``latest.pt`` holding the trainer's game count is the run as it stopped.
+    """
+    latest = run_dir / "latest.pt"
+    try:
+        games = load_checkpoint(latest).games
+    except CheckpointError:
+        return "quit before the stopping checkpoint was written; --resume takes the newest good checkpoint"
+    if games == trainer.games:
+        return f"the stopping checkpoint had been written ({latest}, {games} games)"
+    return f"quit without the stopping checkpoint; the last one written stands ({latest}, {games} games)"

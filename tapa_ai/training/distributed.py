@@ -321,9 +321,9 @@ class DistributedTrainer(Trainer):
     run them as Ray actors on that cluster (``auto``, ``host:port``, or
     ``local`` for a new local Ray instance) instead of local processes.
     Checkpoints are the single-process trainer's (network, optimizer,
-    counters, the learner's generator) plus ``learner_updates``; the actors'
-    running games are not saved, so a resumed run starts fresh games, and
-    any worker count (or the single-process trainer) can resume it.
+    counters, ``learner_updates`` among them, the learner's generator); the
+    actors' running games are not saved, so a resumed run starts fresh games,
+    and any worker count (or the single-process trainer) can resume it.
     """
 
     overlaps = False  # learning.overlap: the actors play with published weights, behind the learner anyway
@@ -333,8 +333,6 @@ class DistributedTrainer(Trainer):
         if config.learning.method != "lambda-return":
             raise TrainingError(f"learning.method = {config.learning.method!r} learns inside self-play, every ply; "
                                 "distributed training needs 'lambda-return' (or train with one worker)")
-        self.updates = 0
-        """Learner updates (calls of :meth:`learn`): the version of the weights it publishes."""
         super().__init__(config, run_dir, checkpoint)
         self.workers = int(workers or config.distributed.workers)
         if self.workers < 1:
@@ -351,16 +349,6 @@ class DistributedTrainer(Trainer):
         """Called with every batch received (tests and benchmarks)."""
         self.actors_label = config.learning.targets == "search"
         """Expert iteration: the actors label positions by search and send them; the learner only fits them."""
-
-    # -- checkpoints -------------------------------------------------------------------------------
-    def _payload(self) -> dict:
-        payload = super()._payload()
-        payload["extra"]["learner_updates"] = self.updates
-        return payload
-
-    def _restore(self, checkpoint: Checkpoint) -> None:
-        super()._restore(checkpoint)
-        self.updates = int(checkpoint.extra.get("learner_updates", 0))
 
     # -- the loop ----------------------------------------------------------------------------------
     def _weights(self) -> Weights:
@@ -427,8 +415,7 @@ class DistributedTrainer(Trainer):
                     schedule.window.losses.append(loss)
                     self.losses.append((self.games, loss))
                     self.pending = []
-                    self.updates += 1
-                    if self.updates % config.distributed.publish_every == 0:
+                    if self.updates % config.distributed.publish_every == 0:  # learn() counted the update
                         pool.publish(self._weights())
                 self.restarts = pool.restarts
                 # CPU time of the run: the learner's and the actors' (as they reported it per batch).
@@ -444,7 +431,6 @@ class DistributedTrainer(Trainer):
             if self._waiting():
                 loss = self.learn(self.pending)
                 self.pending = []
-                self.updates += 1
             self.save()
         finally:
             if pool is not None:

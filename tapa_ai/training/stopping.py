@@ -6,9 +6,10 @@ flight (a ply of self-play and any learning and evaluation it triggered), so
 that everything it holds is consistent, writes a checkpoint (with the finished
 games not learned from yet, so a resumed run is bit-identical to one that never
 stopped) and raises :class:`TrainingStopped`. A second Ctrl-C quits at once
-with ``KeyboardInterrupt``: no checkpoint is written, the last one stands
-(checkpoints are written atomically). A second SIGTERM is ignored; the
-checkpoint is on its way.
+with ``KeyboardInterrupt``: a stopping checkpoint not yet written is not
+written, the last one written stands (checkpoints are written atomically);
+``tapa-ai train`` reads ``latest.pt`` to say which. A second SIGTERM is
+ignored; the checkpoint is on its way.
 
 Exit codes of ``tapa-ai train``: 130 after Ctrl-C and 143 after SIGTERM
 (128 + the signal number, the shell's convention for a process ended by a
@@ -83,7 +84,7 @@ class StopSignals:
             for callback in self.on_request:
                 callback()
         elif signal_number == signal.SIGINT:
-            raise KeyboardInterrupt  # the second Ctrl-C: quit now, without the checkpoint
+            raise KeyboardInterrupt  # the second Ctrl-C: quit now, the stopping checkpoint written or not
 
     def __enter__(self) -> "StopSignals":
         if _in_main_thread():

@@ -113,6 +113,9 @@ class Trainer:
         self.replay_credit = 0.0
         self.labels_added = 0
         """Search labels added to the replay buffer over the run's life (made here or by actors; checkpointed)."""
+        self.updates = 0
+        """Learning passes over the run's life, whichever trainers made them (checkpointed as ``learner_updates``):
+        distributed training's weights version."""
         self.traces: Optional[OnlineTraces] = None
         if learning.method == "online-traces":
             self.traces = OnlineTraces(self.net, config.selfplay.parallel_games, learning.lambda_,
@@ -143,6 +146,7 @@ class Trainer:
     def learn(self, games: list[FinishedGame]) -> float:
         """One pass of minibatch gradient steps over the positions of ``games``; returns the mean loss."""
         self.join_learning()
+        self.updates += 1
         prepared = self._prepare_pass(games)
         loss = float("nan") if prepared is None else self._run_pass(*prepared, threads=None)
         # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
@@ -157,6 +161,7 @@ class Trainer:
         how the two threads interleave; the learner thread only runs the gradient steps.
         """
         loss = self.join_learning()
+        self.updates += 1
         with torch.no_grad():
             for mine, theirs in zip(self.play_net.state_dict().values(), self.net.state_dict().values()):
                 mine.copy_(theirs)
@@ -325,6 +330,7 @@ class Trainer:
                 "best_score": self.best_score if math.isfinite(self.best_score) else None,
                 "best_opponents": list(self.config.eval.opponents),
                 "cpu_seconds": self.cpu_seconds,
+                "learner_updates": self.updates,
                 "wall_seconds": self.wall_seconds,
                 "evaluations": [
                     {"games_trained": r.games_trained, "opponent": r.opponent, "games": r.games, "ppg": r.ppg,
@@ -370,6 +376,7 @@ class Trainer:
         except (KeyError, RuntimeError, ValueError) as error:
             raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
         self.steps = checkpoint.steps
+        self.updates = int(checkpoint.extra.get("learner_updates", 0))
         self.cpu_seconds = float(checkpoint.extra.get("cpu_seconds", 0.0))
         self.wall_seconds = float(checkpoint.extra.get("wall_seconds", 0.0))
         best = checkpoint.extra.get("best_score")
