@@ -339,6 +339,79 @@ def test_a_whole_game_is_played_to_the_end_by_clicks_against_the_bot(browser, se
     log = browser.execute_script("return tapaWeb.state.log")
     assert log[-1].startswith("Game over") and clicks > 0
     assert browser.execute_script("return tapaWeb.state.position.result") is not None
+    # Analyse greyed (no model of this variant on the server): the reason in words, not only in a tooltip.
+    why = browser.find_element("id", "analyse-over-why")
+    if variant == "tapa":
+        assert browser.find_element("id", "analyse-over").is_enabled() and not why.text
+    else:
+        assert not browser.find_element("id", "analyse-over").is_enabled() and why.is_displayed()
+        assert why.text == f"start tapa-ai serve --bot net:{variant}@1ply to analyse {variant} games"
+    # The panel has no move to rate: no empty bar and table, one line instead.
+    browser.find_element("id", "close-summary").click()
+    assert not browser.find_element("id", "chances").is_displayed()
+    assert not browser.find_element("id", "moves").is_displayed()
+    note = browser.find_element("id", "analysis-note")
+    assert note.is_displayed() and note.text.startswith(f"Game over: {title.lower()}."), note.text
+    assert ("Analyse the game" in note.text) == (variant == "tapa")
+    assert console_errors(browser) == []
+
+
+def test_a_greyed_analyse_button_says_why_next_to_it(browser, server):
+    open_board(browser, server, variant="plakoto", seed=1)
+    why = browser.find_element("id", "analyse-why")
+    assert not browser.find_element("id", "analyse").is_enabled() and why.is_displayed()
+    assert why.text == "start tapa-ai serve --bot net:plakoto@1ply to analyse plakoto games"
+    open_board(browser, server, variant="tapa", seed=1)  # the server's model: only the game is not over yet
+    why = browser.find_element("id", "analyse-why")
+    assert not browser.find_element("id", "analyse").is_enabled() and why.text == "once the game is over"
+    assert browser.find_element("id", "chances").is_displayed() and browser.find_element("id", "moves").is_displayed()
+
+
+def in_your_numbering(text):
+    """The bot's (O's) move text in X's numbering, as the terminal game writes it (tapa_ai.play.moves)."""
+    from tapa_ai.play.moves import in_other_view
+
+    return in_other_view(text)
+
+
+def test_the_bots_move_is_marked_on_the_board_and_logged_in_your_numbering(browser, server):
+    """After the bot's move the points its checkers left and reached are marked (until your next action), and
+    the log and the message give the move in your numbering too, as the terminal game does."""
+    console_errors(browser)
+    open_board(browser, server, variant="backgammon", seed=4)
+    marked = "return ['from', 'to'].map(k => Array.from(document.querySelectorAll('#board .moved-' + k))" \
+             ".map(e => e.dataset.point).sort())"
+    seen = 0
+    for _ in range(60):
+        phase = wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase) && document.body.dataset.phase")
+        if phase == "over":
+            break
+        last = browser.execute_script("return tapaWeb.record().games.slice(-1)[0].history.slice(-1)[0]")
+        if last["action"] == "move" and last["side"] == "O" and last["move"]:
+            text, yours = last["move"], in_your_numbering(last["move"])
+            dice = "-".join(map(str, last["dice"]))
+            log = browser.execute_script("return tapaWeb.state.log")
+            assert f"O {dice}: {text} (on your board: {yours})" in log, log[-3:]
+            assert message_of(browser).startswith(f"The bot played {yours} (your numbering; orange on the board)."), message_of(browser)
+            net = {}
+            for step in yours.split():
+                start, end = step.split("/")
+                net[start] = net.get(start, 0) - 1
+                net[end] = net.get(end, 0) + 1
+            expected = [sorted(p for p, n in net.items() if n < 0), sorted(p for p, n in net.items() if n > 0)]
+            assert browser.execute_script(marked) == expected, (text, yours)
+            if not browser.find_elements("css selector", "#board rect.hit.source"):
+                continue  # no move for you: the page passes for you
+            browser.find_element("css selector", "#board rect.hit.source").click()  # your next action
+            assert browser.execute_script(marked) == [[], []]
+            seen += 1
+            if seen == 3:
+                break
+            browser.find_element("id", "undo").click()
+        turn = browser.execute_script("return document.body.dataset.turns")
+        browser.find_element("id", "bot-plays").click()
+        wait_for(browser, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
+    assert seen == 3
     assert console_errors(browser) == []
 
 

@@ -32,7 +32,7 @@
     game: 0, // bumped by every new game: answers that arrive for an older game are dropped
     phase: "loading",
     position: null, dice: null, legal: null, ranked: null, chances: null, plan: null, selected: null,
-    hints: null, lastMove: null, log: [], cube: 1,
+    hints: null, lastMove: null, moved: null, log: [], cube: 1,
     match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false },
     games: [], // the records of this match's games (tapa-ai/games), the current one last
     analysis: null, // the server's analysis of the last finished game
@@ -223,7 +223,7 @@
     S.variant = $("variant").value;
     document.body.dataset.variant = S.variant;
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
-      selected: null, hints: null, lastMove: null, log: [], cube: 1, analysis: null });
+      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null });
     S.games.push({ number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
       history: [], result: null });
@@ -285,7 +285,9 @@
         if (game === S.game && S.phase === "human") finishMove(game, "", S.legal[0].position, HUMAN);
         return;
       }
-      showMessage("You rolled " + dice.join("-") + ". Click a checker, then a green point (or type the move).");
+      const bot = !S.moved ? "" : S.moved.text ? "The bot played " + S.moved.text + " (your numbering; orange on the board). " :
+        "The bot could not move. ";
+      showMessage(bot + "You rolled " + dice.join("-") + ". Click a checker, then a green point (or type the move).");
       render();
     } else {
       setPhase("bot");
@@ -312,7 +314,13 @@
   function finishMove(game, text, after, side) {
     if (game !== S.game) return;
     recordEvent({ action: "move", side: side, dice: S.dice.slice(), move: text });
-    addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text));
+    // The bot's move in your numbering too, as in the terminal; on the board until your next action.
+    const yours = side === BOT && text ? TapaSteps.otherView(text) : "";
+    addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text) +
+      (yours ? " (on your board: " + yours + ")" : ""));
+    const moved = TapaSteps.movedPoints(text), ids = (points) => new Set(points.map((p) => pointToId(p === TapaSteps.BAR ||
+      p === TapaSteps.OFF ? p : side === "X" ? p : 25 - p)));
+    S.moved = side === BOT ? { side: side, text: yours, from: ids(moved.from), to: ids(moved.to) } : null;
     S.lastMove = new Set();
     for (const step of text.split(/\s+/).filter(Boolean)) {
       for (const word of step.split("/")) {
@@ -360,6 +368,8 @@
     $("next-game").textContent = match.over ? "New game" : "Next game";
     $("analyse-over").disabled = !analysisAvailable();
     $("analyse-over").title = analysisAvailable() ? "" : analyseHelp();
+    $("analyse-over-why").textContent = analysisAvailable() ? "" : analyseHelp();
+    S.summary = title;
     $("game-over").hidden = false;
     showMessage(title + ". " + text);
     render();
@@ -379,6 +389,7 @@
   function onBoardClick(event) {
     const hit = event.target.closest("[data-point]");
     if (!hit || S.phase !== "human" || !S.plan) return;
+    S.moved = null; // your next action: the bot's move is no longer marked
     const point = idToPoint(hit.dataset.point);
     const options = S.plan.options();
     const left = S.plan.current().remaining.join(", ");
@@ -413,6 +424,7 @@
 
   async function submitMove(text) {
     if (S.phase !== "human") return;
+    S.moved = null;
     const game = S.game;
     setPhase("busy");
     try {
@@ -431,6 +443,7 @@
 
   async function hint() {
     if (S.phase !== "human") return;
+    S.moved = null;
     const game = S.game;
     try {
       const move = await chooseMove(game);
@@ -450,6 +463,7 @@
 
   async function botPlaysForYou() {
     if (S.phase !== "human") return;
+    S.moved = null;
     const game = S.game;
     try {
       const move = await chooseMove(game);
@@ -507,7 +521,7 @@
     const rules = VARIANTS[S.variant];
     const shown = S.plan ? S.plan.position(position) : position;
     const view = { position: shown, dice: S.phase === "over" ? null : S.dice, cube: rules.cube ? S.cube : null,
-      mother: rules.mothers, last: S.lastMove, hints: S.hints, selected: S.selected === null ? null : pointToId(S.selected) };
+      mother: rules.mothers, last: S.lastMove, moved: S.moved, hints: S.hints, selected: S.selected === null ? null : pointToId(S.selected) };
     if (S.plan) {
       view.diceLeft = S.plan.current().remaining;
       const options = S.phase === "human" ? S.plan.options() : [];
@@ -535,6 +549,7 @@
     $("analyse").disabled = S.phase !== "over" || !record || !record.result || !analysisAvailable();
     $("analyse").title = analysisAvailable() ? "each move's error and each roll's luck, by the server's model" :
       analyseHelp();
+    $("analyse-why").textContent = !analysisAvailable() ? analyseHelp() : S.phase !== "over" ? "once the game is over" : "";
     renderAnalysis();
     renderGameAnalysis();
   }
@@ -589,11 +604,14 @@
     const bar = $("chances"), body = $("moves").tBodies[0];
     bar.replaceChildren();
     body.replaceChildren();
-    if (!chances || !model || S.phase === "over") {
+    const empty = !chances || !model || S.phase === "over";
+    $("chances").hidden = $("moves").hidden = empty; // no empty bar and table: at the end, one line instead
+    if (empty) {
       $("chances-label").textContent = "";
       $("chances-legend").textContent = "";
       $("analysis-side").textContent = "";
-      $("analysis-note").textContent = "";
+      $("analysis-note").textContent = S.phase !== "over" ? "" : "Game over: " + S.summary.toLowerCase() + "." +
+        (analysisAvailable() ? " Analyse the game for each move's error and each roll's luck." : "");
       return;
     }
     const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
@@ -676,6 +694,7 @@
     $("match-length").addEventListener("change", () => newMatch());
     $("undo").addEventListener("click", function () {
       if (S.phase !== "human" || !S.plan) return;
+      S.moved = null;
       for (let n = S.clicks.pop() || 1; n > 0; n--) S.plan.undo(); // the last click's steps
       S.selected = null;
       showMessage(S.plan.history.length > 1 ? "Undone: " + S.plan.text() + " played so far." : "Undone: nothing played yet.");

@@ -4,7 +4,8 @@
 //   TapaBoard.draw(svgElement, view)
 //
 // view: {position (JSON), dice: [a, b] or null, diceLeft: [dice not yet played], cube: value or null,
-//        mother: bool (the variant has mothers), sources/targets/hints/last: Sets of point ids, selected: id}
+//        mother: bool (the variant has mothers), sources/targets/hints/last: Sets of point ids, selected: id,
+//        moved: {side, from, to: Sets of point ids} (the bot's last move, marked orange)}
 // Point ids are X's point numbers 1..24, "bar" and "off"; every point, the bar and X's tray carry a
 // transparent <rect class="hit" data-point="id"> on top, which is what the page listens to for clicks.
 (function (root) {
@@ -55,6 +56,7 @@
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     const position = view.position;
     const has = (set, id) => set && set.has(id);
+    const moved = view.moved || {};
 
     el("rect", { x: 0, y: 0, width: W, height: H, rx: 10, class: "frame" }, svg);
     el("rect", { x: LEFT, y: TOP, width: 2 * 6 * POINT_W + BAR_W, height: BOTTOM - TOP, class: "felt" }, svg);
@@ -68,8 +70,10 @@
       const edge = box.top ? TOP : BOTTOM, tip = box.top ? TOP + POINT_H : BOTTOM - POINT_H;
       const cls = "point " + (p % 2 ? "odd" : "even") + (has(view.last, p) ? " last" : "") +
         (has(view.hints, p) ? " hint" : "") + (has(view.targets, p) ? " target" : "") +
-        (has(view.sources, p) ? " source" : "") + (view.selected === p ? " selected" : "");
-      el("polygon", { points: box.x + "," + edge + " " + (box.x + POINT_W) + "," + edge + " " + (box.x + POINT_W / 2) + "," + tip, class: cls }, svg);
+        (has(view.sources, p) ? " source" : "") + (view.selected === p ? " selected" : "") +
+        (has(moved.from, p) ? " moved-from" : "") + (has(moved.to, p) ? " moved-to" : "");
+      el("polygon", { points: box.x + "," + edge + " " + (box.x + POINT_W) + "," + edge + " " + (box.x + POINT_W / 2) + "," + tip,
+        class: cls, "data-point": p }, svg);
       el("text", { x: box.x + POINT_W / 2, y: box.top ? TOP - 5 : BOTTOM + 15, class: "point-number" }, svg, String(p));
     }
 
@@ -102,6 +106,12 @@
     if (has(view.sources, "bar") || view.selected === "bar") {
       el("rect", { x: BAR_X + 2, y: TOP + 2, width: BAR_W - 4, height: (BOTTOM - TOP) / 2 - 4, class: "bar-mark" + (view.selected === "bar" ? " selected" : " source") }, svg);
     }
+
+    // The bot's move from the bar or off the board: the side's half of the bar (X's on top) or of the tray (X's below).
+    const half = (id, x, w, upper, cls) => el("rect", { x: x + 2, y: upper ? TOP + 2 : (TOP + BOTTOM) / 2 + 2, width: w - 4,
+      height: (BOTTOM - TOP) / 2 - 4, class: cls, "data-point": id }, svg);
+    if (has(moved.from, "bar")) half("bar", BAR_X, BAR_W, moved.side === "X", "bar-mark moved-from");
+    if (has(moved.to, "off")) half("off", TRAY_X, TRAY_W, moved.side === "O", "tray-mark moved-to");
 
     // Borne-off trays: O's on top (O bears off top right), X's below, one slab per checker.
     [["O", TOP + 4, 1], ["X", BOTTOM - 4, -1]].forEach(function ([side, y0, dir]) {

@@ -14,6 +14,8 @@
 //   plan.destinations(from)     -> Map(to -> steps): where that checker can go by one die or several
 //   plan.play(from, to)         -> true, or false when it is not one of the options
 //   plan.undo(); plan.complete(); plan.text()   // "24/19 19/13"; "" for a pass
+//   TapaSteps.otherView("23/17 22/17")          -> "2/8 3/8": the other side's numbering
+//   TapaSteps.movedPoints("24/18 18/13")        -> {from: [24], to: [13]}: where checkers left and ended
 //
 // Points are in the mover's own numbering: 1..24, 25 the bar, 0 off.
 (function (root) {
@@ -121,6 +123,25 @@
 
   function pointText(point) {
     return point === BAR ? "bar" : point === OFF ? "off" : String(point);
+  }
+
+  const stepsOf = (text) => text.trim().split(/\s+/).filter(Boolean).map((step) => step.split("/"));
+
+  // A move text in the other side's numbering: point p is 25 - p; bar and off stay.
+  function otherView(text) {
+    return stepsOf(text).map((words) => words.map((w) => (/^\d+$/.test(w) ? String(25 - Number(w)) : w)).join("/")).join(" ");
+  }
+
+  // The points a move's checkers left and those they ended on (net over its steps: 24/18 18/13 is 24 -> 13).
+  function movedPoints(text) {
+    const net = new Map(), word = (w) => (w === "bar" ? BAR : w === "off" ? OFF : Number(w));
+    for (const words of stepsOf(text)) {
+      net.set(word(words[0]), (net.get(word(words[0])) || 0) - 1);
+      net.set(word(words[words.length - 1]), (net.get(word(words[words.length - 1])) || 0) + 1);
+    }
+    const moved = { from: [], to: [] };
+    net.forEach((n, point) => { if (n) moved[n < 0 ? "from" : "to"].push(point); });
+    return moved;
   }
 
   function Planner(position, dice, legalMoves) {
@@ -238,7 +259,8 @@
     return out;
   };
 
-  const api = { Planner: Planner, BAR: BAR, OFF: OFF, stepCount: stepCount, pointText: pointText };
+  const api = { Planner: Planner, BAR: BAR, OFF: OFF, stepCount: stepCount, pointText: pointText, otherView: otherView,
+    movedPoints: movedPoints };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaSteps = api;
 })(typeof self !== "undefined" ? self : this);
