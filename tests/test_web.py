@@ -134,7 +134,8 @@ def test_a_missing_chromium_skips_with_the_install_line_and_fails_under_ci(tmp_p
     assert "\n" not in message and f"headless Chromium at {missing}, which is missing" in message
     assert f"`sudo {INSTALL}`" in message and "scripts/setup_tests.sh" in message
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match=r"chromedriver\) at .*missing: run `sudo apt-get install .*CI=true"):
+    failure = r"chromedriver\) at .*missing: run `sudo apt-get install .*CI=true"
+    with pytest.raises(pytest.fail.Exception, match=failure):
         require_chromium(CHROMIUM if os.access(CHROMIUM, os.X_OK) else sys.executable, missing)
 
 
@@ -383,7 +384,8 @@ def test_the_bots_move_is_marked_on_the_board_and_logged_in_your_numbering(brows
              ".map(e => e.dataset.point).sort())"
     seen = 0
     for _ in range(60):
-        phase = wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase) && document.body.dataset.phase")
+        phase = wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase)"
+                                  " && document.body.dataset.phase")
         if phase == "over":
             break
         last = browser.execute_script("return tapaWeb.record().games.slice(-1)[0].history.slice(-1)[0]")
@@ -392,7 +394,8 @@ def test_the_bots_move_is_marked_on_the_board_and_logged_in_your_numbering(brows
             dice = "-".join(map(str, last["dice"]))
             log = browser.execute_script("return tapaWeb.state.log")
             assert f"O {dice}: {text} (on your board: {yours})" in log, log[-3:]
-            assert message_of(browser).startswith(f"The bot played {yours} (your numbering; orange on the board)."), message_of(browser)
+            message = message_of(browser)
+            assert message.startswith(f"The bot played {yours} (your numbering; orange on the board)."), message
             net = {}
             for step in yours.split():
                 start, end = step.split("/")
