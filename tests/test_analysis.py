@@ -470,9 +470,7 @@ def test_the_luck_of_a_bear_off_roll_is_measured_on_the_bear_off_database_as_the
     mean = sum(n * best_0ply(analyzer, start, (a, b)) for a, b, n in DISTINCT_ROLLS) / 36
     assert move.luck == pytest.approx(best_0ply(analyzer, start, (2, 1)) - mean, abs=1e-6)
     # the network alone values these moves otherwise, by more than the test's tolerance
-    from tapa_ai.bots.search import afterstate_distributions_with
-
     afterstates = generate(PositionBatch.from_positions([start]), np.array([[2, 1]], dtype=np.int8))
-    database, network = (afterstate_distributions_with(bot.net, afterstates, bearoff) @ bot.points
-                         for bearoff in (True, False))
+    database, network = (evaluator.afterstate_distributions(afterstates) @ bot.points
+                         for evaluator in (bot.evaluator, bot.evaluator.model))
     assert np.abs(database - network).max() > 0.01

@@ -11,7 +11,6 @@ import sys
 import numpy as np
 import pytest
 
-from tapa_ai.arena.duels import _subset
 from tapa_ai.bots.base import BotError
 from tapa_ai.bots.gnubg import GnubgBot, dice_of, gnubg_boards
 from tapa_ai.bots.pubeval import PubevalBot, contact_flags, pubeval_scores
@@ -94,7 +93,7 @@ def test_pubeval_agrees_with_pub_best_move_on_random_positions(gnubg, played):
 
 
 def gnubg_agrees(gnubg, bot, batch, dice, afterstates, count):
-    part = _subset(afterstates, np.arange(count))
+    part = afterstates.of_sources(np.arange(count))
     rows = bot.choose(part, np.random.default_rng(2))
     boards = gnubg_boards(afterstates.positions)
     for index in range(count):

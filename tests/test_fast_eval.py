@@ -7,14 +7,13 @@ import torch
 from tapa_ai.config import ModelConfig
 from tapa_ai.net import fast_eval
 from tapa_ai.net.encoding import encode, num_features
-from tapa_ai.net.fast_eval import (DENSE_MODES, FastEncoder, FastEvaluator, afterstate_distributions_fast, fast_encode,
-                                   fast_evaluator_for)
+from tapa_ai.net.fast_eval import DENSE_MODES, FastEncoder, FastEvaluator, fast_encode
 from tapa_ai.net.model import EvaluatorNet, evaluate
 from tapa_ai.rules.outcomes import outcome_points, swap_sides
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
 from tapa_ai.rules.options import variant_rules
-from tapa_ai.net.afterstates import afterstate_distributions, afterstate_distributions_torch
+from tapa_ai.net.evaluator import KernelEvaluator, TorchEvaluator, evaluator_for
 
 VARIANTS = ["tapa", "plakoto", "backgammon"]
 TOLERANCE = 1e-5
@@ -79,11 +78,11 @@ def test_afterstate_distributions_equal_the_torch_reference(variant):
     rng = np.random.default_rng(11)
     batch = _positions(variant, 120, seed=3)
     afterstates = generate(batch, random_dice(len(batch), rng))
-    reference = afterstate_distributions_torch(net, afterstates)
-    fast = afterstate_distributions_fast(FastEvaluator.from_net(net), afterstates)
+    reference = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)
+    fast = FastEvaluator.from_net(net).afterstate_distributions(afterstates)[0]
     assert fast.shape == reference.shape and fast.dtype == np.float32
     assert np.abs(fast - reference).max() < TOLERANCE
-    assert np.abs(afterstate_distributions(net, afterstates) - reference).max() < TOLERANCE
+    assert np.abs(evaluator_for(net, bearoff=False).afterstate_distributions(afterstates) - reference).max() < TOLERANCE
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -95,7 +94,7 @@ def test_finished_games_are_their_exact_outcome_from_the_movers_side(variant, la
     afterstates = generate(batch, random_dice(len(batch), rng))
     assert afterstates.game_over.any(), "the end-game positions should give some finished games"
     distributions, equities = FastEvaluator.from_net(net, dense=dense).afterstate_distributions(afterstates)
-    reference = afterstate_distributions_torch(net, afterstates)
+    reference = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)
     over = afterstates.game_over
     assert np.array_equal(distributions[over], reference[over])
     assert set(np.unique(distributions[over])) <= {0.0, 1.0}
@@ -135,7 +134,7 @@ def test_batched_path_in_chunks_gives_the_values_of_one_pass(monkeypatch, race_n
     parts = 2 if race_network else 1
     assert max(passes) <= 512 and len(passes) == parts * -(-len(afterstates) // 512)
     assert np.abs(chunked - whole).max() < 1e-6 and np.abs(chunked_equities - whole_equities).max() < 1e-6
-    reference = afterstate_distributions_torch(net, afterstates)
+    reference = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)
     assert np.abs(chunked - reference).max() < TOLERANCE
 
 
@@ -159,15 +158,16 @@ def test_unknown_dense_mode_is_refused_clearly():
         FastEvaluator.from_net(_net("tapa", 2, 8, "relu"), dense="blas")
 
 
-def test_cached_evaluator_follows_an_optimizer_step():
+def test_a_kernel_evaluator_follows_an_optimizer_step_of_its_network():
     net = _net("plakoto", 1, 16, "relu")
     batch = _positions("plakoto", 60, seed=2)
-    before, _ = fast_evaluator_for(net).evaluate(batch)
+    evaluator = KernelEvaluator(net)
+    before = evaluator.evaluate(batch).copy()
     optimizer = torch.optim.Adam(net.parameters(), lr=0.05)
     loss = net(torch.from_numpy(encode(batch))).logsumexp(dim=-1).mean()
     loss.backward()
     optimizer.step()
-    after, _ = fast_evaluator_for(net).evaluate(batch)
+    after = evaluator.evaluate(batch)
     expected, _ = evaluate(net, encode(batch))
     assert np.abs(after - before).max() > 1e-3
     assert np.abs(after - expected).max() < TOLERANCE
@@ -179,7 +179,7 @@ def test_unsupported_activation_is_refused_clearly():
     object.__setattr__(net.config, "activation", "elu")
     with pytest.raises(ValueError, match="activation 'elu' is not implemented"):
         FastEvaluator.from_net(net)
-    assert fast_evaluator_for(net) is None  # the policy falls back to the torch path
+    assert isinstance(evaluator_for(net, bearoff=False), TorchEvaluator)  # the bots fall back to the torch path
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

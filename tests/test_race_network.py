@@ -14,9 +14,10 @@ from tapa_ai.config import ModelConfig
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions, random_dice
-from tapa_ai.net.afterstates import afterstate_distributions_torch
+from tapa_ai.net.evaluator import TorchEvaluator
 from tapa_ai.net.encoding import encode
-from tapa_ai.net.fast_eval import DENSE_MODES, FastEvaluator, fast_evaluator_for
+from tapa_ai.net.fast_eval import DENSE_MODES, FastEvaluator
+from tapa_ai.net.evaluator import KernelEvaluator
 from tapa_ai.net.fast_kernel import race_flags
 from tapa_ai.net.model import EvaluatorNet, evaluate, race_rows
 from tapa_ai.rules.outcomes import swap_sides
@@ -128,17 +129,19 @@ def test_fast_evaluation_of_a_race_network_equals_the_torch_network(variant, den
     afterstates = generate(batch, random_dice(len(batch), np.random.default_rng(2)))
     assert afterstates.game_over.any()
     distributions, _ = evaluator.afterstate_distributions(afterstates)
-    assert np.abs(distributions - afterstate_distributions_torch(net, afterstates)).max() < TOLERANCE
+    assert np.abs(distributions - TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)).max() < TOLERANCE
 
 
-def test_the_cached_fast_evaluator_follows_both_networks_weights():
+def test_a_kernel_evaluator_follows_both_networks_weights():
     net = _net("backgammon")
     batch = _batch("backgammon", seed=6)
     race = race_flags(batch.board, batch.pinned, batch.bar)
-    before = fast_evaluator_for(net).evaluate(batch)[1].copy()
+    evaluator = KernelEvaluator(net)
+    points = evaluator.points
+    before = evaluator.evaluate(batch) @ points
     with torch.no_grad():
         net.race_layers[0].bias.add_(1.0)  # only the race network changes
-    after = fast_evaluator_for(net).evaluate(batch)[1]
+    after = evaluator.evaluate(batch) @ points
     assert np.array_equal(after[~race], before[~race]) and not np.allclose(after[race], before[race])
     assert np.abs(after - evaluate(net, encode(batch, version=2))[1]).max() < TOLERANCE * 4
 

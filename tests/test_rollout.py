@@ -13,6 +13,7 @@ from tapa_ai.arena.rollout import RolloutError, RolloutSettings, rollout_moves, 
 from tapa_ai.bots.base import Bot
 from tapa_ai.bots.spec import make_bot
 from tapa_ai.cli import main
+from tapa_ai.net.evaluator import evaluator_for
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.movegen.random_positions import playout_positions
 from tapa_ai.rules.outcomes import outcome_points
@@ -73,11 +74,11 @@ def test_luck_has_zero_mean_over_the_rolls():
     total = np.zeros((len(positions), len(points)))
     for (a, b), weight in zip(ro.ROLLS.tolist(), ro.ROLL_WEIGHTS):
         dice = np.tile(np.array([a, b], dtype=np.int8), (len(positions), 1))
-        total += weight * ro._luck(bot.net, positions, dice, points)
+        total += weight * ro.roll_luck(bot.evaluator.model, positions, dice, points)
     assert np.abs(total).max() < 1e-9
     # and it is not trivially zero: the rolls differ
     dice = np.tile(np.array([6, 6], dtype=np.int8), (len(positions), 1))
-    assert np.abs(ro._luck(bot.net, positions, dice, points) @ points).max() > 0.01
+    assert np.abs(ro.roll_luck(bot.evaluator.model, positions, dice, points) @ points).max() > 0.01
 
 
 def test_truncated_after_one_ply_with_all_36_rolls_is_the_one_ply_value():
@@ -104,10 +105,10 @@ def test_paired_dice_same_start_same_games():
     net = make_bot(BACKGAMMON).net
     start = PositionBatch.from_positions([start_position(variant_rules("backgammon"), "X")] * 2)
     settings = RolloutSettings(games=72, luck=True).check()
-    outcomes, luck, plies = ro.play_rollout(net.rules, FirstMove(), net, start, True, 72, settings, [4, 0])
+    outcomes, luck, plies = ro.play_rollout(net.rules, FirstMove(), evaluator_for(net), start, True, 72, settings, [4, 0])
     assert np.array_equal(outcomes[0], outcomes[1]) and np.array_equal(plies[0], plies[1])
     assert np.abs(luck).sum() > 0 and np.allclose(outcomes.sum(axis=2), 1.0)
-    other_seed, _, _ = ro.play_rollout(net.rules, FirstMove(), net, start, True, 72, settings, [5, 0])
+    other_seed, _, _ = ro.play_rollout(net.rules, FirstMove(), evaluator_for(net), start, True, 72, settings, [5, 0])
     assert not np.array_equal(other_seed[0], outcomes[0])
 
 
@@ -274,7 +275,7 @@ def test_a_game_past_the_ply_limit_is_valued_by_the_evaluator(monkeypatch):
     start = PositionBatch.from_positions([start_position(variant_rules("tapa"), "X")])
     monkeypatch.setattr(ro, "MAX_PLIES", 3)
     settings = RolloutSettings(games=36, luck=False).check()
-    outcomes, _, plies = ro.play_rollout(net.rules, FirstMove(), net, start, True, 36, settings, [1, 0])
+    outcomes, _, plies = ro.play_rollout(net.rules, FirstMove(), evaluator_for(net), start, True, 36, settings, [1, 0])
     assert (plies == 3).all() and np.allclose(outcomes.sum(axis=2), 1.0)
     assert ((outcomes > 0) & (outcomes < 1)).any()  # net values, not game results
     with pytest.raises(RolloutError, match="more than 3 plies"):

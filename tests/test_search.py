@@ -153,7 +153,7 @@ def test_net_spec_loads_a_checkpoint_with_its_plies(tmp_path):
 
 
 def test_wins_option_chooses_by_the_chance_of_winning(tmp_path):
-    from tapa_ai.net.afterstates import afterstate_distributions
+    from tapa_ai.net.evaluator import evaluator_for
 
     from .test_engine_model import save_tiny_net
 
@@ -166,7 +166,7 @@ def test_wins_option_chooses_by_the_chance_of_winning(tmp_path):
     rng = np.random.default_rng(0)
     batch = PositionBatch.from_positions([board("tapa", layout, "X") for _, layout, _ in SMALL[:2]] * 20)
     afterstates = generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
-    distributions = afterstate_distributions(by_points.net, afterstates).astype(np.float64)
+    distributions = evaluator_for(by_points.net, bearoff=False).afterstate_distributions(afterstates)
     points = outcome_points(rules).astype(np.float64)
     win_minus_loss = distributions @ np.sign(points)
     chosen_points = by_points.choose(afterstates, np.random.default_rng(1))
@@ -223,7 +223,7 @@ def brute_value_with_bearoff(net, after, plies, cache):
 @pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon"])
 def test_netbot_values_bearoff_afterstates_by_the_database_exactly(variant):
     from tapa_ai.bearoff.evaluate import bearoff_distributions
-    from tapa_ai.net.afterstates import afterstate_distributions
+    from tapa_ai.net.evaluator import evaluator_for
 
     from .test_bearoff import random_bearoffs
 
@@ -239,13 +239,13 @@ def test_netbot_values_bearoff_afterstates_by_the_database_exactly(variant):
     rows, database = bearoff_distributions(afterstates.positions.take(going_on).flipped())
     assert rows.tolist() == list(range(going_on.size))  # every afterstate of a bear-off goes on as one or is over
     np.testing.assert_array_equal(values[going_on], swap_sides(database))
-    np.testing.assert_array_equal(values[over], afterstate_distributions(net, afterstates).astype(np.float64)[over])
+    np.testing.assert_array_equal(values[over], evaluator_for(net, bearoff=False).afterstate_distributions(afterstates)[over])
     np.testing.assert_array_equal(bot.ranked(afterstates)[1], values)
     # The cube's pre-roll view: the database's value of the position itself.
     np.testing.assert_array_equal(bot.pre_roll_distributions(batch), bearoff_distributions(batch)[1])
     # bearoff=False keeps the network.
     pure = NetBot(net, bearoff=False)
-    np.testing.assert_array_equal(pure.evaluate(afterstates), afterstate_distributions(net, afterstates).astype(np.float64))
+    np.testing.assert_array_equal(pure.evaluate(afterstates), evaluator_for(net, bearoff=False).afterstate_distributions(afterstates))
     assert not np.allclose(pure.evaluate(afterstates)[going_on], values[going_on], atol=0.05)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from tapa_ai.config import ConfigError, load_config, loads_config
 from tapa_ai.movegen import generate
-from tapa_ai.net.afterstates import afterstate_distributions_torch
+from tapa_ai.net.evaluator import TorchEvaluator
 from tapa_ai.net.model import EvaluatorNet
 from tapa_ai.rules.outcomes import outcome_points, swap_sides
 from tapa_ai.config import ModelConfig
@@ -37,7 +37,7 @@ def plain_expectation(net, batch, row, opening):
         if opening:
             weight = 0.0 if a == b else 1 / 15
         afterstates = generate(single, np.array([[a, b]], dtype=np.int8))
-        distributions = afterstate_distributions_torch(net, afterstates)
+        distributions = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)
         total += weight * distributions[int(np.argmax(distributions @ points))]
     return total
 
@@ -90,7 +90,7 @@ def test_expected_self_play_plays_the_drawn_roll_greedily():
         before = selfplay.batch.take(np.arange(4))
         selfplay.play_ply(0.0)
         afterstates = generate(before, dice.astype(np.int8))
-        equities = afterstate_distributions_torch(net, afterstates) @ points
+        equities = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32) @ points
         for game in range(4):
             rows = np.arange(afterstates.offsets[game], afterstates.offsets[game + 1])
             best = rows[np.argmax(equities[rows])]
@@ -277,14 +277,14 @@ def test_bearoff_targets_keep_the_databases_value_of_the_best_bear_off_move(bear
         going_on = np.flatnonzero(~afterstates.game_over)
         exact = np.zeros((len(afterstates), net.num_outcomes))
         exact[going_on] = swap_sides(bearoff_distributions(afterstates.positions.take(going_on).flipped())[1])
-        exact[afterstates.game_over] = afterstate_distributions_torch(net, afterstates)[afterstates.game_over]
+        exact[afterstates.game_over] = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)[afterstates.game_over]
         kept = selfplay.trajectory(game)[1][-1]
         if bearoff:
             # The kept value is the database's value of the move that is best by it.
             assert kept @ points == pytest.approx((exact @ points).max(), abs=1e-6)
             assert np.abs(exact - kept).max(axis=1).min() < 1e-6
         else:
-            network = afterstate_distributions_torch(net, afterstates)
+            network = TorchEvaluator(net).afterstate_distributions(afterstates, np.float32)
             assert np.abs(network - kept).max(axis=1).min() < 1e-5
             differs += np.abs(exact - kept).max(axis=1).min() > 1e-3
     assert checked >= 30 and (bearoff or differs > 20)  # an untrained net is far from the databases' values

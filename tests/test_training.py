@@ -122,8 +122,8 @@ def test_overlapped_learning_plays_one_pass_behind_the_net(tmp_path):
         loss = start_learning(games)
         # Self-play's evaluator (built by the learner thread at the end of the last pass) is the one its
         # weights give.
-        from tapa_ai.net.fast_eval import FastEvaluator, fast_evaluator_for
-        cached, fresh = fast_evaluator_for(trainer.play_net), FastEvaluator.from_net(trainer.play_net)
+        from tapa_ai.net.fast_eval import FastEvaluator
+        cached, fresh = trainer.selfplay.evaluator.model.current(), FastEvaluator.from_net(trainer.play_net)
         for name in ("first_weights", "first_bias", "point_table", "dense_weights", "dense_bias"):
             assert np.array_equal(getattr(cached, name), getattr(fresh, name)), name
         played = trainer.play_net.state_dict()

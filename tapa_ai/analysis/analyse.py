@@ -42,7 +42,7 @@ import numpy as np
 
 from ..arena.rollout import ROLLS, ROLL_WEIGHTS, roll_luck
 from ..bots.base import BotError
-from ..bots.search import NetBot, afterstate_distributions_with
+from ..bots.search import NetBot
 from ..deadline import check_deadline
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
@@ -293,7 +293,7 @@ def analysis_bot(spec: str, record: Optional[Record] = None) -> NetBot:
 
 
 def check_rules(bot: NetBot, record: Record) -> None:
-    rules = bot.net.rules
+    rules = bot.rules
     if record.rules == rules:
         return
     if record.rules.name != rules.name:
@@ -359,7 +359,7 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
 def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float
           ) -> list[MoveRating]:
     """The ratings of a batch of moves: one generator call, the bot's ranking, the played moves, the luck."""
-    rules = bot.net.rules
+    rules = bot.rules
     points = outcome_points(rules).astype(np.float64)
     batch = PositionBatch.from_positions([turn.position for _, turn in chunk])
     dice = np.array([turn.dice for _, turn in chunk], dtype=np.int8)
@@ -401,7 +401,7 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
     from ..cube.met import variant_met
     from ..rules.cube import Cube, CubeError, MatchScore
 
-    rules = bot.net.rules
+    rules = bot.rules
     situations = []
     for game, turn in chunk:
         doubler = turn.position.turn
@@ -465,10 +465,10 @@ def _luck(bot: NetBot, batch: PositionBatch, dice: np.ndarray, opening: list[boo
     opening = np.asarray(opening, dtype=bool)
 
     def values(afterstates):
-        return afterstate_distributions_with(bot.net, afterstates, bot.bearoff)
+        return bot.evaluator.afterstate_distributions(afterstates)
 
     for mask, weights in ((~opening, ROLL_WEIGHTS), (opening, OPENING_WEIGHTS)):
         index = np.flatnonzero(mask)
         if index.size:
-            luck[index] = roll_luck(bot.net, batch.take(index), dice[index], points, values, weights) @ points
+            luck[index] = roll_luck(bot.evaluator, batch.take(index), dice[index], points, values, weights) @ points
     return luck

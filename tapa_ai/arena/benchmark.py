@@ -116,7 +116,7 @@ def position_job(job: tuple) -> tuple[int, dict]:
         candidates_cpu = round(time.process_time() - start, 3)
     else:  # extra, or reroll (a set's own candidates: their differences to the best stay)
         moves = [(text, position_from_json(after), None) for text, after in entry["moves"]]
-    evaluator = _WORKER["b"].net if task["evaluator"] is not None else None
+    evaluator = _WORKER["b"].evaluator if task["evaluator"] is not None else None
     rated = rollout_candidates(position, dice, [(text, after) for text, after, _ in moves], rules, _WORKER["a"],
                                evaluator, task["evaluator"], task["rollout"], seed)
     candidates = []

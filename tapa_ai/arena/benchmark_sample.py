@@ -140,7 +140,7 @@ class _Decisions:
 def _play_games(rules: RuleOptions, player, opponent, games: int, seed, offset: int) -> _Decisions:
     """``games`` games of ``player`` against ``opponent`` (the player first in even games), every decision
     with two or more distinct moves kept; games numbered from ``offset``."""
-    from .duels import _subset, deal_dice
+    from .duels import deal_dice
 
     rng = np.random.default_rng(seed)
     dice_table = deal_dice(rules, rng, games, MAX_TURNS)
@@ -167,7 +167,7 @@ def _play_games(rules: RuleOptions, player, opponent, games: int, seed, offset: 
             for side, bot in ((mask, player), (~mask, opponent)):
                 index = np.flatnonzero(side)
                 if index.size:
-                    sub = _subset(after, index)
+                    sub = after.of_sources(index)
                     chosen[index] = after.offsets[index] + (bot.choose(sub, rng) - sub.offsets[:-1])
         keep = np.flatnonzero(~after.game_over[chosen])
         batch = after.positions.take(chosen[keep]).flipped()

@@ -42,7 +42,7 @@ from ..rules import outcomes
 from ..movegen.batch import concatenate
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
-from .duels import _mean_ci, _subset, deal_dice
+from .duels import _mean_ci, deal_dice
 
 KIND_PASS = len(outcomes.RESULT_KINDS)
 """Result code of a game ended by a passed double (after the move generator's codes 0..5)."""
@@ -280,7 +280,7 @@ def play_cube_pairs(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_le
             for mask, player in ((mask_a, players[0]), (~mask_a, players[1])):
                 index = np.flatnonzero(mask)
                 if index.size:
-                    part = _subset(afterstates, index)
+                    part = afterstates.of_sources(index)
                     chosen[index] = afterstates.offsets[index] + (player(part, rng) - part.offsets[:-1])
             turn_no[sp] += 1
             over = afterstates.game_over[chosen]

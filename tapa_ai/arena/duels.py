@@ -16,10 +16,8 @@ import numpy as np
 
 from ..bots.basic import choose_pipcount
 from ..movegen import PositionBatch, generate
+from ..movegen.choice import choose_random
 from ..rules import outcomes
-from ..movegen.choice import choose_random, segment_argmax
-from ..net.model import EvaluatorNet
-from ..rules.outcomes import outcome_points
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 
@@ -33,18 +31,6 @@ def random_policy(afterstates, rng):
 
 def pipcount_policy(afterstates, rng):
     return choose_pipcount(afterstates, rng)
-
-
-def net_policy(net: EvaluatorNet) -> Policy:
-    """Greedy 0-ply policy of a network: the afterstate with the best equity for the mover."""
-    from ..net.afterstates import afterstate_distributions
-
-    points = outcome_points(net.rules)
-
-    def choose(afterstates, rng):
-        return segment_argmax(afterstate_distributions(net, afterstates) @ points, afterstates.offsets, rng)
-
-    return choose
 
 
 @dataclass
@@ -168,7 +154,7 @@ def play_pairs(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: in
         for mask, policy in ((mask_a, policy_a), (~mask_a, policy_b)):
             index = np.flatnonzero(mask)
             if index.size:
-                part = _subset(afterstates, index)
+                part = afterstates.of_sources(index)
                 # Rows of the subset -> rows of the whole batch.
                 chosen[index] = afterstates.offsets[index] + (policy(part, rng) - part.offsets[:-1])
         if histories is not None:
@@ -204,21 +190,3 @@ def duel(rules: RuleOptions, policy_a: Policy, policy_b: Policy, pairs: int, see
          max_turns: int = 2000) -> DuelResult:
     """Play ``2 * pairs`` games of A against B with paired dice (:func:`play_pairs`); returns A's results."""
     return play_pairs(rules, policy_a, policy_b, pairs, seed, max_turns).summary()
-
-
-def _subset(afterstates, index: np.ndarray):
-    """The afterstates of some source positions only, as their own Afterstates (offsets rebased; the source
-    positions and dice, where known, cut to the same positions)."""
-    from ..movegen.generate import Afterstates
-
-    starts = afterstates.offsets[index]
-    counts = afterstates.offsets[index + 1] - starts
-    rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    inputs = None if afterstates.inputs is None else afterstates.inputs.take(index)
-    dice = None if afterstates.dice is None else afterstates.dice[index]
-    return Afterstates(
-        afterstates.positions.take(rows), np.repeat(np.arange(index.size, dtype=np.int32), counts), offsets,
-        afterstates.game_over[rows], afterstates.winner[rows], afterstates.result_kind[rows],
-        afterstates.result_points[rows], afterstates.steps[rows], afterstates.n_steps[rows], inputs, dice,
-    )

@@ -52,7 +52,6 @@ from ..deadline import check_deadline
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
-from ..net.afterstates import afterstate_distributions
 from ..rules.outcomes import outcome_classes, outcome_points, swap_sides
 from ..notation.move_text import MoveTextError, find_move
 from ..rules.options import RuleOptions
@@ -91,19 +90,19 @@ def _dice(rng: np.random.Generator, games: int, ply: int, rotate: int) -> np.nda
     return rng.integers(1, 7, size=(games, 2)).astype(np.int8)
 
 
-def roll_luck(net, positions: PositionBatch, dice: np.ndarray, points: np.ndarray, distributions=None,
+def roll_luck(evaluator, positions: PositionBatch, dice: np.ndarray, points: np.ndarray, distributions=None,
               weights: np.ndarray = ROLL_WEIGHTS) -> np.ndarray:
     """(M, K) luck of each roll, from the roller's view: the best move's 0-ply value minus the 21 rolls' mean.
 
-    ``distributions``: afterstates -> (N, K) their 0-ply values from the mover's view (default: the network's,
-    :func:`~tapa_ai.net.afterstates.afterstate_distributions`; ``tapa-ai analyse`` passes its bot's, which
+    ``distributions``: afterstates -> (N, K) their 0-ply values from the mover's view (default: the
+    :class:`~tapa_ai.net.evaluator.Evaluator` ``evaluator``'s; ``tapa-ai analyse`` passes its bot's, which
     value bear-offs by the database); ``weights``: the chance of each of :data:`ROLLS` (default the dice's;
     an opening roll that cannot be a double has its own). Rollouts and game analysis share this definition.
     """
     count = len(positions)
     replies = generate(positions.take(np.repeat(np.arange(count), len(ROLLS))), np.tile(ROLLS, (count, 1)))
     if distributions is None:
-        values = afterstate_distributions(net, replies).astype(np.float64)
+        values = evaluator.afterstate_distributions(replies)
     else:
         values = np.asarray(distributions(replies), dtype=np.float64)
     best = segment_argmax(values @ points, replies.offsets)
@@ -113,15 +112,11 @@ def roll_luck(net, positions: PositionBatch, dice: np.ndarray, points: np.ndarra
     return per_roll[np.arange(count), came] - mean
 
 
-_luck = roll_luck
-"""The rollouts' name for :func:`roll_luck` (with the network's values and the dice's weights)."""
-
-
-def _pre_roll_values(net, positions: PositionBatch) -> np.ndarray:
-    """(M, K) the net's 0-ply distribution of positions before their roll, from the roller's view."""
+def _pre_roll_values(evaluator, positions: PositionBatch) -> np.ndarray:
+    """(M, K) the evaluator's 0-ply distribution of positions before their roll, from the roller's view."""
     from ..bots.search import afterstate_values
 
-    return swap_sides(afterstate_values(net, positions.flipped(), 0))
+    return swap_sides(afterstate_values(evaluator, positions.flipped(), 0))
 
 
 def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch, root_moves_first: bool,
@@ -131,7 +126,8 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
     ``root_moves_first``: the side to roll of ``starts`` is the root (a position rollout) or its opponent (a
     candidate move's rollout). Game ``g`` of every start sees the same dice. Returns ``(outcomes, luck,
     plies)``: (C, games, K) outcome distributions and summed luck from the root's view (luck all 0 without
-    it), and (C, games) plies played. ``evaluator`` is a network (or None) for luck and truncation.
+    it), and (C, games) plies played. ``evaluator`` is the :class:`~tapa_ai.net.evaluator.Evaluator` (or None)
+    of luck (by its model, without the bear-off databases) and truncation (as the evaluator gives it).
     """
     dice_rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), 0])
     bot_rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), 1])
@@ -175,7 +171,7 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
                 break
         dice = dice_all[game_of[running]]
         if use_luck:
-            ply_luck = _luck(evaluator, batch, dice, points)
+            ply_luck = roll_luck(evaluator.model, batch, dice, points)
             luck[running] += np.where(root_moves[running, None], ply_luck, swap_sides(ply_luck))
         afterstates = generate(batch, dice)
         chosen = np.asarray(bot.choose(afterstates, bot_rng), dtype=np.int64)
@@ -307,7 +303,8 @@ class LocalPlayer(_Player):
 
     def __init__(self, rules: RuleOptions, bot: Bot, evaluator, settings: RolloutSettings,
                  evaluator_name: Optional[str] = None, progress: bool = False) -> None:
-        """``evaluator``: a network (or None) valuing luck and truncated games, named ``evaluator_name``."""
+        """``evaluator``: an :class:`~tapa_ai.net.evaluator.Evaluator` (or None) valuing luck and truncated games,
+        named ``evaluator_name``."""
         self.rules, self.bot, self.evaluator = rules, bot, evaluator
         self.bot_name = bot.name
         self.evaluator_name = None if evaluator is None else (evaluator_name or "evaluator")
@@ -326,7 +323,7 @@ def _rollout_chunk(job: tuple) -> tuple[int, tuple]:
     from .match import _WORKER
 
     index, games, seed, starts, root_moves_first, settings, has_evaluator = job
-    evaluator = _WORKER["b"].net if has_evaluator else None
+    evaluator = _WORKER["b"].evaluator if has_evaluator else None
     return index, play_rollout(_WORKER["rules"], _WORKER["a"], evaluator, PositionBatch.from_positions(starts),
                                root_moves_first, games, settings, [seed, index])
 

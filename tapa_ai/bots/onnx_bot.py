@@ -1,24 +1,16 @@
-"""``onnx:PATH``: a model exported by ``tapa-ai export --format onnx``, run by onnxruntime, playing 0-ply.
+"""``onnx:PATH[@Nply]``: a model exported by ``tapa-ai export --format onnx``, run by onnxruntime.
 
 The file describes itself (its ``metadata_props``, written by
 :mod:`tapa_ai.export.onnx`): ``metadata_json`` holds the rule options, the
 encoding version and the outcome points, so the bot knows its variant as a
-``net:`` checkpoint does. It chooses exactly as ``net:PATH`` at 0 plies
-(:meth:`tapa_ai.bots.search.NetBot.choose`,
-:func:`tapa_ai.net.afterstates.afterstate_distributions`):
-
-- every afterstate is encoded from the opponent's view
-  (``encode(afterstates.positions.flipped())``), the model gives its outcome
-  probabilities (float32), read back from the mover's view with
-  :func:`~tapa_ai.net.model.swap_sides`;
-- a finished game is its exact outcome (one-hot, :func:`~tapa_ai.net.model.outcome_classes`);
-- a bear-off (no contact left, :func:`tapa_ai.bearoff.evaluate.bearoff_mask`) gets the bear-off
-  database's value instead of the model's, as the net bot gives it (``bearoff=False``: the model's, as
-  ``NetBot(bearoff=False)``);
-- the equity is computed in float64 from the float32 probabilities, as the
-  net bot computes it (the graph's own float32 ``equity`` output is not
-  used: its rounding differs, see docs/arena.md);
-- :func:`~tapa_ai.movegen.choice.segment_argmax` with the arena's rng breaks ties.
+``net:`` checkpoint does. :func:`onnx_evaluator` turns the file into an
+:class:`~tapa_ai.net.evaluator.EncodedEvaluator` (the model's class
+probabilities of ``encode(positions)``, float32), and the bot is a
+:class:`~tapa_ai.bots.search.NetBot` over it: it searches 0 to 3 plies,
+values bear-offs by the databases (``,nobearoff``: by the model) and decides
+the cube exactly as ``net:PATH`` does, with the model's numbers (the graph's
+own float32 ``equity`` output is not used: the bot computes the equity in
+float64 as the net bot does, see docs/arena.md).
 
 onnxruntime computes the same float32 network in another order of
 operations than the net bot's numba kernel, so the two disagree by up to
@@ -26,7 +18,6 @@ about 2e-6 per probability, and a move the net prefers to another by less
 than about 3e-7 points may go the other way: 1 decision in 600 to 3,000 on
 random positions, fewer in games; the net's own torch reference path
 disagrees with its kernel as often (docs/arena.md, ``scripts/onnx_agreement.py``).
-The cube is passive (never doubles, always takes).
 
 onnxruntime (and onnx) are the optional ``export`` extra; without them the
 bot is a :class:`~tapa_ai.bots.base.BotError` saying what to install.
@@ -40,10 +31,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..movegen.choice import segment_argmax
-from ..movegen.generate import Afterstates
+from ..net.evaluator import EncodedEvaluator
 from ..rules.options import RuleOptions, RulesError
-from .base import Bot, BotError
+from .base import BotError
 
 _MISSING = ("bot {name!r} needs onnxruntime, which is not installed: pip install 'tapa-ai[export]' "
             "(or pip install onnxruntime)")
@@ -105,81 +95,47 @@ def _rules_of(metadata: dict[str, Any], path: Path, name: str) -> RuleOptions:
         raise BotError(f"bot spec {name!r}: {path}: metadata without usable rule_options ({error})") from None
 
 
-class OnnxBot(Bot):
-    """``onnx:PATH``: an exported evaluator choosing at 0 plies exactly as ``net:`` does (module docstring)."""
+def onnx_evaluator(path: str | Path, name: Optional[str] = None) -> "OnnxEvaluator":
+    """The :class:`~tapa_ai.net.evaluator.EncodedEvaluator` of an exported ONNX model (BotError, one line, for a
+    missing runtime, an unreadable file or metadata that does not fit the model)."""
+    from ..net.encoding import check_version, num_features
+    from ..rules.outcomes import outcome_points
 
-    def __init__(self, path: str | Path, name: Optional[str] = None, bearoff: bool = True) -> None:
-        from ..net.encoding import check_version, num_features
-        from ..rules.outcomes import outcome_points
+    path = Path(path)
+    name = name or f"onnx:{path}"
+    session = _session(path, name)
+    metadata = _metadata(session, path, name)
+    rules = _rules_of(metadata, path, name)
+    try:
+        encoding_version = check_version(metadata.get("encoding_version"))
+    except ValueError as error:
+        raise BotError(f"bot spec {name!r}: {path}: {error}") from None
+    inputs = session.get_inputs()
+    width = inputs[0].shape[-1] if inputs else None
+    if len(inputs) != 1 or width != num_features(encoding_version):
+        raise BotError(f"bot spec {name!r}: {path}: want one input of {num_features(encoding_version)} "
+                       f"features (encoding version {encoding_version}), the model has "
+                       f"{[(item.name, item.shape) for item in inputs]}")
+    input_name = inputs[0].name
+    outputs = [item.name for item in session.get_outputs()]
+    if "probabilities" not in outputs:
+        raise BotError(f"bot spec {name!r}: {path}: no 'probabilities' output (outputs: {outputs})")
+    points = np.asarray(metadata.get("outcome_points", []), dtype=np.float64)
+    expected = outcome_points(rules).astype(np.float64)
+    if points.shape != expected.shape or not np.array_equal(points, expected):
+        raise BotError(f"bot spec {name!r}: {path}: outcome_points {points.tolist()} differ from the rule "
+                       f"set's {expected.tolist()}")
 
-        path = Path(path)
-        self.name = name or f"onnx:{path}"
-        self.path = path
-        self.session = _session(path, self.name)
-        metadata = _metadata(self.session, path, self.name)
-        self.rules = _rules_of(metadata, path, self.name)
-        self.variants = (self.rules.name,)
-        try:
-            self.encoding_version = check_version(metadata.get("encoding_version"))
-        except ValueError as error:
-            raise BotError(f"bot spec {self.name!r}: {path}: {error}") from None
-        inputs = self.session.get_inputs()
-        width = inputs[0].shape[-1] if inputs else None
-        if len(inputs) != 1 or width != num_features(self.encoding_version):
-            raise BotError(f"bot spec {self.name!r}: {path}: want one input of {num_features(self.encoding_version)} "
-                           f"features (encoding version {self.encoding_version}), the model has "
-                           f"{[(item.name, item.shape) for item in inputs]}")
-        self.input_name = inputs[0].name
-        outputs = [item.name for item in self.session.get_outputs()]
-        if "probabilities" not in outputs:
-            raise BotError(f"bot spec {self.name!r}: {path}: no 'probabilities' output (outputs: {outputs})")
-        points = np.asarray(metadata.get("outcome_points", []), dtype=np.float64)
-        expected = outcome_points(self.rules).astype(np.float64)
-        if points.shape != expected.shape or not np.array_equal(points, expected):
-            raise BotError(f"bot spec {self.name!r}: {path}: outcome_points {points.tolist()} differ from the rule "
-                           f"set's {expected.tolist()}")
-        self.points = points
-        """(K,) float64 points of each outcome class, as the net bot uses them."""
-        self.metadata = metadata
-        self.bearoff = bool(bearoff)
-        """True: bear-offs get the database's value, as ``net:`` bots give them; False: the model's."""
+    return OnnxEvaluator(session, input_name, metadata, rules, encoding_version, name)
 
-    def check_rules(self, rules: RuleOptions) -> None:
-        if rules != self.rules:
-            raise BotError(f"bot {self.name!r} was trained for rule set {self.rules.name!r}; "
-                           f"it cannot play {rules.name!r}")
 
-    def model_distributions(self, afterstates: Afterstates) -> np.ndarray:
-        """(N, K) float32 outcome probabilities of every afterstate from the mover's view by the model alone
-        (as :func:`tapa_ai.net.afterstates.afterstate_distributions`): finished games exact."""
-        from ..net.encoding import encode
-        from ..net.afterstates import with_finished_outcomes
-        from ..rules.outcomes import swap_sides
+class OnnxEvaluator(EncodedEvaluator):
+    """An ONNX session as an :class:`~tapa_ai.net.evaluator.Evaluator` (its ``probabilities`` output)."""
 
-        if len(afterstates) == 0:
-            return np.zeros((0, self.points.size), dtype=np.float32)
-        features = encode(afterstates.positions.flipped(), version=self.encoding_version)
-        (opponent_view,) = self.session.run(["probabilities"], {self.input_name: features})
-        return with_finished_outcomes(swap_sides(np.asarray(opponent_view, dtype=np.float32)), afterstates)
+    def __init__(self, session: Any, input_name: str, metadata: dict[str, Any], rules: RuleOptions,
+                 encoding_version: int, name: str) -> None:
+        super().__init__(self._run, rules, encoding_version, name)
+        self.session, self.input_name, self.metadata = session, input_name, metadata
 
-    def distributions(self, afterstates: Afterstates) -> np.ndarray:
-        """(N, K) float64 0-ply values of every afterstate from the mover's view, as the net bot's
-        (:meth:`model_distributions`, bear-offs from the database when :attr:`bearoff`)."""
-        values = self.model_distributions(afterstates).astype(np.float64)
-        if self.bearoff and len(afterstates):
-            from ..bearoff.evaluate import bearoff_distributions, bearoff_mask
-            from ..rules.outcomes import swap_sides
-
-            known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
-            if known.size:
-                # The opponent rolls next: the database's value of the flipped position, sides swapped.
-                _, roller_view = bearoff_distributions(afterstates.positions.take(known).flipped())
-                values[known] = swap_sides(roller_view)
-        return values
-
-    def equities(self, afterstates: Afterstates) -> np.ndarray:
-        """(N,) float64 expected points of every afterstate for the side that moved."""
-        return self.distributions(afterstates) @ self.points
-
-    def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
-        return segment_argmax(self.equities(afterstates), afterstates.offsets, rng)
+    def _run(self, features: np.ndarray) -> np.ndarray:
+        return self.session.run(["probabilities"], {self.input_name: features})[0]

@@ -60,12 +60,11 @@ from typing import Optional
 
 import numpy as np
 
-from ..bearoff.evaluate import bearoff_distributions, bearoff_mask, exact_mask
+from ..bearoff.evaluate import exact_mask
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
-from ..net.afterstates import afterstate_distributions
-from ..net.model import EvaluatorNet
+from ..net.evaluator import BearoffEvaluator, Evaluator, evaluator_for
 from ..rules.outcomes import outcome_points, swap_sides
 from ..rules.reference import DISTINCT_ROLLS
 from ..deadline import check_deadline
@@ -85,14 +84,15 @@ DEFAULT_MARGIN = 0.16
 MAX_PLIES = 3
 
 
-def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int, bearoff: bool = True,
+def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int,
                       last_ply: Optional[tuple[int, np.random.Generator]] = None) -> np.ndarray:
     """(M, K) ``plies``-ply values of afterstates whose games go on, from the view of the side that moved.
 
     ``positions`` are afterstates as :class:`~tapa_ai.movegen.generate.Afterstates`
     holds them (the side that moved is ``turn``, the opponent rolls next).
-    ``bearoff``: bear-offs get the database's value wherever the network would
-    value them, and exact ones are not searched deeper (module docstring).
+    ``evaluator`` gives the 0-ply values; where it values bear-offs by the
+    databases (:attr:`~tapa_ai.net.evaluator.Evaluator.bearoff`), exact ones
+    are not searched deeper (module docstring).
     ``last_ply = (k, rng)``: the search's last ply averages over ``k`` of the 36
     dice drawn without replacement for each position (:func:`sampled_rolls`)
     instead of all 21 rolls: an unbiased estimate of the value, about 21 / k
@@ -100,16 +100,16 @@ def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int, b
     """
     count = len(positions)
     if count == 0:
-        return np.zeros((0, net.num_outcomes))
+        return np.zeros((0, evaluator.num_outcomes))
     check_deadline()  # a served request's time limit (tapa_ai.deadline), once per ply of the search
     if plies == 0:
-        return afterstate_distributions_with(net, _unfinished(positions), bearoff)
-    if bearoff:
+        return np.asarray(evaluator.evaluate_flipped(positions), dtype=np.float64)
+    if evaluator.bearoff:
         exact = exact_mask(positions)
         if exact.any():
-            values = np.empty((count, net.num_outcomes))
-            values[exact] = afterstate_distributions_with(net, _unfinished(positions.take(exact)), True)
-            values[~exact] = afterstate_values(net, positions.take(~exact), plies, True, last_ply)
+            values = np.empty((count, evaluator.num_outcomes))
+            values[exact] = evaluator.evaluate_flipped(positions.take(exact))
+            values[~exact] = afterstate_values(evaluator, positions.take(~exact), plies, last_ply)
             return values
     if plies == 1 and last_ply is not None:
         owner, roll, weight = sampled_rolls(count, *last_ply)
@@ -117,12 +117,12 @@ def afterstate_values(net: EvaluatorNet, positions: PositionBatch, plies: int, b
         owner, roll, weight = np.repeat(np.arange(count), len(ROLLS)), np.tile(np.arange(len(ROLLS)), count), None
     replies = generate(positions.flipped().take(owner), ROLLS[roll])
     # The opponent's view, float32 (millions of rows at 2-ply).
-    reply_values = afterstate_distributions_with(net, replies, bearoff, np.float32)
-    best = segment_argmax(reply_values @ outcome_points(net.rules), replies.offsets)
+    reply_values = evaluator.afterstate_distributions(replies, np.float32)
+    best = segment_argmax(reply_values @ outcome_points(evaluator.rules), replies.offsets)
     values = reply_values[best].astype(np.float64)
     if plies > 1:
         going_on = np.flatnonzero(~replies.game_over[best])
-        values[going_on] = afterstate_values(net, replies.positions.take(best[going_on]), plies - 1, bearoff,
+        values[going_on] = afterstate_values(evaluator, replies.positions.take(best[going_on]), plies - 1,
                                              last_ply)
     if weight is None:
         return np.einsum("mrk,r->mk", swap_sides(values).reshape(count, len(ROLLS), -1), ROLL_WEIGHTS)
@@ -158,38 +158,6 @@ def sampled_rolls(count: int, dice: int, rng: np.random.Generator) -> tuple[np.n
     return drawn // len(ROLLS), drawn % len(ROLLS), cells[drawn] / dice
 
 
-def afterstate_distributions_with(net: EvaluatorNet, afterstates: Afterstates, bearoff: bool = True,
-                                  dtype=np.float64) -> np.ndarray:
-    """(N, K) 0-ply values of ``afterstates`` from the view of the side that moved, as ``dtype``.
-
-    :func:`~tapa_ai.net.afterstates.afterstate_distributions` (the network;
-    a finished game its exact outcome), except that with ``bearoff`` an
-    afterstate whose game goes on as a bear-off gets the database's value:
-    the opponent rolls next, so the value of ``positions.flipped()`` with the
-    sides swapped. The network evaluates only the other rows.
-    """
-    if bearoff:
-        known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
-        if known.size:
-            values = np.empty((len(afterstates), net.num_outcomes), dtype=dtype)
-            rest = np.setdiff1d(np.arange(len(afterstates)), known, assume_unique=True)
-            if rest.size:
-                values[rest] = afterstate_distributions(net, _take_rows(afterstates, rest))
-            _, roller_view = bearoff_distributions(afterstates.positions.take(known).flipped())
-            values[known] = swap_sides(roller_view)
-            return values
-    return afterstate_distributions(net, afterstates).astype(dtype, copy=False)
-
-
-def _unfinished(positions: PositionBatch) -> Afterstates:
-    """Afterstates whose games all go on, for the 0-ply evaluator."""
-    count = len(positions)
-    zeros = np.zeros(count, dtype=np.int8)
-    return Afterstates(positions, np.arange(count, dtype=np.int32), np.arange(count + 1, dtype=np.int64),
-                       np.zeros(count, dtype=bool), np.full(count, -1, dtype=np.int8), zeros, zeros,
-                       np.zeros((count, 4, 3), dtype=np.int8), zeros)
-
-
 def check_refine(refine) -> Optional[tuple[int, float]]:
     """``refine`` as ``(n, m)`` (an integer >= 1 and a margin >= 0), or None; BotError when it is neither."""
     if refine is None:
@@ -221,9 +189,17 @@ def filter_candidates(equities: np.ndarray, offsets: np.ndarray, candidates: Opt
 
 
 class NetBot(Bot):
-    """A trained network choosing by ``plies``-ply expectimax (0 = greedy on its own evaluation)."""
+    """An evaluator choosing by ``plies``-ply expectimax (0 = greedy on its own evaluation).
 
-    def __init__(self, net: EvaluatorNet, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
+    ``model`` is an :class:`~tapa_ai.net.evaluator.Evaluator` (a network's,
+    an ONNX model's, ...) or a network, which plays by its default evaluator
+    (:func:`~tapa_ai.net.evaluator.evaluator_for`: the kernel where it can).
+    ``bearoff``: bear-offs are valued by the exact databases (the evaluator
+    wrapped in :class:`~tapa_ai.net.evaluator.BearoffEvaluator`); False: by the
+    model alone, for measurements.
+    """
+
+    def __init__(self, model, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
                  margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None,
                  cube: bool = True, cube_life: Optional[float] = None,
                  refine: Optional[tuple[int, float]] = None, bearoff: bool = True) -> None:
@@ -231,13 +207,14 @@ class NetBot(Bot):
 
         if not 0 <= plies <= MAX_PLIES:
             raise BotError(f"plies={plies}: a network searches 0 to {MAX_PLIES} plies")
-        self.net = net
+        self.evaluator: Evaluator = (model if isinstance(model, Evaluator) else evaluator_for(model, bearoff=False))
+        self.bearoff = bearoff
         self.plies = plies
         self.candidates = candidates
         self.margin = margin
         self.refine = check_refine(refine)
         """``(n, m)``: at 2 plies or more, keep the best n within m points after a search one ply shallower."""
-        self.points = outcome_points(net.rules).astype(np.float64)
+        self.points = outcome_points(self.rules).astype(np.float64)
         self.name = name or f"net@{plies}ply"
         self.cube = cube
         """False: the passive cube (never double, always take) instead of decisions from the evaluation."""
@@ -245,19 +222,36 @@ class NetBot(Bot):
         """Janowski's cube life x of the cube decisions."""
         self.match_cube = True
         """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
-        self.bearoff = bool(bearoff)
-        """False: the network values bear-offs too (no database), for measurements; True: the database does."""
+
+    @property
+    def bearoff(self) -> bool:
+        """True: the databases value bear-offs; False: the model does (for measurements)."""
+        return self.evaluator.bearoff
+
+    @bearoff.setter
+    def bearoff(self, value: bool) -> None:
+        model = self.evaluator.model
+        self.evaluator = BearoffEvaluator(model) if value else model
+
+    @property
+    def rules(self):
+        return self.evaluator.rules
+
+    @property
+    def net(self):
+        """The torch network the evaluator computes (None for an ONNX or numpy model)."""
+        return getattr(self.evaluator.model, "net", None)
 
     def play_for_wins(self) -> None:
         """Choose checker plays by P(win) - P(loss) instead of the expected points (``net:PATH,wins``).
 
         Every win class counts +1, every loss -1, a draw 0; cube decisions still use the full distribution.
         """
-        self.points = np.sign(outcome_points(self.net.rules)).astype(np.float64)
+        self.points = np.sign(outcome_points(self.rules)).astype(np.float64)
 
     def check_rules(self, rules) -> None:
-        if rules != self.net.rules:
-            raise BotError(f"bot {self.name!r} was trained for rule set {self.net.rules.name!r}; "
+        if rules != self.rules:
+            raise BotError(f"bot {self.name!r} was trained for rule set {self.rules.name!r}; "
                            f"it cannot play {rules.name!r}")
 
     def evaluate(self, afterstates: Afterstates, rows: Optional[np.ndarray] = None,
@@ -268,14 +262,13 @@ class NetBot(Bot):
         ``last_ply``: the last ply's dice sampled (:func:`afterstate_values`)."""
         rows = np.arange(len(afterstates)) if rows is None else np.asarray(rows, dtype=np.int64)
         plies = self.plies if plies is None else plies
-        values = np.zeros((rows.size, self.net.num_outcomes))
+        values = np.zeros((rows.size, self.evaluator.num_outcomes))
         over = afterstates.game_over[rows]
         if plies == 0 or over.all():
-            return afterstate_distributions_with(self.net, _take_rows(afterstates, rows), self.bearoff)
-        values[over] = afterstate_distributions(self.net, _take_rows(afterstates, rows[over])).astype(np.float64)
+            return self.evaluator.afterstate_distributions(afterstates.rows(rows))
+        values[over] = self.evaluator.afterstate_distributions(afterstates.rows(rows[over]))
         going_on = rows[~over]
-        values[~over] = afterstate_values(self.net, afterstates.positions.take(going_on), plies, self.bearoff,
-                                          last_ply)
+        values[~over] = afterstate_values(self.evaluator, afterstates.positions.take(going_on), plies, last_ply)
         return values
 
     def ranked(self, afterstates: Afterstates, last_ply: Optional[tuple[int, np.random.Generator]] = None
@@ -286,7 +279,7 @@ class NetBot(Bot):
         ``last_ply``: the kept rows' full-depth values with the last ply's dice sampled
         (:func:`afterstate_values`); the filters before them stay exact.
         """
-        base = afterstate_distributions_with(self.net, afterstates, self.bearoff)
+        base = self.evaluator.afterstate_distributions(afterstates)
         equities = base @ self.points
         if self.plies == 0:
             return np.arange(len(afterstates)), base, equities
@@ -308,7 +301,7 @@ class NetBot(Bot):
         """
         plies = self.plies if plies is None else plies
         # A position before its mover rolls is an afterstate of the other side, which just moved.
-        return swap_sides(afterstate_values(self.net, positions.flipped(), plies, self.bearoff))
+        return swap_sides(afterstate_values(self.evaluator, positions.flipped(), plies))
 
     def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
         """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""
@@ -334,12 +327,3 @@ class NetBot(Bot):
             return segment_argmax(equities, afterstates.offsets, rng)
         kept_offsets = np.searchsorted(rows, afterstates.offsets)
         return rows[segment_argmax(equities, kept_offsets, rng)]
-
-
-def _take_rows(afterstates: Afterstates, rows: np.ndarray) -> Afterstates:
-    """Some rows of ``afterstates`` as their own Afterstates, one row per 'source'."""
-    count = rows.size
-    return Afterstates(afterstates.positions.take(rows), np.arange(count, dtype=np.int32),
-                       np.arange(count + 1, dtype=np.int64), afterstates.game_over[rows], afterstates.winner[rows],
-                       afterstates.result_kind[rows], afterstates.result_points[rows], afterstates.steps[rows],
-                       afterstates.n_steps[rows])

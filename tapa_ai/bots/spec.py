@@ -14,8 +14,9 @@ spec                       bot
                            that path comes first (:mod:`tapa_ai.net.shipped`)
 ``net:PATH@Nply``          the same searching N = 0, 1, 2 or 3 plies (``@2`` also works;
                            ``net:tapa@2ply``)
-``onnx:PATH``              a model exported by ``tapa-ai export --format onnx``, run by onnxruntime,
-                           0-ply as ``net:`` (its variant from the file; needs ``tapa-ai[export]``)
+``onnx:PATH[@Nply]``       a model exported by ``tapa-ai export --format onnx``, run by onnxruntime,
+                           searching and deciding the cube as ``net:`` does (its variant from the
+                           file; needs ``tapa-ai[export]``)
 ``engine:CMD``             a subprocess speaking the JSON-lines engine protocol (docs/protocol.md),
                            e.g. ``engine:tapa-ai engine --bot net:tapa``
 =========================  ===================================================================
@@ -27,8 +28,9 @@ takes no ``,options``); its time limits are the environment variables
 ``TAPA_ENGINE_START_TIMEOUT`` (its start-up handshake, default 120), see
 :mod:`tapa_ai.bots.engine_bot`; it needs ``rules`` (the engine is told the
 variant). An ``engine:`` bot takes its engine's cube decisions, or plays the
-passive cube when the engine answers none; ``onnx:PATH`` plays the passive
-cube (:mod:`tapa_ai.bots.onnx_bot`).
+passive cube when the engine answers none. ``onnx:PATH`` is a net bot over
+the exported model (:mod:`tapa_ai.bots.onnx_bot`): every option of ``net:``
+below applies to it too.
 
 The ``PATH`` of ``net:PATH`` is a checkpoint file, else the name of a shipped
 model (:func:`tapa_ai.net.shipped.resolve_model_path`): ``tapa``, ``plakoto`` or
@@ -65,12 +67,13 @@ from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
               "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon)", "net:PATH@0ply", "net:PATH@1ply",
-              "net:PATH@2ply", "onnx:PATH", "engine:CMD", "SPEC,nocube",
+              "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff")
 """The valid forms, for error messages and ``--help``."""
 _CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN", "nobearoff")
 
-_NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
+_NET = re.compile(r"^(?P<kind>net|onnx):(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
+"""``net:PATH[@Nply]`` and ``onnx:PATH[@Nply]``: an evaluator's file and how deep its bot searches."""
 _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
 _ENGINE = "engine:"
 
@@ -85,14 +88,14 @@ def net_checkpoint_path(spec: str) -> Optional[Path]:
     from ..net.shipped import find_model_path
 
     match = _NET.match(_split_options(spec.strip())[0])
-    return find_model_path(match.group("path")) if match else None
+    return find_model_path(match.group("path")) if match and match.group("kind") == "net" else None
 
 
 def model_file_path(spec: str) -> Optional[Path]:
     """The model file of a ``net:`` or ``onnx:`` spec (the checkpoint, the exported model), else None."""
-    base = _split_options(spec.strip())[0]
-    if base.startswith("onnx:") and base[len("onnx:"):]:
-        return Path(base[len("onnx:"):])
+    match = _NET.match(_split_options(spec.strip())[0])
+    if match and match.group("kind") == "onnx":
+        return Path(match.group("path"))
     return net_checkpoint_path(spec)
 
 
@@ -139,7 +142,7 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
     if not base:
         raise _bad(text, "empty")
     bot = _build(base, rules)
-    bot.name = base if not base.startswith("net:") else bot.name
+    bot.name = base if not _NET.match(base) else bot.name
     _apply_cube_options(bot, text, options)
     if rules is not None:
         bot.check_rules(rules)
@@ -202,14 +205,8 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
         return RandomBot()
     if text in ("runner", "pipcount"):
         return RunnerBot()
-    if text.startswith("net:"):
+    if text.startswith(("net:", "onnx:")):
         return _net(text)
-    if text.startswith("onnx:"):
-        if not text[len("onnx:"):]:
-            raise _bad(text, "an onnx: spec needs the path of an exported model")
-        from .onnx_bot import OnnxBot
-
-        return OnnxBot(Path(text[len("onnx:"):]), name=text)
     if rules is None:
         raise BotError(f"bot spec {text!r}: say which rule set it plays (only net: and onnx: bots know their own)")
     if text.startswith(_ENGINE):
@@ -236,17 +233,27 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
 
 
 def _net(text: str) -> Bot:
-    from ..net.checkpoint import CheckpointError, load_network
-    from ..net.shipped import UnknownModelError, resolve_model_path
+    """A :class:`~tapa_ai.bots.search.NetBot` over a checkpoint's network (``net:``) or an exported ONNX model's
+    (``onnx:``), searching the plies the spec names."""
     from .search import MAX_PLIES, NetBot
 
     match = _NET.match(text)
+    kind = text.split(":", 1)[0]
     if not match or not match.group("path"):
-        raise _bad(text, "a net: spec needs a checkpoint path")
+        raise _bad(text, "a net: spec needs a checkpoint path" if kind == "net" else
+                   "an onnx: spec needs the path of an exported model")
     written = Path(match.group("path"))  # the bot's name keeps the path or shipped name as written
     plies = int(match.group("plies") or 0)
     if plies > MAX_PLIES:
         raise _bad(text, f"a network searches 0 to {MAX_PLIES} plies")
+    name = f"{kind}:{written}@{plies}ply" if match.group("plies") else f"{kind}:{written}"
+    if kind == "onnx":
+        from .onnx_bot import onnx_evaluator
+
+        return NetBot(onnx_evaluator(written, name), plies, name=name)
+    from ..net.checkpoint import CheckpointError, load_network
+    from ..net.shipped import UnknownModelError, resolve_model_path
+
     try:
         path = resolve_model_path(written)
     except UnknownModelError as error:
@@ -255,4 +262,4 @@ def _net(text: str) -> Bot:
         net = load_network(path)
     except CheckpointError as error:
         raise BotError(f"bot spec {text!r}: {error}") from None
-    return NetBot(net, plies, name=f"net:{written}@{plies}ply" if match.group("plies") else f"net:{written}")
+    return NetBot(net, plies, name=name)

@@ -73,8 +73,8 @@ class Analyzer:
         if not isinstance(bot, NetBot):
             raise TypeError(f"Analyzer needs a NetBot, got {type(bot).__name__}")
         self.bot = bot
-        self.net = bot.net
-        self.rules = bot.net.rules
+        self.evaluator = bot.evaluator
+        self.rules = bot.rules
         self.outcome_names: tuple[str, ...] = tuple(outcome_names(self.rules))
         self.points = outcome_points(self.rules).astype(np.float64)
         self.lock = threading.Lock()
@@ -112,6 +112,11 @@ class Analyzer:
     def plies(self) -> int:
         return self.bot.plies
 
+    @property
+    def encoding_version(self) -> int:
+        """The input encoding of the model (``encode``)."""
+        return self.evaluator.model.encoding_version
+
     def describe(self) -> dict:
         """What the engine reports about its model (``GET /health``)."""
         return {"bot": self.name, "variant": self.rules.name, "plies": self.plies,
@@ -140,11 +145,12 @@ class Analyzer:
         from ..net.encoding import encode
         from ..movegen.batch import PositionBatch
 
-        return encode(PositionBatch.from_positions([position]), version=self.net.encoding_version)[0]
+        return encode(PositionBatch.from_positions([position]), version=self.encoding_version)[0]
 
     def evaluate(self, position: Position) -> tuple[np.ndarray, float, bool]:
         """(probabilities (K,), equity, exact) for the side to move; a finished game is its exact outcome."""
-        from ..net.model import evaluate, outcome_class
+        from ..movegen.batch import PositionBatch
+        from ..rules.outcomes import outcome_class
 
         self.check(position)
         result = reference.finished_result(position)
@@ -154,15 +160,13 @@ class Analyzer:
             return probabilities, float(probabilities @ self.points), True
         if self.bot.bearoff:  # as the bot plays: a bear-off's value is the database's
             from ..bearoff.evaluate import bearoff_values
-            from ..movegen.batch import PositionBatch
 
             known = bearoff_values(PositionBatch.from_positions([position]))
             if known.rows.size:
                 probabilities = known.distributions[0]
                 return probabilities, float(probabilities @ self.points), bool(known.exact[0])
-        features = self.encode(position)[None, :]
         with self.locked():
-            probabilities, _ = evaluate(self.net, features)
+            probabilities = self.evaluator.model.evaluate(PositionBatch.from_positions([position]))
         probabilities = probabilities[0].astype(np.float64)
         return probabilities, float(probabilities @ self.points), False
 
@@ -172,7 +176,7 @@ class Analyzer:
 
         See the module docstring for how moves are valued; ``plies`` defaults to the bot's.
         """
-        from ..bots.search import afterstate_distributions_with, filter_candidates
+        from ..bots.search import filter_candidates
         from ..movegen.batch import PositionBatch
         from ..movegen.generate import generate
 
@@ -182,7 +186,7 @@ class Analyzer:
             raise AnalysisError("the game is already over in this position (it has a result); start a new game")
         with self.locked():
             afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
-            base = afterstate_distributions_with(self.net, afterstates, self.bot.bearoff)
+            base = self.evaluator.afterstate_distributions(afterstates)
             base_equities = base @ self.points
             if plies == 0:
                 deep_rows = np.arange(len(afterstates))

@@ -342,7 +342,7 @@ class Engine:
         if self.analyzer is not None:
             self.analyzer.check(position)
         # The model's encoding version; without a model, the default one.
-        version = self.analyzer.net.encoding_version if self.analyzer is not None else ENCODING_VERSION
+        version = self.analyzer.encoding_version if self.analyzer is not None else ENCODING_VERSION
         features = encode(PositionBatch.from_positions([position]), version=version)[0]
         # Shortest text of each float32 value: reads back as exactly the same float32.
         return {"features": [float(str(value)) for value in features],

@@ -71,8 +71,8 @@ def answer_rollout(analyzer, request: dict, position: Position, dice, max_games:
             raise AnalysisError(f"rollout: {total} games asked ({settings.total_games} a start, {starts} "
                                 f"start{'s' if starts > 1 else ''}); this engine plays at most {max_games} per request")
         with analyzer.locked():
-            bot = NetBot(analyzer.net, plies, name=f"{analyzer.name.split('@')[0]}@{plies}ply")
-            player = LocalPlayer(analyzer.rules, bot, analyzer.net, settings, evaluator_name=bot.name)
+            bot = NetBot(analyzer.evaluator, plies, name=f"{analyzer.name.split('@')[0]}@{plies}ply")
+            player = LocalPlayer(analyzer.rules, bot, bot.evaluator, settings, evaluator_name=bot.name)
             if dice is None:
                 result = position_rollout(player, position)
             else:

@@ -38,7 +38,7 @@ class Afterstates:
     ``positions.flipped()`` gives the next positions to play. ``inputs`` and
     ``dice`` say what was moved from, with which roll (bots that ask another
     program, such as ``engine:``, need them); every subset of source
-    positions keeps them (:func:`tapa_ai.arena.duels._subset`).
+    positions keeps them (:meth:`of_sources`).
     """
 
     positions: PositionBatch
@@ -88,6 +88,30 @@ class Afterstates:
     def move_text(self, row: int) -> str:
         """Move text of afterstate ``row`` (RULES.md 7), e.g. ``"24/21 23/22"``."""
         return format_steps(self.step_list(row))
+
+    def rows(self, rows: np.ndarray) -> "Afterstates":
+        """Some rows as their own Afterstates, each row its own 'source' (the search values rows this way)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        count = rows.size
+        return Afterstates(self.positions.take(rows), np.arange(count, dtype=np.int32),
+                           np.arange(count + 1, dtype=np.int64), self.game_over[rows], self.winner[rows],
+                           self.result_kind[rows], self.result_points[rows], self.steps[rows], self.n_steps[rows])
+
+    def of_sources(self, index: np.ndarray) -> "Afterstates":
+        """The afterstates of some source positions only (``index``, sorted), as their own Afterstates: offsets
+        rebased, the source positions and dice, where known, cut to the same positions."""
+        index = np.asarray(index, dtype=np.int64)
+        starts = self.offsets[index]
+        counts = self.offsets[index + 1] - starts
+        rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        inputs = None if self.inputs is None else self.inputs.take(index)
+        dice = None if self.dice is None else self.dice[index]
+        return Afterstates(
+            self.positions.take(rows), np.repeat(np.arange(index.size, dtype=np.int32), counts), offsets,
+            self.game_over[rows], self.winner[rows], self.result_kind[rows], self.result_points[rows],
+            self.steps[rows], self.n_steps[rows], inputs, dice,
+        )
 
     def moves_of(self, index: int) -> list[Move]:
         """The reference-style moves of source position ``index``."""

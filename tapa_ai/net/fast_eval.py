@@ -19,12 +19,12 @@ Usage::
 
     evaluator = FastEvaluator.from_net(net)          # copies the weights (numpy float32)
     probabilities, equities = evaluator.evaluate(batch)   # == evaluate(net, encode(batch))
-    distributions = afterstate_distributions_fast(evaluator, afterstates)
+    distributions, equities = evaluator.afterstate_distributions(afterstates)
     evaluator.refresh(net)                           # after a learning step (about 0.1 ms at 259 x 128)
 
-:func:`fast_evaluator_for` keeps one evaluator per network and refreshes it
-whenever torch reports that a parameter changed in place (an optimizer step,
-``load_state_dict``), so callers holding only the network stay correct.
+What plays by it is :class:`tapa_ai.net.evaluator.KernelEvaluator`, which
+owns one and refreshes it whenever torch reports that a parameter of its
+network changed in place (an optimizer step, ``load_state_dict``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
@@ -48,9 +47,7 @@ from .model import ACTIVATIONS, EvaluatorNet
 from ..rules.outcomes import outcome_classes, outcome_points, swap_sides
 
 __all__ = ["ACTIVATION_CODES", "DENSE_MODES", "DENSE_BLOCK_ROWS", "FIRST_CHUNK_ROWS", "FastEncoder", "FastEvaluator",
-           "fast_encode", "afterstate_distributions_fast", "fast_evaluator_for", "fast_path_available",
-           "install_fast_evaluator",
-           "MIN_ROWS_PER_THREAD"]
+           "fast_encode", "MIN_ROWS_PER_THREAD"]
 
 DENSE_MODES = ("fused", "batched")
 """How the layers after the first run: ``fused`` (the default) in the kernel, row by row, so that a row's
@@ -413,63 +410,3 @@ class FastEvaluator:
         if over.size:
             classes[over] = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
         return self._run(afterstates.positions, True, classes, self._swapped, threads)
-
-
-def afterstate_distributions_fast(evaluator: FastEvaluator, afterstates) -> np.ndarray:
-    """(N, K) outcome probabilities of every afterstate, from the view of the side that moved.
-
-    Same contract as :func:`tapa_ai.net.afterstates.afterstate_distributions`:
-    a finished game is its exact outcome (one-hot); any other afterstate is the
-    network's evaluation of the position with the opponent to roll, read from
-    the mover's side. The afterstates are read flipped in place (no copy).
-    """
-    return evaluator.afterstate_distributions(afterstates)[0]
-
-
-# -- one evaluator per network, kept up to date ----------------------------------------------
-_EVALUATORS: "weakref.WeakKeyDictionary[EvaluatorNet, tuple[tuple, FastEvaluator]]" = weakref.WeakKeyDictionary()
-
-
-def _parameter_versions(net: EvaluatorNet) -> tuple:
-    # Every in-place change of a tensor (optimizer step, load_state_dict, copy_) bumps its version.
-    return tuple((id(p), p._version) for p in net.parameters())  # noqa: SLF001
-
-
-def fast_path_available(net: EvaluatorNet) -> bool:
-    """Whether ``net`` is evaluated by the kernel: an activation it implements, and ``TAPA_FAST_EVAL`` not 0."""
-    return os.environ.get("TAPA_FAST_EVAL", "1") != "0" and net.config.activation in ACTIVATION_CODES
-
-
-def fast_evaluator_for(net: EvaluatorNet) -> Optional[FastEvaluator]:
-    """The cached evaluator of ``net``, refreshed if its parameters changed since; None if it cannot have one.
-
-    Cheap when nothing changed (a tuple of parameter versions is compared).
-    ``TAPA_FAST_EVAL=0`` in the environment disables the fast path (None).
-    """
-    if not fast_path_available(net):
-        return None
-    versions = _parameter_versions(net)
-    cached = _EVALUATORS.get(net)
-    if cached is not None:
-        seen, evaluator = cached
-        if seen == versions:
-            return evaluator
-        evaluator.refresh(net)
-    else:
-        evaluator = FastEvaluator.from_net(net)
-    _EVALUATORS[net] = (versions, evaluator)
-    return evaluator
-
-
-def install_fast_evaluator(net: EvaluatorNet, evaluator: FastEvaluator) -> None:
-    """Make ``evaluator`` the cached one of ``net``, whose weights must now be those it was built from.
-
-    The overlapped trainer builds the next evaluator in its learner thread from the learner's net and
-    installs it when self-play's copy of the net takes the same weights, so self-play does not rebuild it.
-    """
-    _EVALUATORS[net] = (_parameter_versions(net), evaluator)
-
-
-def refresh_fast_evaluator(net: EvaluatorNet) -> None:
-    """Copy ``net``'s weights into its cached evaluator now (call after a learning step)."""
-    fast_evaluator_for(net)

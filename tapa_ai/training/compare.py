@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
+from ..arena.duels import duel, pipcount_policy, random_policy
+from ..bots.search import NetBot
 from ..config import apply_overrides, load_config
 from .trainer import Trainer, new_run_directory
 
@@ -43,11 +44,11 @@ def compare_methods(config_path: str | Path, overrides: Sequence[str], cpu_secon
     for method, trainer in trainers.items():
         row = {"games": trainer.games, "updates": trainer.steps, "cpu_seconds_used": trainer.cpu_seconds}
         for name, bot in (("random", random_policy), ("pipcount", pipcount_policy)):
-            row[name] = duel(rules, net_policy(trainer.net), bot, pairs, seed).summary()
+            row[name] = duel(rules, NetBot(trainer.net), bot, pairs, seed).summary()
         report["methods"][method] = row
     first, second = METHODS
     report["head_to_head"] = {
         "a": first, "b": second,
-        **duel(rules, net_policy(trainers[first].net), net_policy(trainers[second].net), pairs, seed).summary(),
+        **duel(rules, NetBot(trainers[first].net), NetBot(trainers[second].net), pairs, seed).summary(),
     }
     return report

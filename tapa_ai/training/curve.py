@@ -13,7 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..arena.duels import duel, net_policy
+from ..arena.duels import duel
+from ..bots.search import NetBot
 from ..bots.spec import make_bot
 from ..config import apply_overrides, load_config
 from ..net.checkpoint import load_network
@@ -103,7 +104,7 @@ def evaluate_snapshots(rows: list[dict], pairs: int, seed: int = CURVE_SEED, pro
         row["cpu_seconds"] = checkpoint.extra.get("cpu_seconds")
         row["wall_seconds"] = checkpoint.extra.get("wall_seconds")
         for name in opponents:
-            row[name] = duel(net.rules, net_policy(net), make_bot(name, net.rules), pairs, seed).summary()
+            row[name] = duel(net.rules, NetBot(net), make_bot(name, net.rules), pairs, seed).summary()
     return rows
 
 

@@ -37,7 +37,7 @@ from ..bots.search import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS,
                            check_last_ply_dice)
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
-from ..net.fast_eval import fast_encode, refresh_fast_evaluator
+from ..net.fast_eval import fast_encode
 from ..net.model import EvaluatorNet, soft_cross_entropy
 from ..rules.outcomes import outcome_points
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
@@ -225,15 +225,12 @@ def fit(net: EvaluatorNet, states: np.ndarray, targets: np.ndarray, rng: np.rand
             steps += 1
             epoch_losses.append(float(loss.detach()))
         losses.append(float(np.mean(epoch_losses)))
-    refresh_fast_evaluator(net)
     return FitReport(epochs, steps, losses, before, held_out_loss(), entropy)
 
 
 def student_of(teacher: EvaluatorNet) -> EvaluatorNet:
     """An independent copy of ``teacher`` to fit (the teacher's weights, and its targets, stay as they were)."""
-    student = copy.deepcopy(teacher)
-    refresh_fast_evaluator(student)
-    return student
+    return copy.deepcopy(teacher)
 
 
 def distill(teacher: EvaluatorNet, states: np.ndarray, plies: int, rng: np.random.Generator,
@@ -274,7 +271,7 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     """
     import json
 
-    from ..arena.duels import duel, net_policy
+    from ..arena.duels import duel
     from ..arena.match import claim_directory
     from ..bots.spec import make_bot
     from ..net.atomic_files import atomic_write
@@ -324,14 +321,14 @@ def experiment(checkpoint: str | Path, out: str | Path, states: int = 200_000, e
     report["matches"] = matches = {}
     for name in opponents:
         opponent = make_bot(name, rules)
-        matches[f"teacher_vs_{name}"] = duel(rules, net_policy(teacher), opponent, pairs, eval_seed).summary()
+        matches[f"teacher_vs_{name}"] = duel(rules, NetBot(teacher), opponent, pairs, eval_seed).summary()
         for depth, student in students.items():
-            matches[f"{depth}ply_vs_{name}"] = duel(rules, net_policy(student), opponent, pairs, eval_seed).summary()
+            matches[f"{depth}ply_vs_{name}"] = duel(rules, NetBot(student), opponent, pairs, eval_seed).summary()
     for depth, student in students.items():
-        matches[f"{depth}ply_vs_teacher"] = duel(rules, net_policy(student), net_policy(teacher), pairs,
+        matches[f"{depth}ply_vs_teacher"] = duel(rules, NetBot(student), NetBot(teacher), pairs,
                                                  eval_seed + 3).summary()
         if depth != 0 and 0 in students:
-            matches[f"{depth}ply_vs_0ply"] = duel(rules, net_policy(student), net_policy(students[0]), pairs,
+            matches[f"{depth}ply_vs_0ply"] = duel(rules, NetBot(student), NetBot(students[0]), pairs,
                                                   eval_seed + 3).summary()
     text = (json.dumps(report, indent=1) + "\n").encode()
     atomic_write(out / "report.json", lambda handle: handle.write(text))

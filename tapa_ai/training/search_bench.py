@@ -71,10 +71,7 @@ def search_throughput(checkpoint: str | Path, seconds: float, workers: int, warm
             trainer = DistributedTrainer(config, new_run_directory(config), workers=workers,
                                          ray_address=ray_address)
         load_weights(trainer.net, checkpoint)
-        trainer.play_net.load_state_dict(trainer.net.state_dict())
-        from ..net.fast_eval import refresh_fast_evaluator
-
-        refresh_fast_evaluator(trainer.net)
+        trainer.play_net.load_state_dict(trainer.net.state_dict())  # the evaluators follow the weights
         window = TimedWindow(seconds, warmup, lambda: trainer.labels_added > 0,
                              lambda: (trainer.labels_added, trainer.games, time.process_time(), trainer.cpu_seconds))
         actor = {"cpu": 0.0, "label": 0.0}

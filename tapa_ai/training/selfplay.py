@@ -19,7 +19,7 @@ expectation of the position before the roll instead of one sampled roll.
 With **bear-off targets** (``SelfPlay(..., bearoff=True)``, config
 ``learning.bearoff_targets``) every afterstate that is a bear-off (no contact
 left) is valued by the exact databases instead of the network
-(:func:`tapa_ai.bots.search.afterstate_distributions_with`): self-play plays
+(:class:`tapa_ai.net.evaluator.BearoffEvaluator`): self-play plays
 bear-offs by them and keeps their values, so the targets of those turns are
 exact.
 """
@@ -34,10 +34,11 @@ import numpy as np
 import torch
 from numba import njit
 
-from ..bots.search import ROLLS, ROLL_WEIGHTS, afterstate_distributions_with
+from ..bots.search import ROLLS, ROLL_WEIGHTS
 from ..movegen import PositionBatch, generate
 from ..rules import outcomes
 from ..movegen.choice import choose_random, segment_argmax
+from ..net.evaluator import Evaluator, evaluator_for
 from ..net.model import EvaluatorNet
 from ..rules.outcomes import outcome_points, swap_sides
 from ..rules.options import RuleOptions
@@ -169,6 +170,9 @@ class SelfPlay:
         self.bearoff = bool(bearoff)
         """Value bear-off afterstates by the exact databases instead of the network."""
         self.net = net
+        self.evaluator: Evaluator = evaluator_for(net, bearoff=self.bearoff)
+        """What self-play plays by: the network's kernel (it follows the network's weights), with the databases
+        where :attr:`bearoff`."""
         self.size = games
         self.rng = rng
         self.max_turns = max_turns
@@ -227,7 +231,7 @@ class SelfPlay:
     def _distributions(self, afterstates) -> np.ndarray:
         """(N, K) float32 values of ``afterstates`` from the mover's view (the databases' for bear-offs if
         :attr:`bearoff`)."""
-        return afterstate_distributions_with(self.net, afterstates, self.bearoff, np.float32)
+        return self.evaluator.afterstate_distributions(afterstates, np.float32)
 
     def play_ply(self, epsilon: float) -> list[FinishedGame]:
         """Every running game plays one turn; returns the games that finished in it."""

@@ -240,7 +240,7 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
     from ..movegen import generate
     from ..movegen.random_positions import mixed_positions, random_dice
     from ..rules.options import variant_rules
-    from ..net.afterstates import afterstate_distributions_torch
+    from ..net.evaluator import TorchEvaluator
 
     rules = variant_rules(variant)
     rng = np.random.default_rng(seed)
@@ -262,7 +262,7 @@ def evaluator_costs(variant: str, seconds: float = 1.5, positions: int = 768, hi
     torch.set_num_threads(1)
     try:
         paths = {
-            "torch_1_thread": lambda: afterstate_distributions_torch(net, afterstates),
+            "torch_1_thread": lambda: TorchEvaluator(net).afterstate_distributions(afterstates, np.float32),
             "fast_1_thread": lambda: evaluator.afterstate_distributions(afterstates, threads=1),
             "fast_2_threads": lambda: evaluator.afterstate_distributions(afterstates, threads=2),
         }

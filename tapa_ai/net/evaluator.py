@@ -1,0 +1,301 @@
+"""The evaluator interface: values of whole batches of positions in the outcome classes.
+
+Everything that plays or rates by a model (the n-ply search and every net-like
+bot, duels, rollouts, the benchmark, analysis, self-play) asks an
+:class:`Evaluator`, as wildbg's ``Evaluator::eval_batch`` is asked: it never
+needs to know what computes the numbers. An evaluator gives
+
+- :meth:`Evaluator.evaluate_flipped`: (B, K) the values of ``batch.flipped()``
+  (the other side to roll), read back from ``batch``'s side to move; an
+  afterstate batch is exactly this case (the side that moved is ``turn``, the
+  opponent rolls next), so it is the one method an implementation must have;
+- :meth:`Evaluator.evaluate`: (B, K) the values of positions before their side
+  to move rolls, from its view;
+- :meth:`Evaluator.afterstate_distributions`: (N, K) the values of a move
+  generation's afterstates from the mover's view, a finished game its exact
+  outcome (one-hot).
+
+Implementations:
+
+- :class:`TorchEvaluator`: :func:`~tapa_ai.net.encoding.encode` and the torch
+  network (the reference);
+- :class:`KernelEvaluator`: the sparse numba kernel of
+  :mod:`tapa_ai.net.fast_eval` over a copy of the network's weights (about 7x
+  faster; the default, :func:`evaluator_for`). It owns that copy: it is
+  refreshed when the network's parameters change (their versions are compared
+  on each call, a cheap tuple), or at once by :meth:`KernelEvaluator.refresh`;
+- :class:`EncodedEvaluator`: any function from encoded inputs to class
+  probabilities, such as an ONNX session (``onnx:`` bots) or the numpy-only
+  model of an exported ``.npz`` (:func:`numpy_evaluator`);
+- :class:`BearoffEvaluator`: a wrapper over any of them that values every
+  bear-off by the exact databases (:mod:`tapa_ai.bearoff.evaluate`) instead.
+
+The values are float32 from the networks (float64 where the databases
+answer); :meth:`Evaluator.afterstate_distributions` casts to the ``dtype``
+asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ..bearoff.evaluate import bearoff_distributions, bearoff_mask
+from ..movegen.batch import PositionBatch
+from ..movegen.generate import Afterstates
+from ..rules.options import RuleOptions
+from ..rules.outcomes import num_outcomes, outcome_classes, outcome_points, swap_sides
+
+__all__ = ["Evaluator", "TorchEvaluator", "KernelEvaluator", "EncodedEvaluator", "BearoffEvaluator",
+           "evaluator_for", "numpy_evaluator", "with_finished_outcomes", "kernel_available"]
+
+
+def with_finished_outcomes(distributions: np.ndarray, afterstates: Afterstates) -> np.ndarray:
+    """``distributions`` (N, K, the mover's view) with every afterstate that ended the game set to its exact
+    outcome (one-hot; the mover is the side that can win by its own move), in place; returned."""
+    over = np.flatnonzero(afterstates.game_over)
+    if over.size:
+        classes = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
+        distributions[over] = 0.0
+        distributions[over, classes] = 1.0
+    return distributions
+
+
+class Evaluator(ABC):
+    """Values of batches of positions in the outcome classes of :attr:`rules` (module docstring)."""
+
+    rules: RuleOptions
+    name: str = "evaluator"
+
+    @property
+    def num_outcomes(self) -> int:
+        return num_outcomes(self.rules)
+
+    @property
+    def points(self) -> np.ndarray:
+        """(K,) float64 points of each outcome class (the equity is ``values @ points``)."""
+        return outcome_points(self.rules).astype(np.float64)
+
+    @property
+    def bearoff(self) -> bool:
+        """Whether bear-offs are valued by the exact databases (:class:`BearoffEvaluator`)."""
+        return False
+
+    @property
+    def model(self) -> "Evaluator":
+        """The evaluator of the model itself, without the databases (self, unless this is a wrapper)."""
+        return self
+
+    def refresh(self) -> None:
+        """Follow the model's weights now (nothing to do for a model that reads them on every call)."""
+
+    @abstractmethod
+    def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
+        """(B, K) the values of ``batch.flipped()`` (the other side to roll), from ``batch``'s side to move."""
+
+    def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        """(B, K) the values of positions before their side to move rolls, from its view."""
+        return swap_sides(self.evaluate_flipped(batch.flipped()))
+
+    def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
+        """(N, K) the afterstates' values from the view of the side that moved, as ``dtype``: a finished game
+        its exact outcome, any other the value of the position with the opponent to roll."""
+        if len(afterstates) == 0:
+            return np.zeros((0, self.num_outcomes), dtype=dtype)
+        values = np.array(self.evaluate_flipped(afterstates.positions), dtype=dtype, copy=True)
+        return with_finished_outcomes(values, afterstates)
+
+    def check_rules(self, rules: RuleOptions, who: Optional[str] = None) -> None:
+        """ValueError (one line) unless this evaluator values positions of ``rules``."""
+        if rules != self.rules:
+            raise ValueError(f"{who or self.name!r} was trained for rule set {self.rules.name!r}; it cannot play "
+                             f"{rules.name!r}")
+
+
+class TorchEvaluator(Evaluator):
+    """The torch network on :func:`~tapa_ai.net.encoding.encode`'s inputs (the reference path)."""
+
+    def __init__(self, net: Any, name: Optional[str] = None) -> None:
+        self.net = net
+        self.rules = net.rules
+        self.encoding_version = net.encoding_version
+        self.name = name or "torch"
+
+    def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
+        return swap_sides(self._probabilities(batch.flipped()))
+
+    def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        return self._probabilities(batch)
+
+    def _probabilities(self, batch: PositionBatch) -> np.ndarray:
+        import torch
+
+        from .encoding import encode
+
+        features = encode(batch, version=self.encoding_version)
+        with torch.inference_mode():
+            logits = self.net(torch.from_numpy(features).to(self.net.points.device))
+            return torch.softmax(logits, dim=-1).cpu().numpy()
+
+
+def kernel_available(net: Any) -> bool:
+    """Whether the kernel can evaluate ``net``: an activation it implements, and ``TAPA_FAST_EVAL`` not 0."""
+    from .fast_eval import ACTIVATION_CODES
+
+    return os.environ.get("TAPA_FAST_EVAL", "1") != "0" and net.config.activation in ACTIVATION_CODES
+
+
+def _parameter_versions(net: Any) -> tuple:
+    # Every in-place change of a tensor (optimizer step, load_state_dict, copy_) bumps its version.
+    return tuple((id(p), p._version) for p in net.parameters())  # noqa: SLF001
+
+
+class KernelEvaluator(Evaluator):
+    """The sparse numba kernel over this evaluator's own copy of a network's weights (module docstring).
+
+    The copy follows the network: a call after the network's parameters changed
+    (a learning step, ``load_state_dict``) copies them first. :meth:`adopt`
+    takes a kernel already built from the same weights elsewhere (the
+    overlapped trainer builds the next one in its learner thread).
+    """
+
+    def __init__(self, net: Any, threads: Optional[int] = None, dense: Optional[str] = None,
+                 name: Optional[str] = None) -> None:
+        from .fast_eval import FastEvaluator
+
+        self.net = net
+        self.rules = net.rules
+        self.encoding_version = net.encoding_version
+        self.name = name or "kernel"
+        self.kernel = FastEvaluator(net, threads, dense)
+        self._versions = _parameter_versions(net)
+
+    def refresh(self) -> None:
+        """Copy the network's current weights now."""
+        self.kernel.refresh(self.net)
+        self._versions = _parameter_versions(self.net)
+
+    def adopt(self, kernel: Any) -> None:
+        """Use ``kernel`` (a :class:`~tapa_ai.net.fast_eval.FastEvaluator` built from the network's current
+        weights) from now on."""
+        self.kernel = kernel
+        self._versions = _parameter_versions(self.net)
+
+    def current(self) -> Any:
+        """The kernel, refreshed first if the network's weights changed since it copied them."""
+        versions = _parameter_versions(self.net)
+        if versions != self._versions:
+            self.kernel.refresh(self.net)
+            self._versions = versions
+        return self.kernel
+
+    def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
+        return self.current().evaluate_flipped(batch)[0]
+
+    def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        return self.current().evaluate(batch)[0]
+
+    def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
+        # The kernel writes finished games' exact outcomes itself and skips evaluating them.
+        return self.current().afterstate_distributions(afterstates)[0].astype(dtype, copy=False)
+
+
+class EncodedEvaluator(Evaluator):
+    """Any model from encoded inputs to class probabilities: ``probabilities(features (B, F) float32) -> (B, K)``
+    from the side to move (an ONNX session, the numpy-only model of an exported ``.npz``)."""
+
+    def __init__(self, probabilities: Callable[[np.ndarray], np.ndarray], rules: RuleOptions,
+                 encoding_version: int, name: str) -> None:
+        self.probabilities = probabilities
+        self.rules = rules
+        self.encoding_version = encoding_version
+        self.name = name
+
+    def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        from .encoding import encode
+
+        if len(batch) == 0:
+            return np.zeros((0, self.num_outcomes), dtype=np.float32)
+        return np.asarray(self.probabilities(encode(batch, version=self.encoding_version)), dtype=np.float32)
+
+    def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
+        return swap_sides(self.evaluate(batch.flipped()))
+
+
+def numpy_evaluator(model: Any, name: str = "npz") -> EncodedEvaluator:
+    """An :class:`EncodedEvaluator` of an exported numpy-only model
+    (:class:`tapa_ai.export.numpy_model.NumpyEvaluator`, as ``numpy_model.load`` gives it)."""
+    rules = RuleOptions.from_dict(model.metadata["rule_options"])
+    return EncodedEvaluator(lambda features: model.evaluate(features)[0], rules, model.encoding_version, name)
+
+
+class BearoffEvaluator(Evaluator):
+    """Another evaluator, except that every bear-off is valued by the exact databases
+    (:func:`tapa_ai.bearoff.evaluate.bearoff_distributions`), as GNU Backgammon values them."""
+
+    def __init__(self, inner: Evaluator) -> None:
+        if isinstance(inner, BearoffEvaluator):
+            inner = inner.inner
+        self.inner = inner
+        self.rules = inner.rules
+        self.name = inner.name
+
+    @property
+    def bearoff(self) -> bool:
+        return True
+
+    @property
+    def model(self) -> Evaluator:
+        return self.inner
+
+    def refresh(self) -> None:
+        self.inner.refresh()
+
+    def __getattr__(self, name: str) -> Any:  # the model's own attributes (net, encoding_version, refresh ...)
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
+        known = np.flatnonzero(bearoff_mask(batch))
+        if not known.size:
+            return self.inner.evaluate_flipped(batch)
+        values = np.empty((len(batch), self.num_outcomes))
+        rest = np.setdiff1d(np.arange(len(batch)), known, assume_unique=True)
+        if rest.size:
+            values[rest] = self.inner.evaluate_flipped(batch.take(rest))
+        # The other side rolls: the database's value of the flipped position, sides swapped.
+        values[known] = swap_sides(bearoff_distributions(batch.take(known).flipped())[1])
+        return values
+
+    def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        known = np.flatnonzero(bearoff_mask(batch))
+        if not known.size:
+            return self.inner.evaluate(batch)
+        values = np.empty((len(batch), self.num_outcomes))
+        rest = np.setdiff1d(np.arange(len(batch)), known, assume_unique=True)
+        if rest.size:
+            values[rest] = self.inner.evaluate(batch.take(rest))
+        values[known] = bearoff_distributions(batch.take(known))[1]
+        return values
+
+    def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
+        known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
+        if not known.size:
+            return self.inner.afterstate_distributions(afterstates, dtype)
+        values = np.empty((len(afterstates), self.num_outcomes), dtype=dtype)
+        rest = np.setdiff1d(np.arange(len(afterstates)), known, assume_unique=True)
+        if rest.size:
+            values[rest] = self.inner.afterstate_distributions(afterstates.rows(rest), dtype)
+        values[known] = swap_sides(bearoff_distributions(afterstates.positions.take(known).flipped())[1])
+        return values
+
+
+def evaluator_for(net: Any, bearoff: bool = True, name: Optional[str] = None) -> Evaluator:
+    """The evaluator a network plays by: the kernel where it can run the network (:func:`kernel_available`),
+    else torch; wrapped in the bear-off databases unless ``bearoff=False``."""
+    model = KernelEvaluator(net, name=name) if kernel_available(net) else TorchEvaluator(net, name=name)
+    return BearoffEvaluator(model) if bearoff else model
