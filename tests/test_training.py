@@ -344,3 +344,21 @@ def test_slim_checkpoint_with_new_weights_keeps_the_rest_and_refuses_weights_tha
     with pytest.raises(CheckpointError, match="do not fit"):
         slim_checkpoint(full, tmp_path / "wrong.pt", model_state=wrong)
     assert not (tmp_path / "wrong.pt").exists()
+
+
+def test_the_first_window_s_clock_starts_after_the_kernels_are_compiled(tmp_path, monkeypatch):
+    """The first games/s of a run counts games, not numba's compile: the move generator and self-play's
+    evaluator have run (compiled, or loaded from numba's cache) before the first window's clock starts."""
+    from tapa_ai.training import schedule
+
+    config = tiny_config(tmp_path)
+    trainer = Trainer(config, new_run_directory(config))
+    calls = []
+    evaluator = trainer.selfplay.evaluator
+    original = type(evaluator).afterstate_distributions
+    monkeypatch.setattr(type(evaluator), "afterstate_distributions",
+                        lambda self, *a, **k: calls.append("evaluate") or original(self, *a, **k))
+    window = schedule._Window.__init__
+    monkeypatch.setattr(schedule._Window, "__init__", lambda self, *a: calls.append("clock") or window(self, *a))
+    trainer.train(progress=False)
+    assert calls.index("evaluate") < calls.index("clock")

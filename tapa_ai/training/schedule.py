@@ -36,6 +36,7 @@ class Schedule:
         self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)
         self.next_eval = _next_multiple(trainer.games, config.eval.every_games)
         self.next_checkpoint = _next_multiple(trainer.games, config.checkpoint.every_games)
+        _compile_kernels(trainer)  # before the clock starts: the first window's games/s is the run's, not numba's
         self.window = _Window(trainer.games, trainer.decisions)
         self.bar = tqdm(total=config.run.total_games, initial=min(trainer.games, config.run.total_games),
                         unit="game", disable=not progress, desc=f"train {trainer.rules.name}", dynamic_ncols=True)
@@ -68,6 +69,20 @@ class Schedule:
         self.bar.close()
         if self.writer:
             self.writer.close()
+
+
+def _compile_kernels(trainer: Any) -> None:
+    """Compile (or load from numba's cache) the move generator's and self-play evaluator's kernels on one position,
+    so that no window times them (a distributed learner's actors compile in their own processes)."""
+    selfplay = getattr(trainer, "selfplay", None)
+    if selfplay is None:
+        return
+    from ..movegen import PositionBatch, generate
+    from ..rules.position import start_position
+
+    afterstates = generate(PositionBatch.from_positions([start_position(trainer.rules, "X")]),
+                           np.array([[3, 1]], dtype=np.int8))
+    selfplay.evaluator.afterstate_distributions(afterstates)
 
 
 def _next_multiple(value: int, every: int) -> int:
