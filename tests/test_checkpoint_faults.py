@@ -24,6 +24,9 @@ def hashes(directory: Path) -> dict[str, str]:
 
 
 def one_line(text: str) -> str:
+    """The one line of ``text``, apart from the notice of a first run that compiles the numba kernels."""
+    text = "".join(line for line in text.splitlines(keepends=True)
+                   if not line.startswith("tapa-ai: compiling the numba kernels once"))
     assert text.count("\n") == 1 and "Traceback" not in text, text
     return text.strip()
 
@@ -150,8 +153,9 @@ def test_a_disk_full_in_the_middle_of_a_checkpoint_is_one_line_exit_2_and_keeps_
     code = main(["train", "--quiet", *sum((["--set", setting] for setting in settings), [])])
     error = capsys.readouterr().err
     if stopped:  # the loop says it is writing the stopping checkpoint, then the one line of the failure
-        notice, error = error.split("\n", 1)
-        assert notice.startswith("stopping (SIGTERM): writing a checkpoint at ")
+        notice = "stopping (SIGTERM): writing a checkpoint at "
+        assert error.count(notice) == 1
+        error = "".join(line for line in error.splitlines(keepends=True) if not line.startswith(notice))
     error = one_line(error)
     run = next(tmp_path.glob("tapa__*"))
     assert code == 2
@@ -186,3 +190,134 @@ def test_a_resume_on_a_read_only_file_system_names_the_run_to_resume(tmp_path, c
     assert f"cannot write {run / LOCK_NAME}: Read-only file system" in error
     assert error.endswith(f"tapa-ai train --resume {run} once it can be written (disk space, permissions)")
     assert hashes(run) == before
+
+
+# --- item 7: one validation of a checkpoint's fields, the same for every command that reads one -----------
+
+
+@pytest.fixture(scope="module")
+def search_run(tmp_path_factory):
+    """latest.pt of a tiny expert-iteration run (12 games): every field a resume uses, its replay buffer full."""
+    from tapa_ai.config import load_config
+    from tapa_ai.training.trainer import Trainer, new_run_directory
+
+    config = load_config("configs/quick.toml", [
+        *TINY, f"checkpoint.directory={tmp_path_factory.mktemp('runs')}", "run.total_games=12",
+        "learning.targets=search", "learning.search_plies=0", "learning.search_fraction=1.0",
+        "learning.replay_size=200"])
+    trainer = Trainer(config, new_run_directory(config))
+    trainer.train(progress=False)
+    return trainer.run_dir / "latest.pt"
+
+
+def changed(change):
+    def write(source: Path, target: Path) -> None:
+        import torch
+
+        data = torch.load(source, weights_only=True)
+        change(data)
+        torch.save(data, target)
+    return write
+
+
+def truncated(source: Path, target: Path) -> None:
+    data = source.read_bytes()
+    target.write_bytes(data[:len(data) // 2])
+
+
+def not_torch(source: Path, target: Path) -> None:
+    target.write_text("[run]\nvariant = 'tapa'\n")
+
+
+CORRUPTIONS = {
+    "negative-games": (changed(lambda data: data["counters"].update(games=-5)),
+                       "counters.games should be an integer >= 0, got -5"),
+    "huge-replay-position": (changed(lambda data: data["extra"]["replay"].update(next=10 ** 12)),
+                             "extra.replay.next should be an integer from 0 to 199, got 1000000000000"),
+    "replay-rows-beyond-capacity": (changed(lambda data: data["extra"]["replay"].update(capacity=100)),
+                                    "extra.replay.states should be at most 100 rows (its capacity), got 200"),
+    "wrong-type": (changed(lambda data: data["counters"].update(steps="many")),
+                   "counters.steps should be an integer, got str"),
+    "wrong-config-type": (changed(lambda data: data["config"]["run"].update(seed="one")),
+                          'run.seed = "one": expected an integer'),
+    "rng-state-shape": (changed(lambda data: data["rng"]["numpy"]["state"].update(state=[1, 2])),
+                        "rng.numpy should be the state of a numpy PCG64 generator"),
+    "counter-disagrees-with-self-play": (changed(lambda data: data["extra"]["selfplay"]["stats"].update(games=7)),
+                                         "extra.selfplay.stats.games should be counters.games (12), got 7"),
+    "win-rate-out-of-range": (changed(lambda data: data["extra"]["evaluations"][0].update(win_rate=7)),
+                              "extra.evaluations[0].win_rate should be a number from 0 to 1, got 7"),
+    "missing-key": (changed(lambda data: data.pop("rng")), "is damaged: missing key(s) rng"),
+    "truncated": (truncated, "not a torch zip archive (corrupt, truncated, or another kind of file)"),
+    "not-a-torch-file": (not_torch, "not a torch zip archive (corrupt, truncated, or another kind of file)"),
+}
+
+
+def record_file(path: Path) -> Path:
+    """A few random moves of a tapa game as a tapa-ai/games record, for ``tapa-ai analyse``."""
+    import json
+    import random
+
+    from tapa_ai.arena.recorded_games import games_document
+    from tapa_ai.flow import GameState
+
+    rng = random.Random(1)
+    state = GameState.new("tapa")
+    while sum(event.action == "move" for event in state.history) < 4:
+        state = state.roll(rng) if state.phase in ("opening", "roll") else state.play(rng.choice(state.moves))
+    game = {"number": 1, "players": {"X": "X", "O": "O"}, "match_length": 0, "score": {"X": 0, "O": 0},
+            "history": [event.to_dict() for event in state.history], "result": None}
+    path.write_text(json.dumps(games_document(state.rules, {}, [game], "a test")))
+    return path
+
+
+READERS = {
+    "match": lambda checkpoint, tmp_path: ["match", f"net:{checkpoint}", "random", "--games", "2", "--workers", "1",
+                                           "--quiet"],
+    "train-resume": lambda checkpoint, tmp_path: ["train", "--quiet", "--resume", str(checkpoint.parent),
+                                                  "--set", "eval.games=2"],
+    "export": lambda checkpoint, tmp_path: ["export", str(checkpoint), "--format", "npz", "--out",
+                                            str(tmp_path / "model.npz")],
+    "engine": lambda checkpoint, tmp_path: ["engine", "--bot", f"net:{checkpoint}"],
+    "analyse": lambda checkpoint, tmp_path: ["analyse", str(record_file(tmp_path / "game.json")), "--bot",
+                                             f"net:{checkpoint}", "--quiet"],
+}
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+@pytest.mark.parametrize("corruption", list(CORRUPTIONS))
+def test_every_reader_refuses_a_damaged_checkpoint_with_the_same_line(
+        search_run, tmp_path, capsys, monkeypatch, corruption, reader):
+    import io
+    import sys
+
+    from tapa_ai.net.checkpoint import CheckpointError
+
+    corrupt, fragment = CORRUPTIONS[corruption]
+    run = tmp_path / "run"
+    run.mkdir()
+    checkpoint = run / "latest.pt"
+    corrupt(search_run, checkpoint)
+    before = hashes(run)
+    with pytest.raises(CheckpointError) as refused:
+        load_checkpoint(checkpoint)
+    line = str(refused.value)
+    assert "\n" not in line and fragment in line and str(checkpoint) in line
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # the engine's requests: none
+    code = main(READERS[reader](checkpoint, tmp_path))
+    error = one_line(capsys.readouterr().err)
+    assert code == 2 and line in error
+    assert hashes(run) == before and not (tmp_path / "model.npz").exists()
+
+
+@pytest.mark.parametrize("rules", ["plakoto", "backgammon"])
+def test_a_network_built_for_other_rules_than_its_checkpoint_says_is_refused(search_run, tmp_path, rules):
+    from tapa_ai.net.checkpoint import CheckpointError, load_network
+    from tapa_ai.rules.options import variant_rules
+
+    path = tmp_path / "latest.pt"
+    changed(lambda data: data.update(rule_options=variant_rules(rules).to_dict()))(search_run, path)
+    with pytest.raises(CheckpointError) as refused:
+        load_network(path)
+    assert str(refused.value) == (f"{path} is damaged: its network was built for the tapa rules, its rule_options "
+                                  f"are {rules}'s")

@@ -25,7 +25,10 @@ key                    value
 
 The numpy state is ``bit_generator.state`` with each array written as
 ``{"__ndarray__": list, "dtype": str}``; the Python state is
-``[version, list of ints, gauss_next]``.
+``[version, list of ints, gauss_next]``. Every reader loads through
+:func:`load_checkpoint`, which checks every field's type and range
+(:func:`~tapa_ai.net.checkpoint_read.validate_payload`), so each command
+refuses a damaged file with the same line.
 
 Random generators are passed in, never taken from global state, except that
 ``torch_generator=None`` means torch's global generator (which initialises
@@ -46,7 +49,7 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NoReturn
+from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -55,17 +58,8 @@ from .. import __version__
 from ..config import ConfigError, TrainConfig, config_from_dict, config_to_dict
 from ..rules.options import RULES_VERSION, RuleOptions, RulesError
 from .atomic_files import WriteError, atomic_write
-from .checkpoint_read import CheckpointError, read_payload as _read
-
-FORMAT_NAME = "tapa-ai-checkpoint"
-#: Bumped whenever the layout of the checkpoint dict changes.
-FORMAT_VERSION = 1
-
-REQUIRED_KEYS = (
-    "format", "format_version", "tapa_ai_version", "model_config", "encoding", "rules_version",
-    "rule_options", "config", "counters", "model_state", "optimizer_state", "rng", "extra",
-)
-
+from .checkpoint_read import (FORMAT_NAME, FORMAT_VERSION, CheckpointError, numpy_state_from_plain,
+                              python_state_from_plain, read_payload as _read, validate_payload)
 
 
 @dataclass
@@ -238,27 +232,18 @@ def load_checkpoint(
     expect_rules_version: int | None = None,
     map_location: str | torch.device = "cpu",
 ) -> Checkpoint:
-    """Read and check a checkpoint with ``torch.load(weights_only=True)``.
+    """Read and check a checkpoint with ``torch.load(weights_only=True)``: every command that reads one does so here.
 
-    Raises :class:`CheckpointError` when the file is missing, is not a
-    checkpoint (corrupt, truncated, or holding anything but plain data), has
-    another format version or lacks keys, or when its encoding or rules
-    version differs from the expected one.
+    Raises :class:`CheckpointError` (one line naming the file and what is
+    wrong) when the file is missing, is not a checkpoint (corrupt, truncated,
+    or holding anything but plain data), has another format version, lacks
+    keys or has a field of the wrong type or out of range
+    (:func:`~tapa_ai.net.checkpoint_read.validate_payload`), or when its
+    encoding or rules version differs from the expected one.
     """
     path = Path(path)
     data = _read(path, map_location)
-    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-        raise CheckpointError(f"{path} is not a tapa-ai checkpoint (no format marker {FORMAT_NAME!r})")
-    version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        raise CheckpointError(
-            f"{path} has checkpoint format version {version!r}; this tapa_ai "
-            f"({__version__}) reads format version {FORMAT_VERSION}"
-        )
-    missing = [key for key in REQUIRED_KEYS if key not in data]
-    if missing:
-        raise CheckpointError(f"{path} is damaged: missing key(s) {', '.join(missing)}")
-    _check_types(path, data)
+    validate_payload(path, data)
     encoding = (data["encoding"]["name"], data["encoding"]["version"])
     if expect_encoding is not None:
         wanted = _check_encoding(expect_encoding, "expect_encoding")
@@ -286,43 +271,13 @@ def load_checkpoint(
         decisions=counters["decisions"],
         optimizer_state=data["optimizer_state"],
         torch_rng_state=rng.get("torch"),
-        numpy_rng_state=None if rng.get("numpy") is None else _numpy_state_from_plain(rng["numpy"]),
-        python_rng_state=None if rng.get("python") is None else _python_state_from_plain(path, rng["python"]),
+        numpy_rng_state=None if rng.get("numpy") is None else numpy_state_from_plain(rng["numpy"]),
+        python_rng_state=None if rng.get("python") is None else python_state_from_plain(rng["python"]),
         extra=data["extra"],
-        format_version=version,
+        format_version=data["format_version"],
         tapa_ai_version=data["tapa_ai_version"],
         path=path,
     )
-
-
-def _check_types(path: Path, data: dict[str, Any]) -> None:
-    """Shapes of the top-level entries, so that later code can index them without surprises."""
-    def fail(key: str, want: str) -> NoReturn:
-        raise CheckpointError(f"{path} is damaged: {key} should be {want}, got {type(_get(data, key)).__name__}")
-
-    for key in ("model_config", "rule_options", "config", "model_state", "extra", "counters", "encoding", "rng"):
-        if not isinstance(data[key], dict):
-            fail(key, "a dict")
-    if data["optimizer_state"] is not None and not isinstance(data["optimizer_state"], dict):
-        fail("optimizer_state", "a dict or None")
-    for key in ("games", "steps", "decisions"):
-        value = data["counters"].get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            fail(f"counters.{key}", "an integer")
-    if not isinstance(data["encoding"].get("name"), str):
-        fail("encoding.name", "a string")
-    if not isinstance(data["encoding"].get("version"), int):
-        fail("encoding.version", "an integer")
-    if not isinstance(data["rules_version"], int):
-        fail("rules_version", "an integer")
-    if not all(isinstance(value, torch.Tensor) for value in data["model_state"].values()):
-        fail("model_state", "a dict of tensors")
-
-
-def _get(data: dict[str, Any], dotted: str) -> Any:
-    for part in dotted.split("."):
-        data = data.get(part) if isinstance(data, dict) else None
-    return data
 
 
 # ---------------------------------------------------------------------------
@@ -365,25 +320,9 @@ def _numpy_state_to_plain(value: Any) -> Any:
     return value
 
 
-def _numpy_state_from_plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"__ndarray__", "dtype"}:
-            return np.array(value["__ndarray__"], dtype=value["dtype"])
-        return {key: _numpy_state_from_plain(item) for key, item in value.items()}
-    return value
-
-
 def _python_state_to_plain(state: tuple) -> list:
     version, internal, gauss_next = state
     return [version, list(internal), gauss_next]
-
-
-def _python_state_from_plain(path: Path, plain: Any) -> tuple:
-    try:
-        version, internal, gauss_next = plain
-        return (version, tuple(internal), gauss_next)
-    except (TypeError, ValueError):
-        raise CheckpointError(f"{path} is damaged: bad Python random state") from None
 
 
 def _check_encoding(encoding: Any, what: str) -> tuple[str, int]:
@@ -420,8 +359,10 @@ def load_network(path: str | Path, map_location: str | torch.device = "cpu"):
 def check_network(checkpoint: Checkpoint) -> None:
     """Refuse a checkpoint whose network is not what it says or is unusable, before anything is built.
 
-    See :func:`tapa_ai.net.network_check.check_network_state`; raises
-    :class:`CheckpointError` with one line saying what is wrong.
+    See :func:`tapa_ai.net.network_check.check_network_state`; the rule set the
+    network was built for must also be the checkpoint's ``rule_options`` (the
+    variant a resumed run keeps). Raises :class:`CheckpointError` with one line
+    saying what is wrong.
     """
     from .network_check import check_network_state
 
@@ -429,6 +370,11 @@ def check_network(checkpoint: Checkpoint) -> None:
         check_network_state(checkpoint.model_config, checkpoint.model_state)
     except ValueError as error:
         raise CheckpointError(f"{checkpoint.path}: {error}") from None
+    built_for = RuleOptions.from_dict(checkpoint.model_config["rules"])  # checked above: the network was laid out
+    if built_for != checkpoint.rules():
+        raise CheckpointError(f"{checkpoint.path} is damaged: its network was built for the {built_for.name} rules, "
+                              f"its rule_options are {checkpoint.rules().name}'s"
+                              + (" (other options)" if built_for.name == checkpoint.rules().name else ""))
 
 
 RESUME_ONLY = ("selfplay", "pending", "play_weights", "replay")

@@ -58,12 +58,18 @@ class ReplayBuffer:
                 "capacity": self.capacity, "next": self.next}
 
     def load_state_dict(self, state: dict) -> None:
+        """Take back :meth:`state_dict`; ValueError unless it is a buffer of this one's shape, its rows and next
+        position within its capacity (a checkpoint's is checked so when the file is read: ``checkpoint_read``)."""
         states, targets = state["states"].numpy(), state["targets"].numpy()
         if int(state["capacity"]) != self.capacity or targets.shape[1:] != self.targets.shape[1:]:
             raise ValueError(f"saved replay buffer holds {int(state['capacity'])} rows of {targets.shape[1:]} "
                              f"targets; this run's holds {self.capacity} of {self.targets.shape[1:]} "
                              "(learning.replay_size cannot change on resume)")
+        position = int(state["next"])
+        if len(states) > self.capacity or len(targets) != len(states) or not 0 <= position < self.capacity:
+            raise ValueError(f"saved replay buffer of capacity {self.capacity} holds {len(states)} positions, "
+                             f"{len(targets)} targets and its next row is {position}: damaged")
         self.size = len(states)
         self.states[:self.size] = states
         self.targets[:self.size] = targets
-        self.next = int(state["next"])
+        self.next = position

@@ -1,4 +1,5 @@
-"""Run directories: the checks before one is made, a new one for a new run, the checkpoint a resumed run continues from."""
+"""Run directories: the checks before one is made, a new one for a new run, the checkpoint a resumed run continues
+from and what a resume may not change."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..config import ConfigError, TrainConfig, run_name
 from ..net.checkpoint import Checkpoint, CheckpointError, check_network, load_checkpoint
 from ..net.checkpoint_dir import LOCK_NAME, CheckpointManager
 from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
+from ..net.model import EvaluatorNet
 from ..rules.options import RULES_VERSION
 
 
@@ -147,3 +149,24 @@ def _resumable(run: str | Path, checkpoint_path: Path) -> Checkpoint:
         raise TrainingError(f"--resume {run}: {checkpoint_path} holds a network only (a slim copy, e.g. a kept "
                             "generation), not the optimizer and running games a resume needs")
     return checkpoint
+
+
+def check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
+    """A resumed run keeps its network and what it was trained for: ``run.variant`` must be the checkpoint's rule
+    set and ``config.model`` its architecture (the input encoding's version included); :class:`TrainingError`
+    if not. The trainer checks it before anything is built, written or pruned."""
+    trained = checkpoint.rules().name
+    if config.run.variant != trained:
+        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained}; a resume cannot change "
+                            f"run.variant to {config.run.variant} (start a new run with --config to train "
+                            f"{config.run.variant})")
+    try:
+        stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
+    except (KeyError, TypeError, ValueError) as error:
+        raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
+    wanted = config.model.to_dict()
+    changed = [f"model.{key} {stored.get(key)!r} -> {value!r}" for key, value in wanted.items()
+               if stored.get(key) != value]
+    if changed:
+        raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
+                            f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")

@@ -33,7 +33,7 @@ from ..rules.options import variant_rules
 from .distill import label_positions
 from .replay import ReplayBuffer
 from .schedule import Schedule as _Schedule
-from .runs import TrainingError, check_device, new_run_directory, resume_checkpoint
+from .runs import TrainingError, check_device, check_same_network, new_run_directory, resume_checkpoint
 from .stopping import StopSignals, TrainingStopped, describe
 from .selfplay import STATE_WIDTH, FinishedGame, SelfPlay, unpack_states
 from .traces import OnlineTraces
@@ -69,7 +69,7 @@ class Trainer:
     def __init__(self, config: TrainConfig, run_dir: Path, checkpoint: Optional[Checkpoint] = None) -> None:
         if checkpoint is not None:
             # Before building anything: the network built from the config must be the checkpoint's.
-            _check_same_network(config, checkpoint)
+            check_same_network(config, checkpoint)
         self.config = config
         self.run_dir = Path(run_dir)
         self.rules = variant_rules(config.run.variant)
@@ -492,23 +492,3 @@ class Trainer:
             self.best_score = score
             self.manager.save_best(**self._payload())
 
-
-def _check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
-    """A resumed run keeps its network and what it was trained for: ``run.variant`` must be the checkpoint's rule
-    set and ``config.model`` its architecture (the input encoding's version included). Checked before anything
-    is built, written or pruned."""
-    trained = checkpoint.rules().name
-    if config.run.variant != trained:
-        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained}; a resume cannot change "
-                            f"run.variant to {config.run.variant} (start a new run with --config to train "
-                            f"{config.run.variant})")
-    try:
-        stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
-    except (KeyError, TypeError, ValueError) as error:
-        raise TrainingError(f"{checkpoint.path}: cannot resume from this checkpoint: {error}") from None
-    wanted = config.model.to_dict()
-    changed = [f"model.{key} {stored.get(key)!r} -> {value!r}" for key, value in wanted.items()
-               if stored.get(key) != value]
-    if changed:
-        raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
-                            f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")
