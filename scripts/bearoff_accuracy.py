@@ -30,7 +30,8 @@ from bearoff_duel import random_bearoff_starts
 
 from tapa_ai.arena.duels import play_pairs
 from tapa_ai.bearoff.evaluate import bearoff_distributions
-from tapa_ai.bots.search import NetBot, afterstate_distributions_with
+from tapa_ai.bots.search import NetBot
+from tapa_ai.net.evaluator import evaluator_for
 from tapa_ai.movegen import generate
 from tapa_ai.movegen.choice import segment_argmax
 from tapa_ai.net.checkpoint import load_network
@@ -44,8 +45,9 @@ def accuracy(net, starts, dice) -> dict:
     assert len(rows) == len(starts)
     own = NetBot(net, bearoff=False).pre_roll_distributions(starts, 0) @ points
     afterstates = generate(starts, dice)
-    judged = afterstate_distributions_with(net, afterstates, True) @ points
-    chosen = segment_argmax(afterstate_distributions_with(net, afterstates, False) @ points, afterstates.offsets)
+    judged = evaluator_for(net, bearoff=True).afterstate_distributions(afterstates) @ points
+    chosen = segment_argmax(evaluator_for(net, bearoff=False).afterstate_distributions(afterstates) @ points,
+                            afterstates.offsets)
     best = np.maximum.reduceat(judged, afterstates.offsets[:-1])
     loss = best - judged[chosen]
     return {"value_error": float(np.mean(np.abs(own - exact @ points))),

@@ -10,7 +10,7 @@ exported to a temporary ONNX file with the project's exporter and both bots choo
 
 Printed per variant: decisions with more than one legal move, how many choices differ, the largest equity gap
 (in the net's own values) of a differing choice, and two baselines on the random positions: the net bot on its
-torch reference path (``TAPA_FAST_EVAL=0``) against itself on its numba kernel, and the onnx bot ranking by the
+torch reference path (``TorchEvaluator``) against itself on its numba kernel, and the onnx bot ranking by the
 graph's float32 ``equity`` output instead of float64 equities of its probabilities. docs/arena.md quotes the
 result.
 """
@@ -18,7 +18,6 @@ result.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
@@ -26,35 +25,27 @@ import numpy as np
 
 from tapa_ai.arena.duels import play_pairs
 from tapa_ai.bearoff.evaluate import bearoff_mask
-from tapa_ai.bots.onnx_bot import OnnxBot
+from tapa_ai.bots.search import NetBot
 from tapa_ai.bots.spec import make_bot
 from tapa_ai.export.core import export_checkpoint
 from tapa_ai.movegen.choice import segment_argmax
 from tapa_ai.movegen.generate import generate
 from tapa_ai.movegen.random_positions import mixed_positions, random_dice
 from tapa_ai.net.encoding import encode
+from tapa_ai.net.evaluator import TorchEvaluator
 
 
 def net_equities(net_bot, afterstates, reference: bool = False) -> np.ndarray:
     """(N,) the net bot's own 0-ply equities (its numba kernel; ``reference``: the torch reference path)."""
-    previous = os.environ.get("TAPA_FAST_EVAL")
-    if reference:
-        os.environ["TAPA_FAST_EVAL"] = "0"
-    try:
-        return net_bot.ranked(afterstates)[2]
-    finally:
-        if reference:
-            if previous is None:
-                del os.environ["TAPA_FAST_EVAL"]
-            else:
-                os.environ["TAPA_FAST_EVAL"] = previous
+    bot = NetBot(TorchEvaluator(net_bot.net)) if reference else net_bot
+    return bot.ranked(afterstates)[2]
 
 
 def compare(onnx_bot, net_bot, afterstates) -> tuple[int, int, float]:
     """(decisions with a choice, choices that differ, largest net-equity gap of a differing choice)."""
     several = np.diff(afterstates.offsets) > 1
     theirs_equities = net_equities(net_bot, afterstates)
-    mine = segment_argmax(onnx_bot.equities(afterstates), afterstates.offsets)
+    mine = segment_argmax(onnx_bot.ranked(afterstates)[2], afterstates.offsets)
     theirs = segment_argmax(theirs_equities, afterstates.offsets)
     differ = mine != theirs
     gap = float(np.abs(theirs_equities[mine[differ]] - theirs_equities[theirs[differ]]).max()) if differ.any() else 0.0
@@ -90,7 +81,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for variant in args.variants:
             path = export_checkpoint(f"checkpoints/{variant}.pt", "onnx", Path(folder) / f"{variant}.onnx")
-            onnx_bot, net_bot = OnnxBot(path), make_bot(f"net:checkpoints/{variant}.pt")
+            onnx_bot, net_bot = make_bot(f"onnx:{path}"), make_bot(f"net:checkpoints/{variant}.pt")
             rng = np.random.default_rng(args.seed)
             batch = mixed_positions(variant, args.positions, rng)
             afterstates = generate(batch, random_dice(len(batch), rng))
@@ -100,13 +91,14 @@ def main() -> None:
                                     != segment_argmax(net_equities(net_bot, afterstates, reference=True),
                                                       afterstates.offsets)).sum())
             # Ranking by the graph's float32 equity output (the opponent's view: the mover's is its negative).
-            features = encode(afterstates.positions.flipped(), version=onnx_bot.encoding_version)
-            (graph_equity,) = onnx_bot.session.run(["equity"], {onnx_bot.input_name: features})
+            model = onnx_bot.evaluator.model
+            features = encode(afterstates.positions.flipped(), version=model.encoding_version)
+            (graph_equity,) = model.session.run(["equity"], {model.input_name: features})
             graph = -graph_equity.astype(np.float64)
             exact = afterstates.game_over.copy()
             if onnx_bot.bearoff:
                 exact |= bearoff_mask(afterstates.positions)
-            graph[exact] = onnx_bot.equities(afterstates)[exact]
+            graph[exact] = onnx_bot.ranked(afterstates)[2][exact]
             graph_differ = int((segment_argmax(graph, afterstates.offsets)
                                 != segment_argmax(kernel, afterstates.offsets)).sum())
             recorder = Recorder(onnx_bot, net_bot)
