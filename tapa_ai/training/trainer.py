@@ -19,13 +19,14 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
-from ..arena.duels import duel, net_policy, pipcount_policy, random_policy
+from ..arena.duels import duel, pipcount_policy, random_policy
+from ..bots.search import NetBot
 from ..config import TrainConfig
 from ..net.checkpoint import Checkpoint
 from ..net.checkpoint_dir import CheckpointManager, RunLock
 from ..net.encoding import ENCODING_NAME
-from ..net.fast_eval import (FastEvaluator, fast_encode, fast_path_available, install_fast_evaluator,
-                             refresh_fast_evaluator)
+from ..net.evaluator import kernel_available
+from ..net.fast_eval import FastEvaluator, fast_encode
 from ..net.fast_kernel import race_flags
 from ..net.model import EvaluatorNet, configure_threads, soft_cross_entropy
 from ..movegen.generate import default_threads as movegen_threads
@@ -150,7 +151,7 @@ class Trainer:
         prepared = self._prepare_pass(games)
         loss = float("nan") if prepared is None else self._run_pass(*prepared, threads=None)
         # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
-        refresh_fast_evaluator(self.net)
+        self.selfplay.evaluator.refresh()
         return loss
 
     def _start_learning(self, games: list[FinishedGame]) -> float:
@@ -166,7 +167,7 @@ class Trainer:
             for mine, theirs in zip(self.play_net.state_dict().values(), self.net.state_dict().values()):
                 mine.copy_(theirs)
         if self._next_evaluator is not None:
-            install_fast_evaluator(self.play_net, self._next_evaluator)
+            self.selfplay.evaluator.model.adopt(self._next_evaluator)
             self._next_evaluator = None
         prepared = self._prepare_pass(games)
         if prepared is not None:
@@ -179,7 +180,7 @@ class Trainer:
     def _learner_pass(self, prepared: tuple) -> float:
         """A pass in the learner thread; then self-play's next evaluator, built from the weights it ends with."""
         loss = self._run_pass(*prepared, threads=1)
-        self._next_evaluator = FastEvaluator.from_net(self.net) if fast_path_available(self.net) else None
+        self._next_evaluator = FastEvaluator.from_net(self.net) if kernel_available(self.net) else None
         return loss
 
     def join_learning(self) -> float:
@@ -297,7 +298,7 @@ class Trainer:
         records = []
         self.net.eval()
         for name in self.config.eval.opponents:
-            result = duel(self.rules, net_policy(self.net), self.opponents[name], max(1, self.config.eval.games // 2),
+            result = duel(self.rules, NetBot(self.net), self.opponents[name], max(1, self.config.eval.games // 2),
                           seed=self.config.run.seed + EVAL_SEED_OFFSET)
             records.append(EvalRecord(self.games, name, result.games, result.ppg, result.ppg_ci95, result.win_rate))
         self.net.train()
