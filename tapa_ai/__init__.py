@@ -7,8 +7,9 @@ above, and no two modules import each other, directly or round a circle
 functions too):
 
 - foundation: ``config`` (typed configs), ``ray_cluster`` (the optional Ray
-  dependency), ``deadline`` (cooperative time limits) and this package's
-  ``__version__``; they import no other layer;
+  dependency), ``deadline`` (cooperative time limits), ``errors`` (``TapaError``,
+  the base of every error a user can act on) and this package's ``__version__``;
+  they import no other layer;
 - ``rules``: rule options, positions, the reference move generator, the cube's
   rules (pure Python, no torch);
 - ``notation``: JSON positions, move text, the mini-language, gnubg IDs;
@@ -26,13 +27,15 @@ functions too):
   below ``engine``, whose ``analyse`` command serves the web board);
 - ``engine``: the JSON-lines protocol and the HTTP server;
 - ``play``: the terminal game;
-- ``cli``: the ``tapa-ai`` command.
+- ``cli``: the ``tapa-ai`` command: its parser and ``main``; each command is a
+  module ``cli_<command>.py`` (``add_parser`` and ``run``) in the package of
+  what it drives (``arena/cli_match.py``, ``engine/cli_serve.py``).
 """
 
 __version__ = "0.1.0"
 
 LAYERS = (
-    ("config", "ray_cluster", "deadline"),
+    ("config", "ray_cluster", "deadline", "errors"),
     ("rules",),
     ("notation",),
     ("flow",),

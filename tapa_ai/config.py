@@ -35,6 +35,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
+from .errors import TapaError
+
 Variant = Literal["tapa", "plakoto", "backgammon"]
 Activation = Literal["relu", "tanh", "sigmoid", "gelu", "silu"]
 LearningMethod = Literal["lambda-return", "online-traces"]
@@ -43,7 +45,7 @@ LrSchedule = Literal["constant", "linear", "cosine"]
 Optimizer = Literal["adam", "sgd"]
 
 
-class ConfigError(ValueError):
+class ConfigError(TapaError, ValueError):
     """A configuration file, dict or override that does not fit :class:`TrainConfig`."""
 
 

@@ -13,11 +13,13 @@ import signal
 import threading
 from typing import Any, Optional
 
+from .errors import TapaError
+
 LOCAL = "local"
 """``--ray-address local``: start a new Ray instance on this machine for this command alone."""
 
 
-class RayUnavailable(RuntimeError):
+class RayUnavailable(TapaError, RuntimeError):
     """Ray is asked for but is not installed, or the cluster cannot be reached."""
 
 

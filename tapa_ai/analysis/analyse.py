@@ -44,6 +44,7 @@ from ..arena.rollout import ROLLS, ROLL_WEIGHTS, roll_luck
 from ..bots.base import BotError
 from ..bots.search import NetBot
 from ..deadline import check_deadline
+from ..errors import TapaError
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..net.model import outcome_points
@@ -67,7 +68,7 @@ __all__ = ["AnalysisError", "MoveRating", "CubeRating", "CubeAction", "PlayerTot
            "analyse_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
 
 
-class AnalysisError(ValueError):
+class AnalysisError(TapaError, ValueError):
     """A bot or record that cannot be analysed (not a network, another variant); the message is one line."""
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..arena.recorded_games import GAMES_FORMAT, GAMES_VERSION
+from ..errors import TapaError
 from ..flow import Event, FlowError, GameState, MatchState
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
 from ..notation.json_position import position_from_json, result_from_json
@@ -40,7 +41,7 @@ MAX_GAMES = 100_000
 __all__ = ["RecordError", "Turn", "RecordedGame", "Record", "read_record", "record_from_json", "MAX_FILE_BYTES"]
 
 
-class RecordError(ValueError):
+class RecordError(TapaError, ValueError):
     """A record that cannot be read or replayed; the message says where and why, in one line."""
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..errors import TapaError
 from ..rules.options import RuleOptions
 from ..rules.outcomes import top_points
 from ..rules.position import Position
@@ -43,7 +44,7 @@ RECORD_KEYS = ("index", "position", "dice", "phase", "source", "seed", "candidat
 CANDIDATE_KEYS = ("move", "key", "equity", "ci95", "games")
 
 
-class BenchmarkError(ValueError):
+class BenchmarkError(TapaError, ValueError):
     """A benchmark set that cannot be built, read or scored as asked; ``str()`` is one line saying why."""
 
 

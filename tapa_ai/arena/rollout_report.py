@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..errors import TapaError
 from ..rules.outcomes import outcome_names, outcome_points
 from ..rules.options import RuleOptions
 
@@ -22,7 +23,7 @@ BLOCK = 36
 MAX_ROTATE = 2
 
 
-class RolloutError(ValueError):
+class RolloutError(TapaError, ValueError):
     """A rollout that cannot run as asked (bad settings, position, move or bot); the message says why."""
 
 

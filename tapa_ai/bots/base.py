@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
+from ..errors import TapaError
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cube import CubeSituation
 
 
-class BotError(ValueError):
+class BotError(TapaError, ValueError):
     """A bot that cannot be built (bad spec, missing file or package) or cannot play these rules."""
 
 

@@ -44,6 +44,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..errors import TapaError
 from ..rules.options import RuleOptions, variant_rules
 from ..rules.outcomes import top_points
 from .equity import (DEFAULT_CUBE_LIFE, LEVELS, MAX_CUBE, OWNER_CENTRED, OWNER_OPPONENT, CubeEquities, average_values,
@@ -113,7 +114,7 @@ from cubeless 0-ply self-play of the shipped nets, with each net's sha256 and ge
 _KINDS = ("single", "gammon", "backgammon", "mother", "draw")
 
 
-class RatesFileError(RuntimeError):
+class RatesFileError(TapaError, RuntimeError):
     """The result rates file is missing or malformed."""
 
 

@@ -33,6 +33,7 @@ from typing import Optional, Union
 import numpy as np
 
 from ..deadline import acquire
+from ..errors import TapaError
 from ..rules import reference
 from ..rules.position import Position
 from ..rules.quoting import quoted
@@ -41,7 +42,7 @@ MAX_REQUEST_PLIES = 2
 """Deepest search a single request may ask for (a bot spec may set 3 as its own default)."""
 
 
-class AnalysisError(ValueError):
+class AnalysisError(TapaError, ValueError):
     """A position or request the model cannot answer (another variant, a finished game...)."""
 
 

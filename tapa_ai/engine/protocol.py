@@ -49,6 +49,7 @@ import traceback
 from typing import IO, Any, Callable
 
 from ..deadline import DeadlineExceeded, time_limit
+from ..errors import TapaError
 from ..notation.json_position import position_from_json, position_to_json
 from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules import reference
@@ -82,7 +83,7 @@ _UNWRITABLE = {"error": "the response cannot be written as JSON: the request id 
                         "JSON-serialisable, or is NaN or infinite"}
 
 
-class RequestError(ValueError):
+class RequestError(TapaError, ValueError):
     """A request the engine cannot answer; its message goes back as ``{"error": ...}``."""
 
 

@@ -28,6 +28,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..errors import TapaError
 from ..rules.quoting import quoted
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -53,7 +54,7 @@ _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
 
 
-class WebFileError(LookupError):
+class WebFileError(TapaError, LookupError):
     """A page file or model that cannot be served; ``status`` is the HTTP status, the message says why."""
 
     def __init__(self, status: int, message: str) -> None:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import TapaError
+
 __all__ = [
     "FORMATS", "SUFFIXES", "ExportError", "export_checkpoint", "export_network", "export_metadata",
     "load_npz_network", "ONNX_OPSET",
@@ -42,7 +44,7 @@ ONNX_OPSET = 17
 """ONNX operator set of exported models (``onnx`` 1.12+, onnxruntime 1.12+)."""
 
 
-class ExportError(ValueError):
+class ExportError(TapaError, ValueError):
     """An export that cannot be done: unknown format, bad checkpoint, missing exporter package, unwritable output."""
 
 

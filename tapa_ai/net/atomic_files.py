@@ -8,12 +8,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..errors import TapaError
+
 TEMP_PREFIX = ".tapa-ai-checkpoint-"
 TEMP_SUFFIX = ".tmp"
 """A temporary file is ``TEMP_PREFIX + <target name> + "." + <random> + TEMP_SUFFIX`` in the target's directory."""
 
 
-class WriteError(OSError):
+class WriteError(TapaError, OSError):
     """A file that could not be written (disk full, no permission, ...); whatever was at its path is untouched.
 
     ``str()`` is one line naming the path: ``cannot write runs/x/latest.pt: No space left on device``.

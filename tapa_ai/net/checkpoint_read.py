@@ -34,10 +34,11 @@ import torch
 
 from .. import __version__
 from ..config import ConfigError, config_from_dict
+from ..errors import TapaError
 from ..rules.options import RuleOptions, RulesError
 
 
-class CheckpointError(ValueError):
+class CheckpointError(TapaError, ValueError):
     """A checkpoint that is missing, unreadable, unsafe, or does not fit what the caller expects."""
 
 

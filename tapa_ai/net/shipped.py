@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import TapaError
+
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 """The shipped models (package data): ``<variant>.pt``, ``<variant>.md``, ``generations/<variant>-g<N>.pt``."""
 
@@ -39,7 +41,7 @@ CHECKOUT_DIR = "checkpoints"
 checkout)."""
 
 
-class UnknownModelError(FileNotFoundError):
+class UnknownModelError(TapaError, FileNotFoundError):
     """A checkpoint that is neither a file nor a shipped model; the message lists the shipped names."""
 
 

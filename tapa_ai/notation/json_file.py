@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..errors import TapaError
 from ..rules.quoting import quoted
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -23,7 +24,7 @@ MAX_NESTING = 64
 __all__ = ["JsonFileError", "read_json_file", "nesting", "MAX_FILE_BYTES", "MAX_NESTING"]
 
 
-class JsonFileError(ValueError):
+class JsonFileError(TapaError, ValueError):
     """A file that cannot be read as bounded JSON; the message is one line naming the file."""
 
 

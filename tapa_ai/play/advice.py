@@ -14,12 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..errors import TapaError
 from ..rules.position import Position
 
 __all__ = ["Advisor", "AdviceUnavailable", "summarize", "default_advisor_spec"]
 
 
-class AdviceUnavailable(RuntimeError):
+class AdviceUnavailable(TapaError, RuntimeError):
     """No network can give advice here; the message says why and what to do."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..errors import TapaError
 from ..flow import SNAPSHOT_VERSION, FlowError, GameState, MatchState
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_from_json, position_to_json
@@ -41,7 +42,7 @@ VERSION = 1
 __all__ = ["SaveError", "SavedGame", "save_game", "load_game", "read_file"]
 
 
-class SaveError(ValueError):
+class SaveError(TapaError, ValueError):
     """A file that cannot be written or loaded; the message says where and why."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from ..errors import TapaError
 from .quoting import quoted
 
 #: Bumped whenever a rule change alters legal moves or results; stored in checkpoints.
@@ -23,7 +24,7 @@ NEXT_GAME_OPENERS = ("opening-roll", "winner")
 CHECKERS_PER_SIDE = 15
 
 
-class RulesError(ValueError):
+class RulesError(TapaError, ValueError):
     """A rule set, position, dice or move that the rules do not allow."""
 
 

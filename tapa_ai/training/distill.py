@@ -35,6 +35,7 @@ from tqdm import tqdm
 from ..bots.base import BotError
 from ..bots.search import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot,
                            check_last_ply_dice)
+from ..errors import TapaError
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import generate
 from ..net.fast_eval import fast_encode
@@ -43,7 +44,7 @@ from ..rules.outcomes import outcome_points
 from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
 
 
-class DistillError(ValueError):
+class DistillError(TapaError, ValueError):
     """A distillation request that cannot be carried out; the message says why."""
 
 

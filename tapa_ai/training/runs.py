@@ -10,6 +10,7 @@ from typing import Callable, Optional
 import torch
 
 from ..config import ConfigError, TrainConfig, run_name
+from ..errors import TapaError
 from ..net.checkpoint import Checkpoint, CheckpointError, check_network, load_checkpoint
 from ..net.checkpoint_dir import LOCK_NAME, CheckpointManager
 from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
@@ -17,7 +18,7 @@ from ..net.model import EvaluatorNet
 from ..rules.options import RULES_VERSION
 
 
-class TrainingError(RuntimeError):
+class TrainingError(TapaError, RuntimeError):
     """A training run that cannot start or continue; the message says why."""
 
 
