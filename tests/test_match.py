@@ -6,7 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from tapa_ai.arena.duels import _mean_ci, deal_dice, play_pairs
+from tapa_ai.arena.duels import play_pairs
+from tapa_ai.arena.runner import deal_dice
+from tapa_ai.arena.stats import mean_ci
 from tapa_ai.arena.match import run_match
 from tapa_ai.bots.base import BotError
 from tapa_ai.cli import main
@@ -34,10 +36,10 @@ def test_opening_dice_are_never_doubles_where_the_rules_say_so():
 
 
 def test_confidence_interval_on_known_data():
-    mean, (low, high) = _mean_ci(np.array([1.0, 2.0, 3.0, 4.0]))
+    mean, (low, high) = mean_ci(np.array([1.0, 2.0, 3.0, 4.0]))
     half = 1.96 * math.sqrt(5 / 3) / 2  # sample std of 1..4 is sqrt(5/3)
     assert mean == 2.5 and low == pytest.approx(2.5 - half) and high == pytest.approx(2.5 + half)
-    assert _mean_ci(np.array([3.0]))[1] == (-math.inf, math.inf)
+    assert mean_ci(np.array([3.0]))[1] == (-math.inf, math.inf)
 
 
 def test_same_seed_same_result_whatever_the_number_of_workers():

@@ -140,7 +140,7 @@ class _Decisions:
 def _play_games(rules: RuleOptions, player, opponent, games: int, seed, offset: int) -> _Decisions:
     """``games`` games of ``player`` against ``opponent`` (the player first in even games), every decision
     with two or more distinct moves kept; games numbered from ``offset``."""
-    from .duels import deal_dice
+    from .runner import deal_dice
 
     rng = np.random.default_rng(seed)
     dice_table = deal_dice(rules, rng, games, MAX_TURNS)

@@ -42,7 +42,8 @@ from ..rules import outcomes
 from ..movegen.batch import concatenate
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
-from .duels import _mean_ci, deal_dice
+from .runner import deal_dice
+from .stats import mean_ci
 
 KIND_PASS = len(outcomes.RESULT_KINDS)
 """Result code of a game ended by a passed double (after the move generator's codes 0..5)."""
@@ -116,16 +117,16 @@ class CubeRecords:
         points = self.points_for_a
         if self.match_length == 0:
             per_pair = points.reshape(pairs, 2).mean(axis=1)
-            ppg, ppg_ci = _mean_ci(per_pair)
-            win_rate, win_ci = _mean_ci(self.a_won.reshape(pairs, 2).mean(axis=1).astype(np.float64))
+            ppg, ppg_ci = mean_ci(per_pair)
+            win_rate, win_ci = mean_ci(self.a_won.reshape(pairs, 2).mean(axis=1).astype(np.float64))
             out.update(ppg=ppg, ppg_ci95=list(ppg_ci), win_rate=win_rate,
                        win_rate_ci95=[max(0.0, win_ci[0]), min(1.0, win_ci[1])],
                        unfinished=int((self.kind == 0).sum()))
             return out
         # An unfinished match counts as half a win to each side.
         score = np.where(self.match_unfinished, 0.5, self.match_a_won.astype(np.float64))
-        rate, ci = _mean_ci(score.reshape(pairs, 2).mean(axis=1))
-        ppg, ppg_ci = _mean_ci(np.bincount(self.slot // 2, weights=points, minlength=pairs)
+        rate, ci = mean_ci(score.reshape(pairs, 2).mean(axis=1))
+        ppg, ppg_ci = mean_ci(np.bincount(self.slot // 2, weights=points, minlength=pairs)
                                / np.maximum(np.bincount(self.slot // 2, minlength=pairs), 1))
         out.update(match_length=self.match_length, matches=self.slots, pairs=pairs, match_win_rate=rate,
                    match_win_ci95=[max(0.0, ci[0]), min(1.0, ci[1])],
