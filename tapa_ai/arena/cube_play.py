@@ -31,18 +31,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from ..bots.base import Bot
 from ..bots.cube import CubeSituation
 from ..cube.equity import MAX_CUBE, OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT
-from ..movegen import PositionBatch, generate
+from ..movegen import PositionBatch
 from ..rules import outcomes
-from ..movegen.batch import concatenate
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
-from .runner import deal_dice
+from .runner import GameRunner, Ply, deal_dice, mover_points
 from .stats import mean_ci
 
 KIND_PASS = len(outcomes.RESULT_KINDS)
@@ -150,238 +150,229 @@ def play_cube_pairs(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_le
     """
     if not (isinstance(match_length, int) and match_length >= 0):
         raise ValueError(f"match_length {match_length!r}: must be an integer >= 0 (0 for money play)")
-    rng = np.random.default_rng(seed)
-    slots = 2 * pairs
-    money = match_length == 0
-    players = (bot_a, bot_b)
-    cubes = (_cube_bot(bot_a), _cube_bot(bot_b))
-    template = PositionBatch.from_positions([start_position(rules, "X")])
-    pair = np.arange(slots) // 2
-    seat0_is_a = np.arange(slots) % 2 == 0
+    games = _CubeGames(rules, bot_a, bot_b, pairs, np.random.default_rng(seed), match_length, max_turns)
+    games.run()
+    return games.records()
 
-    dice_tables = np.zeros((0, pairs, max_turns, 2), dtype=np.int8)  # [game number, pair, turn]
-    opener_bits: list[np.ndarray] = []
-    # deal_dice makes every first roll a non-double (the opening dice); a previous winner opening the next
-    # game rolls both dice afresh, doubles included: with both rules, its first roll comes from here.
-    free_first = not money and rules.opening == "use-opening-dice" and rules.next_game_opener == "winner"
-    free_first_rolls: list[np.ndarray] = []
 
-    def ensure_game(number: int) -> None:
-        nonlocal dice_tables
+class _CubeGames(GameRunner):
+    """The games of :func:`play_cube_pairs` on the game runner: slot ``2i`` has A first (money) or in seat 0
+    (matches); the cube before each roll (:meth:`before_roll`), the score and the match's next game after each
+    game (:meth:`after_step`)."""
+
+    def __init__(self, rules: RuleOptions, bot_a, bot_b, pairs: int, rng: np.random.Generator, match_length: int,
+                 max_turns: int) -> None:
+        slots = 2 * pairs
+        super().__init__((bot_a, bot_b), rng, slots, max_turns)
+        self.rules, self.pairs, self.match_length, self.max_turns = rules, pairs, match_length, max_turns
+        self.money = match_length == 0
+        self.cubes = (_cube_bot(bot_a), _cube_bot(bot_b))
+        self.template = PositionBatch.from_positions([start_position(rules, "X")])
+        self.pair = np.arange(slots) // 2
+        self.seat0_is_a = np.arange(slots) % 2 == 0
+        self.dice_tables = np.zeros((0, pairs, max_turns, 2), dtype=np.int8)  # [game number, pair, turn]
+        self.opener_bits: list[np.ndarray] = []
+        # deal_dice makes every first roll a non-double (the opening dice); a previous winner opening the next
+        # game rolls both dice afresh, doubles included: with both rules, its first roll comes from here.
+        self.free_first = not self.money and rules.opening == "use-opening-dice" and rules.next_game_opener == "winner"
+        self.free_first_rolls: list[np.ndarray] = []
+        # Per-slot state (the turns of its game are the runner's plies).
+        self.game_no = np.zeros(slots, dtype=np.int64)
+        self.cube_value = np.ones(slots, dtype=np.int64)
+        self.cube_owner = np.zeros(slots, dtype=np.int8)  # 0 centred, 1 A, 2 B
+        self.doubles = np.zeros(slots, dtype=np.int64)
+        self.points = np.zeros((slots, 2), dtype=np.int64)  # (A, B)
+        self.crawford_game = np.zeros(slots, dtype=bool)
+        self.post_crawford = np.zeros(slots, dtype=bool)
+        self.match_unfinished = np.zeros(slots, dtype=bool)
+        # The opener plays the opening dice (no double on its first turn) unless it rolls both dice afresh.
+        self.opening_dice = np.full(slots, rules.opening == "use-opening-dice")
+        self.kept: dict[str, list] = {name: [] for name in ("slot", "game", "points_for_a", "a_won", "kind", "turns",
+                                                            "cube", "doubles", "crawford")}
+        self.ended: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        """(slots, points for A, result codes) of the games ended in this step, in the order they ended."""
+        self.ensure_game(0)
+        a_moves = self.seat0_is_a.copy()
+        if not self.money:
+            a_moves = np.where(self.opener_bits[0][self.pair], self.seat0_is_a, ~self.seat0_is_a)
+        self.start(np.arange(slots), self.template.take(np.zeros(slots, dtype=np.int64)), a_moves)
+
+    def ensure_game(self, number: int) -> None:
+        """Deal the dice (and openers) of every pair's games up to game ``number``, drawn when first needed."""
         added = []
-        while dice_tables.shape[0] + len(added) <= number:
-            added.append(deal_dice(rules, rng, pairs, max_turns))
-            if not money:
-                opener_bits.append(rng.random(pairs) < 0.5)  # True: seat 0 opens
-            if free_first:
-                free_first_rolls.append(rng.integers(1, 7, size=(pairs, 2)).astype(np.int8))
+        while self.dice_tables.shape[0] + len(added) <= number:
+            added.append(deal_dice(self.rules, self.rng, self.pairs, self.max_turns))
+            if not self.money:
+                self.opener_bits.append(self.rng.random(self.pairs) < 0.5)  # True: seat 0 opens
+            if self.free_first:
+                self.free_first_rolls.append(self.rng.integers(1, 7, size=(self.pairs, 2)).astype(np.int8))
         if added:
-            dice_tables = np.concatenate([dice_tables, np.stack(added)])
+            self.dice_tables = np.concatenate([self.dice_tables, np.stack(added)])
 
-    # Per-slot state.
-    game_no = np.zeros(slots, dtype=np.int64)
-    turn_no = np.zeros(slots, dtype=np.int64)
-    a_moves = seat0_is_a.copy()
-    cube_value = np.ones(slots, dtype=np.int64)
-    cube_owner = np.zeros(slots, dtype=np.int8)  # 0 centred, 1 A, 2 B
-    doubles = np.zeros(slots, dtype=np.int64)
-    points = np.zeros((slots, 2), dtype=np.int64)  # (A, B)
-    crawford_game = np.zeros(slots, dtype=bool)
-    post_crawford = np.zeros(slots, dtype=bool)
-    match_unfinished = np.zeros(slots, dtype=bool)
-    # The opener plays the opening dice (no double on its first turn) unless it rolls both dice afresh.
-    opening_dice = np.full(slots, rules.opening == "use-opening-dice")
-    records: dict[str, list] = {name: [] for name in ("slot", "game", "points_for_a", "a_won", "kind", "turns",
-                                                       "cube", "doubles", "crawford")}
-
-    ensure_game(0)
-    if not money:
-        a_moves = np.where(opener_bits[0][pair], seat0_is_a, ~seat0_is_a)
-    running = np.arange(slots)
-    batch = template.take(np.zeros(slots, dtype=np.int64))
-
-    def record(ended: np.ndarray, a_points: np.ndarray, kinds: np.ndarray) -> None:
-        records["slot"].append(ended)
-        records["game"].append(game_no[ended].copy())
-        records["points_for_a"].append(a_points.astype(np.float64))
-        records["a_won"].append(a_points > 0)
-        records["kind"].append(kinds.astype(np.int8))
-        records["turns"].append(turn_no[ended].copy())
-        records["cube"].append(cube_value[ended].copy())
-        records["doubles"].append(doubles[ended].copy())
-        records["crawford"].append(crawford_game[ended].copy())
-
-    def situation(rows: np.ndarray) -> CubeSituation:
-        slots_here = running[rows]
-        mover_id = np.where(a_moves[slots_here], 1, 2)
-        owner = cube_owner[slots_here]
+    # -- the cube, before the roll -----------------------------------------------------------------------
+    def situation(self, rows: np.ndarray) -> CubeSituation:
+        """The cube (and score) at ``rows`` of the batch, from the side to roll."""
+        slots = self.games[rows]
+        a_moves = self.mover_is_a[slots]
+        mover_id = np.where(a_moves, 1, 2)
+        owner = self.cube_owner[slots]
         relative = np.where(owner == 0, OWNER_CENTRED, np.where(owner == mover_id, OWNER_MOVER, OWNER_OPPONENT))
         relative = relative.astype(np.int8)
-        if money:
-            return CubeSituation(rules, cube_value[slots_here].copy(), relative)
-        mover_points = np.where(a_moves[slots_here], points[slots_here, 0], points[slots_here, 1])
-        other_points = np.where(a_moves[slots_here], points[slots_here, 1], points[slots_here, 0])
-        return CubeSituation(rules, cube_value[slots_here].copy(), relative, match_length,
-                             match_length - mover_points, match_length - other_points,
-                             post_crawford[slots_here].copy(), crawford_game[slots_here].copy())
+        if self.money:
+            return CubeSituation(self.rules, self.cube_value[slots].copy(), relative)
+        mover_points = np.where(a_moves, self.points[slots, 0], self.points[slots, 1])
+        other_points = np.where(a_moves, self.points[slots, 1], self.points[slots, 0])
+        return CubeSituation(self.rules, self.cube_value[slots].copy(), relative, self.match_length,
+                             self.match_length - mover_points, self.match_length - other_points,
+                             self.post_crawford[slots].copy(), self.crawford_game[slots].copy())
 
-    def ask(rows: np.ndarray, method: str, who_is_a: np.ndarray) -> np.ndarray:
+    def ask(self, rows: np.ndarray, method: str, who_is_a: np.ndarray) -> np.ndarray:
         """(len(rows),) bool answers of the bots to ``method`` on ``rows`` of the batch; ``who_is_a``: A answers."""
         answer = np.zeros(rows.size, dtype=bool)
-        for is_a, bot in ((True, cubes[0]), (False, cubes[1])):
+        for is_a, bot in ((True, self.cubes[0]), (False, self.cubes[1])):
             part = np.flatnonzero(who_is_a == is_a)
             if part.size:
-                answer[part] = getattr(bot, method)(batch.take(rows[part]), situation(rows[part]), rng)
+                answer[part] = getattr(bot, method)(self.positions.take(rows[part]), self.situation(rows[part]),
+                                                    self.rng)
         return answer
 
-    while running.size:
-        ended_rows: list[np.ndarray] = []  # rows of the batch whose game ended this step
-        ended_a_points: list[np.ndarray] = []
-        ended_kind: list[np.ndarray] = []
-        # -- the cube, before the roll --
-        if rules.cube:
-            s = running
-            mover_id = np.where(a_moves[s], 1, 2)
-            may = ((cube_value[s] < MAX_CUBE) & ~crawford_game[s]
-                   & ((cube_owner[s] == 0) | (cube_owner[s] == mover_id)))
-            may &= (turn_no[s] > 0) | ~opening_dice[s]
-            rows = np.flatnonzero(may)
-            if rows.size:
-                offered = rows[ask(rows, "offer_double", a_moves[s[rows]])]
-                if offered.size:
-                    taken = ask(offered, "accept_double", ~a_moves[s[offered]])
-                    doubles[s[offered]] += 1
-                    takers = offered[taken]
-                    cube_value[s[takers]] *= 2
-                    cube_owner[s[takers]] = np.where(a_moves[s[takers]], 2, 1)
-                    passed = offered[~taken]
-                    if passed.size:
-                        won = cube_value[s[passed]]
-                        ended_rows.append(passed)
-                        ended_a_points.append(np.where(a_moves[s[passed]], won, -won))
-                        ended_kind.append(np.full(passed.size, KIND_PASS))
-        passed_rows = np.concatenate(ended_rows) if ended_rows else np.zeros(0, dtype=np.int64)
-        playing = np.setdiff1d(np.arange(running.size), passed_rows)
-        # -- the roll and the move --
-        continuing = np.zeros(0, dtype=np.int64)
-        next_positions = None
-        if playing.size:
-            sp = running[playing]
-            for number in np.unique(game_no[sp]).tolist():
-                ensure_game(int(number))
-            dice = dice_tables[game_no[sp], pair[sp], turn_no[sp]]
-            if free_first:
-                fresh = np.flatnonzero((turn_no[sp] == 0) & ~opening_dice[sp])  # a previous winner opens
-                for row in fresh.tolist():
-                    dice[row] = free_first_rolls[int(game_no[sp[row]])][pair[sp[row]]]
-            sub = batch.take(playing)
-            afterstates = generate(sub, dice)
-            chosen = np.empty(playing.size, dtype=np.int64)
-            mask_a = a_moves[sp]
-            for mask, player in ((mask_a, players[0]), (~mask_a, players[1])):
-                index = np.flatnonzero(mask)
-                if index.size:
-                    part = afterstates.of_sources(index)
-                    chosen[index] = afterstates.offsets[index] + (player(part, rng) - part.offsets[:-1])
-            turn_no[sp] += 1
-            over = afterstates.game_over[chosen]
-            ended = np.flatnonzero(over)
-            if ended.size:
-                rows_ = chosen[ended]
-                decided = afterstates.result_kind[rows_] != outcomes.RESULT_DRAW
-                value = afterstates.result_points[rows_].astype(np.int64) * cube_value[sp[ended]] * decided
-                ended_rows.append(playing[ended])
-                ended_a_points.append(np.where(a_moves[sp[ended]], value, -value))
-                ended_kind.append(afterstates.result_kind[rows_].astype(np.int64))
-            keep = np.flatnonzero(~over)
-            stuck = keep[turn_no[sp[keep]] >= max_turns]
-            if stuck.size:  # unfinished: the game (money) or the match is abandoned
-                ended_rows.append(playing[stuck])
-                ended_a_points.append(np.zeros(stuck.size, dtype=np.int64))
-                ended_kind.append(np.zeros(stuck.size, dtype=np.int64))
-                match_unfinished[sp[stuck]] = not money
-                keep = keep[turn_no[sp[keep]] < max_turns]
-            continuing = playing[keep]
-            next_positions = afterstates.positions.take(chosen[keep]).flipped()
-            a_moves[sp[keep]] = ~a_moves[sp[keep]]
-        # -- games that ended --
-        new_games = np.zeros(0, dtype=np.int64)
-        if ended_rows:
-            rows_all = np.concatenate(ended_rows)
-            a_points = np.concatenate(ended_a_points)
-            kinds = np.concatenate(ended_kind)
-            slots_ended = running[rows_all]
-            record(slots_ended, a_points, kinds)
-            if not money:
-                finished_game = kinds > 0
-                gained_a = np.where(a_points > 0, a_points, 0)
-                gained_b = np.where(a_points < 0, -a_points, 0)
-                points[slots_ended, 0] += gained_a
-                points[slots_ended, 1] += gained_b
-                match_over = (points[slots_ended] >= match_length).any(axis=1) | ~finished_game
-                too_long = game_no[slots_ended] + 1 >= MAX_GAMES_PER_MATCH
-                match_unfinished[slots_ended[too_long & ~match_over]] = True
-                go_on = finished_game & ~match_over & ~too_long
-                following = slots_ended[go_on]
-                winner_is_a = a_points[go_on] > 0
-                decisive = a_points[go_on] != 0
-                # Crawford: the game after the winner first reaches length - 1 (RULES.md 5).
-                was_crawford = crawford_game[following].copy()
-                post_crawford[following] |= was_crawford
-                winner_points = np.where(winner_is_a, points[following, 0], points[following, 1])
-                crawford_game[following] = (rules.crawford and match_length >= 2) & ~post_crawford[following] \
-                    & decisive & (winner_points == match_length - 1)
-                # The next game of each continuing match.
-                game_no[following] += 1
-                turn_no[following] = 0
-                cube_value[following] = 1
-                cube_owner[following] = 0
-                doubles[following] = 0
-                for number in np.unique(game_no[following]).tolist():
-                    ensure_game(int(number))
-                seat0_opens = np.array([opener_bits[g][p] for g, p in zip(game_no[following].tolist(),
-                                                                          pair[following].tolist())], dtype=bool)
-                a_opens = np.where(seat0_opens, seat0_is_a[following], ~seat0_is_a[following])
-                if rules.next_game_opener == "winner":
-                    # The winner of the previous game opens, rolling both dice (a draw: an opening roll).
-                    a_opens = np.where(decisive, winner_is_a, a_opens)
-                    opening_dice[following] = (rules.opening == "use-opening-dice") & ~decisive
-                a_moves[following] = a_opens
-                new_games = following
-        # -- the next step's batch: games going on, then new games --
-        parts, order = [], []
-        if next_positions is not None and continuing.size:
-            parts.append(next_positions)
-            order.append(running[continuing])
-        if new_games.size:
-            parts.append(template.take(np.zeros(new_games.size, dtype=np.int64)))
-            order.append(new_games)
-        if not parts:
-            break
-        batch = parts[0] if len(parts) == 1 else concatenate(parts)
-        running = np.concatenate(order)
+    def before_roll(self) -> Optional[np.ndarray]:
+        """The side to roll that may double is asked, the other side answers; returns the rows passed."""
+        if not self.rules.cube:
+            return None
+        s = self.games
+        a_moves = self.mover_is_a[s]
+        mover_id = np.where(a_moves, 1, 2)
+        may = ((self.cube_value[s] < MAX_CUBE) & ~self.crawford_game[s]
+               & ((self.cube_owner[s] == 0) | (self.cube_owner[s] == mover_id)))
+        may &= (self.plies[s] > 0) | ~self.opening_dice[s]
+        rows = np.flatnonzero(may)
+        if not rows.size:
+            return None
+        offered = rows[self.ask(rows, "offer_double", a_moves[rows])]
+        if not offered.size:
+            return None
+        taken = self.ask(offered, "accept_double", ~a_moves[offered])
+        self.doubles[s[offered]] += 1
+        takers = s[offered[taken]]
+        self.cube_value[takers] *= 2
+        self.cube_owner[takers] = np.where(self.mover_is_a[takers], 2, 1)
+        passed = offered[~taken]
+        if passed.size:  # the doubler wins the cube's value before the double
+            won = self.cube_value[s[passed]]
+            self.ended.append((s[passed], np.where(a_moves[passed], won, -won), np.full(passed.size, KIND_PASS)))
+        return passed
 
-    arrays = {name: (np.concatenate(values) if values else np.zeros(0)) for name, values in records.items()}
-    # The records come out in the order games ended; sort them by slot and game.
-    order = np.lexsort((arrays["game"], arrays["slot"]))
-    arrays = {name: values[order] for name, values in arrays.items()}
-    if money:
-        match_a_won = np.zeros(slots, dtype=bool)
-        match_points = np.zeros((slots, 2), dtype=np.int64)
-        slot_of = arrays["slot"].astype(np.int64)
-        match_a_won[slot_of] = arrays["a_won"]
-        a_pts = arrays["points_for_a"].astype(np.int64)
-        match_points[slot_of, 0] = np.where(a_pts > 0, a_pts, 0)
-        match_points[slot_of, 1] = np.where(a_pts < 0, -a_pts, 0)
-    else:
-        match_a_won = (points[:, 0] >= match_length) & ~match_unfinished
-        match_points = points
-    return CubeRecords(
-        match_length, arrays["slot"].astype(np.int64), arrays["game"].astype(np.int64),
-        arrays["points_for_a"].astype(np.float64), arrays["a_won"].astype(bool), arrays["kind"].astype(np.int8),
-        arrays["turns"].astype(np.int64), arrays["cube"].astype(np.int64), arrays["doubles"].astype(np.int64),
-        arrays["crawford"].astype(bool), match_a_won, match_points, match_unfinished,
-    )
+    # -- the roll and the move ------------------------------------------------------------------------------
+    def dice(self) -> np.ndarray:
+        slots = self.games
+        for number in np.unique(self.game_no[slots]).tolist():
+            self.ensure_game(int(number))
+        dice = self.dice_tables[self.game_no[slots], self.pair[slots], self.plies[slots]]
+        if self.free_first:
+            fresh = np.flatnonzero((self.plies[slots] == 0) & ~self.opening_dice[slots])  # a previous winner opens
+            for row in fresh.tolist():
+                dice[row] = self.free_first_rolls[int(self.game_no[slots[row]])][self.pair[slots[row]]]
+        return dice
+
+    def game_over(self, ply: Ply, rows: np.ndarray) -> None:
+        kind, points = mover_points(ply.afterstates, ply.chosen[rows])
+        slots = ply.games[rows]
+        value = points * self.cube_value[slots]
+        self.ended.append((slots, np.where(ply.mover_is_a[rows], value, -value), kind.astype(np.int64)))
+
+    def unfinished(self, rows: np.ndarray) -> None:
+        """Abandoned: the game (money) or the match."""
+        slots = self.games[rows]
+        self.ended.append((slots, np.zeros(slots.size, dtype=np.int64), np.zeros(slots.size, dtype=np.int64)))
+        self.match_unfinished[slots] = not self.money
+
+    # -- games that ended -----------------------------------------------------------------------------------
+    def after_step(self) -> None:
+        """Record the games that ended in this step; in matches, score them and start the next games."""
+        if not self.ended:
+            return
+        slots, a_points, kinds = (np.concatenate(parts) for parts in zip(*self.ended))
+        self.ended = []
+        self.keep_records(slots, a_points, kinds)
+        if self.money:
+            return
+        following, winner_is_a, decisive = self.score(slots, a_points, kinds)
+        if following.size:
+            self.start_next_games(following, winner_is_a, decisive)
+
+    def keep_records(self, slots: np.ndarray, a_points: np.ndarray, kinds: np.ndarray) -> None:
+        kept = self.kept
+        kept["slot"].append(slots)
+        kept["game"].append(self.game_no[slots].copy())
+        kept["points_for_a"].append(a_points.astype(np.float64))
+        kept["a_won"].append(a_points > 0)
+        kept["kind"].append(kinds.astype(np.int8))
+        kept["turns"].append(self.plies[slots].copy())
+        kept["cube"].append(self.cube_value[slots].copy())
+        kept["doubles"].append(self.doubles[slots].copy())
+        kept["crawford"].append(self.crawford_game[slots].copy())
+
+    def score(self, slots: np.ndarray, a_points: np.ndarray, kinds: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Add the ended games' points to their matches; returns the slots whose match goes on, whether A won
+        the game each just played, and whether it was decided (not a draw)."""
+        finished_game = kinds > 0
+        self.points[slots, 0] += np.where(a_points > 0, a_points, 0)
+        self.points[slots, 1] += np.where(a_points < 0, -a_points, 0)
+        match_over = (self.points[slots] >= self.match_length).any(axis=1) | ~finished_game
+        too_long = self.game_no[slots] + 1 >= MAX_GAMES_PER_MATCH
+        self.match_unfinished[slots[too_long & ~match_over]] = True
+        go_on = finished_game & ~match_over & ~too_long
+        return slots[go_on], a_points[go_on] > 0, a_points[go_on] != 0
+
+    def start_next_games(self, following: np.ndarray, winner_is_a: np.ndarray, decisive: np.ndarray) -> None:
+        """The next game of each continuing match: Crawford, a centred cube, its opener; after the games going on."""
+        # Crawford: the game after the winner first reaches length - 1 (RULES.md 5).
+        self.post_crawford[following] |= self.crawford_game[following]
+        winner_points = np.where(winner_is_a, self.points[following, 0], self.points[following, 1])
+        self.crawford_game[following] = ((self.rules.crawford and self.match_length >= 2)
+                                         & ~self.post_crawford[following] & decisive
+                                         & (winner_points == self.match_length - 1))
+        self.game_no[following] += 1
+        self.cube_value[following] = 1
+        self.cube_owner[following] = 0
+        self.doubles[following] = 0
+        for number in np.unique(self.game_no[following]).tolist():
+            self.ensure_game(int(number))
+        seat0_opens = np.array([self.opener_bits[g][p] for g, p in zip(self.game_no[following].tolist(),
+                                                                       self.pair[following].tolist())], dtype=bool)
+        a_opens = np.where(seat0_opens, self.seat0_is_a[following], ~self.seat0_is_a[following])
+        if self.rules.next_game_opener == "winner":
+            # The winner of the previous game opens, rolling both dice (a draw: an opening roll).
+            a_opens = np.where(decisive, winner_is_a, a_opens)
+            self.opening_dice[following] = (self.rules.opening == "use-opening-dice") & ~decisive
+        self.start(following, self.template.take(np.zeros(following.size, dtype=np.int64)), a_opens)
+
+    # -- the records ----------------------------------------------------------------------------------------
+    def records(self) -> CubeRecords:
+        """Every game's record, sorted by slot and game (they were kept in the order games ended)."""
+        slots = 2 * self.pairs
+        arrays = {name: (np.concatenate(values) if values else np.zeros(0)) for name, values in self.kept.items()}
+        order = np.lexsort((arrays["game"], arrays["slot"]))
+        arrays = {name: values[order] for name, values in arrays.items()}
+        if self.money:
+            match_a_won = np.zeros(slots, dtype=bool)
+            match_points = np.zeros((slots, 2), dtype=np.int64)
+            slot_of = arrays["slot"].astype(np.int64)
+            match_a_won[slot_of] = arrays["a_won"]
+            a_pts = arrays["points_for_a"].astype(np.int64)
+            match_points[slot_of, 0] = np.where(a_pts > 0, a_pts, 0)
+            match_points[slot_of, 1] = np.where(a_pts < 0, -a_pts, 0)
+        else:
+            match_a_won = (self.points[:, 0] >= self.match_length) & ~self.match_unfinished
+            match_points = self.points
+        return CubeRecords(
+            self.match_length, arrays["slot"].astype(np.int64), arrays["game"].astype(np.int64),
+            arrays["points_for_a"].astype(np.float64), arrays["a_won"].astype(bool), arrays["kind"].astype(np.int8),
+            arrays["turns"].astype(np.int64), arrays["cube"].astype(np.int64), arrays["doubles"].astype(np.int64),
+            arrays["crawford"].astype(bool), match_a_won, match_points, self.match_unfinished,
+        )
 
 
 def cube_duel(rules: RuleOptions, bot_a, bot_b, pairs: int, seed, match_length: int = 0,
