@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tapa_ai.analysis import RecordError, analyse_record, analysis_bot, read_record, record_from_json
-from tapa_ai.analysis.command import analyse_command
+from tapa_ai.analysis.cli_analyse import analyse_command
 from tapa_ai.arena.recorded_games import games_document
 from tapa_ai.engine.analysis import Analyzer
 from tapa_ai.flow import GameState, MatchState
@@ -310,8 +310,15 @@ def test_a_game_after_the_match_was_won_is_refused():
 
 # -- bad input ------------------------------------------------------------------------------------------------
 def run(path, **options):
+    """``tapa-ai analyse PATH --quiet`` with ``options`` (bot=, game=): (exit code, stderr)."""
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tapa_ai.cli import main
+
+    flags = [word for name, value in options.items() for word in (f"--{name}", str(value))]
     out, err = io.StringIO(), io.StringIO()
-    code = analyse_command(str(path), quiet=True, output=out, errors=err, **options)
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["analyse", str(path), "--quiet", *flags])
     return code, err.getvalue()
 
 

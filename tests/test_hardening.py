@@ -617,11 +617,13 @@ def test_a_full_disk_is_one_line_naming_the_file_and_keeps_the_last_checkpoint(t
 
 def play_load(path):
     import io
+    from contextlib import redirect_stderr
 
-    from tapa_ai.play.launch import launch
+    from tapa_ai.cli import main
 
     errors = io.StringIO()
-    code = launch(load=str(path), input=io.StringIO(""), output=io.StringIO(), errors=errors)
+    with redirect_stderr(errors):
+        code = main(["play", "--load", str(path)])  # every caller's file is refused before the game starts
     return code, errors.getvalue()
 
 
@@ -730,7 +732,7 @@ def test_ray_actors_are_stopped_and_the_learner_checkpoints_on_sigterm(tmp_path)
 
 
 def test_sigterm_before_training_starts_is_a_clean_exit_that_leaves_nothing(tmp_path, monkeypatch, capsys):
-    import tapa_ai.training.command as command
+    import tapa_ai.training.cli_train as command
 
     def terminated_while_building(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGTERM)  # e.g. while numba compiles, before the loop takes signals over

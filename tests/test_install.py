@@ -100,7 +100,7 @@ def test_the_defaults_are_the_shipped_models_outside_the_checkout(tmp_path, monk
     from tapa_ai.engine.web_board import ModelFiles
     from tapa_ai.export import ExportError, export_checkpoint
     from tapa_ai.play.advice import default_advisor_spec
-    from tapa_ai.play.launch import default_bot_spec
+    from tapa_ai.play.cli_play import default_bot_spec
     from tapa_ai.rules.options import variant_rules
 
     monkeypatch.chdir(tmp_path)

@@ -164,7 +164,7 @@ def test_a_second_ctrl_c_says_truly_whether_the_stopping_checkpoint_was_written(
                                                                                  when):
     from tapa_ai.net.checkpoint import load_checkpoint
     from tapa_ai.net.checkpoint_dir import CheckpointManager
-    from tapa_ai.training.command import train_command
+    from tapa_ai.training.cli_train import train_command
     from tapa_ai.training.selfplay import SelfPlay
 
     plies, stopping = [], []

@@ -82,6 +82,25 @@ def _bad(spec: str, why: str) -> BotError:
     return BotError(f"bot spec {spec!r}: {why}. Valid forms: {', '.join(SPEC_FORMS)}")
 
 
+_NAMES = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2")
+"""The fixed bots' specs, for "did you mean"."""
+_KINDS = ("net", "onnx", "engine", "gnubg")
+"""The kinds of spec with an argument after the colon."""
+
+
+def _did_you_mean(text: str) -> str:
+    """`` (did you mean 'heuristic'?)`` for a mistyped fixed name or kind (``heurstic``, ``nett:tapa``), else
+    empty."""
+    import difflib
+
+    close = difflib.get_close_matches(text, _NAMES, n=1)
+    kind, colon, rest = text.partition(":")
+    if not close and colon:
+        kinds = difflib.get_close_matches(kind, _KINDS, n=1)
+        close = [f"{kinds[0]}:{rest}"] if kinds and kinds[0] != kind else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def net_checkpoint_path(spec: str) -> Optional[Path]:
     """The checkpoint file of a ``net:`` spec (a shipped model's for ``net:tapa``; the path as written when it
     names nothing, for the caller's ``is_file()``), else None (lets commands infer the variant)."""
@@ -229,7 +248,19 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
         from .gnubg import GnubgBot
 
         return GnubgBot(rules, plies)
-    raise _bad(text, "unknown bot")
+    raise _bad(text, "unknown bot" + _did_you_mean(text))
+
+
+def _shipped_guess(text: str, match: re.Match) -> str:
+    """``; did you mean 'net:tapa@1ply'?`` for a ``net:NAME`` whose NAME is near a shipped model's, else empty."""
+    import difflib
+
+    from ..net.shipped import shipped_names
+
+    close = difflib.get_close_matches(match.group("path"), shipped_names(), n=1)
+    if not close:
+        return ""
+    return f"; did you mean {text[:match.start('path')] + close[0] + text[match.end('path'):]!r}?"
 
 
 def _net(text: str) -> Bot:
@@ -257,7 +288,7 @@ def _net(text: str) -> Bot:
     try:
         path = resolve_model_path(written)
     except UnknownModelError as error:
-        raise BotError(f"bot spec {text!r}: {error}") from None
+        raise BotError(f"bot spec {text!r}: {error}{_shipped_guess(text, match)}") from None
     try:
         net = load_network(path)
     except CheckpointError as error:

@@ -100,6 +100,16 @@ def shipped_model_card(variant: str) -> Path:
     return path
 
 
+def default_net_spec(variant: str) -> str | None:
+    """The variant's default network as a bot spec: ``net:checkpoints/<variant>.pt`` when the current directory
+    has that file (a checkout, or your own), else the shipped model ``net:<variant>`` when installed, else None
+    (``tapa-ai play``'s advisor, ``tapa-ai rollout``'s bot)."""
+    path = Path(CHECKOUT_DIR) / f"{variant}.pt"
+    if path.is_file():
+        return f"net:{path}"
+    return f"net:{variant}" if _shipped_file(variant) is not None else None
+
+
 def resolve_model_path(text: str | Path) -> Path:
     """The checkpoint file that ``text`` names: a real path first, else a shipped model (see the module).
 

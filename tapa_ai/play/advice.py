@@ -11,7 +11,6 @@ loaded on the first request (loading torch takes a few seconds).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional
 
 from ..errors import TapaError
@@ -26,17 +25,11 @@ class AdviceUnavailable(TapaError, RuntimeError):
 
 def default_advisor_spec(variant: str) -> Optional[str]:
     """The variant's default network: ``net:checkpoints/<variant>.pt`` when the current directory has that file
-    (a checkout, or your own), else the shipped model ``net:<variant>`` when installed, else None."""
-    from ..net.shipped import UnknownModelError, shipped_model
+    (a checkout, or your own), else the shipped model ``net:<variant>`` when installed, else None
+    (:func:`tapa_ai.net.shipped.default_net_spec`)."""
+    from ..net.shipped import default_net_spec
 
-    path = Path("checkpoints") / f"{variant}.pt"
-    if path.is_file():
-        return f"net:{path}"
-    try:
-        shipped_model(variant)
-    except UnknownModelError:
-        return None
-    return f"net:{variant}"
+    return default_net_spec(variant)
 
 
 def _short_name(name: str) -> str:

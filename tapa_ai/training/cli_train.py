@@ -3,7 +3,8 @@
 What the command promises (docs/training.md, "Interrupting, resuming and locking"):
 
 - bad input (a config, an override, a checkpoint, a busy run directory) is
-  one line on stderr and exit code 2, checked before a run directory is made;
+  one line on stderr and exit code 2, checked before a run directory is made
+  (a :class:`~tapa_ai.errors.TapaError`, printed by :func:`tapa_ai.cli.main`);
 - Ctrl-C or SIGTERM while training: a checkpoint and the resume command,
   exit code 130 or 143 (:mod:`.stopping`); before training started: nothing
   to save, no empty run directory left;
@@ -15,24 +16,53 @@ What the command promises (docs/training.md, "Interrupting, resuming and locking
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Optional, Sequence
 
-from ..config import ConfigError, apply_overrides, load_config, resolve_config_path
+from ..config import apply_overrides, load_config, resolve_config_path
 from ..net.atomic_files import WriteError
 from ..net.checkpoint import CheckpointError, load_checkpoint
 from ..net.checkpoint_dir import RunLock
-from ..ray_cluster import RayUnavailable
 from .distributed import make_trainer
 from .runs import TrainingError, discard_if_empty, new_run_directory, resume_checkpoint, run_directory_of
 from .stopping import Terminated, TrainingStopped, terminate_raises
 from .trainer import Trainer
 
 
+DEFAULT_TRAIN_CONFIG = "configs/quick.toml"
+
+
+def add_parser(subparsers) -> None:
+    """The ``train`` command on ``subparsers`` (``tapa-ai``'s)."""
+    train = subparsers.add_parser("train", help="train an evaluator by self-play (the command run when none is "
+                                  "given; default config: configs/quick.toml)")
+    train.add_argument("--config", help=f"TOML config file (default {DEFAULT_TRAIN_CONFIG})")
+    train.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override a config value, e.g. --set model.hidden=128 (repeatable)")
+    train.add_argument("--resume", metavar="RUN", help="continue a run: its directory or a checkpoint file")
+    train.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="self-play actor processes beside the learner (= --set distributed.workers=N; "
+                       "1, the default, is the single-process trainer)")
+    train.add_argument("--ray-address", metavar="ADDRESS", help="run the actors on a Ray cluster: auto, host:port, "
+                       "or local (a new instance on this machine); needs pip install 'tapa-ai[ray]'")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; the exit code."""
+    overrides = [*args.set, *([f"distributed.workers={args.workers}"] if args.workers is not None else [])]
+    return train_command(config_file=args.config, resume=args.resume, overrides=overrides,
+                         ray_address=args.ray_address, progress=not args.quiet)
+
+
 def train_command(*, config_file: Optional[str], resume: Optional[str], overrides: Sequence[str] = (),
                   ray_address: Optional[str] = None, progress: bool = True,
-                  default_config: str = "configs/quick.toml") -> int:
-    """Train a new run from ``config_file`` (else ``default_config``) or resume ``resume``; the exit code."""
+                  default_config: str = DEFAULT_TRAIN_CONFIG) -> int:
+    """Train a new run from ``config_file`` (else ``default_config``) or resume ``resume``; the exit code of a
+    finished run or a stop (128 + the signal). Bad input raises a :class:`~tapa_ai.errors.TapaError` (the run
+    directory it made removed, its lock released): ``tapa-ai`` prints it as one line, exit code 2."""
     def say(line: str) -> None:
         print(f"tapa-ai train: {line}", file=sys.stderr)
 
@@ -68,12 +98,9 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
             return stopped.exit_code
         except WriteError as error:
             run = run_directory_of(resume) if run_dir is None and resume else run_dir  # None: its lock was not written
-            say(f"{error}; the checkpoints written before are untouched: continue from the last one with "
-                f"tapa-ai train --resume {run} once it can be written (disk space, permissions)")
-            return 2
-        except (ConfigError, CheckpointError, TrainingError, RayUnavailable) as error:
-            say(str(error))
-            return 2
+            raise TrainingError(f"{error}; the checkpoints written before are untouched: continue from the last one "
+                                f"with tapa-ai train --resume {run} once it can be written (disk space, "
+                                f"permissions)") from None
         except (KeyboardInterrupt, Terminated) as error:
             code = 143 if isinstance(error, Terminated) else 130
             how = "terminated (SIGTERM)" if code == 143 else "interrupted"

@@ -1,8 +1,8 @@
 """``tapa-ai benchmark build|score|reroll|study``: their options and the command (docs/benchmark.md).
 
-:func:`add_parser` adds the ``benchmark`` command to ``tapa-ai``'s parser; :func:`benchmark_command` runs it:
-a bad input (a set of another variant than a bot's model, a truncated or damaged file, an unknown bot spec,
-an empty set, other settings on an existing set) is one line on stderr and exit code 2.
+:func:`add_parser` adds the ``benchmark`` command to ``tapa-ai``'s parser; :func:`run` runs it: a bad input (a
+set of another variant than a bot's model, a truncated or damaged file, an unknown bot spec, an empty set,
+other settings on an existing set) is a :class:`~tapa_ai.errors.TapaError`, one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import TapaError
+from .command_options import bots_help, worker_options
 
-def benchmark_command(args: argparse.Namespace) -> int:
-    from ..bots.base import BotError
+
+def run(args: argparse.Namespace) -> int:
+    """Run the action; the exit code (130 for Ctrl-C)."""
     from .benchmark_file import BenchmarkError
 
     try:
@@ -65,9 +68,10 @@ def benchmark_command(args: argparse.Namespace) -> int:
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(json.dumps(data, indent=1) + "\n")
-    except (BenchmarkError, BotError, OSError) as error:
-        print(f"tapa-ai benchmark {args.action}: {error}", file=sys.stderr)
-        return 2
+    except OSError as error:
+        if isinstance(error, TapaError):
+            raise
+        raise BenchmarkError(str(error)) from None
     except KeyboardInterrupt:
         again = " (every finished position is kept: run the same command to go on)" \
             if args.action in ("build", "reroll") else ""
@@ -77,13 +81,12 @@ def benchmark_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub, bots_help: str, worker_options) -> None:
-    """The ``benchmark`` command with its actions on ``sub`` (``tapa-ai``'s subparsers);
-    ``worker_options(parser)`` adds --workers, --ray-address and --quiet."""
+def add_parser(subparsers) -> None:
+    """The ``benchmark`` command with its actions on ``subparsers`` (``tapa-ai``'s)."""
     from ..rules.options import VARIANTS
     from .benchmark_file import shipped_sets
 
-    benchmark = sub.add_parser("benchmark", help="benchmark sets of positions rated by rollouts: build one, score "
+    benchmark = subparsers.add_parser("benchmark", help="benchmark sets of positions rated by rollouts: build one, score "
                                "bots on it (equity lost a move; docs/benchmark.md)")
     actions = benchmark.add_subparsers(dest="action", metavar="ACTION", required=True)
     build = actions.add_parser("build", help="draw positions from games and roll out their candidate moves")
@@ -117,10 +120,10 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
                        help="stop rollout games after PLIES plies (default 0: play to the end)")
     build.add_argument("--bearoff", action="store_true", help="stop rollout games at the bear-off database")
     worker_options(build)
-    build.set_defaults(func=benchmark_command)
+    build.set_defaults(func=run)
     score = actions.add_parser("score", help="equity each bot loses a move on a set, by phase, with bootstrap CIs "
                                "and paired differences")
-    score.add_argument("bots", nargs="+", metavar="BOT", help=bots_help)
+    score.add_argument("bots", nargs="+", metavar="BOT", help=bots_help())
     score.add_argument("--set", required=True, metavar="FILE",
                        help="a set written by tapa-ai benchmark build, or a shipped set by name "
                        f"({', '.join(shipped_sets())})")
@@ -138,7 +141,7 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
     score.add_argument("--json", action="store_true", help="print the result as one JSON object")
     score.add_argument("--out", metavar="JSON", help="also write the result here")
     worker_options(score)
-    score.set_defaults(func=benchmark_command)
+    score.set_defaults(func=run)
     reroll = actions.add_parser("reroll", help="roll a set's candidate moves out again with another rollout bot "
                                 "or settings, into a set of the same positions")
     reroll.add_argument("--set", required=True, metavar="FILE", help="the set whose candidates to roll out: a "
@@ -161,7 +164,7 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
     reroll.add_argument("--bearoff", action="store_const", const=True, help="stop rollout games at the bear-off "
                         "database (default: the set's)")
     worker_options(reroll)
-    reroll.set_defaults(func=benchmark_command)
+    reroll.set_defaults(func=run)
     study = actions.add_parser("study", help="does a set predict match play: a score's paired differences against "
                                "duels of the same bots")
     study.add_argument("score", metavar="SCORE", help="the JSON of tapa-ai benchmark score --out")
@@ -171,4 +174,4 @@ def add_parser(sub, bots_help: str, worker_options) -> None:
                        help="a duel stated by hand: A's points per game against B and its 95%% CI (repeatable)")
     study.add_argument("--json", action="store_true", help="print the result as one JSON object")
     study.add_argument("--out", metavar="JSON", help="also write the result here")
-    study.set_defaults(func=benchmark_command)
+    study.set_defaults(func=run)

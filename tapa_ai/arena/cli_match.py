@@ -1,0 +1,80 @@
+"""``tapa-ai match A B``: two bots over many games in duplicate pairs, money play with the cube, or matches to N
+points (docs/arena.md, docs/cube.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .command_options import arena_options, arena_rules, bots_help, check_arena_options
+
+
+def add_parser(subparsers) -> None:
+    """The ``match`` command on ``subparsers`` (``tapa-ai``'s)."""
+    match = subparsers.add_parser("match", help="two bots over many games in duplicate pairs (points per game, "
+                                  "95%% CI)")
+    match.add_argument("bot_a", metavar="A", help=bots_help())
+    match.add_argument("bot_b", metavar="B", help="the opponent (same forms)")
+    arena_options(match, games=1000)
+    match.add_argument("--cube", action="store_true", help="money play with the doubling cube (docs/cube.md); "
+                       "points per game count the cube")
+    match.add_argument("--match-length", type=int, default=0, metavar="N",
+                       help="play matches to N points with the cube and Crawford rule (match-win %%, 95%% CI)")
+    match.add_argument("--matches", type=int, default=None, metavar="M",
+                       help="matches to play with --match-length, in duplicate pairs (default 1000)")
+    match.add_argument("--out", metavar="JSON", help="write the full record here (and a CSV of the games)")
+    match.add_argument("--csv", metavar="CSV", help="where the CSV goes (default: --out with .csv)")
+    match.add_argument("--json", action="store_true", help="print the record as one JSON line")
+    match.add_argument("--partial", metavar="DIR", help="save every finished chunk of games here and resume from "
+                       "it: a killed match loses only the chunks in flight; more --games reuses the first ones")
+    match.add_argument("--record-games", metavar="FILE", help="also write the moves of the games here (a "
+                       "tapa-ai/games record that tapa-ai analyse reads); single games only")
+    match.add_argument("--record-count", type=int, default=None, metavar="N",
+                       help="with --record-games: record the first N games only (default: all)")
+    match.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; the exit code."""
+    from ..bots.base import BotError
+    from .match import run_cube_match, run_match
+
+    check_arena_options(args)
+    rules = arena_rules([args.bot_a, args.bot_b], args.variant)
+    if args.matches is not None and not args.match_length:
+        raise BotError("--matches needs --match-length N (the points to win each match)")
+    if args.partial and (args.match_length or args.cube):
+        raise BotError("--partial keeps the chunks of single games (no --cube, no --match-length)")
+    if args.match_length and args.cube:
+        raise BotError("--cube is money play with the cube; matches (--match-length) always use the cube "
+                       "where the rules have one: give one or the other")
+    if args.record_games and (args.match_length or args.cube):
+        raise BotError("--record-games records single games (no --cube, no --match-length)")
+    if args.record_count is not None and not args.record_games:
+        raise BotError("--record-count needs --record-games FILE (where the games go)")
+    if args.match_length:
+        result = run_cube_match(args.bot_a, args.bot_b, rules, args.matches or 1000, seed=args.seed,
+                                workers=args.workers, match_length=args.match_length, progress=not args.quiet,
+                                ray_address=args.ray_address)
+    elif args.cube:
+        result = run_cube_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
+                                progress=not args.quiet, ray_address=args.ray_address)
+    else:
+        record = (args.games if args.record_count is None else max(args.record_count, 0)) if args.record_games \
+            else 0
+        result = run_match(args.bot_a, args.bot_b, rules, args.games, seed=args.seed, workers=args.workers,
+                           progress=not args.quiet, ray_address=args.ray_address, partial=args.partial,
+                           record_games=record)
+    recorded = result.write_games(args.record_games, rules) if args.record_games else 0
+    if args.out:
+        result.write(args.out, args.csv)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.report())
+        if args.out:
+            print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
+        if args.record_games:
+            print(f"  recorded               {recorded} games in {args.record_games} (tapa-ai analyse reads it)")
+    return 0

@@ -1,0 +1,129 @@
+"""``tapa-ai play`` from its command-line options: pick the rules, the bot and the advisor, then play."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Optional, TextIO
+
+from ..errors import TapaError
+from ..rules.options import VARIANTS, RuleOptions, variant_rules
+from ..rules.quoting import quoted
+from .advice import Advisor, default_advisor_spec
+from .saves import SavedGame, game_summary, load_game, read_file
+from .session import PlaySession
+
+DEFAULT_PLIES = 1
+"""Search depth of the default bot (the shipped network of the variant)."""
+
+
+def add_parser(subparsers) -> None:
+    """The ``play`` command on ``subparsers`` (``tapa-ai``'s)."""
+    from ..arena.command_options import bots_help
+
+    play = subparsers.add_parser("play", help="play a game or a match against a bot in the terminal "
+                                 "(docs/play.md)")
+    play.add_argument("--variant", choices=list(VARIANTS), help="rule set (default: the bot net's, else tapa)")
+    play.add_argument("--bot", metavar="SPEC", help="the opponent (default: the shipped net:<variant>@1ply, else "
+                      "heuristic); " + bots_help())
+    play.add_argument("--match-length", type=int, default=0, metavar="N",
+                      help="play a match to N points (default 0: money play, game after game)")
+    play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
+    play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")
+    play.add_argument("--advisor", metavar="SPEC", help="network behind hint and eval: net:PATH[@Nply] or none "
+                      "(default: the bot if it is a net, else the shipped net:<variant>)")
+    play.add_argument("--load", metavar="FILE", help="continue a game saved with 'save FILE' (or start from a "
+                      "JSON position)")
+    play.add_argument("--show-eval", action="store_true", help="show the engine's view of every bot move")
+    play.add_argument("--no-color", action="store_true", help="plain text (colour is used only on a terminal "
+                      "and when NO_COLOR is unset)")
+    play.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command; the exit code."""
+    return launch(variant=args.variant, bot=args.bot, match_length=args.match_length, seed=args.seed,
+                  human=args.human, no_color=args.no_color, advisor=args.advisor, load=args.load,
+                  show_eval=args.show_eval)
+
+
+class LaunchError(TapaError, ValueError):
+    """Options that cannot start a session; the message says why."""
+
+
+def _net_rules(spec: str) -> Optional[RuleOptions]:
+    from ..bots.spec import net_checkpoint_path
+    from ..net.checkpoint import CheckpointError, load_checkpoint
+
+    path = net_checkpoint_path(spec)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return load_checkpoint(path).rules()
+    except CheckpointError as error:
+        raise LaunchError(f"bot spec {quoted(spec)}: {error}") from None
+
+
+def choose_rules(variant: Optional[str], bot: Optional[str], saved: Optional[SavedGame]) -> RuleOptions:
+    """The rule set: the saved game's, else ``--variant``, else the bot network's, else tapa."""
+    if saved is not None:
+        if variant and variant != saved.rules.name:
+            raise LaunchError(f"--variant {variant} but the file to load is a {saved.rules.name} game")
+        return saved.rules
+    if variant:
+        return variant_rules(variant)
+    if bot:
+        rules = _net_rules(bot)
+        if rules is not None:
+            return rules
+    return variant_rules("tapa")
+
+
+def default_bot_spec(rules: RuleOptions) -> str:
+    """The shipped network of the variant at 1 ply when there is one, else ``heuristic``."""
+    spec = default_advisor_spec(rules.name)
+    return f"{spec}@{DEFAULT_PLIES}ply" if spec else "heuristic"
+
+
+def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_length: int = 0,
+           seed: Optional[int] = None, human: str = "X", no_color: bool = False, advisor: Optional[str] = None,
+           load: Optional[str] = None, show_eval: bool = False, input: Optional[TextIO] = None,
+           output: Optional[TextIO] = None) -> int:
+    """Build and run a session; returns the exit code (130 for Ctrl-C). Bad options raise a
+    :class:`~tapa_ai.errors.TapaError` (:class:`LaunchError`, a ``BotError``, ``SaveError``, ``RulesError``):
+    ``tapa-ai`` prints it as one line, exit code 2."""
+    from ..bots.search import NetBot
+    from ..bots.spec import make_bot
+
+    saved = load_game(read_file(load), "file") if load else None
+    rules = choose_rules(variant, bot, saved)
+    if match_length < 0:
+        raise LaunchError(f"--match-length {match_length}: must be 0 (money play) or more")
+    if saved is not None and match_length and match_length != saved.match.length:
+        raise LaunchError(f"--match-length {match_length} but the file holds "
+                          f"{'money play' if not saved.match.length else f'a match to {saved.match.length}'}")
+    spec = bot or (saved.bot if saved is not None and saved.bot else None) or default_bot_spec(rules)
+    the_bot = make_bot(spec, rules)
+    if advisor == "none":
+        the_advisor = Advisor(None, rules, why_none="advice is off (--advisor none)")
+    elif advisor:
+        the_advisor = Advisor(advisor, rules)
+    elif isinstance(the_bot, NetBot):
+        the_advisor = Advisor(the_bot, rules)
+    else:
+        fallback = default_advisor_spec(rules.name)
+        the_advisor = Advisor(fallback, rules, why_none=f"no network for {rules.name}: give --advisor net:PATH")
+    session = PlaySession(rules, the_bot, human=human, match_length=match_length, seed=seed,
+                          advisor=the_advisor, input=input, output=output,
+                          colour=False if no_color else None, show_eval=show_eval)
+    if saved is not None:
+        notes = session.load(saved)
+        session.start_notes = [f"Loaded {load}: game {session.match.game_number}, "
+                               f"{game_summary(session.match.game)}.", *notes]
+    try:
+        return session.run()
+    except KeyboardInterrupt:
+        session.say("\nInterrupted.")
+        return 130
+
+
+__all__ = ["add_parser", "run", "launch", "choose_rules", "default_bot_spec", "LaunchError"]
