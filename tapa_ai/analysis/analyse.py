@@ -28,8 +28,9 @@ without doubling where a double was allowed (a **no double**, rated on the move 
 **normalized to a cube of 1**: money equity divided by the cube's value, match-winning chances by half the
 spread between winning and losing the cube's value now (GNU Backgammon's equivalent money game), in mp, and
 marked with the moves' thresholds.
-Moves are rated in batches (:data:`CHUNK_MOVES`), which the progress callback
-counts and a served request's time limit (:mod:`tapa_ai.deadline`) checks.
+Moves are rated in batches, with the cube decisions among them, that the search's budget of afterstates
+holds (:mod:`tapa_ai.analysis.batching`: one move a batch at 3 plies), which the progress callback counts
+and a served request's time limit (:mod:`tapa_ai.deadline`) checks.
 """
 
 from __future__ import annotations
@@ -51,14 +52,13 @@ from ..net.model import outcome_points
 from ..notation.json_position import position_to_json, result_to_json
 from ..rules.position import Position
 from ..rules.quoting import quoted
+from .batching import batch_sizes, batches, decisions_of
 from .records import Record, RecordedGame, Turn
 
 DEFAULT_ERROR_MP = 20.0
 """A move losing more than this many millipoints is an error (``?``)."""
 DEFAULT_BLUNDER_MP = 80.0
 """A move losing more than this many millipoints is a blunder (``??``)."""
-CHUNK_MOVES = 32
-"""Moves rated in one batch (one generator call, one search)."""
 OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
 """The chance of each of the 21 rolls in an opening roll that is played (no doubles: 15 rolls, 1/15 each)."""
 ANALYSIS_FORMAT = "tapa-ai/analysis"
@@ -310,29 +310,24 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
                    progress: Optional[Callable[[int], None]] = None) -> Analysis:
     """Rate every move and roll of ``record`` with ``bot`` (at ``plies``, default the bot's; module docstring).
 
-    ``progress(n)`` is called after each batch with the number of moves it rated.
+    ``progress(n)`` is called after each batch (:func:`~tapa_ai.analysis.batching.batches`) with the number
+    of moves it rated (a batch rates the cube decisions among its moves too).
     """
     check_rules(bot, record)
     if plies is not None and plies != bot.plies:
         bot = copy.copy(bot)
         bot.plies = plies
-    turns = [(game, turn) for game in record.games for turn in game.turns if turn.action == "move"]
     rated: dict[tuple[int, int], MoveRating] = {}
-    for start in range(0, len(turns), CHUNK_MOVES):
-        check_deadline()
-        chunk = turns[start:start + CHUNK_MOVES]
-        for (game, turn), rating in zip(chunk, _rate(bot, chunk, error_mp, blunder_mp)):
-            rated[(id(game), turn.index)] = rating
-        if progress is not None:
-            progress(len(chunk))
-    decisions = [(game, turn) for game in record.games for turn in game.turns
-                 if turn.action != "move" or (record.cube and turn.may_double)]
     cube = {}
-    for start in range(0, len(decisions), CHUNK_MOVES):
+    for batch in batches(decisions_of(record), *batch_sizes(bot)):
         check_deadline()
-        chunk = decisions[start:start + CHUNK_MOVES]
-        for (game, turn), rating in zip(chunk, _rate_cube(bot, chunk, error_mp, blunder_mp)):
-            cube[(id(game), turn.index)] = rating
+        for kind, rate, found in (("move", _rate, rated), ("cube", _rate_cube, cube)):
+            chunk = [(game, turn) for each, game, turn in batch if each == kind]
+            if chunk:
+                for (game, turn), rating in zip(chunk, rate(bot, chunk, error_mp, blunder_mp)):
+                    found[(id(game), turn.index)] = rating
+        if progress is not None:
+            progress(sum(kind == "move" for kind, _, _ in batch))
     players: dict[str, PlayerTotals] = {}
     games = []
     for game in record.games:
