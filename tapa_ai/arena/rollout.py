@@ -59,6 +59,7 @@ from ..rules.position import Position
 from ..rules.reference import DISTINCT_ROLLS, check_dice
 from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, RolloutResult, RolloutSettings,
                              RolloutStats, summarise)
+from .runner import GameRunner, Ply
 
 __all__ = ["BLOCK", "DEFAULT_GAMES", "MAX_ROTATE", "MAX_PLIES", "RolloutError", "RolloutResult", "RolloutSettings",
            "RolloutStats", "LocalPlayer", "SpecPlayer", "candidate_moves", "moves_rollout", "play_rollout",
@@ -129,75 +130,82 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
     it), and (C, games) plies played. ``evaluator`` is the :class:`~tapa_ai.net.evaluator.Evaluator` (or None)
     of luck (by its model, without the bear-off databases) and truncation (as the evaluator gives it).
     """
-    dice_rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), 0])
-    bot_rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), 1])
     starts_count = len(starts)
+    runner = _RolloutGames(rules, bot, evaluator, starts_count, games, settings, seed)
     rows = starts_count * games
-    points = outcome_points(rules).astype(np.float64)
-    classes = len(points)
-    use_luck = evaluator is not None and settings.luck
-    batch = starts.take(np.repeat(np.arange(starts_count), games))
-    game_of = np.arange(rows) % games
-    root_moves = np.full(rows, root_moves_first)
-    outcomes = np.zeros((rows, classes))
-    luck = np.zeros((rows, classes))
-    plies = np.zeros(rows, dtype=np.int64)
-    running = np.arange(rows)
-    if settings.bearoff:
-        from ..bearoff.evaluate import bearoff_distributions
-    for ply in range(MAX_PLIES):
+    runner.start(np.arange(rows), starts.take(np.repeat(np.arange(starts_count), games)),
+                 np.full(rows, root_moves_first))
+    runner.run()
+    shape, classes = (starts_count, games), runner.outcomes.shape[1]
+    return runner.outcomes.reshape(*shape, classes), runner.luck.reshape(*shape, classes), runner.plies.reshape(shape)
+
+
+class _RolloutGames(GameRunner):
+    """The games of :func:`play_rollout` on the game runner: the bot plays both sides (A is the root: the
+    runner's ``mover_is_a`` says the root is to move); dice from ``[seed, 0]``, the bot's choices from
+    ``[seed, 1]``; a game stops before its roll at a bear-off or truncated, and is valued after
+    :data:`MAX_PLIES`."""
+
+    def __init__(self, rules: RuleOptions, bot: Bot, evaluator, starts: int, games: int,
+                 settings: RolloutSettings, seed) -> None:
+        rows = starts * games
+        super().__init__(bot, np.random.default_rng([*np.atleast_1d(seed).tolist(), 1]), rows, MAX_PLIES)
+        self.dice_rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), 0])
+        self.evaluator, self.settings, self.games_per_start = evaluator, settings, games
+        self.points = outcome_points(rules).astype(np.float64)
+        self.use_luck = evaluator is not None and settings.luck
+        self.game_of = np.arange(rows) % games
+        self.outcomes = np.zeros((rows, len(self.points)))
+        """(rows, K) each game's outcome distribution, from the root's view."""
+        self.luck = np.zeros((rows, len(self.points)))
+        """(rows, K) each game's summed luck, from the root's view."""
+
+    def settle(self, games: np.ndarray, values: np.ndarray) -> None:
+        """The outcomes of ``games``: ``values`` (M, K) from the view of the side to move in each."""
+        self.outcomes[games] = np.where(self.mover_is_a[games, None], values, swap_sides(values))
+
+    def before_roll(self) -> Optional[np.ndarray]:
+        """Games stopped before their roll: at a bear-off position (the database's value), or truncated."""
         check_deadline()  # a served request's time limit (tapa_ai.deadline)
-        dice_all = _dice(dice_rng, games, ply, settings.rotate)
-        if not running.size:
-            break
+        settings = self.settings
         stop_rows = np.zeros(0, dtype=np.int64)
-        stop_values = np.zeros((0, classes))
+        stop_values = np.zeros((0, len(self.points)))
         if settings.bearoff:
-            stop_rows, stop_values = bearoff_distributions(batch)
-        if settings.truncate and ply == settings.truncate:
-            stop_rows = np.arange(running.size)
-            stop_values = _pre_roll_values(evaluator, batch)
+            from ..bearoff.evaluate import bearoff_distributions
+
+            stop_rows, stop_values = bearoff_distributions(self.positions)
+        if settings.truncate and self.ply == settings.truncate:
+            stop_rows = np.arange(self.games.size)
+            stop_values = _pre_roll_values(self.evaluator, self.positions)
             if settings.bearoff:  # the database where it knows, the net elsewhere
-                known, known_values = bearoff_distributions(batch)
+                known, known_values = bearoff_distributions(self.positions)
                 stop_values[known] = known_values
-        if len(stop_rows):
-            stopped = running[stop_rows]
-            outcomes[stopped] = np.where(root_moves[stopped, None], stop_values, swap_sides(stop_values))
-            keep = np.ones(running.size, dtype=bool)
-            keep[stop_rows] = False
-            batch = batch.take(np.flatnonzero(keep))
-            running = running[keep]
-            if not running.size:
-                break
-        dice = dice_all[game_of[running]]
-        if use_luck:
-            ply_luck = roll_luck(evaluator.model, batch, dice, points)
-            luck[running] += np.where(root_moves[running, None], ply_luck, swap_sides(ply_luck))
-        afterstates = generate(batch, dice)
-        chosen = np.asarray(bot.choose(afterstates, bot_rng), dtype=np.int64)
-        plies[running] += 1
-        over = afterstates.game_over[chosen]
-        ended = np.flatnonzero(over)
-        if ended.size:
-            rows_ended = chosen[ended]
-            mover_view = np.zeros((ended.size, classes))
-            mover_view[np.arange(ended.size),
-                       outcome_classes(afterstates.result_kind[rows_ended], np.ones(ended.size, dtype=bool))] = 1.0
-            games_ended = running[ended]
-            outcomes[games_ended] = np.where(root_moves[games_ended, None], mover_view, swap_sides(mover_view))
-        keep = np.flatnonzero(~over)
-        batch = afterstates.positions.take(chosen[keep]).flipped()
-        running = running[keep]
-        root_moves[running] = ~root_moves[running]
-    else:
-        if running.size and evaluator is None:
-            raise RolloutError(f"{running.size} rollout game(s) went on for more than {MAX_PLIES} plies; give an "
+        if not len(stop_rows):
+            return None
+        self.settle(self.games[stop_rows], stop_values)
+        return stop_rows
+
+    def dice(self) -> np.ndarray:
+        """Every game of a start rolls the same dice: drawn per ply for all ``games`` (running or not)."""
+        return _dice(self.dice_rng, self.games_per_start, self.ply, self.settings.rotate)[self.game_of[self.games]]
+
+    def after_choice(self, ply: Ply) -> None:
+        if self.use_luck:
+            ply_luck = roll_luck(self.evaluator.model, ply.positions, ply.dice, self.points)
+            self.luck[ply.games] += np.where(ply.mover_is_a[:, None], ply_luck, swap_sides(ply_luck))
+
+    def game_over(self, ply: Ply, rows: np.ndarray) -> None:
+        mover_view = np.zeros((rows.size, len(self.points)))
+        kinds = ply.afterstates.result_kind[ply.chosen[rows]]
+        mover_view[np.arange(rows.size), outcome_classes(kinds, np.ones(rows.size, dtype=bool))] = 1.0
+        self.settle(ply.games[rows], mover_view)
+
+    def unfinished(self, rows: np.ndarray) -> None:
+        """A game still going after :data:`MAX_PLIES` plies: the evaluator's value there."""
+        if self.evaluator is None:
+            raise RolloutError(f"{rows.size} rollout game(s) went on for more than {MAX_PLIES} plies; give an "
                                f"evaluator (--evaluator net:PATH) to value games that long")
-        if running.size:
-            stop_values = _pre_roll_values(evaluator, batch)
-            outcomes[running] = np.where(root_moves[running, None], stop_values, swap_sides(stop_values))
-    shape = (starts_count, games)
-    return outcomes.reshape(*shape, classes), luck.reshape(*shape, classes), plies.reshape(shape)
+        self.settle(self.games[rows], _pre_roll_values(self.evaluator, self.positions.take(rows)))
 
 
 # -- playing the chunks ---------------------------------------------------------------------------------
