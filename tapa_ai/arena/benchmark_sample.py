@@ -20,11 +20,11 @@ import numpy as np
 
 from ..bots.base import BotError
 from ..movegen.batch import PositionBatch, concatenate
-from ..movegen.generate import generate
 from ..notation.json_position import position_to_json
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 from .benchmark_file import BenchmarkError
+from .runner import DealtDice, GameRunner, Ply, deal_dice
 
 PHASES = ("contact", "pins", "mother", "race", "bearoff")
 """contact: the rest; pins: a checker pinned (pin variants); mother: a side's last checker on its 24-point,
@@ -139,46 +139,43 @@ class _Decisions:
 
 def _play_games(rules: RuleOptions, player, opponent, games: int, seed, offset: int) -> _Decisions:
     """``games`` games of ``player`` against ``opponent`` (the player first in even games), every decision
-    with two or more distinct moves kept; games numbered from ``offset``."""
-    from .runner import deal_dice
-
+    with two or more distinct moves kept; games numbered from ``offset``. The player playing itself chooses
+    for all games at once."""
     rng = np.random.default_rng(seed)
-    dice_table = deal_dice(rules, rng, games, MAX_TURNS)
-    batch = PositionBatch.from_positions([start_position(rules, "X")]).take(np.zeros(games, dtype=np.int64))
-    player_moves = np.arange(games) % 2 == 0
-    running = np.arange(games)
-    kept, forced = [], 0
-    for turn in range(MAX_TURNS):
-        if not running.size:
-            break
-        dice = dice_table[running, turn]
-        after = generate(batch, dice)
-        choices = np.flatnonzero(np.diff(after.offsets) >= 2)
-        forced += running.size - choices.size
+    dice = DealtDice(deal_dice(rules, rng, games, MAX_TURNS), np.arange(games))
+    runner = _SamplingGames(rules, player if opponent is player else (player, opponent), rng, games, dice, offset)
+    runner.start(np.arange(games), PositionBatch.from_positions([start_position(rules, "X")]).take(
+        np.zeros(games, dtype=np.int64)), np.arange(games) % 2 == 0)
+    runner.run()
+    return runner.decisions()
+
+
+class _SamplingGames(GameRunner):
+    """The sampling games on the game runner (A is the player): each decision kept before its move."""
+
+    def __init__(self, rules: RuleOptions, players, rng, games: int, dice: DealtDice, offset: int) -> None:
+        super().__init__(players, rng, games, MAX_TURNS, dice)
+        self.rules, self.offset, self.size = rules, offset, games
+        self.kept: list[tuple] = []
+        self.forced = 0
+
+    def after_choice(self, ply: Ply) -> None:
+        choices = np.flatnonzero(np.diff(ply.afterstates.offsets) >= 2)
+        self.forced += ply.games.size - choices.size
         if choices.size:
-            part = batch.take(choices)
-            kept.append((part, dice[choices], running[choices] + offset, classify(part, rules),
-                         player_moves[running[choices]]))
-        chosen = np.empty(running.size, dtype=np.int64)
-        if opponent is player:
-            chosen[:] = player.choose(after, rng)
-        else:
-            mask = player_moves[running]
-            for side, bot in ((mask, player), (~mask, opponent)):
-                index = np.flatnonzero(side)
-                if index.size:
-                    sub = after.of_sources(index)
-                    chosen[index] = after.offsets[index] + (bot.choose(sub, rng) - sub.offsets[:-1])
-        keep = np.flatnonzero(~after.game_over[chosen])
-        batch = after.positions.take(chosen[keep]).flipped()
-        running = running[keep]
-        player_moves[running] = ~player_moves[running]
-    if not kept:
-        empty = PositionBatch.from_positions([])
-        return _Decisions(empty, np.zeros((0, 2), np.int8), *(np.zeros(0, np.int64) for _ in range(2)),
-                          np.zeros(0, bool), games, forced)
-    return _Decisions(concatenate([k[0] for k in kept]), np.concatenate([k[1] for k in kept]),
-                      *(np.concatenate([k[i] for k in kept]) for i in (2, 3, 4)), games=games, forced=forced)
+            part = ply.positions.take(choices)
+            self.kept.append((part, ply.dice[choices], ply.games[choices] + self.offset, classify(part, self.rules),
+                              ply.mover_is_a[choices]))
+
+    def decisions(self) -> _Decisions:
+        kept = self.kept
+        if not kept:
+            empty = PositionBatch.from_positions([])
+            return _Decisions(empty, np.zeros((0, 2), np.int8), *(np.zeros(0, np.int64) for _ in range(2)),
+                              np.zeros(0, bool), self.size, self.forced)
+        return _Decisions(concatenate([k[0] for k in kept]), np.concatenate([k[1] for k in kept]),
+                          *(np.concatenate([k[i] for k in kept]) for i in (2, 3, 4)), games=self.size,
+                          forced=self.forced)
 
 
 def _pick(decisions: list[_Decisions], quota: np.ndarray, rng) -> list[tuple[int, int]]:
