@@ -103,11 +103,11 @@ def position_job(job: tuple) -> tuple[int, dict]:
     played that the set lacked (``kind`` extra), or a set's candidates rolled out again (``kind`` reroll,
     :mod:`tapa_ai.arena.benchmark_reroll`), in an arena worker (its bot ``a`` the rollout bot, ``b``
     the evaluator)."""
-    from .match import _WORKER
+    from .workers import WORKER
 
     index, entry, seed, task = job
     start = time.process_time()
-    rules = _WORKER["rules"]
+    rules = WORKER["rules"]
     position = position_from_json(entry["position"])
     dice = tuple(entry["dice"])
     candidates_cpu = None
@@ -116,8 +116,8 @@ def position_job(job: tuple) -> tuple[int, dict]:
         candidates_cpu = round(time.process_time() - start, 3)
     else:  # extra, or reroll (a set's own candidates: their differences to the best stay)
         moves = [(text, position_from_json(after), None) for text, after in entry["moves"]]
-    evaluator = _WORKER["b"].evaluator if task["evaluator"] is not None else None
-    rated = rollout_candidates(position, dice, [(text, after) for text, after, _ in moves], rules, _WORKER["a"],
+    evaluator = WORKER["b"].evaluator if task["evaluator"] is not None else None
+    rated = rollout_candidates(position, dice, [(text, after) for text, after, _ in moves], rules, WORKER["a"],
                                evaluator, task["evaluator"], task["rollout"], seed)
     candidates = []
     for text, after, who in moves:
@@ -311,7 +311,7 @@ def run_in_order(out: Path, jobs: list[tuple], make_record, bot: str, evaluator:
     ``make_record(index, part)`` of each to ``out`` in index order, from ``done_count`` on, as they finish."""
     from tqdm import tqdm
 
-    from .match import _play_jobs
+    from .workers import play_jobs
     from .rollout import RolloutError
 
     pending: dict[int, dict] = {}
@@ -333,7 +333,7 @@ def run_in_order(out: Path, jobs: list[tuple], make_record, bot: str, evaluator:
 
     try:
         if jobs:
-            _play_jobs(position_job, bot, evaluator or bot, rules, jobs, workers, ray_address, done)
+            play_jobs(position_job, bot, evaluator or bot, rules, jobs, workers, ray_address, done)
     except (BotError, RolloutError) as error:
         raise BenchmarkError(str(error)) from None
     finally:

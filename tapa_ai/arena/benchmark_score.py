@@ -56,14 +56,14 @@ SAVE_EVERY_S = 30.0
 
 def _choose_job(job: tuple) -> tuple[int, dict]:
     """A chunk of positions chosen by the worker's bot ``a``: (key, move text, position after) of each."""
-    from .match import _WORKER
+    from .workers import WORKER
 
     index, entries, seed = job
     start = time.process_time()
     positions = [position_from_json(entry["position"]) for entry in entries]
     dice = np.array([entry["dice"] for entry in entries], dtype=np.int8)
     afterstates = generate(PositionBatch.from_positions(positions), dice)
-    rows = _WORKER["a"].choose(afterstates, np.random.default_rng([seed, index]))
+    rows = WORKER["a"].choose(afterstates, np.random.default_rng([seed, index]))
     picks = []
     for row in np.asarray(rows, dtype=np.int64).tolist():
         after = afterstates.position(row)
@@ -76,7 +76,7 @@ def _choices(bench: BenchmarkSet, rules: RuleOptions, spec: str, seed: int, work
     """(key, move text, position after) the bot ``spec`` plays in every position, and its CPU-seconds."""
     from tqdm import tqdm
 
-    from .match import _play_jobs
+    from .workers import play_jobs
 
     records = bench.records
     jobs = [(i, [{"position": r["position"], "dice": r["dice"]} for r in records[start:start + CHOOSE_CHUNK]], seed)
@@ -89,7 +89,7 @@ def _choices(bench: BenchmarkSet, rules: RuleOptions, spec: str, seed: int, work
         bar.update(len(part["picks"]))
 
     try:
-        _play_jobs(_choose_job, spec, "random", rules, jobs, workers, ray_address, done)
+        play_jobs(_choose_job, spec, "random", rules, jobs, workers, ray_address, done)
     finally:
         bar.close()
     picks = [pick for i in range(len(jobs)) for pick in parts[i]["picks"]]
@@ -103,7 +103,7 @@ def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict
     from tqdm import tqdm
 
     from .benchmark import model_hashes, position_job
-    from .match import _play_jobs
+    from .workers import play_jobs
 
     header = bench.header
     rollout = header["settings"]["rollout"]
@@ -143,7 +143,7 @@ def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict
             save()
 
     try:
-        _play_jobs(position_job, rollout["bot"], rollout.get("evaluator") or rollout["bot"], rules, jobs, workers,
+        play_jobs(position_job, rollout["bot"], rollout.get("evaluator") or rollout["bot"], rules, jobs, workers,
                    ray_address, done)
     finally:
         bar.close()

@@ -8,9 +8,10 @@ matches to N points (``--match-length N --matches M``), with
 The games are cut into chunks of ``chunk_pairs`` pairs; chunk ``i`` draws
 its dice and every random choice from ``default_rng([seed, i])``, so the
 result depends on the seed only, not on how many workers played it. Workers
-are separate processes (``spawn``), each building the two bots once from
-their spec strings; with ``ray_address`` the chunks are Ray tasks spread
-over a Ray cluster instead (each Ray worker process builds the bots once).
+(:mod:`tapa_ai.arena.workers`) are separate processes (``spawn``), each
+building the two bots once from their spec strings; with ``ray_address`` the
+chunks are Ray tasks spread over a Ray cluster instead (each Ray worker
+process builds the bots once).
 
 With ``partial=DIR`` every finished chunk of :func:`run_match` is saved at
 once under ``DIR`` (``chunk_<index>_<pairs>.npz``, beside a ``match.json``
@@ -27,7 +28,6 @@ import csv
 import hashlib
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +36,14 @@ from typing import Optional
 import numpy as np
 
 from ..bots.base import BotError
-from ..bots.spec import make_bot
 from ..rules import outcomes
 from ..rules.options import RuleOptions
 from .cube_play import KIND_NAMES, CubeRecords, play_cube_pairs
 from .duels import DuelResult, GameRecords, play_pairs
+from .workers import WORKER, check_and_warm_up, play_jobs, warm_up
+
+__all__ = ["CubeMatchResult", "MatchResult", "check_and_warm_up", "claim_directory", "run_cube_match", "run_match",
+           "warm_up"]
 
 DEFAULT_CHUNK_PAIRS = 50
 
@@ -122,131 +125,11 @@ class MatchResult:
                 f"{self.workers} worker{'s' if self.workers > 1 else ''})")
 
 
-# -- before the clock starts -------------------------------------------------------------------
-def warm_up(bot, rules: RuleOptions) -> None:
-    """``bot`` chooses a move of ``rules``' opening: numba compiles (or loads from its cache) the kernels it
-    uses in this process now, before a progress bar is drawn and a clock starts, so a first run's games/s leaves
-    the compile out and the compile notice has a line of its own; worker processes then load them from the cache."""
-    from ..rules.position import start_position
-
-    bot.choose_position(start_position(rules), (6, 5), np.random.default_rng(0))
-
-
-def check_and_warm_up(specs, rules: RuleOptions) -> None:
-    """Build each bot of ``specs`` (a bad spec fails here, with its message, not in a worker) and :func:`warm_up` it."""
-    for spec in dict.fromkeys(specs):
-        bot = make_bot(spec, rules)
-        try:
-            warm_up(bot, rules)
-        finally:
-            bot.close()
-
-
-# -- workers -------------------------------------------------------------------------------------
-_WORKER: dict = {}
-
-
-def _init_worker(spec_a: str, spec_b: str, rules: RuleOptions, threads: int) -> None:
-    _close_worker()  # bots of an earlier match in this process (an engine: bot holds a process)
-    os.environ["TAPA_MOVEGEN_THREADS"] = str(threads)
-    import numba
-    import torch
-
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    torch.set_num_threads(threads)
-    _WORKER.update(rules=rules, a=make_bot(spec_a, rules), b=make_bot(spec_b, rules))
-
-
-def _close_worker() -> None:
-    """Close this process's worker bots (ending the process of an ``engine:`` bot) and forget them."""
-    for key in ("a", "b"):
-        bot = _WORKER.pop(key, None)
-        if bot is not None:
-            bot.close()
-
-
+# -- the chunks a worker plays ---------------------------------------------------------------------------
 def _play_chunk(job: tuple) -> tuple[int, GameRecords]:
     index, pairs, seed, max_turns, *record = job  # a fifth number: record the moves of that many games
-    return index, play_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index], max_turns,
+    return index, play_pairs(WORKER["rules"], WORKER["a"], WORKER["b"], pairs, [seed, index], max_turns,
                              record=record[0] if record else 0)
-
-
-# -- over a Ray cluster ------------------------------------------------------------------------------
-def _ray_chunk(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, job: tuple) -> tuple[int, object]:
-    """One chunk as a Ray task; the worker process keeps the bots of its last (A, B, rules) between tasks."""
-    key = (spec_a, spec_b, rules)
-    if _WORKER.get("key") != key:
-        for bot in (_WORKER.get("a"), _WORKER.get("b")):
-            if bot is not None:
-                bot.close()
-        _init_worker(spec_a, spec_b, rules, threads=1)
-        _WORKER["key"] = key
-    return _chunk_player(chunk)(job)
-
-
-def _chunk_player(chunk):
-    """The function playing chunks of kind ``chunk``: a name of :data:`_CHUNK_PLAYERS`, or the function itself
-    (a module-level function, so that it pickles by name: other modules, e.g. rollouts, bring their own)."""
-    return chunk if callable(chunk) else _CHUNK_PLAYERS[chunk]
-
-
-def _run_on_ray(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: list[tuple], ray_address: str,
-                done) -> int:
-    """Play ``jobs`` as Ray tasks on the cluster at ``ray_address``; ``done(index, records)`` as each ends.
-
-    Returns the cluster's CPU count (the workers that could play at once).
-    """
-    from ..ray_cluster import RayUnavailable, connect, disconnect, require_ray
-
-    try:
-        ray = require_ray()
-        connected = connect(ray_address, num_cpus=os.cpu_count())
-    except RayUnavailable as error:
-        raise BotError(str(error)) from None
-    try:
-        task = ray.remote(num_cpus=1, max_retries=2)(_ray_chunk)
-        # Chunks seed themselves ([seed, index]): a retried or reordered task plays the same games.
-        calls = [task.remote(chunk, spec_a, spec_b, rules, job) for job in jobs]
-        while calls:
-            ready, calls = ray.wait(calls, num_returns=1)
-            done(*ray.get(ready[0]))
-        return int(ray.cluster_resources().get("CPU", 1))
-    finally:
-        disconnect(connected)
-
-
-def _play_jobs(chunk: str, spec_a: str, spec_b: str, rules: RuleOptions, jobs: list[tuple], workers: int,
-               ray_address: Optional[str], done) -> int:
-    """Play ``jobs`` of kind ``chunk`` on Ray, in this process or in spawned workers; ``done(index, records)``
-    as each chunk ends. Returns the number of workers that played."""
-    play = _chunk_player(chunk)
-    if ray_address:
-        return min(_run_on_ray(chunk, spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
-    if workers == 1 or len(jobs) == 1:
-        try:
-            _init_worker(spec_a, spec_b, rules,
-                         threads=int(os.environ.get("TAPA_MOVEGEN_THREADS", os.cpu_count() or 1)))
-            for job in jobs:
-                done(*play(job))
-        finally:
-            _close_worker()
-        return workers
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    pool = context.Pool(min(workers, len(jobs)), initializer=_init_worker, initargs=(spec_a, spec_b, rules, 1))
-    try:
-        for index, records in pool.imap_unordered(play, jobs):
-            done(index, records)
-        # Workers told to stop exit normally, closing their bots as they go (an engine: bot's finalizer);
-        # terminate() would kill them first.
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
-    return workers
 
 
 def _partial_identity(spec_a: str, spec_b: str, rules: RuleOptions, seed: int, chunk_pairs: int,
@@ -366,7 +249,7 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
     remaining = [job for job in jobs if job[0] not in parts]
     try:
         if remaining:
-            workers = _play_jobs("games", spec_a, spec_b, rules, remaining, workers, ray_address, done)
+            workers = play_jobs(_CHUNK_PLAYERS["games"], spec_a, spec_b, rules, remaining, workers, ray_address, done)
     finally:
         bar.close()
     seconds = time.perf_counter() - start + earlier_seconds
@@ -377,12 +260,12 @@ def run_match(spec_a: str, spec_b: str, rules: RuleOptions, games: int, seed: in
 # -- with the cube: money play and matches -------------------------------------------------------------
 def _play_cube_chunk(job: tuple[int, int, int, int, int]) -> tuple[int, CubeRecords]:
     index, pairs, seed, max_turns, match_length = job
-    return index, play_cube_pairs(_WORKER["rules"], _WORKER["a"], _WORKER["b"], pairs, [seed, index],
+    return index, play_cube_pairs(WORKER["rules"], WORKER["a"], WORKER["b"], pairs, [seed, index],
                                   match_length, max_turns)
 
 
 _CHUNK_PLAYERS = {"games": _play_chunk, "cube": _play_cube_chunk}
-"""How a worker plays one chunk of each kind (``_play_jobs``, ``_ray_chunk``)."""
+"""How a worker plays one chunk of each kind (:func:`tapa_ai.arena.workers.play_jobs`)."""
 
 
 @dataclass
@@ -498,7 +381,7 @@ def run_cube_match(spec_a: str, spec_b: str, rules: RuleOptions, count: int, see
 
     start = time.perf_counter()
     try:
-        workers = _play_jobs("cube", spec_a, spec_b, rules, jobs, workers, ray_address, done)
+        workers = play_jobs(_CHUNK_PLAYERS["cube"], spec_a, spec_b, rules, jobs, workers, ray_address, done)
     finally:
         bar.close()
     seconds = time.perf_counter() - start

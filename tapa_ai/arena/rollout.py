@@ -268,7 +268,7 @@ class SpecPlayer(_Player):
                  workers: int = 1, ray_address: Optional[str] = None, progress: bool = True) -> None:
         from ..bots.search import NetBot
         from ..bots.spec import make_bot
-        from .match import warm_up
+        from .workers import warm_up
 
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise RolloutError(f"workers={workers!r}: must be an integer >= 1")
@@ -297,11 +297,11 @@ class SpecPlayer(_Player):
         self.workers, self.ray_address, self.progress = workers, ray_address, progress
 
     def _play_jobs(self, jobs, starts, root_moves_first, done) -> None:
-        from .match import _play_jobs
+        from .workers import play_jobs
 
         full = [(index, games, self.settings.seed, starts, root_moves_first, self.settings,
                  self.evaluator_name is not None) for index, games in jobs]
-        self.workers = _play_jobs(_rollout_chunk, self.bot_name, self.evaluator_name or self.bot_name, self.rules,
+        self.workers = play_jobs(_rollout_chunk, self.bot_name, self.evaluator_name or self.bot_name, self.rules,
                                   full, self.workers, self.ray_address, done)
 
 
@@ -327,12 +327,12 @@ class LocalPlayer(_Player):
 
 
 def _rollout_chunk(job: tuple) -> tuple[int, tuple]:
-    """One chunk in a worker (the bot and the evaluator built by :func:`tapa_ai.arena.match._init_worker`)."""
-    from .match import _WORKER
+    """One chunk in a worker (the bot and the evaluator built by :func:`tapa_ai.arena.workers.init_worker`)."""
+    from .workers import WORKER
 
     index, games, seed, starts, root_moves_first, settings, has_evaluator = job
-    evaluator = _WORKER["b"].evaluator if has_evaluator else None
-    return index, play_rollout(_WORKER["rules"], _WORKER["a"], evaluator, PositionBatch.from_positions(starts),
+    evaluator = WORKER["b"].evaluator if has_evaluator else None
+    return index, play_rollout(WORKER["rules"], WORKER["a"], evaluator, PositionBatch.from_positions(starts),
                                root_moves_first, games, settings, [seed, index])
 
 
