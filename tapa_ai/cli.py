@@ -72,13 +72,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     name, before = _command_of(argv)
     if name is not None and name not in COMMANDS:
         _unknown_command(name)
-    wants_help = any(token in ("-h", "--help") for token in (before if name is not None else argv))
+    wants_help = any(token in ("-h", "--help") for token in before)  # tapa-ai's own help lists every command
     parser = build_parser(None if wants_help else [name] if name is not None else [])
     args, extras = parser.parse_known_args(argv)
     chosen = _chosen_parser(parser, args)
     if extras:
         chosen.error(_unrecognized(chosen, extras))
-    if args.command is None:  # e.g. tapa-ai --: the default command
+    if args.command is None:  # only "--" was given: the default command
         return main([DEFAULT_COMMAND])
     try:
         return args.func(args)
@@ -114,10 +114,9 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     while True:
         subparsers = next((action for action in parser._actions
                            if isinstance(action, argparse._SubParsersAction)), None)
-        chosen = getattr(args, subparsers.dest, None) if subparsers is not None else None
-        if chosen not in (subparsers.choices if subparsers is not None else {}):
+        if subparsers is None or getattr(args, subparsers.dest, None) not in subparsers.choices:
             return parser
-        parser = subparsers.choices[chosen]
+        parser = subparsers.choices[getattr(args, subparsers.dest)]
 
 
 def _unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> str:
