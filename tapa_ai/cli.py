@@ -41,8 +41,43 @@ DEFAULT_COMMAND = "train"
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, with a "did you mean" for a value that is not one of the choices (a benchmark action,
-    a --variant)."""
+    """argparse's parser with "did you mean": for a mistyped option (``--gmes``: ``--games``), whatever error
+    it caused (unrecognized, or a positional it took as its value missing), and for a value that is not one of
+    the choices (a benchmark action, a --variant)."""
+
+    _words: list[str] = []
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._words = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str):
+        if not message.startswith("unrecognized arguments: "):
+            guesses = self.guesses(self._words)
+            if guesses:
+                typos = " and ".join(typo for typo, _ in guesses)
+                message += f"; {typos} {'is not an option' if len(guesses) == 1 else 'are not options'}: " \
+                    + self.did_you_mean(guesses)
+        super().error(message)
+
+    def guesses(self, words: list[str]) -> list[tuple[str, str]]:
+        """(word, nearest option) for each word of ``words`` that looks like an option of this parser's but is
+        none (nor the start of one)."""
+        options = [option for option in self._option_string_actions if option.startswith("--")]
+        found = []
+        for word in words:
+            typo = word.split("=", 1)[0]
+            if typo.startswith("--") and len(typo) > 2 and not any(option.startswith(typo) for option in options):
+                close = difflib.get_close_matches(typo, options, n=1)
+                if close:
+                    found.append((typo, close[0]))
+        return found
+
+    @staticmethod
+    def did_you_mean(guesses: list[tuple[str, str]]) -> str:
+        if len(guesses) == 1:
+            return f"did you mean {guesses[0][1]}?"
+        return "did you mean " + ", ".join(f"{close} for {typo}" for typo, close in guesses) + "?"
 
     def _check_value(self, action: argparse.Action, value) -> None:
         if action.choices is not None and value not in action.choices:
@@ -119,21 +154,10 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         parser = subparsers.choices[getattr(args, subparsers.dest)]
 
 
-def _unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+def _unrecognized(parser: _Parser, extras: list[str]) -> str:
     """argparse's "unrecognized arguments" with the nearest option of ``parser`` for each mistyped one."""
-    options = [option for option in parser._option_string_actions if option.startswith("--")]
-    guesses = []
-    for word in extras:
-        if word.startswith("--") and len(word) > 2:
-            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1)
-            if close:
-                guesses.append((word.split("=", 1)[0], close[0]))
-    message = f"unrecognized arguments: {' '.join(extras)}"
-    if len(guesses) == 1:
-        message += f"; did you mean {guesses[0][1]}?"
-    elif guesses:
-        message += "; did you mean " + ", ".join(f"{close} for {word}" for word, close in guesses) + "?"
-    return message
+    guesses = parser.guesses(extras)
+    return f"unrecognized arguments: {' '.join(extras)}" + (f"; {parser.did_you_mean(guesses)}" if guesses else "")
 
 
 if __name__ == "__main__":

@@ -182,6 +182,14 @@ def test_a_mistyped_option_gets_the_nearest(capsys):
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.startswith("usage: tapa-ai match")
     assert err.splitlines()[-1] == "tapa-ai match: error: unrecognized arguments: --gmes 10; did you mean --games?"
+    with pytest.raises(SystemExit):  # 10 taken for A: the typo is named beside the error it caused
+        main(["match", "--gmes", "10"])
+    assert capsys.readouterr().err.splitlines()[-1] == ("tapa-ai match: error: the following arguments are "
+                                                        "required: B; --gmes is not an option: did you mean --games?")
+    with pytest.raises(SystemExit):  # a prefix of an option is that option (argparse), no typo
+        main(["match", "random", "runner", "--gam", "many"])
+    assert capsys.readouterr().err.splitlines()[-1] == "tapa-ai match: error: argument --games: invalid int value: " \
+        "'many'"
     with pytest.raises(SystemExit):
         main(["rollout", "--position", "x", "--sed=3", "--canddates", "2"])
     assert capsys.readouterr().err.splitlines()[-1] == (
