@@ -22,6 +22,15 @@ left) is valued by the exact databases instead of the network
 (:class:`tapa_ai.net.evaluator.BearoffEvaluator`): self-play plays
 bear-offs by them and keeps their values, so the targets of those turns are
 exact.
+
+Self-play shares the game runner's step functions (:mod:`tapa_ai.arena.runner`: the opening roll's
+rerolled doubles, the positions after the chosen moves) but not its loop, for three reasons. Its
+``G`` games are slots that never empty: a game that ends is restarted in its own slot, where the
+runner moves ended games out and appends new ones after those going on; the row order is what the
+tie-breaking jitter and the exploration draws of the rng follow, so the runner's order would play
+other games from the same seed than a run (or a checkpoint) made before. The trainer calls one ply at a time (:meth:`SelfPlay.play_ply`) between learning steps and saves the
+state between them. And with expected targets a ply generates the afterstates of all 21 rolls, not
+of the roll drawn, and chooses by one batched evaluation, not a policy per side.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import numpy as np
 import torch
 from numba import njit
 
+from ..arena.runner import next_positions, reroll_opening_doubles
 from ..bots.search import ROLLS, ROLL_WEIGHTS
 from ..movegen import PositionBatch, generate
 from ..rules import outcomes
@@ -196,11 +206,7 @@ class SelfPlay:
         dice = self.rng.integers(1, 7, size=(self.size, 2))
         if self.rules.opening == "use-opening-dice":
             # A game's first turn plays the opening roll: two different dice.
-            first = np.flatnonzero(self.turns == 0)
-            while first.size:
-                doubles = first[dice[first, 0] == dice[first, 1]]
-                dice[doubles] = self.rng.integers(1, 7, size=(doubles.size, 2))
-                first = doubles
+            reroll_opening_doubles(dice, np.flatnonzero(self.turns == 0), self.rng)
         return dice
 
     def trajectory(self, game: int) -> tuple[np.ndarray, np.ndarray]:
@@ -265,7 +271,7 @@ class SelfPlay:
             self.stats.games += 1
             self.stats.turns_of_finished += int(self.turns[game])
             self.stats.kinds[kind] += 1
-        self.batch = afterstates.positions.take(chosen).flipped()
+        self.batch = next_positions(afterstates, chosen)  # the ended games' slots are restarted below
         stale = np.flatnonzero(~over & (self.turns >= self.max_turns))
         self.stats.abandoned += int(stale.size)
         ended = np.flatnonzero(over)
