@@ -114,7 +114,7 @@ def test_overlapped_learning_plays_one_pass_behind_the_net(tmp_path):
     config = tiny_config(tmp_path, "learning.overlap=true", "run.total_games=100000")
     trainer = Trainer(config, new_run_directory(config))
     checks = []
-    start_learning = trainer._start_learning
+    start_learning = trainer.learner.start_learning
 
     def watched(games):
         trainer.join_learning()  # the pass in flight (start_learning would finish it first)
@@ -133,7 +133,7 @@ def test_overlapped_learning_plays_one_pass_behind_the_net(tmp_path):
         checks.append((same_as_before, moved))
         return loss
 
-    trainer._start_learning = watched
+    trainer.learner.start_learning = watched
     trainer.train(progress=False, should_stop=lambda: len(checks) >= 4)
     assert checks == [(True, True)] * len(checks) and len(checks) >= 4
 
@@ -155,11 +155,11 @@ def test_resume_takes_a_new_learning_rate_and_resets_best_when_opponents_change(
     run_dir, checkpoint = resume_checkpoint(first.run_dir)
     same = Trainer(checkpoint.train_config(), run_dir, checkpoint)
     assert same.best_score == first.best_score
-    assert [g["lr"] for g in same.optimizer.param_groups] == [config.learning.learning_rate]
+    assert [g["lr"] for g in same.learner.optimizer.param_groups] == [config.learning.learning_rate]
     changed = apply_overrides(checkpoint.train_config(),
                               ["learning.learning_rate=0.0003", "eval.opponents=[heuristic]"])
     resumed = Trainer(changed, run_dir, checkpoint)
-    assert [g["lr"] for g in resumed.optimizer.param_groups] == [0.0003]
+    assert [g["lr"] for g in resumed.learner.optimizer.param_groups] == [0.0003]
     assert resumed.best_score == -float("inf")
 
 
@@ -209,6 +209,10 @@ def test_train_command_learns_and_reports(tmp_path, capsys):
                  "--set", f"checkpoint.directory={tmp_path}"]) == 0
     out = capsys.readouterr().out
     assert "done: " in out and "vs random" in out and "vs pipcount" in out
+    # It ends by saying what to run next, with the model it wrote.
+    (run,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    assert f"tapa-ai match net:{run / 'latest.pt'} heuristic" in out and (run / "latest.pt").is_file()
+    assert f"tapa-ai play --bot net:{run / 'latest.pt'}" in out and f"--resume {run}" in out
 
 
 def test_train_command_rejects_a_bad_config_key(tmp_path, capsys):
@@ -286,7 +290,7 @@ def test_eval_opponents_take_bot_specs_and_reject_bad_ones(tmp_path):
     from tapa_ai.training.trainer import TrainingError
 
     config = tiny_config(tmp_path, "eval.opponents=[random,heuristic]")
-    assert set(Trainer(config, tmp_path / "ok").opponents) == {"random", "heuristic"}
+    assert set(Trainer(config, tmp_path / "ok").evaluation.opponents) == {"random", "heuristic"}
     with pytest.raises(TrainingError, match="eval.opponents: 'nosuchbot'"):
         Trainer(tiny_config(tmp_path, "eval.opponents=[nosuchbot]"), tmp_path / "bad")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 MARKS = {"": "", "error": "?", "blunder": "??"}
-KIND_WORDS = {"single": "a single game", "gammon": "a gammon", "backgammon": "a backgammon", "mother": "a mother win"}
+KIND_WORDS = {"single": "a single game", "gammon": "a gammon", "backgammon": "a backgammon", "mother": "by pinning the mother"}
 
 
 def _plies(plies: int) -> str:

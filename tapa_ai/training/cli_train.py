@@ -122,6 +122,11 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
         print(f"  vs {record.opponent}: {record.ppg:+.3f} points/game "
               f"[{record.ppg_ci95[0]:+.3f}, {record.ppg_ci95[1]:+.3f}], win {record.win_rate:.1%} "
               f"({record.games} games at {record.games_trained} games trained)")
+    model = trainer.manager.latest_path
+    print(f"next: measure it:  tapa-ai match net:{model} heuristic --games 1000\n"
+          f"      play it:     tapa-ai play --bot net:{model}\n"
+          f"      export it:   tapa-ai export {model} --format onnx --out {trainer.rules.name}.onnx\n"
+          f"      train on:    tapa-ai train --resume {run_dir} --set run.total_games=N")
     return 0
 
 
