@@ -74,15 +74,15 @@ def test_one_worker_without_ray_is_the_single_process_trainer(tmp_path):
 
 
 def test_learner_counts_batches_and_drops_those_staler_than_max_staleness(tmp_path):
-    from tapa_ai.training.trainer import _Schedule
+    from tapa_ai.training.schedule import Schedule
 
     config = tiny_config(tmp_path, "distributed.workers=2", "distributed.max_staleness=2")
     trainer = DistributedTrainer(config, tmp_path / "run")
     actor = SelfPlayActor(config, slot=0, seed=[4])
     actor.set_weights(0, numpy_state(trainer.net))
     batch = actor.play(3, 0.0)
-    schedule = _Schedule(trainer, progress=False)
-    trainer.updates = 5
+    schedule = Schedule(trainer, progress=False)
+    trainer.learner.updates = 5
     batch.version = 2  # staleness 3: dropped
     trainer._take(batch, schedule)
     assert trainer.games == 0 and trainer.dropped_stale_games == len(batch.games) and not trainer.pending

@@ -374,7 +374,7 @@ def test_an_interrupt_of_an_overlapped_run_resumes_bit_identical(tmp_path, ply):
     signal_at_ply(first, signal.SIGTERM, ply)
     with pytest.raises(TrainingStopped):
         first.train(progress=False)
-    assert first._learning is None  # the pass in flight was finished before the checkpoint
+    assert not first.learner.in_flight  # the pass in flight was finished before the checkpoint
     run_dir, checkpoint = resume_checkpoint(first.run_dir)
     assert checkpoint.games == first.games < 24 and checkpoint.extra["play_weights"] is not None
     resumed = Trainer(checkpoint.train_config(), run_dir, checkpoint)

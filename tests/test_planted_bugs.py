@@ -11,7 +11,7 @@ import numpy as np
 from tapa_ai.config import load_config
 from tapa_ai.training.actor import SelfPlayActor, numpy_state
 from tapa_ai.training.distributed import DistributedTrainer
-from tapa_ai.training.trainer import _Schedule
+from tapa_ai.training.schedule import Schedule
 
 TINY = ["selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64", "eval.every_games=100000",
         "eval.games=8", "logging.tensorboard=false", "distributed.workers=2", "distributed.games_per_batch=4",
@@ -34,20 +34,20 @@ def test_the_learner_keeps_each_actor_label_with_the_position_it_was_searched_fo
     assert len(states) > 4 and all(len(batch.search_states) > 1 for batch in batches)
     assert len({row.tobytes() for row in states}) > len(states) / 2
     assert len({row.tobytes() for row in targets}) > len(targets) / 2
-    schedule = _Schedule(trainer, progress=False)
+    schedule = Schedule(trainer, progress=False)
     try:
         for batch in batches:
             trainer._take(batch, schedule)
     finally:
         schedule.close()
     assert trainer.labels_added == len(trainer.replay) == len(states)
-    assert trainer.replay_credit == 2 * len(states) and not trainer.pending
+    assert trainer.learner.replay_credit == 2 * len(states) and not trainer.pending
     assert np.array_equal(trainer.replay.states[:len(states)], states)
     assert np.array_equal(trainer.replay.targets[:len(states)], targets)
     # what the learner then fits: each drawn position with its own target
     labels = {}
     for row, target in zip(states, targets):
         labels.setdefault(row.tobytes(), []).append(target.tobytes())
-    drawn_states, drawn_targets = trainer._draw_replay()
+    drawn_states, drawn_targets = trainer.learner.draw_replay()
     assert len(drawn_states) == 2 * len(states)
     assert all(target.tobytes() in labels[row.tobytes()] for row, target in zip(drawn_states, drawn_targets))

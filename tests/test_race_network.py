@@ -271,7 +271,7 @@ def test_each_learning_step_trains_one_phase_and_every_row_is_learned_once(tmp_p
     trainer = Trainer(config, new_run_directory(config))
     positions = _batch("backgammon", count=200, seed=9)
     race = race_flags(positions.board, positions.pinned, positions.bar)
-    steps = trainer._minibatches(positions)
+    steps = trainer.learner.minibatches(positions)
     seen = np.concatenate([index.numpy() for index, _ in steps])
     assert sorted(seen.tolist()) == list(range(len(positions)))
     for index, part in steps:

@@ -176,8 +176,8 @@ def test_search_targets_label_a_sample_of_the_played_positions(tmp_path):
     rng = copy.deepcopy(trainer.rng)
     picked = states[rng.random(len(states)) < 0.5]
     expected = search_targets(trainer.net, picked, 1, rng)
-    trainer._label(states)
-    drawn, targets = trainer._draw_replay()
+    trainer.learner.label(states)
+    drawn, targets = trainer.learner.draw_replay()
     assert len(trainer.replay) == len(picked) > 0
     assert np.array_equal(trainer.replay.states[:len(picked)], picked)
     assert np.allclose(trainer.replay.targets[:len(picked)], expected, atol=1e-6)
@@ -238,9 +238,9 @@ def test_trainer_follows_the_learning_rate_schedule(tmp_path, method):
     trainer.train(progress=False)
     assert trainer.games >= 16
     if method == "online-traces":
-        assert trainer.traces.learning_rate == pytest.approx(2e-4)
+        assert trainer.learner.traces.learning_rate == pytest.approx(2e-4)
     else:
-        assert [group["lr"] for group in trainer.optimizer.param_groups] == [pytest.approx(2e-4)]
+        assert [group["lr"] for group in trainer.learner.optimizer.param_groups] == [pytest.approx(2e-4)]
 
 
 # -- bear-off targets (learning.bearoff_targets) ------------------------------------------------------

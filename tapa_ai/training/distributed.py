@@ -49,7 +49,8 @@ from ..net.checkpoint import Checkpoint
 from .actor import ActorBatch, SelfPlayActor, actor_seed, limit_threads, numpy_state
 from .actor_pool import ActorFailed, ActorPool, Weights, exit_status, failures_allowed, report_replacement
 from .stopping import StopSignals
-from .trainer import Trainer, TrainingError, _Schedule
+from .schedule import Schedule
+from .trainer import Trainer, TrainingError
 
 RECEIVE_TIMEOUT = 0.25
 """Seconds the learner waits for a batch before looking at its schedule (stop requests) again."""
@@ -333,6 +334,8 @@ class DistributedTrainer(Trainer):
         if config.learning.method != "lambda-return":
             raise TrainingError(f"learning.method = {config.learning.method!r} learns inside self-play, every ply; "
                                 "distributed training needs 'lambda-return' (or train with one worker)")
+        self.actors_label = config.learning.targets == "search"
+        """Expert iteration: the actors label positions by search and send them; the learner only fits them."""
         super().__init__(config, run_dir, checkpoint)
         self.workers = int(workers or config.distributed.workers)
         if self.workers < 1:
@@ -347,8 +350,6 @@ class DistributedTrainer(Trainer):
         """Staleness of the last batches learned from in this session (tests, measurements)."""
         self.on_batch: Optional[Callable[[ActorBatch], None]] = None
         """Called with every batch received (tests and benchmarks)."""
-        self.actors_label = config.learning.targets == "search"
-        """Expert iteration: the actors label positions by search and send them; the learner only fits them."""
 
     # -- the loop ----------------------------------------------------------------------------------
     def _weights(self) -> Weights:
@@ -362,7 +363,7 @@ class DistributedTrainer(Trainer):
         layout = [(name, tuple(tensor.shape)) for name, tensor in self.net.state_dict().items()]
         return ProcessActors(self.config, self.workers, self.games, layout)
 
-    def _take(self, batch: ActorBatch, schedule: _Schedule) -> None:
+    def _take(self, batch: ActorBatch, schedule: Schedule) -> None:
         """Count a received batch's games as played and queue them for learning (or drop it if too stale)."""
         staleness = self.updates - batch.version
         limit = self.config.distributed.max_staleness
@@ -394,7 +395,7 @@ class DistributedTrainer(Trainer):
         (:meth:`Trainer.train`), and the actors are stopped.
         """
         config = self.config
-        schedule = _Schedule(self, progress)
+        schedule = Schedule(self, progress)
         loss = float("nan")
         pool = None
         stop.on_request.append(self._stopping)
@@ -442,7 +443,7 @@ class DistributedTrainer(Trainer):
         """Positions owed a learning pass: the received games' turns, or (expert iteration) the replay draws
         that the actors' labels have earned."""
         if self.actors_label:
-            return int(self.replay_credit)
+            return int(self.learner.replay_credit)
         return sum(len(game.states) for game in self.pending)
 
     def _stopping(self) -> None:

@@ -59,7 +59,9 @@ class Schedule:
                     self.writer.add_scalar(name, value, trainer.games)
             self.next_log = _next_multiple(trainer.games, config.logging.log_every_games)
         if trainer.games >= self.next_eval:
-            trainer._evaluate_and_report(self.writer, self.bar)
+            records = trainer.evaluate()
+            if trainer.evaluation.report(records, trainer.games, self.writer, self.bar):
+                trainer.save_best()  # a new best score: best.pt
             self.next_eval = _next_multiple(trainer.games, config.eval.every_games)
         if trainer.games >= self.next_checkpoint:
             trainer.save()

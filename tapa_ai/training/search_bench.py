@@ -124,7 +124,7 @@ def search_learner_capacity(checkpoint: str | Path, seconds: float, labels_per_u
         config = bench_config(net.rules.name, None, directory, [*SEARCH_BENCH_OVERRIDES, *overrides])
         trainer = Trainer(config, new_run_directory(config))
         load_weights(trainer.net, checkpoint)
-        trainer.actors_label = True
+        trainer.learner.actors_label = True
         rng = np.random.default_rng(1)
         states = collect_states(trainer.net, 4 * labels_per_update, rng)
         targets = rng.dirichlet(np.ones(trainer.net.num_outcomes), len(states)).astype(np.float32)
@@ -136,7 +136,7 @@ def search_learner_capacity(checkpoint: str | Path, seconds: float, labels_per_u
                                             search_targets=targets[i::4][:labels_per_update]))
                     for i in range(4)]
         trainer.add_labels(states, targets)  # a buffer to draw from
-        trainer.replay_credit = 0.0
+        trainer.learner.replay_credit = 0.0
         steps_before = trainer.steps
         updates = labels = 0
         begin, cpu = time.perf_counter(), time.process_time()
