@@ -1,7 +1,7 @@
 """``tapa-ai analyse`` (tapa_ai.analysis): game records of every source, each move's error, each roll's luck.
 
 The numbers are checked against the bot's own API computed another way: the engine's
-:class:`~tapa_ai.engine.analysis.Analyzer` ranking each position's moves, and the luck from its
+:class:`~tapa_ai.analysis.analyzer.Analyzer` ranking each position's moves, and the luck from its
 definition over the 21 rolls on the reference move generator.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from tapa_ai.analysis import RecordError, analyse_record, analysis_bot, read_record, record_from_json
 from tapa_ai.analysis.cli_analyse import analyse_command
 from tapa_ai.arena.recorded_games import games_document
-from tapa_ai.engine.analysis import Analyzer
+from tapa_ai.analysis.analyzer import Analyzer
 from tapa_ai.flow import GameState, MatchState
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.movegen.generate import generate

@@ -131,10 +131,11 @@ def test_version(capsys):
 
 
 def test_only_the_command_run_is_imported():
-    """``--version`` loads no command; ``engine`` neither torch nor the arena (its start-up time)."""
+    """``--version`` loads no command; ``engine`` neither torch nor the arena, the game analysis or the terminal
+    game (its start-up time; it loads only the light analyzer module)."""
     code = ("import sys; from tapa_ai.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('torch', 'tapa_ai.arena', 'tapa_ai.analysis', 'tapa_ai.play') "
+            "print(sorted(m for m in ('torch', 'tapa_ai.arena', 'tapa_ai.analysis.analyse', 'tapa_ai.play') "
             "if m in sys.modules))")
     for argv, loaded in ((["--version"], "[]"), (["engine", "--help"], "[]")):
         done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
@@ -266,7 +267,9 @@ def test_every_user_facing_error_class_is_a_tapa_error():
         tapa |= {name for name, _, bases in classes if any(base in tapa for base in bases)}
         changed = len(tapa) > before
     names = {name for name, _, _ in classes}
-    assert len(classes) >= 38 and ("AnalysisError", "engine/analysis.py") in {c[:2] for c in classes}
+    assert len(classes) >= 37 and ("AnalysisError", "analysis/analyzer.py") in {c[:2] for c in classes}
+    # One class a concept: the analysis of a position (engine) and of a record (tapa-ai analyse) share theirs.
+    assert sorted(where for name, where, _ in classes if name == "AnalysisError") == ["analysis/analyzer.py"]
     outside = sorted(f"{name} ({where})" for name, where, bases in classes
                      if name != "TapaError" and not any(base in tapa for base in bases) and name not in INTERNAL)
     assert outside == [], "derive these from tapa_ai.errors.TapaError, or list them in INTERNAL with the reason"

@@ -45,13 +45,13 @@ from ..arena.rollout import ROLLS, ROLL_WEIGHTS, roll_luck
 from ..bots.base import BotError
 from ..bots.search import NetBot
 from ..deadline import check_deadline
-from ..errors import TapaError
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..net.model import outcome_points
 from ..notation.json_position import position_to_json, result_to_json
 from ..rules.position import Position
 from ..rules.quoting import quoted
+from .analyzer import AnalysisError
 from .batching import batch_sizes, batches, decisions_of
 from .records import Record, RecordedGame, Turn
 
@@ -66,10 +66,6 @@ ANALYSIS_VERSION = 1
 
 __all__ = ["AnalysisError", "MoveRating", "CubeRating", "CubeAction", "PlayerTotals", "GameAnalysis", "Analysis", "analysis_bot",
            "analyse_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
-
-
-class AnalysisError(TapaError, ValueError):
-    """A bot or record that cannot be analysed (not a network, another variant); the message is one line."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 reads it from a file (a ``tapa-ai/games`` record, a ``tapa-ai/play`` save, a
 game or match snapshot; :mod:`tapa_ai.analysis.records`) and answers the
 analysis as ``tapa-ai analyse --json`` writes it. Options: ``plies`` (0 to
-:data:`~tapa_ai.engine.analysis.MAX_REQUEST_PLIES`, default the model's),
+:data:`~tapa_ai.analysis.analyzer.MAX_REQUEST_PLIES`, default the model's),
 ``game`` (one game's number), ``error_mp`` and ``blunder_mp`` (the marks'
 thresholds) and ``positions`` (false: leave out each move's position).
 
@@ -22,7 +22,7 @@ from typing import Any
 from ..analysis.analyse import DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record
 from ..analysis.records import RecordError, record_from_json
 from ..rules.quoting import quoted
-from .analysis import MAX_REQUEST_PLIES
+from ..analysis.analyzer import MAX_REQUEST_PLIES
 
 MAX_ANALYSE_MOVES = 2000
 """The most moves one ``analyse`` request may rate (a long game has about 100)."""

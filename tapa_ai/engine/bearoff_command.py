@@ -3,7 +3,7 @@
 ``{"home": [n1, ..., n6]}``: the chance that bearing off those checkers takes exactly k turns, all of them
 and the first one (the one-sided database); ``{"position": ...}``: both sides' distributions and the side to
 move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`). Bad input raises
-:class:`~tapa_ai.engine.analysis.AnalysisError` (the protocol answers it as an error).
+:class:`~tapa_ai.analysis.analyzer.AnalysisError` (the protocol answers it as an error).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ..rules.position import SIDES, Position
 from ..rules.quoting import quoted
-from .analysis import AnalysisError
+from ..analysis.analyzer import AnalysisError
 
 
 def answer_bearoff(request: dict, position: Optional[Position]) -> dict:

@@ -15,7 +15,7 @@ Commands (docs/protocol.md has examples):
   naming what is not home): the side to move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`)
 
 With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
-:mod:`tapa_ai.engine.analysis`):
+:mod:`tapa_ai.analysis.analyzer`):
 
 - ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259, 309 or 315 numbers...], "encoding_version": ...}``
 - ``{"cmd": "evaluate", "position": {...}}`` -> ``{"probabilities": {"win_single": p, ...}, "equity": e}``
@@ -56,7 +56,7 @@ from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, Position, start_position
 from ..rules.quoting import quoted
-from .analysis import MAX_REQUEST_PLIES, AnalysisError
+from ..analysis.analyzer import MAX_REQUEST_PLIES, AnalysisError
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
 
@@ -126,11 +126,11 @@ class Engine:
                  log: IO[str] | None = None) -> None:
         """``generator``: the default move generator; ``bot``: the model of the model commands, one of None,
         a ``net:PATH[@Nply]`` spec (:class:`~tapa_ai.bots.base.BotError` if bad), a NetBot or an
-        :class:`~tapa_ai.engine.analysis.Analyzer`; ``max_rollout_games``: the most games a ``rollout``
+        :class:`~tapa_ai.analysis.analyzer.Analyzer`; ``max_rollout_games``: the most games a ``rollout``
         request may play; ``command_timeout``: seconds a request may compute (None: no limit; past it the
         answer is a 503 error, :mod:`tapa_ai.deadline`); ``log``: where internal errors' tracebacks go
         (default stderr)."""
-        from .analysis import load_analyzer
+        from ..analysis.analyzer import load_analyzer
 
         if command_timeout is not None and not command_timeout > 0:
             raise RequestError(f"command_timeout must be a positive number of seconds, got {quoted(command_timeout)}")
@@ -420,14 +420,10 @@ class Engine:
         return answer_rollout(analyzer, request, position, dice, self.max_rollout_games)
 
     def _cmd_analyse(self, request: dict) -> dict:
-        from ..analysis import AnalysisError as RecordAnalysisError
         from .analyse_command import answer_analyse
 
         analyzer = self._model(request, "analyse")
-        try:
-            return answer_analyse(analyzer, request, self._plies(request, analyzer))
-        except RecordAnalysisError as error:
-            raise RequestError(str(error)) from None
+        return answer_analyse(analyzer, request, self._plies(request, analyzer))
 
 
 def _request_lines(stdin: IO, limit: int):

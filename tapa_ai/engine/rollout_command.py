@@ -11,7 +11,7 @@ from typing import Optional
 
 from ..rules.position import Position
 from ..rules.quoting import quoted
-from .analysis import AnalysisError
+from ..analysis.analyzer import AnalysisError
 
 ROLLOUT_KEYS = ("position", "dice", "moves", "candidates", "games", "truncate", "bearoff", "rotate", "luck", "seed",
                 "plies")

@@ -1,6 +1,6 @@
 """The engine's advice at the board: ``hint`` (ranked moves, cube advice) and ``eval``.
 
-Everything is computed by :class:`tapa_ai.engine.analysis.Analyzer`, the model
+Everything is computed by :class:`tapa_ai.analysis.analyzer.Analyzer`, the model
 behind the engine's ``hint`` and ``evaluate``, so the terminal, the engine
 protocol and the bot agree. The network is the bot's own when the bot is a
 ``net:`` bot; otherwise ``--advisor net:PATH`` or, by default, the variant's
@@ -70,7 +70,7 @@ def _same_board(a: Position, b: Position) -> bool:
 class Advisor:
     """Ranks moves and evaluates positions for the player, with a network loaded on first use.
 
-    ``source`` is an :class:`~tapa_ai.engine.analysis.Analyzer`, a ``net:``
+    ``source`` is an :class:`~tapa_ai.analysis.analyzer.Analyzer`, a ``net:``
     spec, a NetBot, or None (no advice: every request says how to get it).
     """
 
@@ -97,7 +97,7 @@ class Advisor:
         if self._source is None:
             raise AdviceUnavailable(self.why_none or "no network to ask: start with --advisor net:PATH")
         from ..bots.base import BotError
-        from ..engine.analysis import AnalysisError, load_analyzer
+        from ..analysis.analyzer import AnalysisError, load_analyzer
 
         try:
             analyzer = load_analyzer(self._source)

@@ -43,7 +43,8 @@ MAX_REQUEST_PLIES = 2
 
 
 class AnalysisError(TapaError, ValueError):
-    """A position or request the model cannot answer (another variant, a finished game...)."""
+    """A position, request, bot or record that cannot be analysed (another variant, a finished game, a bot that is
+    not a network...); the message is one line."""
 
 
 @dataclass
