@@ -7,7 +7,8 @@ not kept). Each is classified into a phase (:func:`classify`), and the set is st
 ``mix`` of phases over the sources' weights (:func:`sample_positions`), positions of distinct games first;
 what one source's games cannot fill of a phase goes to its other phases by the mix. The positions are then
 put in a random order, so that the first k of a set (a partial build) are a random sample of it. The draw
-depends on the arguments and the seed alone (source ``s`` plays rounds of games seeded ``[seed, s, round]``).
+depends on the arguments and the seed alone (source ``s`` plays rounds of games seeded ``[seed, s, round]``,
+side by side on the game runner, :mod:`tapa_ai.arena.runner`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Money play with the doubling cube, and matches to N points, in duplicate pairs, all played side by side.
 
-The loop of :func:`tapa_ai.arena.duels.play_pairs` with the cube added:
-before each roll (never on the opener's first turn when it plays the opening
-dice), the side to roll that may double (cube centred or its own, below 64,
-not the Crawford game) is asked :meth:`~tapa_ai.bots.base.Bot.offer_double`;
+The games of :func:`tapa_ai.arena.duels.play_pairs` (the game runner,
+:mod:`tapa_ai.arena.runner`) with the cube added: before each roll (never on
+the opener's first turn when it plays the opening dice), the side to roll
+that may double (cube centred or its own, below 64, not the Crawford game)
+is asked :meth:`~tapa_ai.bots.base.Bot.offer_double`;
 a double goes to the other side's :meth:`~tapa_ai.bots.base.Bot.accept_double`:
 a take doubles the cube and gives it to the taker, a pass ends the game with
 the doubler winning the cube value before the double. Every result scores its

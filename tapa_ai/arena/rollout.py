@@ -33,6 +33,7 @@ Games end when the game ends, after ``truncate`` plies (then the evaluator's
 the first position where neither side has contact left (the bear-off
 database's value, :mod:`tapa_ai.bearoff.evaluate`).
 
+The games of a chunk are played side by side on the game runner (:mod:`tapa_ai.arena.runner`).
 Games are played in chunks of whole blocks; chunk ``i`` draws its dice from
 ``default_rng([seed, i, 0])`` and the bots' random choices from
 ``default_rng([seed, i, 1])``, so the result depends on the seed only, not on
