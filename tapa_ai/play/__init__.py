@@ -1,8 +1,9 @@
 """``tapa-ai play``: a game or a match against any bot in the terminal (docs/play.md).
 
-- :mod:`.session`: :class:`PlaySession`, the game loop over injected text streams, made of
-  :mod:`.turns` (playing on to the human's next decision: dice, bot, move entry),
-  :mod:`.commands` (the typed commands) and :mod:`.reports` (the board, game and match ends, the score);
+- :mod:`.session`: :class:`PlaySession`, the session's state and the input loop over injected text streams,
+  composed of :class:`~.turns.Turns` (playing on to the human's next decision: dice, bot, move entry),
+  :class:`~.commands.Commands` (a line read: a move, an answer, a typed command) and
+  :class:`~.reports.Reports` (the board, advice, game and match ends, the score);
 - :mod:`.board`: the text board (stacks, pins, mothers, bar, borne off, pips, dice, cube, score);
 - :mod:`.moves`: reading moves (whole or in parts) and saying why a move is illegal;
 - :mod:`.advice`: ``hint`` and ``eval`` through the engine's analysis;

@@ -29,16 +29,18 @@ Decisions:
 - In money play each game is followed by "another game?"; a match goes on to
   the next game by itself until a side reaches the match length.
 
-The session is one class put together from mixins, one concern a module:
-:mod:`.turns` plays on to the human's next decision (the dice, the bot, move
-entry), :mod:`.commands` answers the typed commands (``hint``, ``undo``,
-``save`` ...), and :mod:`.reports` says what happened (the board, game and
-match ends, the score). This module holds the streams and the input loop.
+The session holds the state (the match, the dice and the bot's generators,
+the move being entered, the undo stack) and the streams with the input loop;
+three parts it is composed of act on it, each holding the session:
+:class:`~tapa_ai.play.turns.Turns` plays on to the human's next decision (the
+dice, the bot, move entry), :class:`~tapa_ai.play.commands.Commands` reads a
+line and answers the typed commands (``hint``, ``undo``, ``save`` ...), and
+:class:`~tapa_ai.play.reports.Reports` says what happened (the board, advice,
+game and match ends, the score).
 """
 
 from __future__ import annotations
 
-import difflib
 import secrets
 import sys
 from typing import Callable, Optional, TextIO
@@ -46,22 +48,22 @@ from typing import Callable, Optional, TextIO
 import numpy as np
 
 from ..bots.base import Bot
-from ..flow import GameState, MatchState
+from ..flow import MatchState
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, other
 from ..rules.quoting import quoted
 from .advice import AdviceUnavailable, Advisor
 from .board import Palette, colour_wanted
-from .commands import ALIASES, COMMANDS, MOVE_EXAMPLES, CommandsMixin, QuitSession
+from .commands import COMMANDS, MOVE_EXAMPLES, Commands, QuitSession
 from .moves import TurnInProgress
-from .reports import ReportsMixin
-from .saves import SaveError
-from .turns import BotMove, TurnsMixin, UndoSnapshot
+from .reports import Reports
+from .saves import SaveError, SavedGame
+from .turns import BotMove, Turns, UndoSnapshot
 
 __all__ = ["PlaySession", "COMMANDS"]
 
 
-class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
+class PlaySession:
     """One person against one bot: a money session (``match_length`` 0) or a match to ``match_length`` points."""
 
     def __init__(self, rules: RuleOptions, bot: Bot, *, human: str = "X", match_length: int = 0,
@@ -89,32 +91,37 @@ class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
         self.bot_rng = np.random.default_rng([self.seed, 1])
         self.match = MatchState.new(rules, match_length)
         self.turn: Optional[TurnInProgress] = None
+        """The human's move being entered (None while not the human's move)."""
         self.undo_stack: list[UndoSnapshot] = []
         self.last_bot_move: Optional[BotMove] = None
         self.resigned: set[int] = set()
         """Numbers of the games the human resigned."""
         self.confirm: Optional[tuple[str, Callable[[], None]]] = None
+        """A yes/no question on the prompt and what a yes does."""
         self.asking_another = False
         self.done = False
-        self._reported: Optional[GameState] = None
-        self._board_shown: Optional[tuple] = None
-        self._saved: Optional[MatchState] = None
+        self.saved_match: Optional[MatchState] = None
+        """The match as last saved or loaded (``quit`` and the end of input say when the game is not)."""
         self.start_notes: list[str] = []
         """Lines said after the greeting (e.g. which file was loaded)."""
+        self.reports = Reports(self)
+        self.turns = Turns(self)
+        self.commands = Commands(self)
 
     # ------------------------------------------------------------------ sides and names
     @property
     def bot_side(self) -> str:
         return other(self.human)
 
-    def _name(self, side: str) -> str:
+    def name_of(self, side: str) -> str:
+        """``you`` for the human's side, else the side's letter."""
         return "you" if side == self.human else side
 
     # ------------------------------------------------------------------ output
     def say(self, text: str = "") -> None:
         self.output.write(text + "\n")
 
-    def _error(self, text: str) -> None:
+    def error(self, text: str) -> None:
         self.say(self.palette.error(text))
 
     def flush(self) -> None:
@@ -156,7 +163,7 @@ class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
 
     def _end_of_input(self) -> None:
         note = ""
-        if not self.done and not self.match.game.is_over and self._saved is not self.match:
+        if not self.done and not self.match.game.is_over and self.saved_match is not self.match:
             note = " The game was not saved (save FILE keeps it; tapa-ai play --load FILE resumes it)."
         self.say(f"End of input: leaving.{note}")
         self.done = True
@@ -170,7 +177,7 @@ class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
         self.say("Enter moves like " + MOVE_EXAMPLES + "; 'help' lists the commands.")
         for note in self.start_notes:
             self.say(note)
-        self._advance()
+        self.turns.advance()
 
     @property
     def waiting(self) -> bool:
@@ -195,61 +202,84 @@ class PlaySession(CommandsMixin, TurnsMixin, ReportsMixin):
             return f"{self.bot_side} doubles to {game.offered_value}: take or pass?> "
         return "> "
 
-    # ------------------------------------------------------------------ one line of input
     def handle_line(self, line: str) -> None:
         """Act on one line of input, then play on to the human's next decision."""
         try:
-            self._dispatch(line.strip())
-            self._advance()
+            self.commands.handle(line.strip())
+            self.turns.advance()
         except QuitSession:
             self.done = True
         except (RulesError, SaveError, AdviceUnavailable) as error:
-            self._error(str(error))
+            self.error(str(error))
         except Exception as error:  # noqa: BLE001 - a bug must not end the game: say it, keep the state
-            self._error(f"Internal error ({type(error).__name__}: {error}); the game goes on. "
-                        "Please report it with the saved game (save FILE).")
+            self.error(f"Internal error ({type(error).__name__}: {error}); the game goes on. "
+                       "Please report it with the saved game (save FILE).")
 
-    def _dispatch(self, text: str) -> None:
-        if self.confirm is not None:
-            question, action = self.confirm
-            self.confirm = None
-            if text.lower() in ("y", "yes"):
-                action()
-            else:
-                self.say("Cancelled.")
-            return
-        word, _, rest = text.partition(" ")
-        command = ALIASES.get(word.lower(), word.lower())
-        if self.asking_another and command not in ("save", "load", "help", "board", "eval", "undo", "quit"):
-            if text.lower() in ("y", "yes"):
-                self.asking_another = False
-                self._start_next_game()
-            else:
-                self.say("Bye.")
-                raise QuitSession()
-            return
-        if not text:
-            self._empty_line()
-            return
-        if command in COMMANDS:
-            getattr(self, f"_cmd_{command}")(rest.strip())
-            return
-        if "/" in text or text[0].isdigit() or text.lower().startswith("bar"):
-            self._enter_move(text)
-            return
-        guess = difflib.get_close_matches(word.lower(), list(COMMANDS) + list(ALIASES), n=1, cutoff=0.6)
-        suggestion = f" Did you mean '{ALIASES.get(guess[0], guess[0])}'?" if guess else ""
-        self._error(f"Unknown command {quoted(word)}.{suggestion} Type 'help' for the commands; "
-                    f"moves are written like {MOVE_EXAMPLES}.")
+    # ------------------------------------------------------------------ the state as a whole
+    def snapshot(self) -> UndoSnapshot:
+        """The state before one of the human's move decisions (for ``undo``)."""
+        return UndoSnapshot(self.match, self.dice_rng.bit_generator.state, self.bot_rng.bit_generator.state,
+                            self.last_bot_move)
 
-    def _empty_line(self) -> None:
-        game = self.match.game
-        if game.phase == "roll" and game.side_to_act == self.human:
-            self._cmd_roll("")
-        elif game.phase == "move":
-            self.say(f"Enter your move, e.g. {MOVE_EXAMPLES}; 'moves' lists them, 'hint' suggests one.")
-        elif game.phase == "double":
-            self.say("Type take or pass.")
+    def restore(self, snapshot: UndoSnapshot) -> None:
+        """Back to ``snapshot`` (``undo``): the match, the dice and the bot's generators, the bot's last move."""
+        self.match = snapshot.match
+        self.dice_rng.bit_generator.state = snapshot.dice_state
+        self.bot_rng.bit_generator.state = snapshot.bot_state
+        self.last_bot_move = snapshot.last_bot_move
+        self.turn = None
+        self.asking_another = False
+        self.resigned.discard(self.match.game_number)
+        self.reports.forget()
+
+    def saved_game(self) -> SavedGame:
+        """The session as a save file holds it."""
+        rng = {"dice": self.dice_rng.bit_generator.state, "bot": self.bot_rng.bit_generator.state}
+        return SavedGame(self.match, self.human, self.bot.name, self.seed, rng)
+
+    def load(self, saved: SavedGame) -> list[str]:
+        """Continue from a saved game; :class:`SaveError` when it cannot be played here.
+
+        Returns notes for the player (another bot, another side).
+        """
+        if saved.rules != self.rules:
+            if saved.rules.name != self.rules.name:
+                raise SaveError(f"it is a {saved.rules.name} game and this session plays {self.rules.name}; "
+                                f"start tapa-ai play --variant {saved.rules.name} --load FILE")
+            raise SaveError(f"its rule options differ from this session's {self.rules.name} rules")
+        try:
+            self.bot.check_rules(saved.rules)
+        except ValueError as error:
+            raise SaveError(str(error)) from None
+        rng = saved.rng or {}
+        try:
+            dice_state = dict(rng["dice"]) if "dice" in rng else None
+            bot_state = dict(rng["bot"]) if "bot" in rng else None
+            probe = np.random.default_rng()
+            for state in (dice_state, bot_state):
+                if state is not None:
+                    probe.bit_generator.state = state
+        except (TypeError, ValueError, KeyError) as error:
+            raise SaveError(f"rng: not a generator state ({error})") from None
+        notes = []
+        if saved.bot is not None and saved.bot != self.bot.name:
+            notes.append(f"(The game was saved against {saved.bot}; you now play {self.bot.name}.)")
+        if saved.human is not None and saved.human != self.human:
+            self.human = saved.human
+            notes.append(f"(You play {self.human} in this game, as saved.)")
+        if dice_state is not None:
+            self.dice_rng.bit_generator.state = dice_state
+        if bot_state is not None:
+            self.bot_rng.bit_generator.state = bot_state
+        self.match = saved.match
+        self.turn = None
+        self.undo_stack.clear()
+        self.last_bot_move = None
+        self.confirm = None
+        self.asking_another = False
+        self.reports.forget()
+        self.saved_match = self.match
+        return notes
 
 
 def _isatty(stream) -> bool:

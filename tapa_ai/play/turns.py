@@ -12,7 +12,7 @@ from ..rules.quoting import quoted
 from .moves import TurnInProgress, display_move, illegal_reason, in_other_view, legal_moves_text
 from .reports import dice_text
 
-__all__ = ["UndoSnapshot", "BotMove", "TurnsMixin"]
+__all__ = ["UndoSnapshot", "BotMove", "Turns"]
 
 
 @dataclass
@@ -35,129 +35,140 @@ class BotMove:
     text: str
 
 
-class TurnsMixin:
-    """:class:`~tapa_ai.play.session.PlaySession`'s game driving; uses the state its ``__init__`` sets."""
+class Turns:
+    """Plays the session (:class:`~tapa_ai.play.session.PlaySession`) on to the human's next decision."""
+
+    def __init__(self, session) -> None:
+        self.session = session
 
     # ------------------------------------------------------------------ playing on
-    def _advance(self) -> None:
+    def advance(self) -> None:
         """Play everything that needs no decision from the human; stop where one is needed."""
-        while not self.done and self.confirm is None and not self.asking_another:
-            game = self.match.game
+        session, reports = self.session, self.session.reports
+        while not session.done and session.confirm is None and not session.asking_another:
+            game = session.match.game
             if game.is_over:
-                if self._reported is not game:
-                    self._report_game_end()
-                if self.match.is_over:
-                    self._report_match_end()
-                    self.done = True
+                if reports.reported is not game:
+                    reports.game_end()
+                if session.match.is_over:
+                    reports.match_end()
+                    session.done = True
                     return
-                if self.match.length:
-                    self._start_next_game()
+                if session.match.length:
+                    self.start_next_game()
                     continue
-                self.asking_another = True
+                session.asking_another = True
                 return
             if game.phase == "opening":
                 self._opening_roll()
                 continue
-            if game.side_to_act == self.bot_side:
+            if game.side_to_act == session.bot_side:
                 self._bot_act()
                 continue
             if game.phase == "roll":
                 if game.may_double:
-                    self._show_board()
+                    reports.show_board()
                     return
-                self._roll()
+                self.roll()
                 continue
             if game.phase == "double":
-                self._show_board()
+                reports.show_board()
                 return
             # The human's move.
             moves = game.moves
             if len(moves) == 1:
                 if moves[0].steps:
-                    self.say(f"You have only one legal move with {dice_text(game.dice)}: "
-                             f"{display_move(format_move(moves[0]))}.")
+                    session.say(f"You have only one legal move with {dice_text(game.dice)}: "
+                                f"{display_move(format_move(moves[0]))}.")
                 else:
-                    self.say(f"You cannot move with {dice_text(game.dice)}: your turn passes.")
-                self.turn = None
-                self.match = self.match.play(moves[0])
+                    session.say(f"You cannot move with {dice_text(game.dice)}: your turn passes.")
+                session.turn = None
+                session.match = session.match.play(moves[0])
                 continue
-            if self.turn is None or self.turn.position is not game.position or self.turn.dice != game.dice:
-                self.turn = TurnInProgress(game.position, game.dice, tuple(moves))
-                if not self.undo_stack or self.undo_stack[-1].match is not self.match:
-                    self.undo_stack.append(UndoSnapshot(self.match, self.dice_rng.bit_generator.state,
-                                                     self.bot_rng.bit_generator.state, self.last_bot_move))
-            self._show_board()
+            turn = session.turn
+            if turn is None or turn.position is not game.position or turn.dice != game.dice:
+                session.turn = TurnInProgress(game.position, game.dice, tuple(moves))
+                if not session.undo_stack or session.undo_stack[-1].match is not session.match:
+                    session.undo_stack.append(session.snapshot())
+            reports.show_board()
             return
 
     def _die(self) -> int:
-        return int(self.dice_rng.integers(1, 7))
+        return int(self.session.dice_rng.integers(1, 7))
 
     def _opening_roll(self) -> None:
-        before = len(self.match.game.history)
-        self.match = self.match.roll(self._die)
-        game = self.match.game
+        session = self.session
+        before = len(session.match.game.history)
+        session.match = session.match.roll(self._die)
+        game = session.match.game
         for event in game.history[before:]:
             x_die, o_die = event.dice
-            mine, theirs = (x_die, o_die) if self.human == "X" else (o_die, x_die)
-            line = f"Opening roll: you {mine}, {self.bot_side} {theirs}"
+            mine, theirs = (x_die, o_die) if session.human == "X" else (o_die, x_die)
+            line = f"Opening roll: you {mine}, {session.bot_side} {theirs}"
             if mine == theirs:
-                self.say(line + ": a tie, roll again.")
+                session.say(line + ": a tie, roll again.")
             elif game.phase == "move":
-                self.say(line + f": {self._name(game.position.turn)} "
-                         f"{'play' if game.position.turn == self.human else 'plays'} {dice_text(game.dice)} first.")
+                session.say(line + f": {session.name_of(game.position.turn)} "
+                            f"{'play' if game.position.turn == session.human else 'plays'} {dice_text(game.dice)} "
+                            "first.")
             else:
-                self.say(line + f": {self._name(game.position.turn)} "
-                         f"{'go' if game.position.turn == self.human else 'goes'} first, rolling both dice.")
+                session.say(line + f": {session.name_of(game.position.turn)} "
+                            f"{'go' if game.position.turn == session.human else 'goes'} first, rolling both dice.")
 
-    def _roll(self) -> None:
-        self.match = self.match.roll(self._die)
-        self.say(f"You roll {dice_text(self.match.game.dice)}.")
+    def roll(self) -> None:
+        """The human rolls."""
+        session = self.session
+        session.match = session.match.roll(self._die)
+        session.say(f"You roll {dice_text(session.match.game.dice)}.")
 
-    def _start_next_game(self) -> None:
-        self.match = self.match.start_next_game()
-        self.turn = None
-        self.undo_stack.clear()
-        crawford = " This is the Crawford game: no doubling." if self.match.game.crawford else ""
-        self.say(self.palette.bold(f"Game {self.match.game_number}. {self._score_text()}.") + crawford)
+    def start_next_game(self) -> None:
+        session = self.session
+        session.match = session.match.start_next_game()
+        session.turn = None
+        session.undo_stack.clear()
+        crawford = " This is the Crawford game: no doubling." if session.match.game.crawford else ""
+        session.say(session.palette.bold(f"Game {session.match.game_number}. {session.reports.score_text()}.")
+                    + crawford)
 
     # ------------------------------------------------------------------ the bot
     def _bot_act(self) -> None:
-        game = self.match.game
-        bot = self.bot_side
+        session = self.session
+        game = session.match.game
+        bot = session.bot_side
         if game.phase == "roll":
             if game.may_double and self._bot_cube_decision("double"):
-                self.match = self.match.double()
-                self.say(f"{bot} doubles: the cube would go to {self.match.game.offered_value}.")
+                session.match = session.match.double()
+                session.say(f"{bot} doubles: the cube would go to {session.match.game.offered_value}.")
                 return
-            self.match = self.match.roll(self._die)
+            session.match = session.match.roll(self._die)
             return
         if game.phase == "double":
             value = game.offered_value
             if self._bot_cube_decision("take"):
-                self.match = self.match.take()
-                self.say(f"{bot} takes: the cube is at {value}, owned by {bot}.")
+                session.match = session.match.take()
+                session.say(f"{bot} takes: the cube is at {value}, owned by {bot}.")
             else:
-                self.match = self.match.drop()
-                self.say(f"{bot} passes the double.")
+                session.match = session.match.drop()
+                session.say(f"{bot} passes the double.")
             return
         position, dice = game.position, game.dice
         moves = game.moves
         if len(moves) == 1:
             move = moves[0]
         else:
-            chosen = self.bot.choose_position(position, dice, self.bot_rng)
+            chosen = session.bot.choose_position(position, dice, session.bot_rng)
             move = _move_reaching(moves, chosen)
         text = format_move(move)
-        self.match = self.match.play(move)
+        session.match = session.match.play(move)
         if not text:
-            self.say(f"{bot} rolls {dice_text(dice)} and cannot move.")
+            session.say(f"{bot} rolls {dice_text(dice)} and cannot move.")
         else:
             shown = display_move(text)
-            self.say(f"{bot} rolls {dice_text(dice)} and plays {self.palette.side(bot, shown)}  "
-                     f"(on your board: {in_other_view(shown)}).")
-        self.last_bot_move = BotMove(position, dice, move.position, text)
-        if self.show_eval and len(moves) > 1:
-            self._show_advice(lambda: self.advisor.review(position, dice, move.position, bot))
+            session.say(f"{bot} rolls {dice_text(dice)} and plays {session.palette.side(bot, shown)}  "
+                        f"(on your board: {in_other_view(shown)}).")
+        session.last_bot_move = BotMove(position, dice, move.position, text)
+        if session.show_eval and len(moves) > 1:
+            session.reports.advice(lambda: session.advisor.review(position, dice, move.position, bot))
 
     def _bot_cube_decision(self, question: str) -> bool:
         """The bot's cube decision: ``"double"`` (double now?) or ``"take"`` (take the double on offer?).
@@ -170,42 +181,45 @@ class TurnsMixin:
         """
         from ..bots.cube import BotCubePolicy
 
-        policy = BotCubePolicy({self.bot_side: self.bot}, self.bot_rng)
+        session = self.session
+        policy = BotCubePolicy({session.bot_side: session.bot}, session.bot_rng)
         if question == "double":
-            return policy.offer_double(self.match.game, self.match)
-        return policy.accept_double(self.match.game, self.match)
+            return policy.offer_double(session.match.game, session.match)
+        return policy.accept_double(session.match.game, session.match)
 
     # ------------------------------------------------------------------ the human's move
-    def _enter_move(self, text: str) -> None:
-        game = self.match.game
-        if game.phase != "move" or game.side_to_act != self.human or self.turn is None:
+    def enter_move(self, text: str) -> None:
+        """A move (or a part of one) the human typed."""
+        session = self.session
+        game = session.match.game
+        if game.phase != "move" or game.side_to_act != session.human or session.turn is None:
             if game.phase == "roll":
-                self._error("Roll first: type roll (or press Enter), or double.")
+                session.error("Roll first: type roll (or press Enter), or double.")
             elif game.phase == "double":
-                self._error("A double is on offer: take or pass first.")
+                session.error("A double is on offer: take or pass first.")
             else:
-                self._error("It is not your move now.")
+                session.error("It is not your move now.")
             return
-        turn = self.turn
+        turn = session.turn
         try:
             outcome = turn.enter(text)
         except MoveTextError as error:
             message = str(error)
             if "ambiguous" in message or "more than one way" in message:
-                self._error(f"Ambiguous: {message}")
+                session.error(f"Ambiguous: {message}")
                 return
             reason = illegal_reason(turn.shown_position, turn.dice_left, text)
-            self._error(f"Illegal move {quoted(text)}: {reason}.")
-            self.say(f"Legal moves: {legal_moves_text(turn.moves)}")
+            session.error(f"Illegal move {quoted(text)}: {reason}.")
+            session.say(f"Legal moves: {legal_moves_text(turn.moves)}")
             return
         if outcome == "partial":
-            self.say(f"So far: {turn.entered}. Still to play: {' '.join(map(str, turn.dice_left))} "
-                     f"('undo' starts the move again).")
-            self._show_board()
+            session.say(f"So far: {turn.entered}. Still to play: {' '.join(map(str, turn.dice_left))} "
+                        f"('undo' starts the move again).")
+            session.reports.show_board()
             return
-        self.turn = None
-        self.match = self.match.play(outcome)
-        self.say(f"You play {self.palette.side(self.human, display_move(format_move(outcome)))}.")
+        session.turn = None
+        session.match = session.match.play(outcome)
+        session.say(f"You play {session.palette.side(session.human, display_move(format_move(outcome)))}.")
 
 
 def _move_reaching(moves, position: Position):
