@@ -500,6 +500,9 @@ def test_the_bootstrap_interval_has_the_width_of_the_spread_of_the_losses():
         assert high - low == pytest.approx(2 * 1.959964 * sd, rel=0.1)
     low, high = stats["mean_loss_mp_ci95"]
     assert stats["mean_loss_mp"] == pytest.approx(values.mean()) and low < values.mean() < high
+    # each interval: the 2.5th and 97.5th percentiles of the replicates (the score's seed, 1)
+    assert stats["mean_loss_mp_ci95"] == pytest.approx(np.percentile(boot["mean"], [2.5, 97.5]))
+    assert stats["weighted_loss_mp_ci95"] == pytest.approx(np.percentile(boot["weighted"], [2.5, 97.5]))
 
 
 def test_the_weighted_loss_weights_each_phase_s_mean_by_its_share_of_the_sampling_games():
@@ -517,6 +520,7 @@ def test_the_weighted_loss_weights_each_phase_s_mean_by_its_share_of_the_samplin
     assert worse["weighted_loss_mp_ci95"][0] <= expected <= worse["weighted_loss_mp_ci95"][1]
     assert {p: s["mean_loss_mp"] for p, s in worse["by_phase"].items()} == pytest.approx(
         {"contact": 15.0, "race": 120.0, "bearoff": 5.0})
+    assert {p: s["positions"] for p, s in worse["by_phase"].items()} == {"contact": 4, "race": 2, "bearoff": 1}
     assert result.bots[1].stats["weighted_loss_mp"] == 0.0
     pair = result.pairs[0]
     assert pair["difference_mp"] == pytest.approx(305.0 / 7)
@@ -571,3 +575,123 @@ def test_a_report_shows_every_pair_of_up_to_four_bots_and_each_bot_against_the_n
         assert ("each bot against the next" in text) == note
         if note:
             assert "  bot3 - bot4 " in text and "  bot0 - bot2 " not in text
+
+
+def _set_of(positions: list[tuple[str, dict[str, float]]], shares: dict | None = None, **header):
+    """A set in memory: position ``i`` of phase ``positions[i][0]`` has the build's best move ("best", equity 0)
+    and each move of ``positions[i][1]`` (key: its loss in millipoints)."""
+    from tapa_ai.arena.benchmark_file import BenchmarkSet
+
+    records = [{"phase": phase, "candidates": [{"key": key, "equity": -loss / 1000, "ci95": [-0.01, 0.01]}
+                                               for key, loss in {"best": 0.0, **moves}.items()]}
+               for phase, moves in positions]
+    return BenchmarkSet("synthetic.jsonl", {"variant": "tapa", "settings": {"positions": len(records), "rollout": {}},
+                                            "sampling": {"natural_phase_share": shares or {}}, "models": {},
+                                            **header}, records)
+
+
+def test_a_pair_is_compared_on_the_positions_both_rated_with_the_sample_sd_of_its_differences():
+    """Difference, sd (ddof 1) and the positions for a CI of +-1 mp, ceil((1.96 sd)^2), over the positions where
+    both bots' moves are rated; with one such position no sd (and 0 positions), with none nothing at all."""
+    losses = {"a": [3.0, 5.0, 2.0, 9.0, 4.0], "b": [1.0, 0.0, 4.0, 0.5, 2.0]}
+    bench = _set_of([("contact", {"a": a, "b": b, "c": a + 0.2 * (i % 2)})
+                     for i, (a, b) in enumerate(zip(losses["a"], losses["b"]))])
+    keys = {"A": ["a"] * 5, "B": ["b", "?", "b", "b", "?"], "C": ["c"] * 5, "two": ["?"] * 3 + ["b"] * 2,
+            "one": ["?"] * 4 + ["b"], "none": ["?"] * 5}
+    pairs = {(p["a"], p["b"]): p for p in summarise_scores(bench, keys, replicates=200).pairs}
+    d = np.array([3.0 - 1.0, 2.0 - 4.0, 9.0 - 0.5])
+    ab = pairs["A", "B"]
+    assert ab["positions"] == 3 and ab["difference_mp"] == pytest.approx(d.mean())
+    assert ab["sd_mp"] == pytest.approx(np.std(d, ddof=1))
+    assert ab["positions_for_1mp"] == math.ceil((1.96 * np.std(d, ddof=1)) ** 2)
+    ac = pairs["A", "C"]  # differences under 1 mp: still a share of noise
+    assert ac["sd_mp"] == pytest.approx(np.std([0.0, -0.2, 0.0, -0.2, 0.0], ddof=1)) and 0 < ac["sd_mp"] < 1
+    assert ac["noise_share"] == pytest.approx(ac["noise_sd_mp"] ** 2 / ac["sd_mp"] ** 2)
+    two = pairs["A", "two"]
+    assert two["positions"] == 2 and two["sd_mp"] == pytest.approx(np.std([9.0 - 0.5, 4.0 - 2.0], ddof=1))
+    one = pairs["A", "one"]
+    assert one["positions"] == 1 and one["difference_mp"] == pytest.approx(4.0 - 2.0)
+    assert math.isnan(one["sd_mp"]) and one["positions_for_1mp"] == 0
+    none = pairs["A", "none"]
+    assert none["positions"] == 0 and math.isnan(none["difference_mp"]) and none["positions_for_1mp"] == 0
+
+
+def test_a_blunder_loses_more_than_the_threshold_a_best_move_nothing_and_cpu_time_is_per_position():
+    bench = _set_of([("race", {"edge": 80.0, "over": 80.5, "tiny": 0.5})] * 2)
+    keys = {"mixed": ["edge", "over"], "small": ["tiny", "best"], "none": ["?", "?"]}
+    result = summarise_scores(bench, keys, {"mixed": 8.0, "none": 3.0}, blunder_mp=80.0, replicates=200)
+    stats = {b.bot: b.stats for b in result.bots}
+    assert stats["mixed"]["blunder_share"] == 0.5 and stats["mixed"]["best_move_share"] == 0.0
+    assert stats["small"]["blunder_share"] == 0.0 and stats["small"]["best_move_share"] == 0.5
+    assert stats["mixed"]["cpu_seconds_per_move"] == 4.0 and stats["none"]["cpu_seconds_per_move"] == 1.5
+    assert stats["none"]["better_than_set_best"] == 0 and stats["none"]["unrated_share"] == 1.0
+    assert stats["small"]["cpu_seconds_per_move"] == 0.0  # no CPU time given
+    assert summarise_scores(bench, keys, replicates=200).bots[0].stats["cpu_seconds_per_move"] == 0.0
+
+
+def test_the_report_shows_the_weighted_loss_and_each_phase_in_the_phases_order():
+    positions = [("race", {"m": 100.0}), ("contact", {"m": 10.0}), ("bearoff", {"m": 4.0}), ("contact", {"m": 20.0})]
+    sampling = {"natural_phase_share": {"contact": 0.5, "race": 0.3, "bearoff": 0.2},
+                "decisions_per_game": {"heuristic vs itself": 50}}
+    bench = _set_of(positions, sampling=sampling, settings={"positions": 4, "rollout": {}, "player": "heuristic"})
+    result = summarise_scores(bench, {"m": ["m"] * 4}, replicates=200)
+    lines = result.report().splitlines()
+    head = next(line for line in lines if line.startswith("bot "))
+    assert head.split()[5:8] == ["contact", "race", "bearoff"]
+    row = next(line for line in lines if line.startswith("m "))
+    assert row.split()[4:8] == [f"{0.5 * 15 + 0.3 * 100 + 0.2 * 4:.1f}", "15.0", "100.0", "4.0"]
+    assert result.to_dict()["decisions_per_side_per_game"] == 25.0
+    older = summarise_scores(_set_of(positions), {"m": ["m"] * 4}, replicates=200)  # no phase shares
+    row = next(line for line in older.report().splitlines() if line.startswith("m "))
+    assert row.split()[4:7] == ["15.0", "100.0", "4.0"] and older.to_dict()["decisions_per_side_per_game"] is None
+
+
+def test_scoring_says_what_it_rolled_out_and_left_unrated_and_keeps_the_candidates_best_first(tiny_set, tmp_path,
+                                                                                               monkeypatch, capsys):
+    import time
+
+    import tapa_ai.arena.benchmark_score as scoring
+
+    path = tmp_path / "copy.jsonl"
+    shutil.copy(tiny_set[0], path)
+    with pytest.raises(BenchmarkError, match="at least 100"):
+        score_bots(path, ["random"], rollout=False, workers=1, progress=False, replicates=99)
+    cpu = time.process_time()
+    unrated = score_bots(path, ["random"], rollout=False, workers=1, progress=False, replicates=100)
+    cpu = time.process_time() - cpu  # the bot chose in this process (one worker): its time is part of this
+    assert 0 < unrated.bots[0].stats["cpu_seconds_per_move"] * 4 <= cpu
+    assert unrated.added == 0 and unrated.unrated_kept and "unrated moves (--no-rollout)" in unrated.report()
+    rated = score_bots(path, ["random"], workers=1, progress=False, replicates=100)
+    assert rated.added > 0 and not rated.unrated_kept and "unrated moves" not in rated.report()
+    for record in [*rated.bench.records, *read_set(path).records]:
+        equities = [c["equity"] for c in record["candidates"]]
+        assert equities == sorted(equities, reverse=True)
+    # a set that cannot be written: said once, however often the scoring would have saved it
+    installed = tmp_path / "installed.jsonl"
+    shutil.copy(tiny_set[0], installed)
+
+    def refuse(*args, **kwargs):
+        raise BenchmarkError(f"cannot write {installed}: Read-only file system")
+
+    monkeypatch.setattr(scoring, "write_set", refuse)
+    monkeypatch.setattr(scoring, "SAVE_EVERY_S", 0.0)
+    capsys.readouterr()
+    score_bots(installed, ["random"], workers=1, progress=False, replicates=100)
+    assert capsys.readouterr().err.count("rated for this run only") == 1
+
+
+def test_the_candidates_cost_is_the_records_mean_else_timed_on_a_sample(tiny_set):
+    import time
+
+    from tapa_ai.arena.benchmark_score import candidates_cost
+
+    bench = read_set(tiny_set[0])
+    rules = variant_rules("tapa")
+    carried = [r["candidates_cpu_seconds"] for r in bench.records]
+    assert candidates_cost(bench, rules) == {"seconds": pytest.approx(np.mean(carried)),
+                                             "from": "the records (4 positions)"}
+    del bench.records[2]["candidates_cpu_seconds"]  # a set from before the records carried it, in part
+    cpu = time.process_time()
+    timed = candidates_cost(bench, rules, sample=3)
+    cpu = time.process_time() - cpu  # timed in this process: 3 positions' time, and a warm-up, are part of it
+    assert timed["from"] == "timed here on 3 positions" and 0 < 3 * timed["seconds"] <= cpu
