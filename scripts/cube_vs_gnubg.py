@@ -36,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tapa_ai.bots.cube import CubeSituation, cube_equities  # noqa: E402
+from tapa_ai.cube.decisions import CubeSituation, cube_equities  # noqa: E402
 from tapa_ai.bots.gnubg import gnubg_boards  # noqa: E402
 from tapa_ai.bots.spec import make_bot  # noqa: E402
 from tapa_ai.cube.equity import OWNER_CENTRED, OWNER_MOVER  # noqa: E402

@@ -259,7 +259,7 @@ def test_every_roll_without_a_double_where_one_was_allowed_is_a_no_double_decisi
     the bot's cube equities; after it only the taker, owning the cube at 2, could double, and its errors are
     per cube of 1. The same moves in a games
     file without cube actions (the arena's, the web board's) were not cube decisions."""
-    from tapa_ai.bots.cube import CubeSituation
+    from tapa_ai.cube.decisions import CubeSituation
     from tapa_ai.rules.cube import Cube
 
     rng = random.Random(7)

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from tapa_ai.bots.cube import CubeSituation, cube_equities
+from tapa_ai.cube.decisions import CubeSituation, cube_equities
 from tapa_ai.cube.equity import (OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT, janowski_live, money_live_by_levels,
                                  outcome_split, top_points)
 from tapa_ai.flow import GameState, play_match
@@ -390,7 +390,7 @@ def test_bots_without_an_evaluator_play_the_passive_cube():
 
 
 def test_a_bots_cube_plays_whole_matches_through_the_game_flow():
-    from tapa_ai.bots.cube import BotCubePolicy
+    from tapa_ai.cube.decisions import BotCubePolicy
 
     rules = BACKGAMMON
     rng = random.Random(5)

@@ -24,7 +24,7 @@ from tapa_ai.arena.cube_play import play_cube_pairs
 from tapa_ai.arena.duels import play_pairs
 from tapa_ai.arena.match import run_match
 from tapa_ai.bots.base import BotError
-from tapa_ai.bots.cube import CubeSituation
+from tapa_ai.cube.decisions import CubeSituation
 from tapa_ai.bots.search import NetBot
 from tapa_ai.bots.spec import make_bot, model_file_path, model_rules, net_checkpoint_path
 from tapa_ai.movegen.batch import PositionBatch

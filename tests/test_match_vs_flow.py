@@ -20,7 +20,7 @@ from tapa_ai.arena.cube_play import KIND_NAMES, play_cube_pairs
 from tapa_ai.arena.duels import deal_dice
 from tapa_ai.bots.base import Bot
 from tapa_ai.bots.basic import pip_counts
-from tapa_ai.bots.cube import CubeSituation
+from tapa_ai.cube.decisions import CubeSituation
 from tapa_ai.cube.equity import OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT
 from tapa_ai.flow.match import MatchState
 from tapa_ai.movegen import PositionBatch

@@ -389,7 +389,7 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
 def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float
                ) -> list[Optional[CubeRating]]:
     """The ratings of a batch of cube decisions (None where the bot's rules allow no double there)."""
-    from ..bots.cube import CubeSituation
+    from ..cube.decisions import CubeSituation
     from ..cube.met import variant_met
     from ..rules.cube import Cube, CubeError, MatchScore
 

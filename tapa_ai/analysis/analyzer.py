@@ -219,7 +219,7 @@ class Analyzer:
         the three equities: points in money play, the doubler's match-winning
         chance in a match.
         """
-        from ..bots.cube import CubeSituation, cube_equities
+        from ..cube.decisions import CubeSituation, cube_equities
         from ..movegen.batch import PositionBatch
         from ..rules.cube import CubeError
         from ..rules.position import other

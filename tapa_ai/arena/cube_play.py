@@ -37,7 +37,7 @@ from typing import Optional
 import numpy as np
 
 from ..bots.base import Bot
-from ..bots.cube import CubeSituation
+from ..cube.decisions import CubeSituation
 from ..cube.equity import MAX_CUBE, OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT
 from ..movegen import PositionBatch
 from ..rules import outcomes

@@ -12,7 +12,7 @@ Bots that rank moves by a score per afterstate (``runner``, ``heuristic``,
 :meth:`ScoringBot.scores` only.
 
 Cube decisions are two more questions, vectorized the same way
-(:mod:`tapa_ai.bots.cube`): :meth:`Bot.offer_double` and
+(:mod:`tapa_ai.cube.decisions`): :meth:`Bot.offer_double` and
 :meth:`Bot.accept_double`. Their defaults are the **passive cube** (never
 double, always take), kept by every bot without an evaluator; network bots
 answer from their evaluation (Janowski's cubeful equity in money play, match
@@ -33,7 +33,7 @@ from ..rules.options import RuleOptions
 from ..rules.position import Position
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cube import CubeSituation
+    from ..cube.decisions import CubeSituation
 
 
 class BotError(TapaError, ValueError):

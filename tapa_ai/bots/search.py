@@ -305,7 +305,7 @@ class NetBot(Bot):
 
     def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
         """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""
-        from .cube import CubeSituation, cube_equities
+        from ..cube.decisions import CubeSituation, cube_equities
 
         if not self.match_cube and not situation.money:
             situation = CubeSituation(situation.rules, situation.value, situation.owner)

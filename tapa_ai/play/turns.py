@@ -174,12 +174,12 @@ class Turns:
         """The bot's cube decision: ``"double"`` (double now?) or ``"take"`` (take the double on offer?).
 
         The one place where the session asks the bot about the cube, through
-        :class:`tapa_ai.bots.cube.BotCubePolicy` (``Bot.offer_double`` /
+        :class:`tapa_ai.cube.decisions.BotCubePolicy` (``Bot.offer_double`` /
         ``Bot.accept_double``): network bots answer from their cubeful
         equities (money play or the match equity table), the other bots play
         the passive cube (never double, always take).
         """
-        from ..bots.cube import BotCubePolicy
+        from ..cube.decisions import BotCubePolicy
 
         session = self.session
         policy = BotCubePolicy({session.bot_side: session.bot}, session.bot_rng)

@@ -25,9 +25,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..cube.equity import (DEFAULT_CUBE_LIFE, OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT, CubeEquities,
+from .equity import (DEFAULT_CUBE_LIFE, OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT, CubeEquities,
                            janowski_money, outcome_split)
-from ..cube.met import match_cube_equities, variant_met
+from .met import match_cube_equities, variant_met
 from ..rules.cube import Cube, MatchScore
 from ..rules.options import RuleOptions
 from ..rules.position import other
