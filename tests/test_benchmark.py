@@ -644,6 +644,8 @@ def test_the_report_shows_the_weighted_loss_and_each_phase_in_the_phases_order()
     older = summarise_scores(_set_of(positions), {"m": ["m"] * 4}, replicates=200)  # no phase shares
     row = next(line for line in older.report().splitlines() if line.startswith("m "))
     assert row.split()[4:7] == ["15.0", "100.0", "4.0"] and older.to_dict()["decisions_per_side_per_game"] is None
+    assert older.added == 0 and not older.unrated_kept  # the defaults: nothing rolled out, nothing left unrated
+    assert "new moves" not in older.report() and "unrated moves" not in older.report()
 
 
 def test_scoring_says_what_it_rolled_out_and_left_unrated_and_keeps_the_candidates_best_first(tiny_set, tmp_path,
@@ -695,3 +697,16 @@ def test_the_candidates_cost_is_the_records_mean_else_timed_on_a_sample(tiny_set
     timed = candidates_cost(bench, rules, sample=3)
     cpu = time.process_time() - cpu  # timed in this process: 3 positions' time, and a warm-up, are part of it
     assert timed["from"] == "timed here on 3 positions" and 0 < 3 * timed["seconds"] <= cpu
+
+
+def test_a_partial_set_is_scored_on_the_positions_it_has_and_not_rewritten(tiny_set, tmp_path):
+    path = tmp_path / "partial.jsonl"
+    lines = tiny_set[0].read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # the build stopped before its last position
+    before = path.read_bytes()
+    result = score_bots(path, ["random"], workers=1, progress=False, replicates=100)
+    assert not result.bench.complete and len(result.bench.records) == 3 and result.added > 0
+    assert result.bots[0].stats["positions"] == 3 and result.bots[0].stats["unrated_share"] == 0.0
+    assert path.read_bytes() == before  # its new moves served this run only
+    with pytest.raises(BenchmarkError, match="partial build"):
+        score_bots(path, ["random"], workers=1, progress=False, replicates=100, every=2)
