@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TapaError
-from ..rules.quoting import quoted
+from ..rules.quoting import PATH_LIMIT, quoted
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file read (a long match's save or record is well under 1 MB); reading stops there."""
@@ -39,30 +39,30 @@ def read_json_file(path: str | Path, what: str) -> Any:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
-        raise JsonFileError(f"no file {quoted(name)}") from None
+        raise JsonFileError(f"no file {quoted(name, PATH_LIMIT)}") from None
     except OSError as error:
-        raise JsonFileError(f"cannot read {quoted(name)}: {error.strerror or error}") from None
+        raise JsonFileError(f"cannot read {quoted(name, PATH_LIMIT)}: {error.strerror or error}") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise JsonFileError(f"{quoted(name)} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not {what} "
+        raise JsonFileError(f"{quoted(name, PATH_LIMIT)} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB: not {what} "
                             "(reading stopped there)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise JsonFileError(f"{quoted(name)} is not UTF-8 text ({error.reason} at byte {error.start}): not {what}") \
+        raise JsonFileError(f"{quoted(name, PATH_LIMIT)} is not UTF-8 text ({error.reason} at byte {error.start}): not {what}") \
             from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         cut = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
         end = " (the file ends too early: truncated?)" if cut else ""
-        raise JsonFileError(f"{quoted(name)} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        raise JsonFileError(f"{quoted(name, PATH_LIMIT)} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
                             f"{end}") from None
     except RecursionError:  # nested past the interpreter's limit
         too_deep = True
     else:
         too_deep = nesting(data) > MAX_NESTING
     if too_deep:
-        raise JsonFileError(f"{quoted(name)} nests arrays or objects more than {MAX_NESTING} deep: not {what}")
+        raise JsonFileError(f"{quoted(name, PATH_LIMIT)} nests arrays or objects more than {MAX_NESTING} deep: not {what}")
     return data
 
 

@@ -34,7 +34,7 @@ from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, rea
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES
-from ..rules.quoting import quoted
+from ..rules.quoting import PATH_LIMIT, quoted
 
 FORMAT = "tapa-ai/play"
 VERSION = 1
@@ -88,7 +88,7 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
         temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         temporary.replace(path)
     except OSError as error:
-        raise SaveError(f"cannot write {quoted(str(path))}: {error.strerror or error}") from None
+        raise SaveError(f"cannot write {quoted(str(path), PATH_LIMIT)}: {error.strerror or error}") from None
     return path
 
 

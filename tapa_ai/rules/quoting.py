@@ -11,10 +11,13 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["QUOTE_LIMIT", "quoted"]
+__all__ = ["QUOTE_LIMIT", "PATH_LIMIT", "quoted"]
 
 QUOTE_LIMIT = 80
 """Characters of the input an error quotes."""
+PATH_LIMIT = 4096
+"""Characters of a file's path an error quotes: the whole path a system can open (Linux's PATH_MAX), so the user
+sees which of their files is meant; only a path no system opens is cut."""
 
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 3, 8, 8, 4
