@@ -6,7 +6,7 @@ LONG and SHORT are ``tapa-ai benchmark score --out`` records of the same bots on
 variant, the first rolled out with more games (G) than the second (g). For each pair both score: the spread
 of the pair's difference a position on each set, the noise share at G that the growth of the spread implies
 (``(sd_g² − sd_G²) / (G/g − 1)``), and each set's own estimate of it (from halves or CIs, the short set's
-scaled to G). Logic: :func:`tapa_ai.arena.benchmark_study.noise_between_lengths`. Results: docs/benchmark.md
+scaled to G). Logic: :func:`tapa_ai.arena.benchmark.study.noise_between_lengths`. Results: docs/benchmark.md
 (*Rollout length*).
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tapa_ai.arena.benchmark_file import BenchmarkError
-from tapa_ai.arena.benchmark_study import noise_between_lengths, read_record
+from tapa_ai.arena.benchmark.file import BenchmarkError
+from tapa_ai.arena.benchmark.study import noise_between_lengths, read_record
 
 
 def _share(value) -> str:

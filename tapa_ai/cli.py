@@ -32,7 +32,7 @@ COMMANDS = {
     "rollout": "tapa_ai.arena.cli_rollout",
     "analyse": "tapa_ai.analysis.cli_analyse",
     "bearoff": "tapa_ai.bearoff.cli_bearoff",
-    "benchmark": "tapa_ai.arena.cli_benchmark",
+    "benchmark": "tapa_ai.arena.benchmark.cli_benchmark",
 }
 """Each command's module, in the order of ``tapa-ai --help``."""
 

@@ -10,10 +10,10 @@ import shutil
 import numpy as np
 import pytest
 
-from tapa_ai.arena.benchmark import build_benchmark, model_hashes
-from tapa_ai.arena.benchmark_file import BenchmarkError, afterstate_key, read_set
-from tapa_ai.arena.benchmark_sample import PHASES, _allocate, classify, sample_positions
-from tapa_ai.arena.benchmark_score import bootstrap, losses_of, score_bots, summarise_scores
+from tapa_ai.arena.benchmark.build import build_benchmark, model_hashes
+from tapa_ai.arena.benchmark.file import BenchmarkError, afterstate_key, read_set
+from tapa_ai.arena.benchmark.sample import PHASES, _allocate, classify, sample_positions
+from tapa_ai.arena.benchmark.score import bootstrap, losses_of, score_bots, summarise_scores
 from tapa_ai.cli import main
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.movegen.generate import legal_moves_fast
@@ -164,7 +164,7 @@ def test_scoring_is_deterministic_and_a_move_the_set_lacks_is_rolled_out_once_an
 
 
 def test_a_set_that_cannot_be_written_is_still_scored_with_a_note(tiny_set, tmp_path, monkeypatch, capsys):
-    import tapa_ai.arena.benchmark_score as scoring
+    import tapa_ai.arena.benchmark.score as scoring
 
     path = tmp_path / "installed.jsonl"
     shutil.copy(tiny_set[0], path)
@@ -183,7 +183,7 @@ def test_a_gzipped_set_is_scored_and_kept_gzipped_and_a_shipped_one_by_name_is_n
                                                                                               monkeypatch):
     import gzip
 
-    import tapa_ai.arena.benchmark_file as files
+    import tapa_ai.arena.benchmark.file as files
 
     packed = tmp_path / "tapa.jsonl.gz"
     packed.write_bytes(gzip.compress(tiny_set[0].read_bytes()))
@@ -328,7 +328,7 @@ def test_the_equity_range_is_the_variant_s_top_points_and_a_luck_adjusted_rollou
 
 
 def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_order(tmp_path, capsys):
-    from tapa_ai.arena.benchmark_study import cheapest_rollouts, known_duel, study
+    from tapa_ai.arena.benchmark.study import cheapest_rollouts, known_duel, study
 
     pair = lambda a, b, w, ci: {"a": a, "b": b, "positions": 100, "difference_mp": w, "difference_mp_ci95": ci,
                                 "weighted_difference_mp": w, "weighted_difference_mp_ci95": ci}
@@ -364,7 +364,7 @@ def test_the_study_fits_points_per_game_per_millipoint_and_checks_each_duel_s_or
 
 def test_the_noise_of_a_pair_follows_from_how_its_spread_grows_with_shorter_rollouts():
     """Positions' own spread 30 mp, noise 20 mp at 1296 games: at 288 games the noise is 20 * sqrt(4.5)."""
-    from tapa_ai.arena.benchmark_study import noise_between_lengths
+    from tapa_ai.arena.benchmark.study import noise_between_lengths
 
     def score(games, sd, noise, a="heuristic", b="random"):
         return {"variant": "tapa", "rollout": {"games": games}, "positions": 1000,
@@ -389,7 +389,7 @@ def test_a_rollout_s_halves_are_whole_blocks_of_its_games():
 
 
 def test_the_cheapest_rollouts_are_short_where_the_noise_is_cheap_to_average_and_long_where_it_dominates():
-    from tapa_ai.arena.benchmark_study import cheapest_rollouts
+    from tapa_ai.arena.benchmark.study import cheapest_rollouts
 
     # no rollout noise: the shortest rollouts give the same separation with the same positions
     assert cheapest_rollouts(1000, 0.0, 3.0, 0.1, 1296, 36) == \
@@ -408,7 +408,7 @@ def test_the_cheapest_rollouts_are_short_where_the_noise_is_cheap_to_average_and
 def test_the_shipped_sets_are_whole_and_rolled_out_by_the_models_that_ship():
     """A shipped set (tapa_ai/models/benchmarks/) names its variant, is complete, and every model it was built
     with is the file that ships now: a new model must come with a rebuilt set (docs/benchmark.md)."""
-    from tapa_ai.arena.benchmark_file import resolve_set, sets_dir
+    from tapa_ai.arena.benchmark.file import resolve_set, sets_dir
     from tapa_ai.bots.spec import model_file_path
     from tapa_ai.net.model_id import file_sha256
 
@@ -462,7 +462,7 @@ def test_a_set_names_its_models_without_the_machines_paths_wherever_it_is_built(
 def _synthetic_set(losses: dict[str, list[float]], shares: dict[str, float]):
     """A set in memory whose position ``i`` of phase ``p`` has two candidates: the build's best ("best", equity 0)
     and "worse", ``losses[p][i]`` millipoints below it; the sampling games' phase shares are ``shares``."""
-    from tapa_ai.arena.benchmark_file import BenchmarkSet
+    from tapa_ai.arena.benchmark.file import BenchmarkSet
 
     records = [{"phase": phase, "candidates": [{"key": "best", "equity": 0.0, "ci95": [-0.01, 0.01]},
                                                {"key": "worse", "equity": -loss / 1000, "ci95": [-0.1, 0.1]}]}
@@ -554,7 +554,7 @@ def test_a_move_added_by_a_later_score_does_not_move_the_sets_best(tiny_set):
 
 
 def test_a_report_shows_every_pair_of_up_to_four_bots_and_each_bot_against_the_next_of_five(tiny_set):
-    from tapa_ai.arena.benchmark_score import ALL_PAIRS_UP_TO, shown_pairs
+    from tapa_ai.arena.benchmark.score import ALL_PAIRS_UP_TO, shown_pairs
 
     assert ALL_PAIRS_UP_TO == 4
     for count in (1, 2, 3, 4, 5, 6):
@@ -580,7 +580,7 @@ def test_a_report_shows_every_pair_of_up_to_four_bots_and_each_bot_against_the_n
 def _set_of(positions: list[tuple[str, dict[str, float]]], shares: dict | None = None, **header):
     """A set in memory: position ``i`` of phase ``positions[i][0]`` has the build's best move ("best", equity 0)
     and each move of ``positions[i][1]`` (key: its loss in millipoints)."""
-    from tapa_ai.arena.benchmark_file import BenchmarkSet
+    from tapa_ai.arena.benchmark.file import BenchmarkSet
 
     records = [{"phase": phase, "candidates": [{"key": key, "equity": -loss / 1000, "ci95": [-0.01, 0.01]}
                                                for key, loss in {"best": 0.0, **moves}.items()]}
@@ -652,7 +652,7 @@ def test_scoring_says_what_it_rolled_out_and_left_unrated_and_keeps_the_candidat
                                                                                                monkeypatch, capsys):
     import time
 
-    import tapa_ai.arena.benchmark_score as scoring
+    import tapa_ai.arena.benchmark.score as scoring
 
     path = tmp_path / "copy.jsonl"
     shutil.copy(tiny_set[0], path)
@@ -685,7 +685,7 @@ def test_scoring_says_what_it_rolled_out_and_left_unrated_and_keeps_the_candidat
 def test_the_candidates_cost_is_the_records_mean_else_timed_on_a_sample(tiny_set):
     import time
 
-    from tapa_ai.arena.benchmark_score import candidates_cost
+    from tapa_ai.arena.benchmark.score import candidates_cost
 
     bench = read_set(tiny_set[0])
     rules = variant_rules("tapa")

@@ -1,4 +1,4 @@
-"""Rerolling a benchmark set (``tapa-ai benchmark reroll``, tapa_ai/arena/benchmark_reroll.py) and scoring part of
+"""Rerolling a benchmark set (``tapa-ai benchmark reroll``, tapa_ai/arena/benchmark/reroll.py) and scoring part of
 a set (``score --every``): a tiny set of 4 tapa positions rolled out with 36 games a move, rolled out again."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from tapa_ai.arena.benchmark import build_benchmark
-from tapa_ai.arena.benchmark_file import BenchmarkError, read_set
-from tapa_ai.arena.benchmark_reroll import reroll_benchmark
-from tapa_ai.arena.benchmark_score import losses_of, score_bots
+from tapa_ai.arena.benchmark.build import build_benchmark
+from tapa_ai.arena.benchmark.file import BenchmarkError, read_set
+from tapa_ai.arena.benchmark.reroll import reroll_benchmark
+from tapa_ai.arena.benchmark.score import losses_of, score_bots
 from tapa_ai.cli import main
 from tapa_ai.net.model_id import file_sha256
 
@@ -127,7 +127,7 @@ def test_a_reroll_of_a_partial_or_damaged_set_or_onto_another_reroll_is_refused(
 
 
 def test_against_rates_the_same_moves_on_both_sets_and_says_how_far_the_rollouts_move_each_pair(tiny_set, tmp_path):
-    from tapa_ai.arena.benchmark_reroll import compare_rollouts
+    from tapa_ai.arena.benchmark.reroll import compare_rollouts
 
     out = tmp_path / "heuristic.jsonl"
     reroll_benchmark(tiny_set, out, "heuristic", every=2, progress=False)

@@ -43,7 +43,7 @@ INTERNAL = {
 # -- the shape: one module per command ---------------------------------------------------------------------------
 def test_every_command_is_a_cli_module_with_add_parser_and_run():
     files = {f"tapa_ai.{path.relative_to(PACKAGE).with_suffix('').as_posix().replace('/', '.')}"
-             for path in PACKAGE.glob("*/cli_*.py")}
+             for path in PACKAGE.glob("**/cli_*.py")}
     assert files == set(COMMANDS.values())  # no command module outside the table, none missing
     for name, module_name in COMMANDS.items():
         assert module_name.rsplit(".", 1)[1] == f"cli_{name}"

@@ -288,7 +288,7 @@ def test_an_installed_wheel_has_the_models_configs_and_web_page_from_any_directo
                       "--quiet", "--json")
     assert scored.returncode == 0, scored.stderr
     report = json.loads(scored.stdout)
-    from tapa_ai.arena.benchmark_file import read_set, sets_dir
+    from tapa_ai.arena.benchmark.file import read_set, sets_dir
 
     whole = len(read_set(sets_dir() / "backgammon.jsonl.gz").records)  # the repository's copy of the set
     assert Path(report["set"]).is_relative_to(package / "models" / "benchmarks") and report["positions"] == whole

@@ -3,7 +3,7 @@
 Every batch game loop of the arena is this runner with its own hooks: duels
 (:mod:`tapa_ai.arena.duels`), money and match play with the cube
 (:mod:`tapa_ai.arena.cube_play`), rollouts (:mod:`tapa_ai.arena.rollout`) and
-the benchmark's sampling games (:mod:`tapa_ai.arena.benchmark_sample`).
+the benchmark's sampling games (:mod:`tapa_ai.arena.benchmark.sample`).
 Self-play (:mod:`tapa_ai.training.selfplay`) shares its step functions.
 
 A **ply** of :class:`GameRunner` (:meth:`GameRunner.step`), for the running

@@ -21,7 +21,7 @@ the two halves of the rollout games where the set's records carry them (``halves
 half, on the same dice; unbiased), else from the two moves' CIs to the set's best added as if independent
 (they share the best's dice, so this leans high); zero where they chose the same move.
 ``noise_from_halves`` is the share of those positions estimated from halves. What is left is the spread of
-the positions themselves, which no rollout length removes (:mod:`tapa_ai.arena.benchmark_study` trades the
+the positions themselves, which no rollout length removes (:mod:`tapa_ai.arena.benchmark.study` trades the
 two against the cost).
 """
 
@@ -36,12 +36,12 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..bots.base import BotError
-from ..movegen.batch import PositionBatch
-from ..movegen.generate import generate
-from ..notation.json_position import position_from_json, position_to_json
-from ..rules.options import RuleOptions
-from .benchmark_file import (BenchmarkError, BenchmarkSet, afterstate_key, best_equity, candidate_map, check_integers,
+from ...bots.base import BotError
+from ...movegen.batch import PositionBatch
+from ...movegen.generate import generate
+from ...notation.json_position import position_from_json, position_to_json
+from ...rules.options import RuleOptions
+from .file import (BenchmarkError, BenchmarkSet, afterstate_key, best_equity, candidate_map, check_integers,
                              read_set, resolve_set, set_rules, summary_line, write_set)
 
 CHOOSE_CHUNK = 8
@@ -56,7 +56,7 @@ SAVE_EVERY_S = 30.0
 
 def _choose_job(job: tuple) -> tuple[int, dict]:
     """A chunk of positions chosen by the worker's bot ``a``: (key, move text, position after) of each."""
-    from .workers import WORKER
+    from ..workers import WORKER
 
     index, entries, seed = job
     start = time.process_time()
@@ -76,7 +76,7 @@ def _choices(bench: BenchmarkSet, rules: RuleOptions, spec: str, seed: int, work
     """(key, move text, position after) the bot ``spec`` plays in every position, and its CPU-seconds."""
     from tqdm import tqdm
 
-    from .workers import play_jobs
+    from ..workers import play_jobs
 
     records = bench.records
     jobs = [(i, [{"position": r["position"], "dice": r["dice"]} for r in records[start:start + CHOOSE_CHUNK]], seed)
@@ -102,8 +102,8 @@ def _rate_extras(bench: BenchmarkSet, rules: RuleOptions, extras: dict[int, dict
     and with ``keep`` to the file."""
     from tqdm import tqdm
 
-    from .benchmark import model_hashes, position_job
-    from .workers import play_jobs
+    from .build import model_hashes, position_job
+    from ..workers import play_jobs
 
     header = bench.header
     rollout = header["settings"]["rollout"]
@@ -344,8 +344,8 @@ def score_bots(path: str | Path, specs: Sequence[str], *, blunder_mp: float = DE
                ray_address: Optional[str] = None, progress: bool = True, every: int = 1) -> ScoreResult:
     """Score every bot of ``specs`` on the set at ``path`` (on every ``every``-th position of it: the
     positions a ``benchmark reroll --every`` of it took); see the module docstring."""
-    from ..bots.spec import make_bot
-    from .rollout import RolloutError
+    from ...bots.spec import make_bot
+    from ..rollout import RolloutError
 
     if not specs:
         raise BenchmarkError("name at least one bot to score")
@@ -424,7 +424,7 @@ def _rollout_halves(bench: BenchmarkSet, chosen: list[Optional[dict]]) -> np.nda
     """(N, 3) each chosen move's equity on each half of its rollout games (the record's ``halves``) and
     ``n1 n2 / n**2``, which turns the squared difference of two halves into the variance of the mean; NaN
     where the set lacks the move or its record has no halves."""
-    from .rollout_report import BLOCK, half_games
+    from ..rollout_report import BLOCK, half_games
 
     block = BLOCK if bench.header["settings"]["rollout"].get("rotate") else 1
     halves = np.full((len(chosen), 3), np.nan)
@@ -440,7 +440,7 @@ def candidates_cost(bench: BenchmarkSet, rules: RuleOptions, sample: int = 50) -
     """The CPU-seconds a position's candidates take to choose (:func:`tapa_ai.arena.benchmark.candidate_moves`):
     the mean the records carry, else timed here on up to ``sample`` of the set's positions (a set built
     before the records carried it). None when the set's ranker or references cannot be made here."""
-    from .benchmark import candidate_moves, close_bots
+    from .build import candidate_moves, close_bots
 
     carried = [r["candidates_cpu_seconds"] for r in bench.records if "candidates_cpu_seconds" in r]
     if carried and len(carried) == len(bench.records):

@@ -12,18 +12,18 @@ import json
 import sys
 from pathlib import Path
 
-from ..errors import TapaError
-from .command_options import bots_help, worker_options
+from ...errors import TapaError
+from ..command_options import bots_help, worker_options
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the action; the exit code (130 for Ctrl-C)."""
-    from .benchmark_file import BenchmarkError
+    from .file import BenchmarkError
 
     try:
         if args.action == "build":
-            from .benchmark import build_benchmark
-            from .benchmark_sample import parse_weights
+            from .build import build_benchmark
+            from .sample import parse_weights
 
             result = build_benchmark(
                 args.variant, args.positions, args.out, seed=args.seed, games=args.games, candidates=args.candidates,
@@ -35,13 +35,13 @@ def run(args: argparse.Namespace) -> int:
             print(result.report())
             return 0
         if args.action == "study":
-            from .benchmark_study import report, study_command
+            from .study import report, study_command
 
             data = study_command(args.score, args.duel, args.known, args.out)
             print(json.dumps(data) if args.json else report(data))
             return 0
         if args.action == "reroll":
-            from .benchmark_reroll import reroll_benchmark
+            from .reroll import reroll_benchmark
 
             result = reroll_benchmark(
                 args.set, args.out, args.bot, evaluator=args.evaluator, every=args.every, games=args.games,
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             print(result.report())
             return 0
         if args.against:
-            from .benchmark_reroll import compare_rollouts
+            from .reroll import compare_rollouts
 
             if args.every != 1 or args.no_rollout:
                 raise BenchmarkError("--against takes the positions the reroll took and rates every move on both "
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                                       replicates=args.bootstrap, seed=args.seed, workers=args.workers,
                                       ray_address=args.ray_address, progress=not args.quiet)
         else:
-            from .benchmark_score import score_bots
+            from .score import score_bots
 
             result = score_bots(args.set, args.bots, blunder_mp=args.blunder, rollout=not args.no_rollout,
                                 replicates=args.bootstrap, seed=args.seed, workers=args.workers,
@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers) -> None:
     """The ``benchmark`` command with its actions on ``subparsers`` (``tapa-ai``'s)."""
-    from ..rules.options import VARIANTS
-    from .benchmark_file import shipped_sets
+    from ...rules.options import VARIANTS
+    from .file import shipped_sets
 
     benchmark = subparsers.add_parser("benchmark", help="benchmark sets of positions rated by rollouts: build one, score "
                                "bots on it (equity lost a move; docs/benchmark.md)")

@@ -36,16 +36,16 @@ import re
 from pathlib import Path
 from typing import Optional, Sequence
 
-from .benchmark_file import BenchmarkError
-from .rollout_report import BLOCK
+from .file import BenchmarkError
+from ..rollout_report import BLOCK
 
 _NET = re.compile(r"^net:(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 
 
 def canonical(spec: str) -> str:
     """A bot's identity: ``net:<sha256 prefix>@<plies>`` and its sorted options for a net, else the spec."""
-    from ..net.model_id import short_sha256
-    from ..net.shipped import find_model_path
+    from ...net.model_id import short_sha256
+    from ...net.shipped import find_model_path
 
     text = str(spec).strip()
     if text.startswith("engine:"):
@@ -61,7 +61,7 @@ def canonical(spec: str) -> str:
 
 def read_record(path: str | Path, what: str) -> dict:
     """The JSON object in ``path`` (a score or a duel record, ``what``); BenchmarkError in one line otherwise."""
-    from ..notation.json_file import JsonFileError, read_json_file
+    from ...notation.json_file import JsonFileError, read_json_file
 
     try:
         data = read_json_file(path, f"a {what} record")

@@ -1,10 +1,10 @@
 """Benchmark sets: positions with a roll whose candidate moves are rated by rollouts (``tapa-ai benchmark build``).
 
 As GNU Backgammon's benchmark sets, a set judges a player by the equity it loses per move against
-rollouts, instead of by thousands of games (:mod:`tapa_ai.arena.benchmark_score` scores bots on it;
+rollouts, instead of by thousands of games (:mod:`tapa_ai.arena.benchmark.score` scores bots on it;
 docs/benchmark.md). Building one:
 
-1. **Positions** (:mod:`tapa_ai.arena.benchmark_sample`): drawn from seeded games of a strong ``player``
+1. **Positions** (:mod:`tapa_ai.arena.benchmark.sample`): drawn from seeded games of a strong ``player``
    (the shipped net at 0-ply) against ``sources`` (itself, weaker bots, an older generation), stratified by
    phase (contact, pins, mother, race, bear-off) to a target ``mix``, forced rolls skipped, in a random
    order; the same for the same arguments.
@@ -20,7 +20,7 @@ docs/benchmark.md). Building one:
 
 One job per position runs in a worker process (``workers``, or Ray tasks); each finished position is
 appended to the file at once, in order, so a stopped build run again with the same arguments goes on
-where it stopped (:mod:`tapa_ai.arena.benchmark_file`); different settings are refused with what
+where it stopped (:mod:`tapa_ai.arena.benchmark.file`); different settings are refused with what
 differs. Each record carries the CPU-seconds its job took, and of them those its candidates took (the part
 of a position's cost that does not grow with the rollouts' games).
 """
@@ -35,14 +35,14 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..bots.base import BotError
-from ..movegen.batch import PositionBatch
-from ..movegen.generate import generate
-from ..notation.json_position import position_from_json
-from ..rules.options import RuleOptions, variant_rules
-from .benchmark_file import (FORMAT, VERSION, BenchmarkError, BenchmarkSet, afterstate_key, append_record,
+from ...bots.base import BotError
+from ...movegen.batch import PositionBatch
+from ...movegen.generate import generate
+from ...notation.json_position import position_from_json
+from ...rules.options import RuleOptions, variant_rules
+from .file import (FORMAT, VERSION, BenchmarkError, BenchmarkSet, afterstate_key, append_record,
                              check_integers, differences, read_set, write_set)
-from .benchmark_sample import DEFAULT_MIX, PHASES, default_references, default_sources, sample_positions
+from .sample import DEFAULT_MIX, PHASES, default_references, default_sources, sample_positions
 
 SEED_STRIDE = 100_000
 """Position ``i`` of a set with seed ``s`` is rolled out with seed ``s * SEED_STRIDE + i``."""
@@ -54,7 +54,7 @@ _BOTS: dict = {}
 def _bot(spec: str, rules: RuleOptions):
     key = (spec, rules)
     if key not in _BOTS:
-        from ..bots.spec import make_bot
+        from ...bots.spec import make_bot
 
         _BOTS[key] = make_bot(spec, rules)
     return _BOTS[key]
@@ -86,7 +86,7 @@ def rollout_candidates(position, dice, moves: list[tuple[str, object]], rules: R
                        evaluator_name: Optional[str], rollout: dict, seed: int) -> dict[str, dict]:
     """Each (move text, position after it) of ``moves`` rolled out on the same dice: the fields of its
     candidate entry, by move text."""
-    from .rollout import LocalPlayer, RolloutSettings, moves_rollout
+    from ..rollout import LocalPlayer, RolloutSettings, moves_rollout
 
     settings = RolloutSettings(games=rollout["games"], truncate=rollout["truncate"], bearoff=rollout["bearoff"],
                                rotate=rollout["rotate"], luck=rollout["luck"], seed=seed)
@@ -101,9 +101,9 @@ def rollout_candidates(position, dice, moves: list[tuple[str, object]], rules: R
 def position_job(job: tuple) -> tuple[int, dict]:
     """One position of a build (``kind`` build: its candidates and their rollouts), or the moves a scored bot
     played that the set lacked (``kind`` extra), or a set's candidates rolled out again (``kind`` reroll,
-    :mod:`tapa_ai.arena.benchmark_reroll`), in an arena worker (its bot ``a`` the rollout bot, ``b``
+    :mod:`tapa_ai.arena.benchmark.reroll`), in an arena worker (its bot ``a`` the rollout bot, ``b``
     the evaluator)."""
-    from .workers import WORKER
+    from ..workers import WORKER
 
     index, entry, seed, task = job
     start = time.process_time()
@@ -137,8 +137,8 @@ def position_job(job: tuple) -> tuple[int, dict]:
 # -- the build ----------------------------------------------------------------------------------------------
 def model_hashes(specs: Sequence[str]) -> dict[str, dict]:
     """{spec: {file, sha256, label}} of every spec naming a model file (net:, onnx:)."""
-    from ..bots.spec import model_file_path
-    from ..net.model_id import file_sha256, model_label
+    from ...bots.spec import model_file_path
+    from ...net.model_id import file_sha256, model_label
 
     models = {}
     for spec in specs:
@@ -154,7 +154,7 @@ def _shown_path(path: Path) -> Path:
     """How a set's header names a model file, naming no home directory: a shipped model or kept generation
     as ``tapa_ai/models/...`` wherever the set is built, another file relative to the working directory when
     it is under it, else as given."""
-    from ..net.shipped import MODELS_DIR
+    from ...net.shipped import MODELS_DIR
 
     resolved, cwd = path.resolve(), Path.cwd().resolve()
     if resolved.is_relative_to(MODELS_DIR):
@@ -205,8 +205,8 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
                     ) -> BuildResult:
     """Build (or go on building) the set ``out``; see the module docstring. ``stop_after``: stop once that
     many positions are in the file (a test's stand-in for a killed build)."""
-    from .. import __version__
-    from .rollout import RolloutError, RolloutSettings, SpecPlayer
+    from ... import __version__
+    from ..rollout import RolloutError, RolloutSettings, SpecPlayer
 
     try:
         rules = variant_rules(variant)
@@ -230,8 +230,8 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
         checker = SpecPlayer(rules, bot, evaluator, RolloutSettings(games=games, truncate=truncate, bearoff=bearoff,
                                                                     rotate=rotate, luck=luck, seed=seed), 1,
                              progress=False)
-        from ..bots.search import NetBot
-        from ..bots.spec import make_bot
+        from ...bots.search import NetBot
+        from ...bots.spec import make_bot
 
         for spec in [player, ranker, *references, *(s for s, _ in sources if s != "self")]:
             built = make_bot(spec, rules)
@@ -311,8 +311,8 @@ def run_in_order(out: Path, jobs: list[tuple], make_record, bot: str, evaluator:
     ``make_record(index, part)`` of each to ``out`` in index order, from ``done_count`` on, as they finish."""
     from tqdm import tqdm
 
-    from .workers import play_jobs
-    from .rollout import RolloutError
+    from ..workers import play_jobs
+    from ..rollout import RolloutError
 
     pending: dict[int, dict] = {}
     state = {"next": done_count, "cpu": 0.0}

@@ -19,13 +19,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..bots.base import BotError
-from ..movegen.batch import PositionBatch, concatenate
-from ..notation.json_position import position_to_json
-from ..rules.options import RuleOptions
-from ..rules.position import start_position
-from .benchmark_file import BenchmarkError
-from .runner import DealtDice, GameRunner, Ply, deal_dice
+from ...bots.base import BotError
+from ...movegen.batch import PositionBatch, concatenate
+from ...notation.json_position import position_to_json
+from ...rules.options import RuleOptions
+from ...rules.position import start_position
+from .file import BenchmarkError
+from ..runner import DealtDice, GameRunner, Ply, deal_dice
 
 PHASES = ("contact", "pins", "mother", "race", "bearoff")
 """contact: the rest; pins: a checker pinned (pin variants); mother: a side's last checker on its 24-point,
@@ -42,7 +42,7 @@ def gnubg_available() -> bool:
 
 
 def _generations(variant: str) -> list[str]:
-    from ..net.shipped import shipped_names
+    from ...net.shipped import shipped_names
 
     names = [name for name in shipped_names() if name.startswith(f"{variant}-g")]
     return sorted(names, key=lambda name: -int(name.rsplit("-g", 1)[1]))
@@ -96,8 +96,8 @@ def parse_weights(items: Sequence[str], what: str) -> list[tuple[str, float]]:
 # -- phases -------------------------------------------------------------------------------------------
 def classify(batch: PositionBatch, rules: RuleOptions) -> np.ndarray:
     """(B,) phase codes (:data:`PHASES` order) of positions seen from their side to move."""
-    from ..bearoff.evaluate import bearoff_mask
-    from ..net.fast_kernel import race_flags
+    from ...bearoff.evaluate import bearoff_mask
+    from ...net.fast_kernel import race_flags
 
     board, pinned = np.ascontiguousarray(batch.board), np.ascontiguousarray(batch.pinned)
     code = np.full(len(batch), CONTACT, dtype=np.int64)
@@ -217,7 +217,7 @@ def sample_positions(rules: RuleOptions, positions: int, seed: int, player: str,
     sampling games came to; the same for the same arguments."""
     from tqdm import tqdm
 
-    from ..bots.spec import make_bot
+    from ...bots.spec import make_bot
 
     weights = np.array([w for _, w in sources], dtype=np.float64)
     mix_weights = np.array([mix.get(name, 0.0) for name in PHASES])

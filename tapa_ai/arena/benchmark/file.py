@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..errors import TapaError
-from ..rules.options import RuleOptions
-from ..rules.outcomes import top_points
-from ..rules.position import Position
+from ...errors import TapaError
+from ...rules.options import RuleOptions
+from ...rules.outcomes import top_points
+from ...rules.position import Position
 
 FORMAT = "tapa-ai-benchmark"
 VERSION = 1
@@ -191,7 +191,7 @@ def check_record(record, where: str, index: int, limit: float = 3.0) -> dict:
 
 def sets_dir() -> Path:
     """Where shipped sets live: ``tapa_ai/models/benchmarks/``."""
-    from ..net.shipped import MODELS_DIR
+    from ...net.shipped import MODELS_DIR
 
     return MODELS_DIR / "benchmarks"
 
@@ -280,7 +280,7 @@ def _line(data: dict) -> str:
 
 def write_set(path: Path, header: dict, records: list[dict]) -> None:
     """The whole set written atomically (a temporary file renamed over ``path``; gzipped for ``.gz``)."""
-    from ..net.atomic_files import WriteError, atomic_write
+    from ...net.atomic_files import WriteError, atomic_write
 
     path = Path(path)
     data = (_line(header) + "".join(_line(record) for record in records)).encode("utf-8")

@@ -31,15 +31,15 @@ from typing import Optional
 
 import numpy as np
 
-from ..bots.base import BotError
-from ..movegen.batch import PositionBatch
-from ..movegen.generate import generate
-from ..net.model_id import file_sha256
-from ..notation.json_position import position_from_json, position_to_json
-from .benchmark import BuildResult, existing_set, model_hashes, run_in_order
-from .benchmark_file import (BenchmarkError, afterstate_key, candidate_map, check_integers, read_set, resolve_set,
+from ...bots.base import BotError
+from ...movegen.batch import PositionBatch
+from ...movegen.generate import generate
+from ...net.model_id import file_sha256
+from ...notation.json_position import position_from_json, position_to_json
+from .build import BuildResult, existing_set, model_hashes, run_in_order
+from .file import (BenchmarkError, afterstate_key, candidate_map, check_integers, read_set, resolve_set,
                              set_rules, write_set)
-from .benchmark_score import DEFAULT_BLUNDER_MP, DEFAULT_BOOTSTRAP, ScoreResult, _json_safe, _percentile_ci, \
+from .score import DEFAULT_BLUNDER_MP, DEFAULT_BOOTSTRAP, ScoreResult, _json_safe, _percentile_ci, \
     _rate_extras, bootstrap, score_bots, shown_pairs, summarise_scores
 
 ROLLOUT_OPTIONS = ("games", "rotate", "luck", "truncate", "bearoff")
@@ -86,8 +86,8 @@ def reroll_benchmark(source: str | Path, out: str | Path, bot: str, *, evaluator
     set's name) again with ``bot`` into the set ``out``, or go on with a stopped reroll. Rollout settings
     left None are the source set's. ``stop_after``: stop once that many positions are in ``out`` (a test's
     stand-in for a killed run)."""
-    from .. import __version__
-    from .rollout import RolloutError, RolloutSettings, SpecPlayer
+    from ... import __version__
+    from ..rollout import RolloutError, RolloutSettings, SpecPlayer
 
     check_integers(("every", every, 1), ("workers", workers, 1))
     path, _ = resolve_set(source)
@@ -191,7 +191,7 @@ def compare_rollouts(path: str | Path, against: str | Path, specs, *, blunder_mp
                      ray_address: Optional[str] = None, progress: bool = True) -> RolloutComparison:
     """Score ``specs`` on the reroll ``path``, rate the same choices on ``against`` (the set it was rerolled
     from: its sha256 must be the one the reroll names) and compare pair by pair; see the module docstring."""
-    from .rollout import RolloutError
+    from ..rollout import RolloutError
 
     new = score_bots(path, specs, blunder_mp=blunder_mp, replicates=replicates, seed=seed, workers=workers,
                      ray_address=ray_address, progress=progress)
