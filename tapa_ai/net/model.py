@@ -2,17 +2,8 @@
 
 The network is an MLP from the ``tapa-td`` encoding (:mod:`tapa_ai.net.encoding`)
 to a softmax over mutually exclusive **outcome classes**, always from the view
-of the side to move (the side the encoded batch is seen from)::
-
-    0 win_single   1 win_gammon   2 win_<top>   3 lose_single   4 lose_gammon   5 lose_<top>   [6 draw]
-
-``<top>`` is the best result a variant has above a gammon: a backgammon
-(``backgammon``), a mother win (``plakoto``) or either (``tapa``, where both
-are worth 3). The draw class exists only where the rule set has draws
-(``rules.has_draws``: both mothers pinned). Each class is worth its points
-(single 1, gammon 2, top 3 or ``rules.mother_points``, draw 0, losses
-negative), and the **equity** is the expected points: ``probabilities @
-outcome_points(rules)``.
+of the side to move (the side the encoded batch is seen from): the classes, their
+points and the equity of :mod:`tapa_ai.rules.outcomes`.
 
 ``docs/encoding.md`` describes the outputs and the equity formula with the
 encoding. Torch's thread count is left alone here; call
