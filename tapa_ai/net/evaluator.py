@@ -260,26 +260,25 @@ class BearoffEvaluator(Evaluator):
         return getattr(self.inner, name)
 
     def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
-        known = np.flatnonzero(bearoff_mask(batch))
-        if not known.size:
-            return self.inner.evaluate_flipped(batch)
-        values = np.empty((len(batch), self.num_outcomes))
-        rest = np.setdiff1d(np.arange(len(batch)), known, assume_unique=True)
-        if rest.size:
-            values[rest] = self.inner.evaluate_flipped(batch.take(rest))
-        # The other side rolls: the database's value of the flipped position, sides swapped.
-        values[known] = swap_sides(bearoff_distributions(batch.take(known).flipped())[1])
-        return values
+        return self._with_databases(batch, self.inner.evaluate_flipped, flipped=True)
 
     def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        return self._with_databases(batch, self.inner.evaluate, flipped=False)
+
+    def _with_databases(self, batch: PositionBatch, model_values: Callable[[PositionBatch], np.ndarray],
+                        flipped: bool) -> np.ndarray:
+        """``model_values(batch)``, with the databases' values of the bear-offs instead (the mask is the same from
+        either side's view); ``flipped``: of ``batch.flipped()`` read back from ``batch``'s side (sides swapped)."""
         known = np.flatnonzero(bearoff_mask(batch))
         if not known.size:
-            return self.inner.evaluate(batch)
+            return model_values(batch)
         values = np.empty((len(batch), self.num_outcomes))
         rest = np.setdiff1d(np.arange(len(batch)), known, assume_unique=True)
         if rest.size:
-            values[rest] = self.inner.evaluate(batch.take(rest))
-        values[known] = bearoff_distributions(batch.take(known))[1]
+            values[rest] = model_values(batch.take(rest))
+        bearoffs = batch.take(known)
+        values[known] = (swap_sides(bearoff_distributions(bearoffs.flipped())[1]) if flipped else
+                         bearoff_distributions(bearoffs)[1])
         return values
 
     def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
