@@ -254,11 +254,6 @@ class BearoffEvaluator(Evaluator):
     def refresh(self) -> None:
         self.inner.refresh()
 
-    def __getattr__(self, name: str) -> Any:  # the model's own attributes (net, encoding_version, refresh ...)
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
     def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
         return self._with_databases(batch, self.inner.evaluate_flipped, flipped=True)
 
