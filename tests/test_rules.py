@@ -303,3 +303,125 @@ def test_hit_checker_must_come_home_before_bearing_off_resumes():
     # With a checker on the bar X cannot bear off, even after entering with one die.
     position = board("backgammon", "bar:X 1:X 13:" + "O" * 15)
     assert_moves(position, (6, 1), ["bar/19 19/18"])
+
+
+# ------------------------------------------------- found by mutation testing
+# Each test below fails on a mutant of tapa_ai/rules/reference.py that the rest
+# of the rules tests let through (docs/mutation-testing.md).
+
+def test_the_21_distinct_rolls_stand_for_the_36_rolls_of_two_dice():
+    from collections import Counter
+    from itertools import product
+
+    from tapa_ai.rules.reference import DISTINCT_ROLLS
+
+    counts = Counter(tuple(sorted(roll)) for roll in product(range(1, 7), repeat=2))
+    assert {(a, b): count for a, b, count in DISTINCT_ROLLS} == counts
+    assert len(DISTINCT_ROLLS) == 21
+
+
+@pytest.mark.parametrize("dice", [(7, 1), (0, 3), (6, 7), (1, 2, 3), (4,), (True, 2), (2.0, 3), 5, "12"])
+def test_dice_are_two_integers_from_one_to_six(dice):
+    from tapa_ai.rules import RulesError
+
+    with pytest.raises(RulesError):
+        legal_moves(start_position("tapa"), dice)
+
+
+def test_a_checker_on_the_seven_point_is_outside_home():
+    # The 6 cannot play 7/1 (closed) nor bear off 3 while 7 is outside; the 3 brings it home first.
+    assert_moves(board("tapa", "7:X 3:X 1:OO 13:OO"), (6, 3), ["7/4 4/off"])
+
+
+def test_a_larger_die_bears_off_only_from_the_highest_point_even_when_the_next_point_up_holds_the_checker():
+    # The 6 may not bear off from 4 while 5 holds a checker: 4/off 4/3 is not legal.
+    assert_moves(board("tapa", "5:X 4:XX 13:OO"), (6, 1), ["5/4 4/off", "5/off 4/3"])
+
+
+def test_doubles_that_end_the_game_on_any_step_stand_beside_the_moves_that_play_all_four():
+    position = board("tapa", "3:X 10:X 1:O 13:OOOO")
+    assert_moves(position, (2, 2), [
+        "3/1", "10/8 3/1", "10/8 8/6 3/1", "10/8 8/6 6/4 3/1", "10/8 8/6 6/4 4/2",
+    ])
+    results = {len(m.steps): m.position.result for m in legal_moves(position, (2, 2)) if m.position.result}
+    assert results == {n: GameResult("X", "mother", 3) for n in (1, 2, 3, 4)}
+
+
+@pytest.mark.parametrize("turn", ["X", "O"])
+def test_a_finished_game_has_no_legal_moves(turn):
+    from tapa_ai.rules import PositionError
+
+    # X has borne off all 15: the game is over whoever is written as to move.
+    with pytest.raises(PositionError, match="already over"):
+        legal_moves(board("tapa", "13:OO", turn=turn), (2, 1))
+
+
+def test_single_win_when_the_loser_has_borne_off_exactly_one_checker():
+    move = only_move(board("tapa", "1:X 13:" + "O" * 14), (6, 5))
+    assert move.position.result == GameResult("X", "single", 1)
+
+
+def test_backgammon_when_the_loser_has_a_checker_on_the_winners_one_point():
+    move = only_move(board("backgammon", "2:X 1:O 13:" + "O" * 14), (6, 5))
+    assert move.position.result == GameResult("X", "backgammon", 3)
+
+
+def test_gammon_not_backgammon_when_the_losers_nearest_checker_is_on_the_winners_seven_point():
+    move = only_move(board("backgammon", "1:X 7:O 13:" + "O" * 14), (6, 5))
+    assert move.position.result == GameResult("X", "gammon", 2)
+
+
+def test_without_the_mother_rule_pinning_the_mother_does_not_end_the_game():
+    from tapa_ai.rules import variant_rules
+
+    position = board(variant_rules("tapa").replace(mother_points=0), "3:X 20:XX 1:O 13:OOOO")
+    assert_moves(position, (2, 1), ["3/1 20/19", "20/18 18/17", "20/18 20/19", "20/18 3/2"])
+    assert all(m.position.result is None for m in legal_moves(position, (2, 1)))
+
+
+def test_a_checker_on_the_bar_is_not_home():
+    # legal_moves enters from the bar before it asks; the explanations of illegal moves
+    # (tapa_ai/play/moves.py) ask directly.
+    from tapa_ai.rules.reference import all_checkers_home
+
+    assert not all_checkers_home(board("backgammon", "bar:X 1:X 13:" + "O" * 15), "X")
+    assert all_checkers_home(board("backgammon", "1:X 13:" + "O" * 15), "X")
+
+
+# Found by mutation testing of tapa_ai/rules/position.py.
+
+@pytest.mark.parametrize("stack", ["XXO", "OOX", "XOX"])
+def test_a_pin_is_one_checker_at_the_bottom_under_checkers_of_the_other_side_only(stack):
+    from tapa_ai.rules import PositionError
+
+    with pytest.raises(PositionError, match="not a legal stack"):
+        board("tapa", f"10:{stack}")
+
+
+@pytest.mark.parametrize("field, counts", [
+    ("off", (15, -1)), ("bar", (-1, 0)), ("off", (True, 14)), ("bar", (0.0, 0)), ("off", (14, 14, 0)),
+])
+def test_borne_off_and_bar_counts_are_two_non_negative_integers(field, counts):
+    from tapa_ai.rules import PositionError, validate_position
+
+    position = board("backgammon", "1:X 13:" + "O" * 15).with_changes(**{field: counts})
+    with pytest.raises(PositionError, match=f"{field}: must be two non-negative integers"):
+        validate_position(position)
+
+
+@pytest.mark.parametrize("variant, pips", [("tapa", 345), ("plakoto", 360), ("backgammon", 167)])
+def test_pip_count_of_the_start_positions(variant, pips):
+    position = start_position(variant)
+    assert (position.pip_count("X"), position.pip_count("O")) == (pips, pips)
+
+
+def test_pip_count_counts_the_bar_as_25_and_each_side_from_its_own_view():
+    position = board("backgammon", "bar:X 2:XX 13:" + "O" * 15)
+    assert (position.pip_count("X"), position.pip_count("O")) == (25 + 2 + 2, 15 * 12)
+
+
+def test_occupied_points_are_each_sides_own_points_highest_first_pinned_ones_included():
+    position = board("tapa", "20:X 17:OX 3:XO 5:O 1:X 24:O")
+    assert list(position.occupied_points("X")) == [20, 17, 3, 1]
+    assert list(position.occupied_points("O")) == [22, 20, 8, 1]
+    assert (position.pip_count("X"), position.pip_count("O")) == (41, 51)
