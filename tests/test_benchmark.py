@@ -710,3 +710,144 @@ def test_a_partial_set_is_scored_on_the_positions_it_has_and_not_rewritten(tiny_
     assert path.read_bytes() == before  # its new moves served this run only
     with pytest.raises(BenchmarkError, match="partial build"):
         score_bots(path, ["random"], workers=1, progress=False, replicates=100, every=2)
+
+
+def _record(**changes) -> dict:
+    """A well-formed record of two candidates (``check_record`` checks its numbers, it does not play its moves),
+    with ``changes`` made to its second candidate (``...``: the key taken out)."""
+    best = {"move": "24/21 24/23", "key": "a", "equity": 0.1, "ci95": [0.0, 0.2], "difference": 0.0,
+            "difference_ci95": [0.0, 0.0], "games": 36, "halves": [0.05, 0.15]}
+    other = {**best, "move": "13/10 13/12", "key": "b", "equity": -0.1, "difference": -0.2,
+             "difference_ci95": [-0.3, -0.1]}
+    for key, value in changes.items():
+        if value is ...:
+            del other[key]
+        else:
+            other[key] = value
+    return {"index": 0, "position": {}, "dice": [3, 1], "phase": "contact", "source": "self", "seed": 300_000,
+            "candidates": [best, other]}
+
+
+def test_a_record_s_numbers_may_reach_the_edges_of_their_ranges_and_no_further():
+    """Equities within +-3 (the default limit: backgammon's and tapa's top points), differences within twice
+    that, both edges included; intervals low then high (the halves of a rollout in any order); at least one game;
+    dice 1 to 6. Past any edge, the record is refused with a BenchmarkError naming it."""
+    from tapa_ai.arena.benchmark.file import check_record
+
+    for equity in (3.0, -3.0):  # a move that wins (or loses) a backgammon in every game
+        assert check_record(_record(equity=equity, ci95=[equity, equity]), "here", 0)
+    for difference in (6.0, -6.0):
+        assert check_record(_record(difference=difference), "here", 0)
+    for accepted in (dict(games=1), dict(difference=..., difference_ci95=...), dict(difference_ci95=None),
+                     dict(difference=None), dict(halves=[0.15, 0.05]), dict(halves=...)):
+        assert check_record(_record(**accepted), "here", 0)
+    for dice in ([1, 6], [6, 1], [1, 1], [6, 6]):
+        assert check_record({**_record(), "dice": dice}, "here", 0)
+    refused = [
+        (dict(equity=3.5), "equity 3.5 lies outside the variant's range [-3, 3]"),
+        (dict(difference=6.5), "difference 6.5 is not a number within +-6"),
+        (dict(difference=-6.01), "difference -6.01 is not a number within +-6"),
+        (dict(difference_ci95=[-0.1, -0.3]), "difference_ci95 [-0.1, -0.3] is not two finite numbers, low then high"),
+        (dict(ci95=None), "ci95 None is not two finite numbers, low then high"),
+        (dict(halves=[float("nan"), 0.1]), "halves [nan, 0.1] is not two finite numbers"),
+        (dict(halves=[0.1]), "halves [0.1] is not two finite numbers"),
+        (dict(games=True), "games True is not a positive number of games"),
+        (dict(games=...), "candidate 1 lacks one of move, key, equity, ci95, games"),
+    ]
+    for changes, says in refused:
+        with pytest.raises(BenchmarkError, match="^here: candidate 1") as error:
+            check_record(_record(**changes), "here", 0)
+        assert says in str(error.value)
+    for dice in ([0, 3], [3, 7], [3], [3.0, 1]):
+        with pytest.raises(BenchmarkError, match=r"^here: dice .* are not two numbers 1 to 6"):
+            check_record({**_record(), "dice": dice}, "here", 0)
+    with pytest.raises(BenchmarkError, match="^here: record has no candidate moves"):
+        check_record({**_record(), "candidates": []}, "here", 0)
+
+
+def test_a_header_without_a_valid_version_or_number_of_positions_and_a_damaged_last_line_are_refused(tiny_set,
+                                                                                                     tmp_path):
+    from tapa_ai.arena.benchmark.file import equity_limit
+
+    lines = tiny_set[0].read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    path = tmp_path / "header.jsonl"
+    for head, says in (({**header, "version": 0}, "header has no valid format version (0)"),
+                       ({**header, "settings": {**header["settings"], "positions": "4"}},
+                        "header settings lack the number of positions")):
+        path.write_text(json.dumps(head) + "\n" + "".join(lines[1:]))
+        with pytest.raises(BenchmarkError, match="header") as error:
+            read_set(path)
+        assert says in str(error.value)
+    # a last line that is whole (it ends in a newline) but not JSON is damage, not a build stopped while writing it
+    path.write_text("".join(lines[:-1]) + "{not json\n")
+    with pytest.raises(BenchmarkError, match="line 5: not a benchmark record"):
+        read_set(path, allow_partial_tail=True)
+    plakoto = {**header, "rules": variant_rules("plakoto").to_dict()}
+    luck = {**plakoto, "settings": {**header["settings"], "rollout": {**header["settings"]["rollout"], "luck": True}}}
+    assert (equity_limit(header), equity_limit(plakoto), equity_limit(luck)) == (3.0, 2.0, 2.25)
+
+
+def test_the_settings_that_differ_include_those_one_side_lacks():
+    from tapa_ai.arena.benchmark.file import differences
+
+    found = {"rules": {"cube": True}, "settings": {"games": 36, "rollout": {"luck": False}}, "seed": 3}
+    wanted = {"rules": {"cube": True}, "settings": {"games": 36, "luck": True}, "models": {"net:tapa": "ab"}}
+    assert differences(found, wanted) == ["models", "seed", "settings.luck", "settings.rollout"]
+    assert differences(found, found) == []
+
+
+def test_a_written_set_gets_a_plain_file_s_permissions_and_an_append_closes_only_its_own_file(tmp_path, monkeypatch):
+    import os
+
+    import tapa_ai.arena.benchmark.file as file
+
+    path = tmp_path / "perms.jsonl"
+    file.write_set(path, {"format": file.FORMAT}, [])
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask
+    opened = []
+
+    def tracked(*args, **kwargs):
+        opened.append(open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(file, "open", tracked, raising=False)
+    file.append_record(path, {"index": 0})
+    assert len(opened) == 1 and opened[0].closed
+    with open(path, "ab") as handle:
+        file.append_record(path, {"index": 1}, handle)
+        assert not handle.closed and len(opened) == 1
+    assert path.read_text().splitlines()[1:] == ['{"index":0}', '{"index":1}']
+
+
+def test_a_set_is_a_file_before_a_shipped_set_of_that_name_and_a_missing_one_lists_the_shipped_sets(tmp_path,
+                                                                                                    monkeypatch):
+    from pathlib import Path
+
+    from tapa_ai.arena.benchmark.file import resolve_set, shipped_sets
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tapa").write_text("")
+    assert resolve_set("tapa") == (Path("tapa"), False)
+    assert resolve_set("nosuchset") == (Path("nosuchset"), False)
+    with pytest.raises(BenchmarkError, match="no such file") as error:
+        read_set("nosuchset")
+    assert str(error.value).endswith(f"name a shipped set: {', '.join(shipped_sets())})") and shipped_sets()
+
+
+def test_the_summary_says_a_partial_build_from_one_in_every_other_position(tiny_set):
+    from tapa_ai.arena.benchmark.file import summary_line
+
+    bench = read_set(tiny_set[0])
+    assert ": tapa, 4 positions (" in summary_line(bench)
+    phases = {}
+    for record in bench.records[:3]:
+        phases[record["phase"]] = phases.get(record["phase"], 0) + 1
+    del bench.records[3]
+    line = summary_line(bench, "2 new moves rolled out")
+    assert "3 of 4 positions (a partial build) (" + ", ".join(f"{p} {n}" for p, n in phases.items()) + ")" in line
+    assert line.endswith("seed 3; 2 new moves rolled out")
+    bench.keep_every(2)
+    assert "2 of 4 positions (one in 2)" in summary_line(bench)
