@@ -40,6 +40,14 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in CI_VALUES
 
 
+def skip_or_fail(message: str, what: str = "it") -> None:
+    """Skip the test with ``message`` (also at module level); under ``CI=true`` fail it instead, saying why."""
+    __tracebackhide__ = True
+    if in_ci():
+        pytest.fail(f"{message}; CI={os.environ['CI']}, so {what} fails instead of skipping", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
 def require(module: str, *, requirement: str | None = None) -> ModuleType:
     """Import ``module`` (a dotted name is fine) of a declared test dependency and return it.
 
@@ -60,10 +68,7 @@ def require(module: str, *, requirement: str | None = None) -> ModuleType:
         missing = str(error)
     message = f"{module} is not importable ({missing}): the {requirement} package is a declared test dependency, " \
               f"installed by `{INSTALL}`"
-    if in_ci():
-        pytest.fail(f"{message}; CI={os.environ['CI']}, so a missing test dependency fails instead of skipping",
-                    pytrace=False)
-    pytest.skip(message, allow_module_level=True)
+    skip_or_fail(message, "a missing test dependency")
 
 
 def pytest_configure(config: pytest.Config) -> None:

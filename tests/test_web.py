@@ -27,7 +27,7 @@ from tapa_ai.engine.http import make_server, serve_in_thread
 from tapa_ai.engine.protocol import Engine
 from tapa_ai.engine.web_board import WEB_DIR, model_json, web_files
 from tapa_ai.export import numpy_model
-from tests.requires import in_ci, require
+from tests.requires import require, skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
@@ -120,9 +120,7 @@ def require_chromium(chromium, chromedriver):
             message = (f"the web board's browser tests need {what} at {path}, which is missing: run `sudo {INSTALL}` "
                        f"(scripts/setup_tests.sh does as root), or point TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER "
                        f"at them")
-            if in_ci():
-                pytest.fail(f"{message}; CI={os.environ['CI']}, so it fails instead of skipping", pytrace=False)
-            pytest.skip(message)
+            skip_or_fail(message)
 
 
 def test_a_missing_chromium_skips_with_the_install_line_and_fails_under_ci(tmp_path, monkeypatch):
