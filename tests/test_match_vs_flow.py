@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tapa_ai.arena.cube_play import KIND_NAMES, play_cube_pairs
-from tapa_ai.arena.duels import deal_dice
+from tapa_ai.arena.runner import deal_dice
 from tapa_ai.bots.base import Bot
 from tapa_ai.bots.basic import pip_counts
 from tapa_ai.cube.decisions import CubeSituation

@@ -23,7 +23,7 @@ from ..rules.position import start_position
 from .runner import DealtDice, GameRunner, Ply, Policy, deal_dice, mover_points
 from .stats import mean_ci
 
-__all__ = ["DuelResult", "GameRecords", "Policy", "deal_dice", "duel", "pipcount_policy", "play_pairs",
+__all__ = ["DuelResult", "GameRecords", "Policy", "duel", "pipcount_policy", "play_pairs",
            "random_policy"]
 
 

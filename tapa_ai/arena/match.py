@@ -40,10 +40,9 @@ from ..rules import outcomes
 from ..rules.options import RuleOptions
 from .cube_play import KIND_NAMES, CubeRecords, play_cube_pairs
 from .duels import DuelResult, GameRecords, play_pairs
-from .workers import WORKER, check_and_warm_up, play_jobs, warm_up
+from .workers import WORKER, check_and_warm_up, play_jobs
 
-__all__ = ["CubeMatchResult", "MatchResult", "check_and_warm_up", "claim_directory", "run_cube_match", "run_match",
-           "warm_up"]
+__all__ = ["CubeMatchResult", "MatchResult", "claim_directory", "run_cube_match", "run_match"]
 
 DEFAULT_CHUNK_PAIRS = 50
 
