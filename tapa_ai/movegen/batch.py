@@ -15,7 +15,10 @@ A point holds one of the stacks of RULES.md 3.1, stored in two int8 numbers:
   0 = none. Always 0 in backgammon.
 
 So ``"OX"`` with X to move is ``board = +1, pinned = -1``; with O to move it is
-``board = -1, pinned = +1``. Conversions to and from ``Position`` and JSON are
+``board = -1, pinned = +1``. In the running games (``paths = "parallel"``,
+RULES.md 8.1) the opponent's checkers still sit in the column of the mover's
+point they stand on: the other side's view is the board turned by 12 columns,
+not reversed. Conversions to and from ``Position`` and JSON are
 exact and cheap (a cached table per stack string), but the hot paths
 (self-play, search) should stay in batch form.
 """
@@ -77,15 +80,27 @@ class PositionBatch:
             self.turn[index], self.rules_id[index], self.rules,
         )
 
+    def parallel_rows(self) -> np.ndarray:
+        """(B,) bool: the positions of a running game (both sides travel the same way round, RULES.md 8.1)."""
+        parallel = np.array([r.parallel for r in self.rules], dtype=np.bool_)
+        return parallel[self.rules_id] if len(parallel) else np.zeros(len(self), dtype=np.bool_)
+
     def flipped(self) -> "PositionBatch":
         """The same positions seen from the other side, which is then to move.
 
         This turns an afterstate (seen from the side that just moved) into the
-        next position to play, when its game is not over.
+        next position to play, when its game is not over. The other side's
+        point ``p`` is the mover's ``25 - p`` (columns reversed), or in the
+        running games ``p +- 12`` (columns turned by 12).
         """
+        board, pinned = -self.board[:, ::-1], -self.pinned[:, ::-1]
+        parallel = self.parallel_rows()
+        if parallel.any():
+            board[parallel] = -np.roll(self.board[parallel], 12, axis=1)
+            pinned[parallel] = -np.roll(self.pinned[parallel], 12, axis=1)
         return PositionBatch(
-            np.ascontiguousarray(-self.board[:, ::-1]),
-            np.ascontiguousarray(-self.pinned[:, ::-1]),
+            np.ascontiguousarray(board),
+            np.ascontiguousarray(pinned),
             np.ascontiguousarray(self.off[:, ::-1]),
             np.ascontiguousarray(self.bar[:, ::-1]),
             (1 - self.turn).astype(np.int8),
@@ -126,7 +141,7 @@ class PositionBatch:
                 rules.append(position.rules)
             rules_id[row] = rule_index[position.rules]
             codes = _STACK_CODES[side]
-            points = position.points if side == X else position.points[::-1]
+            points = _mover_view(position.points, side, position.rules.parallel)
             for column, stack in enumerate(points):
                 if stack:
                     code = codes.get(stack)
@@ -160,11 +175,11 @@ class PositionBatch:
         out = []
         for code_row, off, bar, side, rule_id, result in zip(codes, offs, bars, sides, rule_ids, results):
             names = _STACK_NAMES[side]
-            stacks = [names[code] for code in code_row]
+            rules = self.rules[rule_id]
+            stacks = _mover_view([names[code] for code in code_row], side, rules.parallel)
             if side == O:
-                stacks.reverse()
                 off, bar = off[::-1], bar[::-1]
-            out.append(Position(self.rules[rule_id], tuple(stacks), (off[0], off[1]), (bar[0], bar[1]),
+            out.append(Position(rules, tuple(stacks), (off[0], off[1]), (bar[0], bar[1]),
                                 SIDES[side], result))
         return out
 
@@ -193,6 +208,17 @@ def concatenate(batches: Sequence[PositionBatch]) -> PositionBatch:
         np.concatenate([b.off for b in batches]), np.concatenate([b.bar for b in batches]),
         np.concatenate([b.turn for b in batches]), np.concatenate(ids).astype(np.int8), tuple(rules),
     )
+
+
+def _mover_view(points, side: int, parallel: bool):
+    """The absolute board's stacks in the order of ``side``'s own points 1..24 (and back: the map is its own
+    inverse). X's own order is the absolute one; O's is the reverse, or in the running games the board turned
+    by 12 points (RULES.md 8.1)."""
+    if side == X:
+        return points
+    if parallel:
+        return tuple(points[12:]) + tuple(points[:12])
+    return points[::-1]
 
 
 def _stack_code(stack: str, mover: str) -> tuple[int, int]:

@@ -1,14 +1,15 @@
-"""Rule options and the three named variants (RULES.md sections 5 and 6).
+"""Rule options and the named variants (RULES.md sections 5, 6 and 8).
 
-A rule set is a frozen :class:`RuleOptions`; the variants ``tapa``, ``plakoto``
-and ``backgammon`` are presets of it. A custom rule set starts from a preset::
+A rule set is a frozen :class:`RuleOptions`; the variants ``tapa``, ``plakoto``,
+``backgammon`` and the running games ``fevga`` and ``narde`` are presets of it.
+A custom rule set starts from a preset::
 
     rules = variant_rules("tapa").replace(mother_points=2, cube=False)
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import TapaError
@@ -17,7 +18,9 @@ from .quoting import quoted
 #: Bumped whenever a rule change alters legal moves or results; stored in checkpoints.
 RULES_VERSION = 1
 
-CONTACTS = ("pin", "hit")
+CONTACTS = ("pin", "hit", "block")
+PATHS = ("opposite", "parallel")
+START_RULES = ("none", "runner", "head")
 OPENINGS = ("use-opening-dice", "reroll")
 NEXT_GAME_OPENERS = ("opening-roll", "winner")
 
@@ -37,7 +40,8 @@ class RuleOptions:
     start: tuple[tuple[int, int], ...]
     """Start position of each side, as (point from its own view, checkers) pairs."""
     contact: str
-    """``pin``: landing on a lone opposing checker pins it; ``hit``: it goes to the bar."""
+    """``pin``: landing on a lone opposing checker pins it; ``hit``: it goes to the bar; ``block``: a single
+    opposing checker closes its point (the running games, RULES.md 8.2)."""
     mother_points: int
     """Points of a mother win (3 in tapa, 2 in plakoto); 0 turns the mother rules off."""
     backgammons: bool
@@ -50,11 +54,20 @@ class RuleOptions:
     """``use-opening-dice``: the opener plays the two opening dice; ``reroll``: it rolls both afresh."""
     next_game_opener: str
     """``opening-roll`` for every game, or ``winner``: the winner of the previous game opens the next."""
+    paths: str = "opposite"
+    """``opposite``: the sides move in opposite directions (point p of one is 25 - p of the other);
+    ``parallel``: both move the same way round from opposite corners (p of one is p +- 12 of the other, 8.1)."""
+    start_rule: str = "none"
+    """Leaving the start (8.4 a): ``runner`` (Fevga), ``head`` (Narde) or ``none``."""
+    prime_rule: bool = False
+    """No six points in a row on the opponent's path with every opposing checker behind them (8.4 b)."""
+    full_start_quarter_allowed: bool = True
+    """False: a side may not hold all six of its points 19-24 at once (8.4 c, Fevga)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise RulesError(f"rule option name={quoted(self.name)}: must be a non-empty string")
-        for flag in ("backgammons", "cube", "crawford"):
+        for flag in ("backgammons", "cube", "crawford", "prime_rule", "full_start_quarter_allowed"):
             if not isinstance(getattr(self, flag), bool):
                 raise RulesError(f"rule option {flag}={quoted(getattr(self, flag))}: must be true or false")
         if self.contact not in CONTACTS:
@@ -65,9 +78,21 @@ class RuleOptions:
             raise RulesError(
                 f"rule option next_game_opener={quoted(self.next_game_opener)}: must be one of {NEXT_GAME_OPENERS}"
             )
+        if self.paths not in PATHS:
+            raise RulesError(f"rule option paths={quoted(self.paths)}: must be one of {PATHS}")
+        if self.start_rule not in START_RULES:
+            raise RulesError(f"rule option start_rule={quoted(self.start_rule)}: must be one of {START_RULES}")
+        if (self.paths == "parallel") != (self.contact == "block"):
+            raise RulesError(f"rule options paths={quoted(self.paths)} and contact={quoted(self.contact)}: the "
+                             "running games pair paths='parallel' with contact='block', the others "
+                             "paths='opposite' with contact 'pin' or 'hit'")
+        if self.contact != "block" and (self.start_rule != "none" or self.prime_rule
+                                        or not self.full_start_quarter_allowed):
+            raise RulesError("rule options start_rule, prime_rule and full_start_quarter_allowed are restrictions "
+                             "of the running games (contact='block')")
         if isinstance(self.mother_points, bool) or not isinstance(self.mother_points, int) or self.mother_points < 0:
             raise RulesError(f"rule option mother_points={quoted(self.mother_points)}: must be an integer >= 0")
-        if self.contact == "hit" and self.mother_points:
+        if self.contact != "pin" and self.mother_points:
             raise RulesError("rule option mother_points: the mother rules need contact='pin'")
         if self.crawford and not self.cube:
             raise RulesError("rule option crawford=True needs cube=True")
@@ -86,16 +111,39 @@ class RuleOptions:
             total += count
         if total != CHECKERS_PER_SIDE:
             raise RulesError(f"rule option start: places {total} checkers, must place {CHECKERS_PER_SIDE}")
-        if self.contact == "hit":
-            # Both sides start with the same layout; a point p of X is 25 - p of O.
+        if self.contact != "pin":
+            # Both sides start with the same layout and a point holds one side only: a point p of X is
+            # 25 - p of O (p +- 12 in the running games), and the two layouts must not meet.
             for point, _ in self.start:
-                if 25 - point in seen:
-                    raise RulesError(f"rule option start: point {point} overlaps the other side's point {25 - point}")
+                theirs = self.opponent_point(point)
+                if theirs in seen:
+                    raise RulesError(f"rule option start: point {point} overlaps the other side's point {theirs}")
 
     @property
     def pins(self) -> bool:
         """True for the pinning games (tapa, plakoto)."""
         return self.contact == "pin"
+
+    @property
+    def hits(self) -> bool:
+        """True for the hitting games (backgammon): a hit checker goes to the bar."""
+        return self.contact == "hit"
+
+    @property
+    def parallel(self) -> bool:
+        """True for the running games (fevga, narde): both sides travel the same way round (RULES.md 8.1)."""
+        return self.paths == "parallel"
+
+    @property
+    def has_restrictions(self) -> bool:
+        """Whether any of the step restrictions of RULES.md 8.4 is on."""
+        return self.start_rule != "none" or self.prime_rule or not self.full_start_quarter_allowed
+
+    def opponent_point(self, point: int) -> int:
+        """The other side's number (its own view) of a side's point ``point`` (1..24), RULES.md 1 and 8.1."""
+        if self.paths == "parallel":
+            return point + 12 if point <= 12 else point - 12
+        return 25 - point
 
     @property
     def has_draws(self) -> bool:
@@ -128,7 +176,10 @@ class RuleOptions:
             base = variant_rules(base_name)
             return base.replace(**data)
         known = {f.name for f in fields(cls)}
-        missing = sorted(known - set(data))
+        # Options added later have defaults (the rules every earlier variant played), so a rule set
+        # stored before they existed still reads as the same rule set.
+        required = {f.name for f in fields(cls) if f.default is MISSING}
+        missing = sorted(required - set(data))
         unknown = sorted(set(data) - known)
         if unknown:
             raise RulesError(f"unknown rule option(s) {quoted(unknown)}; known: {sorted(known)}")
@@ -189,7 +240,39 @@ BACKGAMMON = RuleOptions(
     next_game_opener="opening-roll",
 )
 
-VARIANTS: dict[str, RuleOptions] = {rules.name: rules for rules in (TAPA, PLAKOTO, BACKGAMMON)}
+FEVGA = RuleOptions(
+    name="fevga",
+    start=((24, 15),),
+    contact="block",
+    mother_points=0,
+    backgammons=False,
+    cube=False,
+    crawford=False,
+    opening="reroll",
+    next_game_opener="winner",
+    paths="parallel",
+    start_rule="runner",
+    prime_rule=True,
+    full_start_quarter_allowed=False,
+)
+
+NARDE = RuleOptions(
+    name="narde",
+    start=((24, 15),),
+    contact="block",
+    mother_points=0,
+    backgammons=False,
+    cube=False,
+    crawford=False,
+    opening="reroll",
+    next_game_opener="winner",
+    paths="parallel",
+    start_rule="head",
+    prime_rule=True,
+    full_start_quarter_allowed=True,
+)
+
+VARIANTS: dict[str, RuleOptions] = {rules.name: rules for rules in (TAPA, PLAKOTO, BACKGAMMON, FEVGA, NARDE)}
 
 
 def variant_rules(name: str) -> RuleOptions:

@@ -33,9 +33,17 @@ def other(side: str) -> str:
     return "O" if side == "X" else "X"
 
 
-def absolute_index(side: str, point: int) -> int:
-    """Index into the absolute board of ``side``'s point ``point`` (1..24)."""
-    return point - 1 if side == "X" else 24 - point
+def absolute_index(side: str, point: int, parallel: bool = False) -> int:
+    """Index into the absolute board of ``side``'s point ``point`` (1..24).
+
+    X's point ``p`` is ``points[p - 1]``. O's is ``points[24 - p]`` when the sides move in opposite directions,
+    and ``points[p + 11]`` / ``points[p - 13]`` in the running games (``parallel``, RULES.md 8.1).
+    """
+    if side == "X":
+        return point - 1
+    if parallel:
+        return point + 11 if point <= 12 else point - 13
+    return 24 - point
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ class Position:
     # -- views from one side -------------------------------------------------
     def stack(self, side: str, point: int) -> str:
         """The stack on ``side``'s point ``point`` (1..24, its own numbering)."""
-        return self.points[absolute_index(side, point)]
+        return self.points[absolute_index(side, point, self.rules.parallel)]
 
     def off_count(self, side: str) -> int:
         return self.off[SIDES.index(side)]
@@ -131,12 +139,12 @@ def start_position(rules: RuleOptions | str, turn: str = "X") -> Position:
     board = empty_board()
     for side in SIDES:
         for point, count in rules.start:
-            board[absolute_index(side, point)] += side * count
+            board[absolute_index(side, point, rules.parallel)] += side * count
     return Position(rules, tuple(board), (0, 0), (0, 0), turn)
 
 
-def check_stack(stack: str, pins: bool) -> Optional[str]:
-    """Why ``stack`` is not a legal stack, or None when it is (RULES.md 3.1)."""
+def check_stack(stack: str, pins: bool, game: str = "this variant") -> Optional[str]:
+    """Why ``stack`` is not a legal stack, or None when it is (RULES.md 3.1, 8.2)."""
     if not isinstance(stack, str):
         return f"must be a string, got {type(stack).__name__}"
     if any(ch not in SIDES for ch in stack):
@@ -144,7 +152,7 @@ def check_stack(stack: str, pins: bool) -> Optional[str]:
     if len(set(stack)) <= 1:
         return None
     if not pins:
-        return "mixes X and O, but this variant has no pins"
+        return f"mixes X and O, but {game} has no pins: a point holds checkers of one side only"
     bottom, rest = stack[0], stack[1:]
     if rest != other(bottom) * len(rest):
         return "is not a legal stack: a pin is one checker at the bottom under checkers of the other side only"
@@ -159,14 +167,15 @@ def validate_position(position: Position) -> None:
     if len(position.points) != 24:
         raise PositionError(f"points: must list 24 stacks, got {len(position.points)}")
     for index, stack in enumerate(position.points):
-        problem = check_stack(stack, rules.pins)
+        problem = check_stack(stack, rules.pins, rules.name)
         if problem:
             raise PositionError(f"points[{index}] = {quoted(stack)} {problem}")
     for name, counts in (("off", position.off), ("bar", position.bar)):
         if len(counts) != 2 or any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in counts):
             raise PositionError(f"{name}: must be two non-negative integers, got {quoted(counts)}")
-    if rules.pins and any(position.bar):
-        raise PositionError(f"bar: {rules.name} has no bar, but bar = {dict(zip(SIDES, position.bar))}")
+    if not rules.hits and any(position.bar):
+        raise PositionError(f"bar: {rules.name} has no bar (nothing is hit), but bar = "
+                            f"{dict(zip(SIDES, position.bar))}")
     for side in SIDES:
         total = position.checkers_on_board(side) + position.off_count(side) + position.bar_count(side)
         if total != CHECKERS_PER_SIDE:
@@ -181,7 +190,7 @@ def validate_position(position: Position) -> None:
             stack = position.stack(side, 24)
             if len(stack) >= 2 and stack[0] != side and stack[-1] == side:
                 raise PositionError(
-                    f"points[{absolute_index(side, 24)}] = {quoted(stack)}: {side} pins on its own 24-point, "
+                    f"points[{absolute_index(side, 24, rules.parallel)}] = {quoted(stack)}: {side} pins on its own 24-point, "
                     f"where no {side} checker can ever land"
                 )
     if position.off == (CHECKERS_PER_SIDE, CHECKERS_PER_SIDE):

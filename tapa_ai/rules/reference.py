@@ -7,7 +7,9 @@ and 0 for borne off.
 
 The turn is searched step by step (one die per step) in every order of the
 dice, which gives intermediate landings, pins made and released on the way,
-hits and bar entry for free. Then the whole-turn rules filter the sequences:
+hits and bar entry for free; the running games' restrictions (RULES.md 8.4)
+are checked on the position after every step. Then the whole-turn rules
+filter the sequences:
 maximum use of the dice, the higher die, and the Decision that a step which
 ends the game ends the turn and counts as using every die.
 """
@@ -79,10 +81,12 @@ def is_closed(position: Position, side: str, point: int) -> bool:
     """A point of ``side`` (own numbering) on which it may not land.
 
     Closed: two or more opposing checkers, or (pin games) an opposing checker
-    on top pinning one of ``side``'s.
+    on top pinning one of ``side``'s, or (running games, 8.2) any opposing checker.
     """
     stack = position.stack(side, point)
     opponent = other(side)
+    if position.rules.contact == "block":
+        return opponent in stack
     if stack.count(opponent) >= 2:
         return True
     return position.rules.pins and len(stack) >= 2 and stack[-1] == opponent
@@ -124,11 +128,107 @@ def may_bear_off(position: Position, side: str, point: int, die: int) -> bool:
 
 
 # --------------------------------------------------------------------------
+# Restrictions of the running games (8.4), checked after every step
+# --------------------------------------------------------------------------
+
+HEAD_DOUBLES = (6, 4, 3)
+"""The doubles with which two checkers may leave the head on a turn that begins with all 15 on it (8.4 a)."""
+
+RESTRICTIONS = {
+    "head": "only one checker may leave the head (the 24-point) this turn",
+    "head_double": "only two checkers may leave the head (the 24-point) this turn",
+    "runner": "a second checker may not leave the 24-point before the first has passed the opponent's "
+              "starting point (reached the 11-point or beyond)",
+    "prime": "six points in a row may not shut in every opposing checker (the prime rule)",
+    "start_quarter": "all six points of the starting quarter (19-24) may not be held at once",
+}
+"""What each restriction forbids, as error messages quote it."""
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """What the restrictions need to know of the start of the turn: only the head rule looks back."""
+
+    head: int = 0
+    """Checkers the mover had on its 24-point when the turn began."""
+    may_leave_head: int = CHECKERS_PER_SIDE
+    """How many of them may leave it this turn."""
+
+
+NO_TURN_START = TurnStart()
+"""The turn start of a rule set without the head rule (nothing to remember)."""
+
+
+def turn_start(position: Position, dice: Iterable[int]) -> TurnStart:
+    """The :class:`TurnStart` of the side to move in ``position`` rolling ``dice``."""
+    if position.rules.start_rule != "head":
+        return NO_TURN_START
+    dice = tuple(dice)
+    head = position.checkers_on_point(position.turn, 24)
+    first_turn = head == CHECKERS_PER_SIDE
+    double = len(set(dice)) == 1 and dice[0] in HEAD_DOUBLES
+    return TurnStart(head, 2 if first_turn and double else 1)
+
+
+def holds_prime(position: Position, side: str) -> bool:
+    """Does ``side`` hold six points in a row on the opponent's path with every opposing checker behind them?
+
+    The run is the opponent's points ``k .. k+5`` in its own numbering (1 <= k <= 19), each holding
+    one of ``side``'s checkers; an opposing checker on the opponent's points below ``k``, or borne off, is
+    ahead of it and makes it allowed (8.4 b).
+    """
+    opponent = other(side)
+    held = [False] + [side in position.stack(opponent, point) for point in range(1, 25)]
+    for low in range(1, 20):
+        if all(held[low:low + 6]):
+            ahead = position.off_count(opponent) > 0 or any(
+                opponent in position.stack(opponent, point) for point in range(1, low))
+            if not ahead:
+                return True
+    return False
+
+
+def has_passed_the_opponents_start(position: Position, side: str) -> bool:
+    """One of ``side``'s checkers stands on its points 1-11 or is off (8.4 a, the runner rule)."""
+    return position.off_count(side) > 0 or any(side in position.stack(side, point) for point in range(1, 12))
+
+
+def broken_restriction(position: Position, side: str, turn: TurnStart) -> Optional[str]:
+    """The key in :data:`RESTRICTIONS` of a restriction ``position`` breaks after a step of ``side``, or None."""
+    rules = position.rules
+    if rules.start_rule == "head":
+        if turn.head - position.checkers_on_point(side, 24) > turn.may_leave_head:
+            return "head" if turn.may_leave_head == 1 else "head_double"
+    elif rules.start_rule == "runner":
+        if (CHECKERS_PER_SIDE - position.checkers_on_point(side, 24) > 1
+                and not has_passed_the_opponents_start(position, side)):
+            return "runner"
+    if not rules.full_start_quarter_allowed and all(side in position.stack(side, p) for p in range(19, 25)):
+        return "start_quarter"
+    if rules.prime_rule and holds_prime(position, side):
+        return "prime"
+    return None
+
+
+# --------------------------------------------------------------------------
 # Single steps
 # --------------------------------------------------------------------------
 
-def single_steps(position: Position, side: str, die: int) -> list[tuple[int, int]]:
-    """Every legal single step ``(from, to)`` of ``side`` with one die, highest first."""
+def single_steps(position: Position, side: str, die: int,
+                 turn: TurnStart = NO_TURN_START) -> list[tuple[int, int]]:
+    """Every legal single step ``(from, to)`` of ``side`` with one die, highest first.
+
+    ``turn`` is the :func:`turn_start` of the turn this step belongs to; only the head rule reads it.
+    """
+    steps = _landing_steps(position, side, die)
+    if not position.rules.has_restrictions:
+        return steps
+    return [(start, end) for start, end in steps
+            if broken_restriction(play_step(position, side, start, end), side, turn) is None]
+
+
+def _landing_steps(position: Position, side: str, die: int) -> list[tuple[int, int]]:
+    """The single steps that move a free checker to an open point or off, before the restrictions."""
     steps: list[tuple[int, int]] = []
     if position.bar_count(side):
         # Backgammon: every checker on the bar enters before anything else moves.
@@ -155,18 +255,19 @@ def play_step(position: Position, side: str, from_point: int, to_point: int) -> 
     bar = list(position.bar)
     me = SIDES.index(side)
     opponent = other(side)
+    parallel = position.rules.parallel
     if from_point == BAR_POINT:
         bar[me] -= 1
     else:
-        index = absolute_index(side, from_point)
+        index = absolute_index(side, from_point, parallel)
         # Taking the top checker away releases a checker it pinned.
         board[index] = board[index][:-1]
     if to_point == OFF_POINT:
         off[me] += 1
     else:
-        index = absolute_index(side, to_point)
+        index = absolute_index(side, to_point, parallel)
         stack = board[index]
-        if stack == opponent and not position.rules.pins:
+        if stack == opponent and position.rules.hits:
             # Backgammon: a blot is hit and goes to the bar.
             bar[SIDES.index(opponent)] += 1
             stack = ""
@@ -243,7 +344,7 @@ def _dice_orders(dice: tuple[int, int]) -> list[tuple[int, ...]]:
     return [(high, low), (low, high)]
 
 
-def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tuple[Step, ...]):
+def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tuple[Step, ...], turn: TurnStart):
     """Every maximal sequence of steps playing ``dice`` in order, with its end and whether it ended the game.
 
     Yields ``(steps, position, ended)``. A sequence stops when the dice run out,
@@ -253,7 +354,7 @@ def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tup
         yield played, position, False
         return
     die = dice[0]
-    steps = single_steps(position, side, die)
+    steps = single_steps(position, side, die, turn)
     if not steps:
         yield played, position, False
         return
@@ -264,7 +365,7 @@ def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tup
         if result is not None:
             yield sequence, after.with_changes(result=result), True
         else:
-            yield from _sequences(after, side, dice[1:], sequence)
+            yield from _sequences(after, side, dice[1:], sequence, turn)
 
 
 def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
@@ -279,9 +380,10 @@ def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
     side = position.turn
     number_of_dice = 4 if dice[0] == dice[1] else 2
 
+    turn = turn_start(position, dice)
     candidates = []  # (dice used, steps, position)
     for order in _dice_orders(dice):
-        for steps, after, ended in _sequences(position, side, order, ()):
+        for steps, after, ended in _sequences(position, side, order, (), turn):
             # Decision (RULES.md 2): a game-ending step counts as using all the dice.
             used = number_of_dice if ended else len(steps)
             candidates.append((used, steps, after))
