@@ -5,6 +5,8 @@ point number (the absolute board + 1), so an O checker on O's own point ``q`` is
 (``q <= 12``) or ``q - 12`` (8.1). X is to move unless a test says otherwise; move text is the mover's view.
 """
 
+import re
+
 import pytest
 
 from tapa_ai.notation import board, find_move, format_move, position_from_json, position_to_json
@@ -237,3 +239,48 @@ def test_running_game_json_uses_the_absolute_board():
     data = position_to_json(position)
     assert data["points"][23] == X(15) and data["points"][11] == O15 and data["variant"] == "narde"
     assert position_from_json(data) == position
+
+
+# ------------------------------------------------------------------ move text and the protocol (2 of the issue)
+
+@pytest.mark.parametrize("variant, layout, dice, text, rule", [
+    ("narde", None, (6, 5), "24/18 24/19", "only one checker may leave the head (the 24-point) this turn"),
+    ("fevga", None, (6, 5), "24/18 24/19", "a second checker may not leave the 24-point until the first has passed"),
+    ("narde", PRIME_BOARD + " 12:" + O15, (2, 1), "14/11", "the prime rule"),
+    ("fevga", QUARTER, (5, 4), "24/19 5/1", "all six points of the starting quarter (19-24) may not be held"),
+])
+def test_a_move_that_breaks_a_restriction_is_refused_naming_the_rule(variant, layout, dice, text, rule):
+    from tapa_ai.notation import MoveTextError, broken_rule
+
+    position = board(variant, layout) if layout else start_position(variant)
+    with pytest.raises(MoveTextError, match=f"is not a legal move with dice .*: {re.escape(rule)}"):
+        find_move(position, dice, text)
+    assert broken_rule(position, dice, text).startswith(rule)
+
+
+def test_a_move_the_dice_cannot_play_names_no_restriction():
+    from tapa_ai.notation import broken_rule
+
+    assert broken_rule(start_position("narde"), (6, 5), "24/13 24/19") is None
+    assert broken_rule(start_position("plakoto"), (6, 5), "24/18 24/19") is None
+
+
+def test_the_engine_protocol_plays_the_running_games_and_names_a_broken_rule():
+    import json
+
+    from tapa_ai.engine.protocol import Engine
+
+    engine = Engine("reference")
+    start = json.loads(engine.handle_line(json.dumps({"cmd": "start", "variant": "narde", "turn": "O"})))
+    assert start["position"]["points"][11] == O15 and start["position"]["turn"] == "O" and "bar" not in start["position"]
+    answer = json.loads(engine.handle_line(json.dumps({"cmd": "legal_moves", "position": start["position"],
+                                                       "dice": [6, 6]})))
+    assert [m["move"] for m in answer["moves"]] == ["24/18 24/18"]
+    # O's 18 is points[5]: O runs down from points[11] towards points[0] first.
+    assert answer["moves"][0]["position"]["points"][5] == "OO"
+    error = json.loads(engine.handle_line(json.dumps({"cmd": "apply", "position": start["position"], "dice": [6, 5],
+                                                      "move": "24/18 24/19"})))
+    assert "only one checker may leave the head" in error["error"]
+    bad = dict(start["position"], points=["X"] + start["position"]["points"][1:23] + ["X" * 13 + "O"])
+    error = json.loads(engine.handle_line(json.dumps({"cmd": "legal_moves", "position": bad, "dice": [6, 6]})))
+    assert "mixes X and O, but narde has no pins" in error["error"]

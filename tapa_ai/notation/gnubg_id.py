@@ -57,6 +57,10 @@ def _side_slots(position: Position, side: str) -> list[int]:
     return [position.checkers_on_point(side, point) for point in range(1, 25)] + [position.bar_count(side)]
 
 
+def _why_not(rules: RuleOptions) -> str:
+    return "with pins" if rules.pins else "a running game: both sides travel the same way round"
+
+
 def position_to_gnubg_id(position: Position) -> str:
     """The gnubg Position ID of a backgammon position, with ``position.turn`` as the player on roll.
 
@@ -65,10 +69,10 @@ def position_to_gnubg_id(position: Position) -> str:
     Raises :class:`GnubgIdError` for a pinning game (pins have no gnubg ID)
     and for an impossible position.
     """
-    if position.rules.pins:
+    if not position.rules.hits:
         raise GnubgIdError(
             f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {quoted(position.rules.name)} "
-            "with pins"
+            f"({_why_not(position.rules)})"
         )
     try:
         validate_position(position)
@@ -160,9 +164,10 @@ def position_from_gnubg_id(pid: str, turn: str = "X", rules: RuleOptions = BACKG
         raise GnubgIdError(f"turn {quoted(turn)}: must be 'X' or 'O'")
     if not isinstance(rules, RuleOptions):
         raise GnubgIdError(f"rules must be a RuleOptions, got {type(rules).__name__}")
-    if rules.pins:
+    if not rules.hits:
         raise GnubgIdError(
-            f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {quoted(rules.name)} with pins"
+            f"gnubg Position IDs exist only for backgammon (hitting) rules, not for {quoted(rules.name)} "
+            f"({_why_not(rules)})"
         )
     key = _key_of_id(pid)
     not_on_roll, on_roll = _slot_counts(key, pid)

@@ -105,7 +105,7 @@ def position_to_json(position: Position) -> dict[str, Any]:
         "points": list(position.points),
         "off": {"X": position.off[0], "O": position.off[1]},
     }
-    if not position.rules.pins:
+    if position.rules.hits:
         data["bar"] = {"X": position.bar[0], "O": position.bar[1]}
     data["turn"] = position.turn
     try:

@@ -18,7 +18,8 @@ from typing import Sequence
 from ..rules.options import RulesError
 from ..rules.position import BAR_POINT, OFF_POINT, SIDES, Position, other
 from ..rules.quoting import quoted
-from ..rules.reference import Move, Step, check_dice, legal_moves, play_step, result_after_step, single_steps
+from ..rules.reference import (RESTRICTIONS, Move, Step, TurnStart, broken_restriction, check_dice, legal_moves,
+                               play_step, result_after_step, single_steps, turn_start)
 
 
 class MoveTextError(RulesError):
@@ -100,7 +101,7 @@ def format_move(move: Move) -> str:
 # Text -> legal move
 # --------------------------------------------------------------------------
 
-def _play_segments(position: Position, segments: Sequence[Segment], dice: list[int]):
+def _play_segments(position: Position, segments: Sequence[Segment], dice: list[int], turn: TurnStart):
     """Every (steps, end position, hits) that plays ``segments`` in order with some of ``dice``."""
     side = position.turn
     opponent_bar = SIDES.index(other(side))
@@ -112,7 +113,7 @@ def _play_segments(position: Position, segments: Sequence[Segment], dice: list[i
         segment = segments[index]
         here = segment.start if at is None else at
         for die in sorted(set(dice_left), reverse=True):
-            for from_point, to_point in single_steps(pos, side, die):
+            for from_point, to_point in single_steps(pos, side, die, turn):
                 if from_point != here:
                     continue
                 if segment.end == OFF_POINT:
@@ -137,6 +138,40 @@ def _play_segments(position: Position, segments: Sequence[Segment], dice: list[i
     yield from walk(position, 0, None, list(dice), (), 0)
 
 
+def _orders(segments: Sequence[Segment]) -> list[list[Segment]]:
+    """The segments as written first, then every other order."""
+    return [list(segments)] + [list(p) for p in permutations(segments) if list(p) != list(segments)]
+
+
+def _dice_list(dice: Sequence[int]) -> list[int]:
+    return [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+
+
+def broken_rule(position: Position, dice: Sequence[int], text: str) -> str | None:
+    """The restriction of the running games (RULES.md 8.4) that move text ``text`` breaks, as a sentence, or None.
+
+    None when the rule set has no restrictions, or when the text cannot be played even without them
+    (it is illegal for another reason: a closed point, a die it does not have, ...).
+    """
+    rules = position.rules
+    if not rules.has_restrictions:
+        return None
+    segments = parse_move_text(text)
+    side = position.turn
+    turn = turn_start(position, dice)
+    free = position.with_changes(rules=rules.replace(start_rule="none", prime_rule=False,
+                                                     full_start_quarter_allowed=True))
+    for order in _orders(segments):
+        for steps, _, _ in _play_segments(free, order, _dice_list(dice), turn):
+            after = position
+            for step in steps:
+                after = play_step(after, side, step.from_point, step.to_point)
+                key = broken_restriction(after, side, turn)
+                if key is not None:
+                    return f"{RESTRICTIONS[key]}, and {_point_text(step.from_point)}/{_point_text(step.to_point)} breaks it"
+    return None
+
+
 def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Move] | None = None) -> Move:
     """The legal move that ``text`` describes, or :class:`MoveTextError` listing the legal moves."""
     dice = check_dice(dice)
@@ -153,12 +188,12 @@ def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Mo
             return moves[0]
         raise MoveTextError(f"an empty move (pass) is not legal here; legal moves: {legal_list()}")
 
-    dice_list = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    dice_list = _dice_list(dice)
     stars = sum(s.hit for s in segments)
-    orders = [segments] + [list(p) for p in permutations(segments) if list(p) != list(segments)]
-    for order in orders:
+    turn = turn_start(position, dice)
+    for order in _orders(segments):
         found: dict[Position, tuple[int, Move]] = {}
-        for steps, after, hits in _play_segments(position, order, dice_list):
+        for steps, after, hits in _play_segments(position, order, dice_list, turn):
             if after in legal:
                 found.setdefault(after, (hits, Move(steps, after)))
         if len(found) > 1 and stars:
@@ -172,5 +207,7 @@ def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Mo
         if len(found) > 1:
             options = ", ".join(repr(format_move(m)) for _, m in found.values())
             raise MoveTextError(f"move text {quoted(text)} is ambiguous; write the steps out: {options}")
-    raise MoveTextError(f"move text {quoted(text)} is not a legal move with dice {list(dice)}; "
+    rule = broken_rule(position, dice, text)
+    because = f": {rule}" if rule else ""
+    raise MoveTextError(f"move text {quoted(text)} is not a legal move with dice {list(dice)}{because}; "
                         f"legal moves: {legal_list()}")

@@ -8,7 +8,9 @@ A whole move is read by :func:`tapa_ai.notation.move_text.find_move` (``24/21
   asked for; :class:`TurnInProgress` holds it until the move is complete;
 - a **short reason** for an illegal move (:func:`illegal_reason`): a blocked
   point, a pinned checker, a missing checker, a distance the dice cannot make,
-  bearing off too early, a checker left on the bar, or the maximum-use rule.
+  bearing off too early, a checker left on the bar, or the maximum-use rule
+  (a restriction of the running games is named by
+  :func:`tapa_ai.notation.move_text.broken_rule`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..notation.move_text import MoveTextError, Segment, find_move, format_move,
 from ..rules.position import BAR_POINT, OFF_POINT, Position, other
 from ..rules.quoting import quoted
 from ..rules.reference import (Move, Step, all_checkers_home, has_free_checker, is_closed, play_step,
-                               result_after_step, single_steps)
+                               result_after_step, single_steps, turn_start)
 
 __all__ = ["LegalSequences", "TurnInProgress", "illegal_reason", "legal_moves_text", "point_text",
            "in_other_view", "display_move"]
@@ -76,6 +78,7 @@ class LegalSequences:
         self.dice = dice
         self.legal = {move.position for move in moves}
         self.sequences: list[tuple[tuple[Step, ...], tuple[Position, ...]]] = []
+        self.turn = turn_start(position, dice)
         side = position.turn
         high, low = max(dice), min(dice)
         orders = [(high,) * 4] if high == low else [(high, low), (low, high)]
@@ -83,7 +86,7 @@ class LegalSequences:
             self._walk(side, position, order, (), ())
 
     def _walk(self, side: str, position: Position, dice: tuple[int, ...], steps: tuple, positions: tuple) -> None:
-        options = single_steps(position, side, dice[0]) if dice else []
+        options = single_steps(position, side, dice[0], self.turn) if dice else []
         if not options:
             if position in self.legal:
                 self.sequences.append((steps, positions))
@@ -268,6 +271,8 @@ def illegal_reason(position: Position, dice: Sequence[int], text: str) -> str:
             continue
         if is_closed(position, side, end):
             stack = position.stack(side, end)
+            if position.rules.contact == "block":
+                return f"your {end}-point is blocked (an {opponent} checker holds it)"
             if stack.count(opponent) >= 2:
                 return f"your {end}-point is blocked ({stack.count(opponent)} {opponent} checkers on it)"
             return f"your {end}-point is blocked ({opponent} pins one of your checkers there)"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..flow import FlowError, MatchState
-from ..notation.move_text import MoveTextError, format_move
+from ..notation.move_text import MoveTextError, broken_rule, format_move
 from ..rules.position import Position
 from ..rules.quoting import quoted
 from .moves import TurnInProgress, display_move, illegal_reason, in_other_view, legal_moves_text
@@ -208,7 +208,11 @@ class Turns:
             if "ambiguous" in message or "more than one way" in message:
                 session.error(f"Ambiguous: {message}")
                 return
-            reason = illegal_reason(turn.shown_position, turn.dice_left, text)
+            try:
+                reason = broken_rule(turn.position, turn.dice, f"{turn.entered} {text}".strip())
+            except MoveTextError:
+                reason = None
+            reason = reason or illegal_reason(turn.shown_position, turn.dice_left, text)
             session.error(f"Illegal move {quoted(text)}: {reason}.")
             session.say(f"Legal moves: {legal_moves_text(turn.moves)}")
             return

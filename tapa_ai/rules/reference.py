@@ -137,9 +137,9 @@ HEAD_DOUBLES = (6, 4, 3)
 RESTRICTIONS = {
     "head": "only one checker may leave the head (the 24-point) this turn",
     "head_double": "only two checkers may leave the head (the 24-point) this turn",
-    "runner": "a second checker may not leave the 24-point before the first has passed the opponent's "
-              "starting point (reached the 11-point or beyond)",
-    "prime": "six points in a row may not shut in every opposing checker (the prime rule)",
+    "runner": "a second checker may not leave the 24-point until the first has passed the opponent's "
+              "starting point, to the 11-point or beyond",
+    "prime": "the prime rule: six points in a row may not shut in every opposing checker",
     "start_quarter": "all six points of the starting quarter (19-24) may not be held at once",
 }
 """What each restriction forbids, as error messages quote it."""
