@@ -1,6 +1,6 @@
 """An independent second implementation of the move rules of RULES.md.
 
-Written only from ``/work/shared/RULES.md`` (sections 1-4 and 7), without
+Written only from ``/work/shared/RULES.md`` (sections 1-4, 7 and 8), without
 looking at the project's reference generator, so that the two can be compared
 position by position (``tests/test_reference_vs_independent.py``). It imports
 nothing from ``tapa_ai``.
@@ -17,6 +17,14 @@ view):
   played (or the game has ended) is a *leaf*; the maximum-use rule and the
   higher-die rule are then applied once, to the set of leaves, by counting
   the dice each leaf used (a game-ending leaf counts as having used them all).
+
+* The running games of section 8 (``fevga``, ``narde``) have a search of
+  their own (:func:`running_turn_leaves`), in a different style again: each
+  side's checkers are counted by **path index** ``t = 24 - own point``
+  (``t = 0`` its 24-point, ``t = 23`` its 1-point, ``t = 24`` off), the
+  opponent is seen in the mover's path indices, and the turn is a depth-first
+  walk over ``(my path counts, my off, dice left)``; the restrictions of 8.4
+  are a predicate on every node reached by a single step.
 
 A state is the hashable tuple ``(points, offX, offO, barX, barO, result)``
 with ``points`` a 24-tuple of stacks written bottom to top and ``result``
@@ -38,6 +46,14 @@ VARIANTS = {
     "backgammon": {"contact": "hit", "mother_points": 0, "backgammons": True},
 }
 
+# The running games (section 8.6), reduced to what the move rules need.
+RUNNING_VARIANTS = {
+    "fevga": {"paths": "parallel", "contact": "block", "start_rule": "runner", "prime_rule": True,
+              "full_start_quarter_allowed": False},
+    "narde": {"paths": "parallel", "contact": "block", "start_rule": "head", "prime_rule": True,
+              "full_start_quarter_allowed": True},
+}
+
 Result = Optional[tuple]
 State = tuple  # (points, offX, offO, barX, barO, result)
 
@@ -53,11 +69,33 @@ class Rules:
         self.backgammons = bool(backgammons)
 
 
-def rules_of(data: dict) -> Rules:
-    options = dict(VARIANTS[data["variant"]])
+class RunningRules:
+    """Options of a running game (section 8): parallel paths, blocking, restrictions 8.4."""
+
+    __slots__ = ("start_rule", "prime_rule", "quarter_banned")
+    pins = False
+    mother_points = 0
+    backgammons = False
+
+    def __init__(self, paths: str, contact: str, start_rule: str, prime_rule: bool,
+                 full_start_quarter_allowed: bool) -> None:
+        if paths != "parallel" or contact != "block":
+            raise ValueError(f"running rules need paths='parallel', contact='block', got {paths!r}, {contact!r}")
+        if start_rule not in ("runner", "head", "none"):
+            raise ValueError(f"start_rule {start_rule!r}")
+        self.start_rule = start_rule
+        self.prime_rule = bool(prime_rule)
+        self.quarter_banned = not full_start_quarter_allowed
+
+
+def rules_of(data: dict):
+    name = data["variant"]
+    options = dict(RUNNING_VARIANTS[name] if name in RUNNING_VARIANTS else VARIANTS[name])
     for key, value in (data.get("rules") or {}).items():
         if key in options:
             options[key] = value
+    if name in RUNNING_VARIANTS:
+        return RunningRules(**options)
     return Rules(**options)
 
 
@@ -243,6 +281,186 @@ def turn_leaves(rules: Rules, start: State, mover: str, dice: tuple) -> dict:
     return leaves
 
 
+# -- running games (section 8), in path-index terms ----------------------------------
+#
+# For a side P, path index t = 24 - (P's own point): t = 0 is P's 24-point (its
+# start, the "head"), t = 23 its 1-point, t >= 24 off. Both sides walk the
+# absolute board the same way (towards lower indices, wrapping from points[0]
+# to points[23] for O), so P's path index t is the absolute index
+# (23 - t) mod 24 for X and (11 - t) mod 24 for O (8.1). The opponent's own
+# path index of the same square is (t + 12) mod 24.
+
+_HEAD_SQUARE = {"X": 23, "O": 11}
+PATH_LEN = 24
+HOME_FROM = 18          # path indices 18..23 are the home board (points 6..1)
+PASSED_FROM = 13        # path indices 13..23 are points 11..1: past the opponent's start
+QUARTER = range(0, 6)   # path indices 0..5 are the starting quarter (points 24..19)
+HEAD_DOUBLES = (6, 4, 3)  # the doubles that let two checkers leave the head on the first turn
+
+
+def square(side: str, t: int) -> int:
+    """Absolute index of ``side``'s path index ``t`` (0..23)."""
+    return (_HEAD_SQUARE[side] - t) % 24
+
+
+def path_counts(points: tuple, side: str) -> tuple:
+    """``side``'s checkers counted by its own path index."""
+    return tuple(len(points[square(side, t)]) if side in points[square(side, t)] else 0
+                 for t in range(PATH_LEN))
+
+
+class _Turn:
+    """Everything fixed during one turn of a running game, seen from the mover."""
+
+    def __init__(self, rules: RunningRules, points: tuple, off: tuple, mover: str, dice: tuple) -> None:
+        for index, stack in enumerate(points):
+            if stack and stack != stack[0] * len(stack):
+                raise ValueError(f"points[{index}] = {stack!r}: a running-game point holds one side only")
+        enemy = opp(mover)
+        self.rules = rules
+        self.mover = mover
+        self.mine0 = path_counts(points, mover)
+        self.my_off0 = off[si(mover)]
+        # the opponent, in the mover's path indices (for blocking)
+        self.blocked = tuple(c > 0 for c in
+                             (len(points[square(mover, t)]) if enemy in points[square(mover, t)] else 0
+                              for t in range(PATH_LEN)))
+        # ... and in its own path indices (for the prime rule): the furthest one along,
+        # and whether any is off
+        theirs = path_counts(points, enemy)
+        self.their_furthest = max((u for u in range(PATH_LEN) if theirs[u]), default=-1)
+        self.their_off = off[si(enemy)]
+        self.head_limit = 1
+        self.refused: set = set()  # the restrictions that refused some step (for coverage reports)
+        is_double = len(dice) == 4 or (len(dice) == 2 and dice[0] == dice[1])
+        if self.mine0[0] == N_CHECKERS and is_double and dice[0] in HEAD_DOUBLES:
+            self.head_limit = 2
+
+    # -- 8.4 restrictions on a node (my path counts, my off) -------------------
+    def allowed(self, mine: tuple, my_off: int) -> bool:
+        broken = self.broken(mine, my_off)
+        if broken is not None:
+            self.refused.add(broken)
+            return False
+        return True
+
+    def broken(self, mine: tuple, my_off: int) -> Optional[str]:
+        """The first restriction of 8.4 that the node breaks (None: it breaks none)."""
+        rules = self.rules
+        if rules.start_rule == "runner":
+            passed = my_off > 0 or any(mine[PASSED_FROM:])
+            if not passed and sum(mine[1:]) > 1:
+                return "runner"
+        elif rules.start_rule == "head":
+            if self.mine0[0] - mine[0] > self.head_limit:
+                return "head"
+        if rules.quarter_banned and all(mine[t] for t in QUARTER):
+            return "quarter"
+        if rules.prime_rule and self.their_off == 0 and self.shuts_in(mine):
+            return "prime"
+        return None
+
+    def shuts_in(self, mine: tuple) -> bool:
+        """Six of the opponent's path indices u0..u0+5 held by me with no opposing checker beyond them."""
+        held = [mine[(u + 12) % PATH_LEN] > 0 for u in range(PATH_LEN)]  # by the opponent's path index
+        run = 0
+        for u in range(PATH_LEN):  # no wrap: the opponent's path ends at u = 23
+            run = run + 1 if held[u] else 0
+            if run >= 6 and self.their_furthest <= u:
+                return True
+        return False
+
+    # -- single steps ---------------------------------------------------------
+    def steps(self, mine: tuple, my_off: int, die: int) -> list:
+        """Legal (mine, my_off) after one step of ``die`` (restrictions checked)."""
+        out = []
+        occupied = [t for t in range(PATH_LEN) if mine[t]]
+        may_bear_off = all(t >= HOME_FROM for t in occupied)
+        rearmost = occupied[0] if occupied else None
+        for t in occupied:
+            dest = t + die
+            if dest < PATH_LEN:
+                if self.blocked[dest]:
+                    continue
+                new = list(mine)
+                new[t] -= 1
+                new[dest] += 1
+                node = (tuple(new), my_off)
+            else:
+                # exact (point = die), or a larger die from the highest point held
+                if not may_bear_off or (dest > PATH_LEN and t != rearmost):
+                    continue
+                new = list(mine)
+                new[t] -= 1
+                node = (tuple(new), my_off + 1)
+            if self.allowed(*node):
+                out.append(node)
+        return out
+
+    # -- back to the absolute state tuple -------------------------------------
+    def to_state(self, points: tuple, off: tuple, mine: tuple, my_off: int) -> State:
+        board = [("" if self.mover in stack else stack) for stack in points]
+        for t, n in enumerate(mine):
+            if n:
+                board[square(self.mover, t)] = self.mover * n
+        new_off = list(off)
+        new_off[si(self.mover)] = my_off
+        result = None
+        if my_off == N_CHECKERS:
+            result = (self.mover, "gammon", 2) if self.their_off == 0 else (self.mover, "single", 1)
+        return (tuple(board), new_off[0], new_off[1], 0, 0, result)
+
+
+def running_turn_leaves(rules: RunningRules, start: State, mover: str, dice: tuple,
+                        refused: Optional[set] = None) -> dict:
+    """Depth-first over (my path counts, my off, dice left); returns {leaf node: dice used}.
+
+    ``refused``, when given, receives the names of the restrictions that refused a step.
+    """
+    points, offx, offo, barx, baro, _ = start
+    if barx or baro:
+        raise ValueError("the running games have no bar")
+    off = (offx, offo)
+    turn = _Turn(rules, points, off, mover, dice)
+    total = len(dice)
+    leaves: dict = {}
+    seen = set()
+    stack = [(turn.mine0, turn.my_off0, tuple(sorted(dice)))]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        mine, my_off, left = node
+        if my_off == N_CHECKERS:  # the last checker off ends the game and the turn
+            leaves[(turn.to_state(points, off, mine, my_off), left)] = total
+            continue
+        moved = False
+        for die in sorted(set(left)):
+            rest = _remove_one(left, die)
+            for new_mine, new_off in turn.steps(mine, my_off, die):
+                moved = True
+                stack.append((new_mine, new_off, rest))
+        if not moved:
+            leaves[(turn.to_state(points, off, mine, my_off), left)] = total - len(left)
+    if refused is not None:
+        refused |= turn.refused
+    return leaves
+
+
+def start_breaks_restriction(data: dict) -> Optional[str]:
+    """For a running-game position: the restriction of 8.4 the mover already breaks before moving.
+
+    Such a board cannot arise in play (the opponent's moves cannot make the mover break one), and
+    RULES.md does not say how a turn from it goes; the comparisons leave these boards out.
+    """
+    rules, (points, offx, offo, _, _, _), mover = parse_state(data)
+    if not isinstance(rules, RunningRules):
+        return None
+    turn = _Turn(rules, points, (offx, offo), mover, (1, 2))
+    return turn.broken(turn.mine0, turn.my_off0)
+
+
 def parse_state(data: dict) -> tuple[Rules, State, str]:
     rules = rules_of(data)
     points = tuple(data["points"])
@@ -260,7 +478,7 @@ def legal_results(data: dict, d1: int, d2: int) -> set:
     return analyse_turn(data, d1, d2)[0]
 
 
-def analyse_turn(data: dict, d1: int, d2: int) -> tuple[set, str]:
+def analyse_turn(data: dict, d1: int, d2: int, refused: Optional[set] = None) -> tuple[set, str]:
     """The legal resulting states, and which case of the maximum-use rule decided them.
 
     The case is one of ``pass``, ``all`` (every die played, or the game ended),
@@ -268,10 +486,15 @@ def analyse_turn(data: dict, d1: int, d2: int) -> tuple[set, str]:
     non-double: the higher), ``lower`` (only the lower one could be played),
     ``end-beats-rest`` (a game-ending step, with dice left unplayed, is the only
     way to "use all dice": it excludes the longer sequences that did not end it).
+    In a running game, ``refused`` (a set, when given) receives the names of the
+    restrictions of 8.4 (``runner``, ``head``, ``quarter``, ``prime``) that refused a step.
     """
     rules, start, mover = parse_state(data)
     dice = (d1, d1, d1, d1) if d1 == d2 else (d1, d2)
-    leaves = turn_leaves(rules, start, mover, dice)
+    if isinstance(rules, RunningRules):
+        leaves = running_turn_leaves(rules, start, mover, dice, refused)
+    else:
+        leaves = turn_leaves(rules, start, mover, dice)
     best = max(leaves.values())
     if best == 0:
         return {start}, "pass"

@@ -42,14 +42,19 @@ from tapa_ai.rules import legal_moves, next_turn, start_position  # noqa: E402
 from tapa_ai.rules.position import PositionError  # noqa: E402
 
 VARIANTS = ("tapa", "plakoto", "backgammon")
+RUNNING = ("fevga", "narde")
+ALL_VARIANTS = VARIANTS + RUNNING
 ALL_ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
 MAX_REPORTED = 4
 
 # Sizes, tuned so that the whole file runs well under 90 s on two cores.
-UNIFORM_GAMES = {"tapa": 24, "plakoto": 24, "backgammon": 24}
-BIASED_GAMES = {"tapa": 24, "plakoto": 24, "backgammon": 8}
+UNIFORM_GAMES = {"tapa": 24, "plakoto": 24, "backgammon": 24, "fevga": 3, "narde": 3}
+BIASED_GAMES = {"tapa": 24, "plakoto": 24, "backgammon": 8, "fevga": 3, "narde": 3}
 ENDGAME_BOARDS = 140
+RUNNING_BOARDS = 40
 CUSTOM_ENDGAME_BOARDS = 40
+CUSTOM_RUNNING_BOARDS = 10
+CUSTOM_RUNNING_GAMES = 1
 EXTRA_ROLLS_PER_PLAYOUT_POSITION = 1
 MAX_PLIES = 400
 
@@ -74,6 +79,7 @@ class Checker:
         self.comparisons = 0
         self.rejected = 0
         self.decided = 0
+        self.unreachable = 0
         self.coverage: Counter = Counter()
 
     def report(self, position_json: dict, dice: tuple, text: str) -> None:
@@ -95,8 +101,10 @@ class Checker:
         except Exception:  # a crash of the reference is a finding too
             self.report(data, dice, "reference raised:\n" + traceback.format_exc())
             return []
-        mine, case = ind.analyse_turn(data, dice[0], dice[1])
+        refused: set = set()
+        mine, case = ind.analyse_turn(data, dice[0], dice[1], refused)
         self.coverage.update(features(data, start, mine, case))
+        self.coverage.update(f"refused:{name}" for name in refused)
         theirs_list = [canonical(m.position) for m in moves]
         theirs = set(theirs_list) if theirs_list else {start}
         problems = []
@@ -120,11 +128,13 @@ class Checker:
     def finish(self) -> None:
         STATS[(self.variant, self.source)] = {
             "positions": self.positions, "comparisons": self.comparisons,
-            "rejected": self.rejected, "decided": self.decided, "mismatches": self.mismatch_count,
+            "rejected": self.rejected, "decided": self.decided, "unreachable": self.unreachable,
+            "mismatches": self.mismatch_count,
         }
         print(f"\n{self.variant}/{self.source}: {self.positions} positions, {self.comparisons} (position, dice) "
               f"comparisons, {self.rejected} boards rejected by the loader, {self.decided} already-decided boards "
-              f"skipped, {self.mismatch_count} mismatches")
+              f"skipped, {self.unreachable} running-game boards skipped (the mover already breaks a restriction), "
+              f"{self.mismatch_count} mismatches")
         print("  coverage: " + ", ".join(f"{k}={v}" for k, v in sorted(self.coverage.items())))
         assert not self.mismatch_count, (
             f"{self.mismatch_count} mismatches between the reference and the independent rules "
@@ -171,6 +181,26 @@ def roll(rng: random.Random) -> tuple:
 
 # -- (a) and (b): playouts --------------------------------------------------------
 
+def blocking(position, mover: str) -> float:
+    """How much a resulting running-game position blocks the opponent (for biased playouts).
+
+    Long runs of held points on the opponent's path score most, so that five in a row are common
+    and the prime rule gets tried; any held point scores a little.
+    """
+    enemy = "O" if mover == "X" else "X"
+    score = 0.0
+    if position.result is not None:
+        score += 10
+    # the opponent's path from its 24-point: its path index u is my path index u + 12
+    held = [mover in position.points[ind.square(enemy, u)] for u in range(24)]
+    run = best = 0
+    for flag in held:
+        run = run + 1 if flag else 0
+        best = max(best, run)
+    score += 2 * best + 0.3 * sum(held)
+    return score
+
+
 def aggression(position, mover: str) -> float:
     """How much a resulting position pins/hits the opponent (for biased playouts)."""
     enemy = "O" if mover == "X" else "X"
@@ -189,8 +219,13 @@ def aggression(position, mover: str) -> float:
     return score
 
 
-def playout(checker: Checker, variant: str, rng: random.Random, biased: bool) -> None:
+def playout(checker: Checker, variant: str, rng: random.Random, biased: bool, overrides: dict | None = None) -> None:
     position = start_position(variant, turn=rng.choice("XO"))
+    if overrides:
+        data = position_to_json(position)
+        data["rules"] = dict(overrides)
+        position = position_from_json(data)
+    score = blocking if variant in RUNNING else aggression
     for _ in range(MAX_PLIES):
         checker.positions += 1
         dice = roll(rng)
@@ -201,7 +236,7 @@ def playout(checker: Checker, variant: str, rng: random.Random, biased: bool) ->
             position = next_turn(position)
             continue
         if biased and rng.random() < 0.8:
-            scores = [aggression(m.position, position.turn) for m in moves]
+            scores = [score(m.position, position.turn) for m in moves]
             top = max(scores)
             move = rng.choice([m for m, s in zip(moves, scores) if s == top])
         else:
@@ -211,7 +246,7 @@ def playout(checker: Checker, variant: str, rng: random.Random, biased: bool) ->
         position = next_turn(move.position)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_uniform_playouts(variant):
     checker = Checker(variant, "uniform playouts")
     rng = random.Random(f"uniform-{variant}")
@@ -220,8 +255,9 @@ def test_uniform_playouts(variant):
     checker.finish()
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_pin_and_hit_biased_playouts(variant):
+    """Pin/hit-biased for the contact games; block/prime-biased for the running games."""
     checker = Checker(variant, "biased playouts")
     rng = random.Random(f"biased-{variant}")
     for _ in range(BIASED_GAMES[variant]):
@@ -469,4 +505,321 @@ def test_hand_cases(case):
     checker = Checker(variant, "hand cases")
     checker.positions += 1
     checker.compare(position_from_json(data), dice)
+    checker.finish()
+
+
+# -- the running games (section 8): hand cases ---------------------------------------
+#
+# Layouts use X's point numbers (absolute index + 1) with ``X*14`` for ``XXXXXXXXXXXXXX``;
+# every case is written with X to move and is also checked mirrored, with O to move
+# (the board turned by 12 points and the colours swapped: X's point p is O's point p).
+
+def _stack(text: str) -> str:
+    side, star, count = text.partition("*")
+    return side * int(count) if star else side
+
+
+def _running_board(variant: str, layout: str, turn: str = "X", rules: dict | None = None) -> dict:
+    points = [""] * 24
+    for token in layout.split():
+        where, _, stack = token.partition(":")
+        points[int(where) - 1] = _stack(stack)
+    off = {s: 15 - sum(p.count(s) for p in points) for s in "XO"}
+    data = {"variant": variant, "points": points, "off": off, "bar": {"X": 0, "O": 0}, "turn": turn}
+    if rules:
+        data["rules"] = dict(rules)
+    return data
+
+
+def _mirror(layout: str) -> str:
+    """The same position for the other colour: X's point p is O's point p (8.1)."""
+    swap = str.maketrans("XO", "OX")
+    tokens = []
+    for token in layout.split():
+        where, _, stack = token.partition(":")
+        p = int(where)
+        tokens.append(f"{p + 12 if p <= 12 else p - 12}:{stack.translate(swap)}")
+    return " ".join(tokens)
+
+
+START = "24:X*15 12:O*15"
+PASS = "pass"  # expected: the turn is passed (the position unchanged)
+
+# (name, variant, rule overrides, layout, dice, expected): ``expected`` lists every legal result as
+# (layout, result) or is PASS; each worked out by hand from RULES.md section 8 (reasoning in the comments).
+RUNNING_HAND_CASES = [
+    # -- first turns. Fevga: the runner rule lets one checker only leave the 24-point until one
+    # stands on points 1-11; the opponent's 15 on its 24-point close X's 12-point.
+    ("fevga-start-65", "fevga", None, START, (6, 5),
+     [("24:X*14 13:X 12:O*15", None)]),                        # 24/18/13 or 24/19/13; 24/18 24/19 = two off
+    ("fevga-start-66", "fevga", None, START, (6, 6),
+     [("24:X*14 18:X 12:O*15", None)]),                        # 18/12 closed, a second checker may not leave
+    ("fevga-start-44", "fevga", None, START, (4, 4),
+     [("24:X*14 16:X 12:O*15", None)]),                        # 24/20/16, 16/12 closed
+    ("fevga-start-33", "fevga", None, START, (3, 3),
+     [("24:X*14 15:X 12:O*15", None)]),                        # 24/21/18/15, 15/12 closed: three of four
+    ("fevga-start-21", "fevga", None, START, (2, 1),
+     [("24:X*14 21:X 12:O*15", None)]),
+    # Narde: the head rule: one checker leaves the 24-point, two on a first turn with 6-6, 4-4, 3-3.
+    ("narde-start-65", "narde", None, START, (6, 5),
+     [("24:X*14 13:X 12:O*15", None)]),
+    ("narde-start-66", "narde", None, START, (6, 6),
+     [("24:X*13 18:X*2 12:O*15", None)]),                      # two leave; 18/12 closed: two of four
+    ("narde-start-44", "narde", None, START, (4, 4),
+     [("24:X*13 16:X*2 12:O*15", None)]),                      # each 24/20/16 (16/12 closed)
+    ("narde-start-33", "narde", None, START, (3, 3),
+     [("24:X*13 18:X*2 12:O*15", None),                        # 2 + 2 steps
+      ("24:X*13 21:X 15:X 12:O*15", None)]),                   # 3 + 1 steps (15/12 closed)
+    ("narde-start-55", "narde", None, START, (5, 5),
+     [("24:X*14 4:X 12:O*15", None)]),                         # 5-5 is no exception: one runs 24/19/14/9/4
+    ("narde-start-22", "narde", None, START, (2, 2),
+     [("24:X*14 16:X 12:O*15", None)]),
+    # -- the runner (fevga). On X's 12-point it has not passed; from 11 on it has, and a second
+    # checker may leave in the same turn.
+    ("fevga-runner-on-12", "fevga", None, "24:X*14 12:X 14:O*15", (2, 1),
+     [("24:X*14 9:X 14:O*15", None),                           # 12/10/9 or 12/11/9
+      ("24:X*13 22:X 11:X 14:O*15", None),                     # 12/11 (passed), then 24/22
+      ("24:X*13 23:X 10:X 14:O*15", None)]),                   # 12/10 (passed), then 24/23; 24/2x first: no
+    ("fevga-runner-reaches-12", "fevga", None, "24:X*14 16:X 2:O*15", (3, 1),
+     [("24:X*14 12:X 2:O*15", None)]),                         # on 12 it has not passed: 24/23, 24/21 refused
+    ("fevga-runner-reaches-11", "fevga", None, "24:X*14 16:X 2:O*15", (5, 1),
+     [("24:X*14 10:X 2:O*15", None),                           # 16/11/10, 16/15/10
+      ("24:X*13 23:X 11:X 2:O*15", None)]),                    # 16/11 then 24/23; 16/15 then 24/19 refused
+    ("fevga-runner-blocked", "fevga", None, "24:X*14 13:X 12:O*15", (1, 1),
+     PASS),                                                    # 13/12 closed, 24/23 = two off, none passed
+    ("narde-same-board", "narde", None, "24:X*14 13:X 12:O*15", (1, 1),
+     [("24:X*13 20:X 13:X 12:O*15", None)]),                   # one leaves the head and takes all four
+    ("fevga-intermediate-closed", "fevga", None, "24:X*14 16:X 11:O*7 10:O*8", (6, 5),
+     PASS),                                                    # 16/10 and 16/11 closed: 16/5 impossible
+    ("fevga-runner-66", "fevga", None, "24:X*14 20:X 11:O*8 10:O*7", (6, 6),
+     [("24:X*13 18:X 2:X 11:O*8 10:O*7", None),                # 20/14/8 first (passed), then 8/2 24/18
+      ("24:X*13 12:X 8:X 11:O*8 10:O*7", None),                # ... or 24/18/12
+      ("24:X*12 18:X*2 8:X 11:O*8 10:O*7", None)]),            # ... or 24/18(2)
+    # -- the head (narde) on a later turn: one checker only leaves it, even with 6-6.
+    ("narde-head-later-66", "narde", None, "24:X*14 20:X 11:O*8 10:O*7", (6, 6),
+     [("24:X*13 18:X 2:X 11:O*8 10:O*7", None),                # 20/14/8/2 24/18
+      ("24:X*13 12:X 8:X 11:O*8 10:O*7", None),                # 20/14/8 24/18/12
+      ("24:X*13 14:X 6:X 11:O*8 10:O*7", None)]),              # 20/14 24/18/12/6
+    # -- maximum use when a restriction refuses the other die: the higher die if it plays, else the lower
+    ("narde-head-higher-die", "narde", None, "24:X*14 3:X 15:O*15", (5, 4),
+     [("24:X*13 19:X 3:X 15:O*15", None)]),                    # 19/15 and 20/15 closed, second head refused
+    ("narde-head-lower-die", "narde", None, "24:X*14 3:X 19:O 15:O*14", (5, 4),
+     [("24:X*13 20:X 3:X 19:O 15:O*14", None)]),               # 24/19 closed: only the 4
+    # -- the prime rule. X's 5 4 3 2 1 24 are O's 17..12 (k = 12), a run across X's 24 and 1.
+    ("narde-prime-across-24-1", "narde", None,
+     "24:X*2 11:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", (6, 5),
+     [("24:X 13:X 11:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", None),   # 24/18/13
+      ("24:X 18:X 6:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", None)]),  # 24/18 11/6
+    # (11/5 with 24 still held shuts O in: 11/5 24/19 is refused at either step; 24/18 24/19 two off the head)
+    ("narde-prime-rule-off", "narde", {"prime_rule": False},
+     "24:X*2 11:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", (6, 5),
+     [("24:X 13:X 11:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", None),
+      ("24:X 18:X 6:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", None),
+      ("24:X 19:X 5:X 4:X 3:X 2:X 1:X*9 12:O*11 10:O 9:O 8:O 7:O", None)]),
+    ("narde-prime-with-checker-ahead", "narde", None,
+     "24:X*2 11:X 4:X 3:X 2:X 1:X*9 12:O*10 20:O 10:O 9:O 8:O 7:O", (6, 5),   # O on its 8 < 12: ahead
+     [("24:X 13:X 11:X 4:X 3:X 2:X 1:X*9 12:O*10 20:O 10:O 9:O 8:O 7:O", None),
+      ("24:X 18:X 6:X 4:X 3:X 2:X 1:X*9 12:O*10 20:O 10:O 9:O 8:O 7:O", None),
+      ("24:X 19:X 5:X 4:X 3:X 2:X 1:X*9 12:O*10 20:O 10:O 9:O 8:O 7:O", None)]),
+    # X's 18..13 are O's 6..1 (k = 1): only a checker borne off is ahead of them
+    ("narde-prime-in-their-home", "narde", None,
+     "24:X 17:X 16:X 15:X 14:X 13:X 1:X*9 12:O*10 11:O 10:O 9:O 8:O 7:O", (6, 6),
+     PASS),                                                    # 24/18 shuts O in; everything else closed
+    ("narde-prime-one-borne-off", "narde", None,
+     "24:X 17:X 16:X 15:X 14:X 13:X 1:X*9 12:O*9 11:O 10:O 9:O 8:O 7:O", (6, 6),
+     [("18:X 17:X 16:X 15:X 14:X 13:X 1:X*9 12:O*9 11:O 10:O 9:O 8:O 7:O", None)]),
+    # X's 15 14 13 12 11 10 are O's 3 2 1 24 23 22: not six that follow one another on O's path
+    ("fevga-no-prime-across-12-13", "fevga", None,
+     "18:X 15:X 14:X 13:X 11:X 10:X 1:X*9 9:O*10 8:O 7:O 6:O 5:O 4:O", (6, 6),
+     [("15:X 14:X 13:X 12:X 11:X 10:X 1:X*9 9:O*10 8:O 7:O 6:O 5:O 4:O", None)]),
+    # -- the starting quarter: refused in fevga, allowed in narde (O's checkers ahead: no prime)
+    ("fevga-start-quarter", "fevga", None,
+     "24:X*2 23:X 22:X 21:X 20:X 1:X*9 18:O*3 17:O*3 16:O*3 15:O*3 14:O*3", (5, 5),
+     PASS),
+    ("narde-start-quarter", "narde", None,
+     "24:X*2 23:X 22:X 21:X 20:X 1:X*9 18:O*3 17:O*3 16:O*3 15:O*3 14:O*3", (5, 5),
+     [("24:X 23:X 22:X 21:X 20:X 19:X 1:X*9 18:O*3 17:O*3 16:O*3 15:O*3 14:O*3", None)]),
+    ("fevga-start-quarter-allowed", "fevga", {"full_start_quarter_allowed": True},
+     "24:X*2 23:X 22:X 21:X 20:X 1:X*9 18:O*3 17:O*3 16:O*3 15:O*3 14:O*3", (5, 5),
+     [("23:X 22:X 21:X 20:X 19:X*2 1:X*9 18:O*3 17:O*3 16:O*3 15:O*3 14:O*3", None)]),  # 24/19(2): no head
+    # rule in fevga, and two dice beat one (19/14 and the rest closed)
+    # -- bearing off (8.3) and results (8.5)
+    ("fevga-bear-off-gammon", "fevga", None, "5:X 3:X 12:O*15", (6, 4),
+     [("12:O*15", ("X", "gammon", 2)),                         # 5/off (6 > 5), then 3/off (4 > 3, highest)
+      ("1:X 12:O*15", None)]),                                 # 5/1 then 3/off; 3/off with the 4 first: no
+    ("fevga-bear-off-single", "fevga", None, "5:X 3:X 12:O*14", (6, 4),
+     [("12:O*14", ("X", "single", 1)),
+      ("1:X 12:O*14", None)]),
+    ("fevga-bear-off-not-all-home", "fevga", None, "7:X 5:X 12:O*15", (6, 5),
+     [("1:X 12:O*15", None),                                   # 7/1 then 5/off
+      ("2:X 12:O*15", None)]),                                 # 7/2 then 5/off with the 6; 5/off first: no
+    ("narde-bear-off-ends-turn", "narde", None, "6:X 2:X 1:X 12:O*15", (6, 6),
+     [("12:O*15", ("X", "gammon", 2))]),                       # three of the four end the game
+]
+
+
+def _expected_states(variant, layout, turn, rules, expected) -> set:
+    if expected == PASS:
+        return {ind.parse_state(_running_board(variant, layout, turn, rules))[1]}
+    want = set()
+    for after_layout, result in expected:
+        points, offx, offo, barx, baro, _ = ind.parse_state(_running_board(variant, after_layout, turn, rules))[1]
+        want.add((points, offx, offo, barx, baro, result))
+    return want
+
+
+def _running_hand_instances():
+    for name, variant, rules, layout, dice, expected in RUNNING_HAND_CASES:
+        yield pytest.param(variant, rules, layout, "X", dice, expected, id=f"{name}-X")
+        mirrored = expected if expected == PASS else [
+            (_mirror(after), None if result is None else (ind.opp(result[0]),) + tuple(result[1:]))
+            for after, result in expected]
+        yield pytest.param(variant, rules, _mirror(layout), "O", dice, mirrored, id=f"{name}-O")
+
+
+@pytest.mark.parametrize("variant, rules, layout, turn, dice, expected", list(_running_hand_instances()))
+def test_running_hand_cases(variant, rules, layout, turn, dice, expected):
+    """The independent rules against answers worked out by hand (both colours)."""
+    data = _running_board(variant, layout, turn, rules)
+    assert ind.start_breaks_restriction(data) is None
+    want = _expected_states(variant, layout, turn, rules, expected)
+    mine = ind.legal_results(data, *dice)
+    assert mine == want, (
+        f"independent rules disagree with the hand-worked answer\nonly independent:\n{ind.describe(mine - want)}"
+        f"\nonly expected:\n{ind.describe(want - mine)}"
+    )
+
+
+@pytest.mark.parametrize("variant, rules, layout, turn, dice, expected", list(_running_hand_instances()))
+def test_running_hand_cases_vs_reference(variant, rules, layout, turn, dice, expected):
+    """The same hand-worked positions through the reference generator."""
+    data = _running_board(variant, layout, turn, rules)
+    checker = Checker(variant, "hand cases")
+    checker.positions += 1
+    checker.compare(position_from_json(data), dice)
+    checker.finish()
+
+
+# -- the running games: random boards -------------------------------------------------
+
+def running_layout(rng: random.Random, role: str) -> tuple[list[int], int]:
+    """(checkers by the side's own path index 0..23, checkers off) for one side of a running game.
+
+    Path index t = 24 - own point: 0 is the 24-point (the start), 18..23 the home board.
+    """
+    counts = [0] * 24
+    if role == "bearer":            # home (mostly), a straggler or two, some off
+        on_board = rng.choice([1, 2, 3, 4, 6, 8, 11, 15]) if rng.random() < 0.8 else rng.randint(1, 15)
+        for _ in range(on_board):
+            if rng.random() < 0.12:
+                counts[rng.randint(6, 17)] += 1
+            else:
+                counts[rng.randint(18, 23)] += 1
+        return counts, 15 - on_board
+    if role == "starter":           # still around the start: the runner and head rules
+        away = rng.choice([0, 1, 1, 2, 3, 5])
+        for _ in range(away):
+            # mostly before the opponent's start (t <= 12: not passed), sometimes just past it
+            counts[rng.randint(1, 12) if rng.random() < 0.75 else rng.randint(13, 16)] += 1
+        counts[0] = 15 - away
+        return counts, 0
+    if role == "quarter":           # five of the six points 24..19 held, one checker past the start
+        gap = rng.randint(0, 5)
+        for t in range(6):
+            if t != gap:
+                counts[t] += 1
+        counts[rng.randint(13, 23)] += 1
+        for _ in range(9):
+            counts[rng.choice([0, 0, rng.randint(0, 23)])] += 1
+        return counts, 0
+    if role == "primer":            # a run of held points, 4-6 long, the rest anywhere
+        length = rng.choice([4, 5, 5, 6])
+        first = rng.randint(1, 23 - length)
+        for t in range(first, first + length):
+            counts[t] += 1
+        spare = 15 - length
+        for _ in range(spare):
+            counts[rng.choice([rng.randint(0, 23), rng.randint(0, 23), 0, rng.randint(first, 23)])] += 1
+        return counts, 0
+    # "spread": anywhere, perhaps some off
+    on_board = 15 if rng.random() < 0.6 else rng.randint(5, 15)
+    for _ in range(on_board):
+        counts[rng.randint(0, 23)] += 1
+    return counts, 15 - on_board
+
+
+def random_running_board(rng: random.Random, variant: str) -> dict | None:
+    mover = rng.choice("XO")
+    enemy = "O" if mover == "X" else "X"
+    roles = {
+        mover: rng.choice(["bearer", "bearer", "starter", "quarter", "primer", "primer", "spread"]),
+        enemy: rng.choice(["bearer", "starter", "primer", "spread", "spread"]),
+    }
+    points = [""] * 24
+    off = {}
+    for side, role in roles.items():
+        counts, off[side] = running_layout(rng, role)
+        for t, n in enumerate(counts):
+            if n:
+                index = ind.square(side, t)
+                if points[index]:
+                    return None  # both sides on one point: draw again
+                points[index] = side * n
+    if max(off.values()) >= 15:
+        return None
+    return {"variant": variant, "points": points, "off": off, "bar": {"X": 0, "O": 0}, "turn": mover}
+
+
+def running_boards(checker: Checker, variant: str, boards: int, seed: str, overrides: dict | None = None) -> None:
+    rng = random.Random(seed)
+    built = 0
+    while built < boards:
+        data = random_running_board(rng, variant)
+        if data is None:
+            continue
+        if overrides:
+            data["rules"] = dict(overrides)
+        if ind.start_breaks_restriction(data) is not None:
+            checker.unreachable += 1
+            continue
+        try:
+            position = position_from_json(data)
+        except PositionError:
+            checker.rejected += 1
+            continue
+        built += 1
+        checker.positions += 1
+        for dice in ALL_ROLLS:
+            checker.compare(position, dice)
+
+
+@pytest.mark.parametrize("variant", RUNNING)
+def test_random_running_boards(variant):
+    checker = Checker(variant, "random boards")
+    running_boards(checker, variant, RUNNING_BOARDS, f"running-{variant}")
+    checker.finish()
+    wanted = ["case:pass", "case:higher", "case:lower", "case:partial", "case:all", "bear-off", "result:single",
+              "result:gammon", "refused:prime"]
+    wanted += ["refused:runner", "refused:quarter"] if variant == "fevga" else ["refused:head"]
+    missing = [name for name in wanted if not checker.coverage[name]]
+    assert not missing, f"the random boards no longer exercise {missing}"
+
+
+CUSTOM_RUNNING_RULES = [
+    ("fevga", {"prime_rule": False}),
+    ("fevga", {"start_rule": "head", "full_start_quarter_allowed": True}),
+    ("narde", {"start_rule": "none"}),
+    ("narde", {"start_rule": "runner", "full_start_quarter_allowed": False}),
+]
+
+
+@pytest.mark.parametrize("variant, overrides", CUSTOM_RUNNING_RULES, ids=lambda x: str(x))
+def test_running_custom_rules(variant, overrides):
+    """The running games' options away from their presets: random boards and a few playouts."""
+    checker = Checker(variant, f"custom rules {overrides}")
+    running_boards(checker, variant, CUSTOM_RUNNING_BOARDS, f"custom-{variant}-{sorted(overrides.items())}",
+                   overrides)
+    rng = random.Random(f"custom-playouts-{variant}-{sorted(overrides.items())}")
+    for _ in range(CUSTOM_RUNNING_GAMES):
+        playout(checker, variant, rng, biased=True, overrides=overrides)
     checker.finish()
