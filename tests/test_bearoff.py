@@ -286,10 +286,12 @@ def random_home(rng, most=15):
 def bearoff_position(variant, mine, theirs, turn="X"):
     """The position with X's home ``mine`` and O's ``theirs`` (each on its own 1- to 6-points), ``turn`` to move."""
     from tapa_ai.notation.mini import board
+    from tapa_ai.rules import variant_rules
 
     x_home, o_home = (mine, theirs) if turn == "X" else (theirs, mine)
+    to_x = variant_rules(variant).opponent_point  # O's point q is X's 25 - q (q + 12 in the running games)
     layout = [f"{point + 1}:{'X' * n}" for point, n in enumerate(x_home) if n]
-    layout += [f"{24 - point}:{'O' * n}" for point, n in enumerate(o_home) if n]  # O's point q is X's 25 - q
+    layout += [f"{to_x(point + 1)}:{'O' * n}" for point, n in enumerate(o_home) if n]
     return board(variant, " ".join(layout), turn)
 
 
@@ -593,3 +595,55 @@ def test_nobearoff_spec_option_gives_the_pure_network():
     assert not np.allclose(with_db.evaluate(afterstates), pure.evaluate(afterstates), atol=1e-4)
     with pytest.raises(BotError, match="nobearoff is an option of net: bots"):
         make_bot("heuristic,nobearoff", variant_rules("tapa"))
+
+
+RUNNING = ("fevga", "narde")
+
+
+@pytest.mark.parametrize("variant", RUNNING)
+def test_running_game_bear_offs_never_meet_again_and_end_in_singles_and_gammons(variant):
+    """In the running games the other's home is the mover's points 13-18 (RULES.md 8.1): once both sides
+    are home, every legal move of every roll leads to a bear-off again or a single or gammon win."""
+    from tapa_ai.bearoff.evaluate import bearoff_mask
+    from tapa_ai.movegen import PositionBatch
+    from tapa_ai.rules.reference import legal_moves
+
+    rng = np.random.default_rng(21)
+    starts = random_bearoffs(variant, 25, rng)
+    starts += [bearoff_position(variant, (1, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 15))]
+    assert bearoff_mask(PositionBatch.from_positions(starts)).all()
+    kinds = set()
+    for position in starts:
+        after = [move.position for a in range(1, 7) for b in range(a, 7) for move in legal_moves(position, (a, b))]
+        going_on = [p for p in after if p.result is None]
+        if going_on:
+            assert bearoff_mask(PositionBatch.from_positions(going_on)).all()
+        for finished in (p for p in after if p.result is not None):
+            loser = "O" if position.turn == "X" else "X"
+            assert finished.result.kind == ("gammon" if finished.off_count(loser) == 0 else "single")
+            kinds.add(finished.result.kind)
+    assert kinds == {"single", "gammon"}
+
+
+@pytest.mark.parametrize("variant", RUNNING)
+def test_running_game_bear_offs_are_valued_as_the_same_homes_in_backgammon(variant):
+    """The end game is the same in every variant: a running-game bear-off's distribution, homes and
+    exactness equal backgammon's for the same two home boards, from either side's view."""
+    from tapa_ai.bearoff.evaluate import bearoff_problems, bearoff_values
+    from tapa_ai.movegen import PositionBatch
+    from tapa_ai.notation.mini import board
+
+    rng = np.random.default_rng(22)
+    pairs = [(random_home(rng, most), random_home(rng, most), "XO"[int(rng.integers(2))])
+             for most in (15, 6) for _ in range(30)]
+    running = PositionBatch.from_positions([bearoff_position(variant, *pair) for pair in pairs])
+    classic = PositionBatch.from_positions([bearoff_position("backgammon", *pair) for pair in pairs])
+    for ours, theirs in ((running, classic), (running.flipped(), classic.flipped())):
+        mine, reference = bearoff_values(ours), bearoff_values(theirs)
+        assert mine.rows.tolist() == reference.rows.tolist() == list(range(len(pairs)))
+        assert np.array_equal(mine.homes, reference.homes) and np.array_equal(mine.exact, reference.exact)
+        assert np.array_equal(mine.distributions, reference.distributions)
+    # O on its 7-point (X's 19) is outside its home; on its 1-point (X's 13) it is home.
+    assert bearoff_problems(PositionBatch.from_positions([board(variant, "3:X 19:O")]), 0) == [
+        "O has 1 checker outside its home board"]
+    assert bearoff_problems(PositionBatch.from_positions([board(variant, "3:X 13:O")]), 0) == []

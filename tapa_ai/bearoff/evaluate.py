@@ -5,10 +5,12 @@ A position (a :class:`~tapa_ai.movegen.batch.PositionBatch` row, seen from ``tur
 sides is on its own 1- to 6-points or borne off, none on the bar, none pinned, and both still have one on
 the board. The two home boards lie at opposite ends of the board and both sides move away from each other
 there (in tapa and plakoto as in backgammon, RULES.md section 1), so no checker can meet an opposing one
-again: no hit, no pin, no mother. The three variants then play the same end game, and a finished one
-scores a single, or a gammon when the loser has borne off none; never a backgammon (the loser's checkers
-are all in its own home, none in the winner's or on the bar), a mother win or a draw.
-``tests/test_bearoff.py`` checks this on the reference rules, for the three variants.
+again: no hit, no pin, no mother. In the running games (RULES.md 8.1) the other's home board is the
+mover's points 13-18, twelve points away on the same track, and both sides bear off without meeting
+either. Every variant then plays the same end game, and a finished one scores a single, or a gammon when
+the loser has borne off none; never a backgammon (the loser's checkers are all in its own home, none in
+the winner's or on the bar), a mother win or a draw. ``tests/test_bearoff.py`` checks this on the
+reference rules, for every variant.
 
 :func:`bearoff_distributions` values them from the side to roll's view in the network's outcome classes
 (:mod:`tapa_ai.rules.outcomes`; only the single and gammon classes are ever non-zero here):
@@ -51,11 +53,15 @@ EXACT_CHECKERS = DEFAULT_CHECKERS
 
 _HOME = POINTS  # the mover's home is columns 0..5, the other's columns 18..23 (its points 6..1)
 _OTHER_HOME = 24 - POINTS
+_PARALLEL_OTHER_HOME = 12  # in the running games the other's points 1..6 are the mover's columns 12..17
 
 
 @njit(cache=True)
-def _classify(board, pinned, bar, exact_checkers, bearoff, exact):
-    """Fill (N,) ``bearoff`` (the mask) and ``exact`` (a bear-off with both sides <= exact_checkers on board)."""
+def _classify(board, pinned, bar, parallel, exact_checkers, bearoff, exact):
+    """Fill (N,) ``bearoff`` (the mask) and ``exact`` (a bear-off with both sides <= exact_checkers on board).
+
+    ``parallel``: (N,) bool, the row is a running game (the other's home is columns 12..17).
+    """
     for row in range(board.shape[0]):
         bearoff[row] = False
         exact[row] = False
@@ -64,9 +70,12 @@ def _classify(board, pinned, bar, exact_checkers, bearoff, exact):
         mine = 0
         theirs = 0
         contact = False
+        low = _PARALLEL_OTHER_HOME if parallel[row] else _OTHER_HOME
+        high = low + POINTS
         for column in range(24):
             count = board[row, column]
-            if pinned[row, column] != 0 or (count > 0 and column >= _HOME) or (count < 0 and column < _OTHER_HOME):
+            if pinned[row, column] != 0 or (count > 0 and column >= _HOME) or (
+                    count < 0 and (column < low or column >= high)):
                 contact = True
                 break
             if count > 0:
@@ -85,7 +94,7 @@ def _classified(batch: PositionBatch) -> tuple[np.ndarray, np.ndarray]:
     exact = np.zeros(count, dtype=np.bool_)
     if count:
         _classify(np.ascontiguousarray(batch.board), np.ascontiguousarray(batch.pinned),
-                  np.ascontiguousarray(batch.bar), EXACT_CHECKERS, bearoff, exact)
+                  np.ascontiguousarray(batch.bar), batch.parallel_rows(), EXACT_CHECKERS, bearoff, exact)
     return bearoff, exact
 
 
@@ -108,9 +117,12 @@ def homes(batch: PositionBatch, rows: Optional[np.ndarray] = None) -> np.ndarray
     Of ``rows`` (all by default); only checkers on top count (a bear-off has no pins).
     """
     board = batch.board if rows is None else batch.board[rows]
+    parallel = batch.parallel_rows() if rows is None else batch.parallel_rows()[rows]
     board = board.astype(np.int64)
     mine = np.clip(board[:, :POINTS], 0, None)
     theirs = np.clip(-board[:, :_OTHER_HOME - 1:-1], 0, None)  # columns 23..18: the other's points 1..6
+    if parallel.any():  # running games: columns 12..17 are the other's points 1..6
+        theirs[parallel] = np.clip(-board[parallel, _PARALLEL_OTHER_HOME:_PARALLEL_OTHER_HOME + POINTS], 0, None)
     return np.stack([mine, theirs], axis=1)
 
 
@@ -263,7 +275,10 @@ def bearoff_problems(batch: PositionBatch, row: int) -> list[str]:
     pinned = batch.pinned[row].astype(np.int64)
     mover, other = SIDES[int(batch.turn[row])], SIDES[1 - int(batch.turn[row])]
     problems = []
-    for side, sign, home in ((mover, 1, slice(0, POINTS)), (other, -1, slice(_OTHER_HOME, 24))):
+    other_home = slice(_OTHER_HOME, 24)
+    if batch.rules[int(batch.rules_id[row])].parallel:
+        other_home = slice(_PARALLEL_OTHER_HOME, _PARALLEL_OTHER_HOME + POINTS)
+    for side, sign, home in ((mover, 1, slice(0, POINTS)), (other, -1, other_home)):
         on_top = np.clip(sign * board, 0, None)
         under = (pinned == sign).astype(np.int64)
         outside = on_top + under
