@@ -14,6 +14,8 @@ from ..movegen.generate import Afterstates
 from .base import Bot, ScoringBot
 
 _POINT_NUMBERS = np.arange(1, 25, dtype=np.int32)
+_PARALLEL_NUMBERS = (_POINT_NUMBERS + 11) % 24 + 1
+"""The opponent's own point at each of the mover's points 1..24 in the running games (p + 12, or p - 12)."""
 
 
 def pip_counts(batch: PositionBatch) -> np.ndarray:
@@ -23,8 +25,11 @@ def pip_counts(batch: PositionBatch) -> np.ndarray:
     mover = np.clip(board, 0, None) + (pinned == 1)
     opponent = np.clip(-board, 0, None) + (pinned == -1)
     mover_pips = mover @ _POINT_NUMBERS + 25 * batch.bar[:, 0].astype(np.int32)
-    # The mover's point p is the opponent's point 25 - p.
+    # The mover's point p is the opponent's point 25 - p (p +- 12 in the running games).
     opponent_pips = opponent @ (25 - _POINT_NUMBERS) + 25 * batch.bar[:, 1].astype(np.int32)
+    parallel = batch.parallel_rows()
+    if parallel.any():
+        opponent_pips[parallel] = opponent[parallel] @ _PARALLEL_NUMBERS
     return np.stack([mover_pips, opponent_pips], axis=1)
 
 

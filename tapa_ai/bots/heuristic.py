@@ -32,6 +32,17 @@ against a strong home board), blots exposed to direct and indirect shots
 (the opponent's bar checkers must enter first), anchors in the opponent's
 home board, primes, home-board points, and, once contact is broken, a pure
 race (pip lead, bear-off efficiency).
+
+The running games (``contact == "block"``, Fevga and Narde, RULES.md 8): a
+single checker holds a point, so what matters is the **blockade**: our points
+in the 12 points in front of the opponent's rearmost checker (on its path,
+which here runs the same way as ours from the other corner) and the longest
+run of them (a prime, within the prime rule), minus the same for the
+opponent's points in front of our rearmost checker; checkers left on our
+starting point (the head) while the opponent comes round (timing); checkers
+buried deep in our home board while contact lasts; the pip lead, heavier
+once the race begins (both sides past each other: every checker on its own
+points 1-12), and bear-off efficiency.
 """
 
 from __future__ import annotations
@@ -107,6 +118,13 @@ class Weights:
     """Per own made point in the opponent's home board."""
     bg_bar: float = 0.15
     """Per own checker left on the bar."""
+    # -- running games
+    run_block_near: float = 0.02
+    """Extra per blocking point within 6 points in front of the other side's rearmost checker."""
+    run_head: float = 0.03
+    """Per own checker still on our 24-point (the head), times the share of opponent checkers past our start."""
+    run_deep: float = 0.01
+    """Per own checker on our points 1-3 while contact lasts (played too early: timing)."""
 
 
 PIN_WEIGHTS = replace(Weights(), home_made=0.0, prime=(0.0,) * 7, pin_base=0.125, pin_far=1.4, pin_home=0.06,
@@ -115,6 +133,9 @@ PIN_WEIGHTS = replace(Weights(), home_made=0.0, prime=(0.0,) * 7, pin_base=0.125
 HIT_WEIGHTS = replace(Weights(), pip=0.006, stack=0.003, made=0.01, bg_hit=0.0, bg_hit_board=0.015,
                       bg_blot_base=0.2, bg_blot_far=0.3, bg_anchor=0.0)
 """Weights of backgammon (tuned by duels against ``pubeval``)."""
+RUN_WEIGHTS = replace(Weights(), pip=0.01, race_pip=0.03, made=0.03, home_made=0.0,
+                      prime=(0.0, 0.0, 0.02, 0.06, 0.14, 0.26, 0.40))
+"""Weights of the running games (tuned by duels against ``runner``, docs/strength.md)."""
 
 
 def _shift(array: np.ndarray, distance: int) -> np.ndarray:
@@ -174,10 +195,11 @@ def _last_true(mask: np.ndarray, default: int) -> np.ndarray:
 
 
 def heuristic_scores(afterstates: Afterstates, pin_weights: Weights = PIN_WEIGHTS,
-                     hit_weights: Weights = HIT_WEIGHTS) -> np.ndarray:
+                     hit_weights: Weights = HIT_WEIGHTS, run_weights: Weights = RUN_WEIGHTS) -> np.ndarray:
     """(N,) score of every afterstate for the side that moved (see module docstring).
 
-    Rows of pinning rule sets use ``pin_weights``, the others ``hit_weights``.
+    Rows of pinning rule sets use ``pin_weights``, the running games ``run_weights``, the others
+    ``hit_weights``.
     """
     positions = afterstates.positions
     n = len(positions)
@@ -186,8 +208,10 @@ def heuristic_scores(afterstates: Afterstates, pin_weights: Weights = PIN_WEIGHT
         return scores
     pins_table, mother_table, _ = positions.rule_tables()
     pin_game = pins_table[positions.rules_id]
+    running = positions.parallel_rows()
     mother_points = mother_table[positions.rules_id].astype(np.float64)
-    for mask, function, weights in ((pin_game, _pin_scores, pin_weights), (~pin_game, _hit_scores, hit_weights)):
+    for mask, function, weights in ((pin_game, _pin_scores, pin_weights), (running, _running_scores, run_weights),
+                                    (~pin_game & ~running, _hit_scores, hit_weights)):
         rows = np.flatnonzero(mask)
         if rows.size:
             part = positions if rows.size == n else positions.take(rows)
@@ -304,6 +328,51 @@ def _hit_scores(positions, mother_points: np.ndarray, weights: Weights) -> np.nd
     return score
 
 
+_OPPONENT_ORDER = (np.arange(24) + 11) % 24
+"""Running games: the mover's column of each of the opponent's own points 1..24 (its point q is the mover's
+q + 12, or q - 12), so ``board[:, _OPPONENT_ORDER]`` reads the board along the opponent's path."""
+
+
+def _blockade(blocks_by_point: np.ndarray, rear: np.ndarray, weights: Weights) -> np.ndarray:
+    """(N,) value of the points in ``blocks_by_point`` (N, 24) (in the blocked side's own numbering, index =
+    point - 1) in the 12 points in front of that side's rearmost checker at index ``rear``."""
+    index = np.arange(24)[None, :]
+    ahead = index < rear[:, None]
+    front = blocks_by_point & ahead & (index >= rear[:, None] - 12)
+    near = front & (index >= rear[:, None] - 6)
+    prime = np.minimum(_longest_run(front), len(weights.prime) - 1)
+    return weights.made * front.sum(axis=1) + weights.run_block_near * near.sum(axis=1) + \
+        np.asarray(weights.prime)[prime]
+
+
+def _running_scores(positions, mother_points: np.ndarray, weights: Weights) -> np.ndarray:
+    """The running games (module docstring): both sides travel the same way round, a checker holds a point."""
+    board = positions.board.astype(np.int16)
+    own = np.clip(board, 0, None)
+    opp = np.clip(-board, 0, None)
+    opp_path = opp[:, _OPPONENT_ORDER]  # the opponent's checkers by its own point - 1
+    own_on_opp_path = own[:, _OPPONENT_ORDER] > 0  # our points, by the opponent's point - 1
+    opp_rear = _last_true(opp_path > 0, -1)
+    own_rear = _last_true(own > 0, -1)
+    race = (own_rear < 12) & (opp_rear < 12)
+    contact = ~race
+    pips = pip_counts(positions).astype(np.float64)
+    lead = pips[:, 1] - pips[:, 0]
+    score = np.where(contact, weights.pip, weights.race_pip) * lead + weights.off * positions.off[:, 0]
+    score += contact * (_blockade(own_on_opp_path, opp_rear, weights) - _blockade(opp > 0, own_rear, weights))
+    # Timing: the head kept while the opponent comes round; checkers buried early.
+    opp_past_our_start = opp_path[:, :12].sum(axis=1) / 15.0  # on the opponent's points 1-12: our 13-24
+    score -= contact * weights.run_head * own[:, 23] * opp_past_our_start
+    score -= contact * weights.run_deep * own[:, :3].sum(axis=1)
+    # Bearing in and off: no gaps below the highest home checker, no tall stacks.
+    home = own[:, :6] > 0
+    highest = _last_true(home, -1)
+    gaps = ((~home) & (np.arange(6)[None, :] < highest[:, None])).sum(axis=1)
+    score -= weights.home_gap * gaps * (own_rear <= 8)
+    score -= weights.stack * np.clip(own[:, :23] - 3, 0, None).sum(axis=1)
+    return score
+
+
 class HeuristicBot(ScoringBot):
     """``heuristic``: the hand-crafted expert (any variant); see the module docstring."""
 
@@ -312,7 +381,7 @@ class HeuristicBot(ScoringBot):
     def __init__(self, rules: RuleOptions, weights: Optional[Weights] = None):
         self.check_rules(rules)
         self.rules = rules
-        self.weights = weights or (PIN_WEIGHTS if rules.pins else HIT_WEIGHTS)
+        self.weights = weights or (PIN_WEIGHTS if rules.pins else RUN_WEIGHTS if rules.parallel else HIT_WEIGHTS)
         """The weights of ``rules`` (a batch of other rules gets the defaults of its kind)."""
 
     def with_weights(self, **changes) -> "HeuristicBot":
@@ -322,4 +391,6 @@ class HeuristicBot(ScoringBot):
     def scores(self, afterstates: Afterstates) -> np.ndarray:
         if self.rules.pins:
             return heuristic_scores(afterstates, pin_weights=self.weights)
+        if self.rules.parallel:
+            return heuristic_scores(afterstates, run_weights=self.weights)
         return heuristic_scores(afterstates, hit_weights=self.weights)
