@@ -13,7 +13,17 @@ equal. Positions come from three sources, for each variant:
     on the bar), checked with all 21 rolls, also under custom rule options
     (tapa without mother rules, plakoto with backgammons, backgammon without).
 
-Hand-worked cases (``HAND_CASES``) pin the independent implementation itself
+The running games of section 8 (``fevga``, ``narde``) go through the same
+three sources: (a) uniform playouts, (b) playouts that prefer long runs of held
+points on the opponent's path (so that the prime rule is tried), (c) random
+boards (bearing off, checkers still at the start for the runner and head
+rules, five of the starting quarter held, runs of 4-6 points), all 21 rolls
+each; and custom options (fevga without the prime rule or with the head rule,
+narde without a start rule or with fevga's). Boards on which the mover already
+breaks a restriction of 8.4 cannot arise in play and are left out.
+
+Hand-worked cases (``HAND_CASES``, ``RUNNING_HAND_CASES``; the latter each
+checked for both colours) pin the independent implementation itself
 to answers derived by hand from RULES.md. Each comparison also checks that the
 reference lists every resulting position once and keeps ``turn`` = the mover.
 The per-test line printed with ``-s`` gives counts and a coverage summary.
@@ -47,14 +57,17 @@ ALL_VARIANTS = VARIANTS + RUNNING
 ALL_ROLLS = [(a, b) for a in range(1, 7) for b in range(a, 7)]
 MAX_REPORTED = 4
 
-# Sizes, tuned so that the whole file runs well under 90 s on two cores.
-UNIFORM_GAMES = {"tapa": 24, "plakoto": 24, "backgammon": 24, "fevga": 3, "narde": 3}
-BIASED_GAMES = {"tapa": 24, "plakoto": 24, "backgammon": 8, "fevga": 3, "narde": 3}
-ENDGAME_BOARDS = 140
-RUNNING_BOARDS = 40
-CUSTOM_ENDGAME_BOARDS = 40
-CUSTOM_RUNNING_BOARDS = 10
-CUSTOM_RUNNING_GAMES = 1
+# Sizes, tuned so that the whole file runs well under 90 s on two cores. TAPA_CROSSCHECK_SCALE=k
+# multiplies every count by k for a deeper one-off run (the same seeds, so scale 1 is a prefix of it).
+SCALE = max(1, int(os.environ.get("TAPA_CROSSCHECK_SCALE", "1")))
+UNIFORM_GAMES = {v: n * SCALE for v, n in {"tapa": 24, "plakoto": 24, "backgammon": 24, "fevga": 2, "narde": 2}.items()}
+BIASED_GAMES = {v: n * SCALE for v, n in {"tapa": 24, "plakoto": 24, "backgammon": 8, "fevga": 3, "narde": 2}.items()}
+ENDGAME_BOARDS = 140 * SCALE
+RUNNING_BOARDS = 22 * SCALE
+CUSTOM_ENDGAME_BOARDS = 40 * SCALE
+CUSTOM_RUNNING_BOARDS = 5 * SCALE
+CUSTOM_RUNNING_GAMES = 1 * SCALE
+CUSTOM_RUNNING_PLIES = 60
 EXTRA_ROLLS_PER_PLAYOUT_POSITION = 1
 MAX_PLIES = 400
 
@@ -80,6 +93,7 @@ class Checker:
         self.rejected = 0
         self.decided = 0
         self.unreachable = 0
+        self.moves = 0  # resulting positions (moves) compared, summed over the comparisons
         self.coverage: Counter = Counter()
 
     def report(self, position_json: dict, dice: tuple, text: str) -> None:
@@ -107,6 +121,7 @@ class Checker:
         self.coverage.update(f"refused:{name}" for name in refused)
         theirs_list = [canonical(m.position) for m in moves]
         theirs = set(theirs_list) if theirs_list else {start}
+        self.moves += len(theirs)
         problems = []
         if mine != theirs:
             only_ref = theirs - mine
@@ -128,11 +143,11 @@ class Checker:
     def finish(self) -> None:
         STATS[(self.variant, self.source)] = {
             "positions": self.positions, "comparisons": self.comparisons,
-            "rejected": self.rejected, "decided": self.decided, "unreachable": self.unreachable,
+            "moves": self.moves, "rejected": self.rejected, "decided": self.decided, "unreachable": self.unreachable,
             "mismatches": self.mismatch_count,
         }
         print(f"\n{self.variant}/{self.source}: {self.positions} positions, {self.comparisons} (position, dice) "
-              f"comparisons, {self.rejected} boards rejected by the loader, {self.decided} already-decided boards "
+              f"comparisons ({self.moves} resulting positions), {self.rejected} boards rejected by the loader, {self.decided} already-decided boards "
               f"skipped, {self.unreachable} running-game boards skipped (the mover already breaks a restriction), "
               f"{self.mismatch_count} mismatches")
         print("  coverage: " + ", ".join(f"{k}={v}" for k, v in sorted(self.coverage.items())))
@@ -219,14 +234,15 @@ def aggression(position, mover: str) -> float:
     return score
 
 
-def playout(checker: Checker, variant: str, rng: random.Random, biased: bool, overrides: dict | None = None) -> None:
+def playout(checker: Checker, variant: str, rng: random.Random, biased: bool, overrides: dict | None = None,
+            max_plies: int = MAX_PLIES) -> None:
     position = start_position(variant, turn=rng.choice("XO"))
     if overrides:
         data = position_to_json(position)
         data["rules"] = dict(overrides)
         position = position_from_json(data)
     score = blocking if variant in RUNNING else aggression
-    for _ in range(MAX_PLIES):
+    for _ in range(max_plies):
         checker.positions += 1
         dice = roll(rng)
         for _ in range(EXTRA_ROLLS_PER_PLAYOUT_POSITION):
@@ -821,5 +837,5 @@ def test_running_custom_rules(variant, overrides):
                    overrides)
     rng = random.Random(f"custom-playouts-{variant}-{sorted(overrides.items())}")
     for _ in range(CUSTOM_RUNNING_GAMES):
-        playout(checker, variant, rng, biased=True, overrides=overrides)
+        playout(checker, variant, rng, biased=True, overrides=overrides, max_plies=CUSTOM_RUNNING_PLIES)
     checker.finish()
