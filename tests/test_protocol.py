@@ -93,7 +93,7 @@ def test_bad_requests_get_an_error_and_the_engine_keeps_serving(engine, request_
 
 def test_errors_echo_the_request_id(engine):
     assert ask(engine, {"cmd": "nope", "id": "abc"}) == {"id": "abc", "error": "unknown cmd 'nope'; commands: "
-                                                        "['start', 'legal_moves', 'apply', 'bearoff', 'encode', 'evaluate', "
+                                                        "['start', 'legal_moves', 'apply', 'bearoff', 'bot_move', 'encode', 'evaluate', "
                                                         "'best_move', 'hint', 'cube', 'rollout', 'analyse']"}
 
 
