@@ -1,15 +1,16 @@
 """Screenshots of the web board in mid-game, the in-page model's speed and the page's weight (docs/web.md).
 
-    python scripts/web_screenshots.py                 # writes docs/web/{tapa,plakoto,backgammon}.png, prints numbers
-    python scripts/web_screenshots.py --out /tmp/shots --speed-ms 3000
+    python scripts/web_screenshots.py                 # writes docs/web/{tapa,plakoto,backgammon,fevga,narde}.png
+    python scripts/web_screenshots.py --out /tmp/shots --speed-ms 3000 --variants fevga
 
 Starts ``tapa-ai serve``'s server in this process (with the shipped tapa model, so the page offers tapa's
 n-ply bot), opens the page in headless Chromium (Debian's ``chromium`` and ``chromium-driver``, as
 tests/test_web.py), lets the bot play both sides with fixed dice (``?seed=``) until a turn of yours where
 the board shows what the variant is about (a pinned checker and a mother in tapa and plakoto, a checker on
-the bar in backgammon), selects a checker so that its targets light up, and takes the picture. The speed is measured
+the bar in backgammon, a game well under way in fevga and narde, with the bot's last move marked), selects a
+checker so that its targets light up (but in fevga and narde), and takes the picture. The speed is measured
 in the page (``tapaWeb.benchmark``: encode and evaluate, one after another) on the same random positions the
-tests compare with the engine.
+tests compare with the engine (for the variants with a model: not fevga and narde yet).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tapa_ai.engine.http import make_server, serve_in_thread  # noqa: E402
-from tapa_ai.engine.web_board import WEB_DIR, web_files  # noqa: E402
+from tapa_ai.engine.web_board import MODEL_VARIANTS, WEB_DIR, web_files  # noqa: E402
 
-SEEDS = {"tapa": 11, "plakoto": 4, "backgammon": 2}
+SEEDS = {"tapa": 11, "plakoto": 4, "backgammon": 2, "fevga": 3, "narde": 3}
+RUNNING = ("fevga", "narde")
 
 
 def interesting(driver, variant: str) -> bool:
@@ -34,6 +36,7 @@ def interesting(driver, variant: str) -> bool:
     return driver.execute_script(
         "const s = tapaWeb.state, p = s.position;"
         "if (s.turns < 8) return false;"
+        "if (['fevga', 'narde'].includes(arguments[0])) return s.turns >= 16 && !!s.moved;"
         "if (arguments[0] === 'backgammon') return (p.bar.X + p.bar.O) > 0 || s.turns > 24;"
         "const mother = p.points[23].split('X').length === 2 || p.points[0].split('O').length === 2;"
         "return p.points.some(x => x.includes('X') && x.includes('O')) && mother && s.turns > 10;", variant)
@@ -64,6 +67,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "web", help="folder of the PNG files")
     parser.add_argument("--speed-ms", type=int, default=3000, help="how long each speed measurement runs")
+    parser.add_argument("--variants", nargs="+", choices=list(SEEDS), default=list(SEEDS),
+                        help="the variants to picture (default: all)")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT / "tests"))
@@ -84,19 +89,23 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     numbers: dict = {"speed": {}, "page_bytes": {}, "model_bytes": {}}
     try:
-        for variant, first_seed in SEEDS.items():
+        for variant in args.variants:
+            first_seed = SEEDS[variant]
             for seed in range(first_seed, first_seed + 30):  # the first game with such a turn
                 if play_to_an_interesting_turn(driver, server, variant, seed, open_board, wait_for):
                     break
             else:
                 raise SystemExit(f"{variant}: no interesting turn in 30 games")
             numbers.setdefault("seeds", {})[variant] = seed
-            driver.find_element("css selector", "#board rect.hit.source").click()
+            if variant not in RUNNING:  # the running games' picture keeps the bot's last move marked instead
+                driver.find_element("css selector", "#board rect.hit.source").click()
             time.sleep(0.3)
             path = args.out / f"{variant}.png"
             driver.save_screenshot(str(path))
             print(f"{path}: turn {driver.execute_script('return tapaWeb.state.turns')}", file=sys.stderr)
 
+            if variant not in MODEL_VARIANTS:
+                continue  # no model in the page to measure
             positions, _ = comparison_positions(variant)
             result = driver.execute_async_script(
                 "const done = arguments[arguments.length - 1];"
@@ -107,7 +116,7 @@ def main(argv=None) -> int:
         for name in web_files():
             numbers["page_bytes"][name] = (WEB_DIR / name).stat().st_size
         numbers["page_bytes"]["total"] = sum(numbers["page_bytes"].values())
-        for variant in SEEDS:
+        for variant in (v for v in args.variants if v in MODEL_VARIANTS):
             npz, text = server.models.files(variant)
             numbers["model_bytes"][variant] = {"json": len(text), "npz": len(npz)}
         numbers["browser"] = driver.capabilities.get("browserVersion")

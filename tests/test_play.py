@@ -502,3 +502,99 @@ def test_moves_are_shown_with_repeats_counted_and_in_the_other_numbering():
 
     assert display_move("24/22 24/22 13/11 24/22") == "24/22(3) 13/11"
     assert in_other_view("24/22(3) 13/11 bar/22 6/off") == "1/3(3) 12/14 bar/3 19/off"
+
+
+# --------------------------------------------------------------------------
+# The running games (fevga, narde: RULES.md 8)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("human", ["X", "O"])
+def test_the_running_games_board_has_no_bar_and_names_each_sides_start_and_home(human):
+    """Both sides travel the same way: the human's 24 top right, the bot's start (the human's 12) bottom left,
+    the corners named on the frame, the paths said below it, no bar."""
+    from tapa_ai.play.board import path_text
+
+    bot = "O" if human == "X" else "X"
+    lines = render_board(start_position("fevga"), BoardInfo(human=human, dice=(6, 5), cube_in_use=False)).splitlines()
+    assert lines[0].split() == [str(p) for p in range(13, 25)]
+    assert lines[14].split() == [str(p) for p in range(12, 0, -1)]
+    top, bottom = lines[1], lines[13]
+    assert "BAR" not in "\n".join(lines)
+    assert f"-- {bot}'s home --" in top.split("+")[1] and "-- your start --" in top.split("+")[3]
+    assert f"-- {bot}'s start --" in bottom.split("+")[1] and "-- your home --" in bottom.split("+")[3]
+    # The human's 15 on its 24 (top right), the bot's on the human's 12 (bottom left): diagonally opposite.
+    assert lines[2].rstrip().endswith(f"{human} |") and lines[6].split("|")[3].strip() == "15"
+    assert lines[12].split("|")[1].split()[0] == bot and lines[8].split("|")[1].strip() == "15"
+    assert [line.strip() for line in lines[-2:]] == path_text(human)
+    assert path_text(human)[1].startswith(f"{bot} from your 12 (its 24, bottom left)")
+
+
+def test_the_bots_move_in_a_running_game_is_shown_in_the_humans_numbering():
+    from tapa_ai.play.moves import in_other_view
+
+    assert in_other_view("24/18 18/13 13/7(2) 6/off", parallel=True) == "12/6 6/1 1/19(2) 18/off"
+    assert in_other_view("24/18", parallel=False) == "1/7"
+
+
+def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks():
+    """Fevga's start rule (RULES.md 8.4 a): a second checker may not leave the 24-point before the first has
+    passed the opponent's start. Typed at the terminal, the refusal names it."""
+    position = board("fevga", "24:XXXXXXXXXXXXXX 16:X 12:OOOOOOOOOOOOOO 5:O", turn="X")
+    data = {"format": "tapa-ai/play", "version": 1, "position": position_to_json(position), "dice": [6, 4]}
+    session, out = session_for("24/20 24/18\n16/10 10/6\nquit\ny\n", rules=variant_rules("fevga"), seed=3)
+    session.start_notes = session.load(load_game(data, "test"))
+    session.run()
+    answers = dict(responses(out.getvalue(), ["24/20 24/18", "16/10 10/6"]))
+    refused = answers["24/20 24/18"]
+    assert refused.startswith("Illegal move '24/20 24/18': a second checker may not leave the 24-point until the "
+                              "first has passed the opponent's starting point"), refused
+    assert "Legal moves: 16/10 24/20, 16/10 10/6" in refused
+    assert "You play 16/10 10/6." in answers["16/10 10/6"]
+
+
+@pytest.mark.parametrize("variant, bot_spec, human", [("fevga", "heuristic", "X"), ("fevga", "runner", "O"),
+                                                      ("fevga", "random", "X"), ("narde", "heuristic", "O"),
+                                                      ("narde", "runner", "X")])
+def test_a_whole_running_game_is_played_against_each_bot(variant, bot_spec, human):
+    """A whole game typed as a person types it, against the bots that play the running games (no network
+    yet): every move the human makes is one of the legal ones, the bot answers, the game ends with a result."""
+    from tapa_ai.bots.spec import make_bot
+
+    rules = variant_rules(variant)
+    session, out = session_for("", rules=rules, bot=make_bot(bot_spec, rules), seed=5, match_length=1, human=human)
+    session.start()
+    choose = np.random.default_rng(1)
+    for _ in range(2000):
+        if not session.waiting:
+            break
+        game = session.match.game
+        line = format_move(game.moves[choose.integers(len(game.moves))]) if game.phase == "move" else ""
+        session.handle_line(line)
+    screen = out.getvalue()
+    assert session.done and session.match.is_over, screen[-2000:]
+    assert "Internal error" not in screen and "Illegal move" not in screen and "BAR" not in screen
+    assert f"tapa-ai play: {variant}, a match to 1 point. You are {human}, the bot ({bot_spec})" in screen
+    assert re.search(r"Game over: (you win|[XO] wins) [12] points?, (a single game|a gammon)\.", screen), screen[-500:]
+    bot_moves = re.findall(r"[XO] rolls \d-\d and plays (\S.*?)  \(on your board: (.*?)\)\.", screen)
+    assert bot_moves
+    from tapa_ai.play.moves import in_other_view
+
+    assert all(in_other_view(theirs, parallel=True) == yours for theirs, yours in bot_moves)
+
+
+def test_tapa_ai_play_variant_fevga_defaults_to_the_heuristic_and_says_why(tmp_path):
+    """No fevga network yet: ``tapa-ai play --variant fevga`` plays the heuristic and says so, and hint says why
+    it has no advice; a move, help and quit work as a person types them."""
+    script = "help\nhint\nquit\ny\n"
+    done = subprocess.run([sys.executable, "-m", "tapa_ai.cli", "play", "--variant", "fevga", "--seed", "3"],
+                          input=script, capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    screen = done.stdout
+    assert "tapa-ai play: fevga, money play. You are X, the bot (heuristic) is O. Seed 3." in screen
+    assert "(There is no fevga network yet (net:fevga): the bot is heuristic" in screen
+    assert "--bot runner, --bot random" in screen
+    assert "Enter moves like 24/18 18/13, 24/13 (one checker, both dice)" in screen and "bar/22" not in screen
+    assert "-- your start --" in screen and "-- O's start --" in screen and "BAR" not in screen
+    assert "(fevga has no doubling cube)" in screen
+    assert "No advice: no network for fevga yet: give --advisor net:PATH." in screen
+    assert "Internal error" not in screen

@@ -93,7 +93,7 @@ def test_bad_requests_get_an_error_and_the_engine_keeps_serving(engine, request_
 
 def test_errors_echo_the_request_id(engine):
     assert ask(engine, {"cmd": "nope", "id": "abc"}) == {"id": "abc", "error": "unknown cmd 'nope'; commands: "
-                                                        "['start', 'legal_moves', 'apply', 'bearoff', 'encode', 'evaluate', "
+                                                        "['start', 'legal_moves', 'apply', 'bearoff', 'bot_move', 'encode', 'evaluate', "
                                                         "'best_move', 'hint', 'cube', 'rollout', 'analyse']"}
 
 
@@ -268,3 +268,27 @@ def test_the_shipped_backgammon_model_doubles_a_won_race_out_and_not_the_opening
     assert response["action"] == "double" and response["response"] == "pass"
     response = ask(engine, {"cmd": "cube", "position": BACKGAMMON_START})
     assert response["action"] == "no_double" and response["response"] == "take"
+
+
+@pytest.mark.parametrize("variant, bot", [("fevga", "heuristic"), ("narde", "runner"), ("fevga", "random"),
+                                          ("tapa", "heuristic")])
+def test_bot_move_plays_a_fixed_bots_legal_move_without_a_model(variant, bot):
+    """``bot_move``: the web board's opponent in the variants without a model; any generator, running games too."""
+    engine = Engine("reference")
+    start = ask(engine, {"cmd": "start", "variant": variant})["position"]
+    legal = ask(engine, {"cmd": "legal_moves", "position": start, "dice": [4, 2]})["moves"]
+    answer = ask(engine, {"cmd": "bot_move", "bot": bot, "position": start, "dice": [4, 2], "seed": 3})
+    assert answer["bot"] == bot and {"move": answer["move"], "position": answer["position"]} in legal
+    again = ask(engine, {"cmd": "bot_move", "bot": bot, "position": start, "dice": [4, 2], "seed": 3})
+    assert again == answer  # the seed replays the random tie-breaks
+    assert "fixed_bots" in engine.describe() and bot in engine.describe()["fixed_bots"]
+
+
+def test_bot_move_refuses_other_bots_and_bad_seeds():
+    engine = Engine("reference")
+    start = ask(engine, {"cmd": "start", "variant": "fevga"})["position"]
+    for extra, fragment in (({"bot": "net:tapa"}, "'bot' must be one of ['heuristic', 'runner', 'random']"),
+                            ({"bot": "random", "seed": -1}, "'seed' must be an integer"),
+                            ({"bot": "random", "seed": "x"}, "'seed' must be an integer")):
+        status, answer = engine.respond({"cmd": "bot_move", "position": start, "dice": [4, 2], **extra})
+        assert status == 400 and fragment in answer["error"], answer

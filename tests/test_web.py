@@ -549,3 +549,148 @@ def test_a_finished_game_is_analysed_by_the_server_and_saved_as_a_record(browser
     browser.find_element("id", "save-game").click()  # the download itself is the browser's
     assert message_of(browser).startswith("Saved tapa-game.json: 1 game")
     assert console_errors(browser) == []
+
+
+# -- the running games (fevga, narde: RULES.md 8): no model yet, the server's fixed bots --------------------------
+RUNNING = ("fevga", "narde")
+NO_MODEL_404 = r"/model/(fevga|narde)\.json - Failed to load resource: .* 404"
+"""The browser's own console line for the model the page asks for and the server has not (yet)."""
+
+
+def test_the_running_games_have_no_model_yet_and_the_server_says_so(server):
+    for variant in RUNNING:
+        status, kind, body = get(server, f"/model/{variant}.json")
+        assert status == 404 and kind.startswith("application/json")
+        assert json.loads(body)["error"] == f"no {variant} network is trained yet (the page's models: tapa, plakoto, " \
+                                            "backgammon)"
+    assert json.loads(get(server, "/health")[2])["fixed_bots"] == ["heuristic", "runner", "random"]
+
+
+def checker_centres(driver, side):
+    """(cx, cy) of every drawn checker of ``side``."""
+    return [tuple(map(float, xy)) for xy in driver.execute_script(
+        "return Array.from(document.querySelectorAll('#board .checker." + side + " circle:not(.inner):not(.pin-ring)'))"
+        ".map(c => [c.getAttribute('cx'), c.getAttribute('cy')])")]
+
+
+@pytest.mark.parametrize("variant", RUNNING)
+def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made_by_clicks(browser, server, variant):
+    """Both sides travel the same way: X's 15 on its 24 (top right), O's on X's 12 (bottom left), each side's
+    tray where it bears off (O's top left), the corners named, no bar; the bot is the server's heuristic and the
+    analysis panel says why it has no numbers; a move by clicks is played, and the bot's answer is logged and
+    marked in your numbering (its point p is your p + 12 or p - 12)."""
+    from tapa_ai.play.moves import in_other_view
+
+    console_errors(browser)
+    open_board(browser, server, variant=variant, seed=3)  # seed 3: X wins the opening roll (5-1)
+    wait_for(browser, "document.body.dataset.phase === 'human'")
+    assert browser.execute_script("return document.getElementById('board').dataset.paths") == "parallel"
+    x, o = checker_centres(browser, "X"), checker_centres(browser, "O")
+    assert len(x) == len(o) == 15
+    # X's 24 is the rightmost top point (x 620..670, y < 260); X's 12 the leftmost bottom one (x 20..70, y > 260).
+    assert all(620 < cx < 670 and cy < 260 for cx, cy in x), x
+    assert all(20 < cx < 70 and cy > 260 for cx, cy in o), o
+    corners = browser.execute_script("return Object.fromEntries(Array.from(document.querySelectorAll("
+                                     "'#board [data-corner]')).map(e => [e.dataset.corner, e.textContent]))")
+    assert corners == {"home-O": "O's home ↑", "start-O": "O's start ↓", "start-X": "your start ↑",
+                       "home-X": "your home ↓"}
+    trays = browser.execute_script("return Object.fromEntries(Array.from(document.querySelectorAll('#board "
+                                   "[data-tray]')).map(e => [e.dataset.tray, [Number(e.getAttribute('x')), "
+                                   "Number(e.getAttribute('y')), e.textContent]]))")
+    assert trays["O"][0] < 20 and trays["O"][1] < 260 and trays["O"][2] == "O off 0"  # left of the board, top
+    assert trays["X"][0] > 690 and trays["X"][1] > 260 and trays["X"][2] == "X off 0"  # right, bottom
+    assert not browser.find_elements("css selector", "#board [data-point='bar']")
+    assert browser.execute_script("return document.getElementById('strength').value") == "heuristic"
+    assert browser.find_element("css selector", "#strength option[value='0']").get_attribute("disabled")
+    note = browser.find_element("id", "analysis-note").text
+    assert note.startswith(f"No chances or move values here: no {variant} network is trained yet") and \
+        note.endswith("The bot is heuristic, server."), note
+    assert not browser.find_element("id", "chances").is_displayed()
+    # A move by clicks, then the bot's answer in your numbering.
+    human_turn_by_clicks(browser, random.Random(3))
+    wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase)")
+    history = browser.execute_script("return tapaWeb.record().games[0].history")
+    mine, theirs = [event for event in history if event["action"] == "move"][:2]
+    assert mine["side"] == "X" and mine["move"] and theirs["side"] == "O"
+    log = browser.execute_script("return tapaWeb.state.log")
+    assert f"X {'-'.join(map(str, mine['dice']))}: {mine['move']}" in log
+    if theirs["move"]:
+        yours = in_other_view(theirs["move"], parallel=True)
+        assert f"O {'-'.join(map(str, theirs['dice']))}: {theirs['move']} (on your board: {yours})" in log, log
+        assert message_of(browser).startswith(f"The bot played {yours} (your numbering"), message_of(browser)
+        marked = browser.execute_script("return ['from', 'to'].map(k => Array.from(document.querySelectorAll("
+                                        "'#board .moved-' + k)).map(e => e.dataset.point).sort())")
+        net = {}
+        for step in yours.split():
+            start, end = step.split("/")
+            net[start], net[end] = net.get(start, 0) - 1, net.get(end, 0) + 1
+        assert marked == [sorted(p for p, n in net.items() if n < 0), sorted(p for p, n in net.items() if n > 0)]
+    assert browser.execute_script("return tapaWeb.record().games[0].players.O") == "the bot (heuristic, server)"
+    assert console_errors(browser, allowed=[NO_MODEL_404]) == []
+
+
+def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks(browser, server):
+    """Fevga's start rule (RULES.md 8.4 a): with 3-1 at the start, two checkers may not leave the 24-point; the
+    server refuses the typed move and the page shows the rule; a legal typed move is played."""
+    console_errors(browser)
+    open_board(browser, server, variant="fevga", seed=3)
+    wait_for(browser, "document.body.dataset.phase === 'human'")
+    assert browser.execute_script("return tapaWeb.state.dice") == [3, 1]
+    typed = browser.find_element("id", "typed")
+    typed.send_keys("24/21 24/23")
+    browser.find_element("id", "play-typed").click()
+    wait_for(browser, "document.getElementById('message').classList.contains('error')")
+    message = message_of(browser)
+    assert message.startswith('Move "24/21 24/23" refused: ') and \
+        "a second checker may not leave the 24-point until the first has passed the opponent's starting point" \
+        in message, message
+    # The click planner never offers the second checker either: after 24/21, the 24-point is no source.
+    browser.find_element("css selector", "#board rect.hit[data-point='24']").click()
+    browser.find_element("css selector", "#board rect.hit[data-point='21']").click()
+    sources = browser.execute_script("return Array.from(document.querySelectorAll('#board rect.hit.source'))"
+                                     ".map(e => e.dataset.point)")
+    assert sources == ["21"], sources
+    browser.find_element("id", "undo").click()
+    typed.clear()
+    typed.send_keys("24/20")
+    turn = browser.execute_script("return document.body.dataset.turns")
+    browser.find_element("id", "play-typed").click()
+    wait_for(browser, f"document.body.dataset.turns !== '{turn}'")
+    assert "X 3-1: 24/21 21/20" in browser.execute_script("return tapaWeb.state.log")
+    assert console_errors(browser, allowed=[NO_MODEL_404, r"/v1/apply - Failed to load resource: .* 400"]) == []
+
+
+def test_the_pages_step_planner_plays_the_running_games_as_the_reference(browser, server):
+    """The click planner (steps.js) offers exactly the first steps of the reference's legal sequences, the
+    restrictions of RULES.md 8.4 included, over positions of random fevga and narde games, both sides."""
+    from tapa_ai.notation import format_move, position_to_json
+    from tapa_ai.play.moves import LegalSequences
+    from tapa_ai.rules import legal_moves, start_position
+    from tapa_ai.rules.reference import next_turn
+
+    rng = np.random.default_rng(8)
+    cases = []
+    for variant in RUNNING:
+        for game in range(2):
+            position = start_position(variant, "XO"[game])
+            while position.result is None:
+                dice = tuple(int(d) for d in rng.integers(1, 7, 2))
+                moves = legal_moves(position, dice)
+                firsts = sorted({(s[0].from_point, s[0].to_point) for s, _ in LegalSequences(position, dice, moves)
+                                 .sequences if s})
+                if len(cases) % 3 == 0:
+                    cases.append({"position": position_to_json(position), "dice": list(dice), "firsts": firsts,
+                                  "legal": [{"move": format_move(m), "position": position_to_json(m.position)}
+                                            for m in moves]})
+                else:
+                    cases.append(None)
+                after = moves[int(rng.integers(len(moves)))].position
+                position = next_turn(after) if after.result is None else after
+    cases = [case for case in cases if case]
+    open_board(browser, server, variant="fevga", seed=1)
+    answers = browser.execute_script(
+        "return arguments[0].map(c => new TapaSteps.Planner(c.position, c.dice, c.legal).options()"
+        ".map(o => [o.from, o.to]).sort((a, b) => b[0] - a[0] || b[1] - a[1]))", cases)
+    assert len(cases) > 100
+    for case, answer in zip(cases, answers):
+        assert sorted(map(tuple, answer)) == [tuple(f) for f in case["firsts"]], (case["position"], case["dice"])

@@ -14,6 +14,11 @@ Commands (docs/protocol.md has examples):
   "probabilities": {...}, "equity": e, "exact": true}`` for a position with no contact left (else an error
   naming what is not home): the side to move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`)
 
+- ``{"cmd": "bot_move", "bot": "heuristic", "position": {...}, "dice": [5, 2]}`` ->
+  ``{"move": ..., "position": {...}, "bot": "heuristic"}``: the move of one of the fixed bots
+  (:data:`FIXED_BOTS`: ``heuristic``, ``runner``, ``random``; optional ``"seed"`` for their random tie-breaks),
+  no model needed: the web board's opponent in the variants without a model (fevga, narde)
+
 With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
 :mod:`tapa_ai.analysis.analyzer`):
 
@@ -48,6 +53,8 @@ import threading
 import traceback
 from typing import IO, Any, Callable
 
+import numpy as np
+
 from ..deadline import DeadlineExceeded, time_limit
 from ..errors import TapaError
 from ..notation.json_position import position_from_json, position_to_json
@@ -70,6 +77,8 @@ HTTP_MAX_ROLLOUT_GAMES = 2 * 1296
 """The same over HTTP (``tapa-ai serve``, where any client may ask): two rollouts of the default 1296 games."""
 
 DEFAULT_HINT_COUNT = 5
+FIXED_BOTS = ("heuristic", "runner", "random")
+"""The bots ``bot_move`` plays (tapa_ai.bots.spec): no model, any variant."""
 MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube", "rollout", "analyse")
 """Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
 
@@ -119,7 +128,7 @@ def available_generators() -> dict[str, MoveGenerator]:
 class Engine:
     """Answers protocol requests. Stateless between requests."""
 
-    COMMANDS = ("start", "legal_moves", "apply", "bearoff", *MODEL_COMMANDS)
+    COMMANDS = ("start", "legal_moves", "apply", "bearoff", "bot_move", *MODEL_COMMANDS)
 
     def __init__(self, generator: str | None = None, bot: Any = None,
                  max_rollout_games: int = MAX_ROLLOUT_GAMES, command_timeout: float | None = None,
@@ -165,7 +174,8 @@ class Engine:
 
     def describe(self) -> dict[str, Any]:
         """The engine's commands and model (``GET /health`` of ``tapa-ai serve``)."""
-        info: dict[str, Any] = {"commands": list(self.COMMANDS), "generator": self.default_generator}
+        info: dict[str, Any] = {"commands": list(self.COMMANDS), "generator": self.default_generator,
+                                "fixed_bots": list(FIXED_BOTS)}
         if self.analyzer is None:
             info.update({"bot": None, "variant": None, "plies": None})
         else:
@@ -313,6 +323,26 @@ class Engine:
         except MoveTextError as error:
             raise RequestError(str(error)) from None
         return {"move": format_move(move), "position": position_to_json(move.position)}
+
+    def _cmd_bot_move(self, request: dict) -> dict:
+        from ..bots.base import one_position_afterstates
+        from ..bots.spec import make_bot
+
+        name = request.get("bot")
+        if name not in FIXED_BOTS:
+            raise RequestError(f"'bot' must be one of {list(FIXED_BOTS)} (the model's moves: best_move), "
+                               f"got {quoted(name)}")
+        position = self._position(request)
+        dice = self._dice(request)
+        self._playable(position)
+        seed = request.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+            raise RequestError(f"'seed' must be an integer 0 <= seed < 2**63, got {quoted(seed)}")
+        bot = make_bot(name, position.rules)
+        afterstates = one_position_afterstates(position, dice)  # the reference's moves where the fast one refuses
+        row = int(bot.choose(afterstates, np.random.default_rng(seed))[0])
+        move = afterstates.move(row)
+        return {"move": format_move(move), "position": position_to_json(move.position), "bot": name}
 
     # -- model commands ----------------------------------------------------------------
     def _model(self, request: dict, command: str):

@@ -8,6 +8,13 @@ stack first, so a **pinned** checker is the first cell, written in lower case
 Beside the board: each side's borne-off count and pip count; below it the
 dice, the cube, the score, the pins and the mothers in words.
 
+The running games (fevga, narde: RULES.md 8) have no bar and both sides
+travel the same way round, anticlockwise: the human from its 24-point (top
+right) to its home board (bottom right), the bot from the human's 12-point
+(its own 24, bottom left) to the human's 13-18 (its home, top left). The
+board's frame names the four corners (``your start``, ``your home``, the
+bot's start and home) and a line below says the paths in words.
+
 Colour (ANSI) is optional: :func:`colour_wanted` decides it from the stream,
 ``NO_COLOR`` and ``--no-color``; the plain board carries the same information.
 """
@@ -152,6 +159,20 @@ def pins_text(position: Position, human: str) -> list[str]:
     return pins
 
 
+def _labelled(width: int, text: str, right: bool) -> str:
+    """A stretch of frame ``width`` wide with ``text`` in it, near its left or right end: ``-- O's home ------``."""
+    text = f" {text} "
+    return ("-" * (width - len(text) - 2) + text + "--") if right else ("--" + text + "-" * (width - len(text) - 2))
+
+
+def path_text(human: str) -> list[str]:
+    """The running games' paths in words, from the human's side (RULES.md 8.1): two lines."""
+    bot = other(human)
+    return [f"Both sides move anticlockwise: you from your 24 (top right) to your home 1-6 (bottom right),",
+            f"{bot} from your 12 (its 24, bottom left) to your 13-18 (its home, top left); "
+            f"{bot}'s point p is your p+12 (p-12 above 12)."]
+
+
 def render_board(position: Position, info: BoardInfo, palette: Optional[Palette] = None) -> str:
     """The board and its panel as text lines (no trailing newline)."""
     palette = palette or Palette(False)
@@ -159,9 +180,15 @@ def render_board(position: Position, info: BoardInfo, palette: Optional[Palette]
     bot = other(human)
     bar_top = f"{bot}{position.bar_count(bot)}" if position.bar_count(bot) else ""
     bar_bottom = f"{human}{position.bar_count(human)}" if position.bar_count(human) else ""
-    has_bar = not position.rules.pins
+    has_bar = position.rules.hits
     width = 6 * CELL
     border = "+" + "-" * width + "+" + ("BAR" if has_bar else "---") + "+" + "-" * width + "+"
+    top_border = bottom_border = border
+    if position.rules.parallel:  # the corners where each side starts and bears off (no bar)
+        top_border = ("+" + _labelled(width, f"{bot}'s home", False) + "+---+"
+                      + _labelled(width, "your start", True) + "+")
+        bottom_border = ("+" + _labelled(width, f"{bot}'s start", False) + "+---+"
+                         + _labelled(width, "your home", True) + "+")
     top = _half(position, human, TOP_POINTS, palette, True, palette.side(bot, bar_top.center(CELL)) if bar_top
                 else "   ")
     bottom = _half(position, human, BOTTOM_POINTS, palette, False,
@@ -175,7 +202,7 @@ def render_board(position: Position, info: BoardInfo, palette: Optional[Palette]
 
     panel_top = [side_line(bot)] + [""] * ROWS
     panel_bottom = [""] * ROWS + [side_line(human)]
-    board_lines = [" " + line for line in [border, *top, middle, *bottom, border]]
+    board_lines = [" " + line for line in [top_border, *top, middle, *bottom, bottom_border]]
     panel = panel_top + [_middle_panel(info)] + panel_bottom
     lines = [_numbers(TOP_POINTS, palette)]
     lines += [f"{line}   {text}".rstrip() for line, text in zip(board_lines, panel)]
@@ -212,6 +239,8 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
             dice += f", still to play: {' '.join(map(str, info.dice_left))}"
         parts.append(dice)
     lines.append(" " + " | ".join(parts))
+    if position.rules.parallel:
+        lines += [palette.dim(" " + line) for line in path_text(human)]
     pins = pins_text(position, human)
     if pins:
         lines.append(" pinned: " + "; ".join(pins))

@@ -24,7 +24,7 @@ def add_parser(subparsers) -> None:
                                  "(docs/play.md)")
     play.add_argument("--variant", choices=list(VARIANTS), help="rule set (default: the bot net's, else tapa)")
     play.add_argument("--bot", metavar="SPEC", help="the opponent (default: the shipped net:<variant>@1ply, else "
-                      "heuristic); " + bots_help())
+                      "heuristic: fevga and narde have no network yet); " + bots_help())
     play.add_argument("--match-length", type=int, default=0, metavar="N",
                       help="play a match to N points (default 0: money play, game after game)")
     play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
@@ -84,6 +84,12 @@ def default_bot_spec(rules: RuleOptions) -> str:
     return f"{spec}@{DEFAULT_PLIES}ply" if spec else "heuristic"
 
 
+def no_network_note(rules: RuleOptions) -> str:
+    """What the player is told when the variant has no network and the bot falls back to ``heuristic``."""
+    return (f"(There is no {rules.name} network yet (net:{rules.name}): the bot is heuristic, the hand-crafted "
+            f"player. Others: --bot runner, --bot random, or --bot net:PATH with a {rules.name} checkpoint.)")
+
+
 def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_length: int = 0,
            seed: Optional[int] = None, human: str = "X", no_color: bool = False, advisor: Optional[str] = None,
            load: Optional[str] = None, show_eval: bool = False, input: Optional[TextIO] = None,
@@ -101,7 +107,12 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
     if saved is not None and match_length and match_length != saved.match.length:
         raise LaunchError(f"--match-length {match_length} but the file holds "
                           f"{'money play' if not saved.match.length else f'a match to {saved.match.length}'}")
-    spec = bot or (saved.bot if saved is not None and saved.bot else None) or default_bot_spec(rules)
+    spec = bot or (saved.bot if saved is not None and saved.bot else None)
+    notes = []
+    if not spec:
+        spec = default_bot_spec(rules)
+        if spec == "heuristic":
+            notes.append(no_network_note(rules))
     the_bot = make_bot(spec, rules)
     if advisor == "none":
         the_advisor = Advisor(None, rules, why_none="advice is off (--advisor none)")
@@ -111,14 +122,16 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
         the_advisor = Advisor(the_bot, rules)
     else:
         fallback = default_advisor_spec(rules.name)
-        the_advisor = Advisor(fallback, rules, why_none=f"no network for {rules.name}: give --advisor net:PATH")
+        the_advisor = Advisor(fallback, rules, why_none=f"no network for {rules.name}"
+                              + (" yet" if rules.parallel else "") + ": give --advisor net:PATH")
     session = PlaySession(rules, the_bot, human=human, match_length=match_length, seed=seed,
                           advisor=the_advisor, input=input, output=output,
                           colour=False if no_color else None, show_eval=show_eval)
+    session.start_notes = notes
     if saved is not None:
-        notes = session.load(saved)
+        loaded = session.load(saved)
         session.start_notes = [f"Loaded {load}: game {session.match.game_number}, "
-                               f"{game_summary(session.match.game)}.", *notes]
+                               f"{game_summary(session.match.game)}.", *loaded, *notes]
     try:
         return session.run()
     except KeyboardInterrupt:
@@ -126,4 +139,4 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
         return 130
 
 
-__all__ = ["add_parser", "run", "launch", "choose_rules", "default_bot_spec", "LaunchError"]
+__all__ = ["add_parser", "run", "launch", "choose_rules", "default_bot_spec", "no_network_note", "LaunchError"]

@@ -16,7 +16,8 @@ from .moves import legal_moves_text
 from .reports import kind_words
 from .saves import SaveError, game_summary, load_game, read_file, save_game
 
-__all__ = ["COMMANDS", "ALIASES", "MOVE_EXAMPLES", "QuitSession", "Commands"]
+__all__ = ["COMMANDS", "ALIASES", "MOVE_EXAMPLES", "RUNNING_MOVE_EXAMPLES", "move_examples", "QuitSession",
+           "Commands"]
 
 COMMANDS = {
     "help": "this list",
@@ -37,6 +38,13 @@ COMMANDS = {
 ALIASES = {"?": "help", "h": "help", "b": "board", "r": "roll", "d": "double", "t": "take", "p": "pass",
            "drop": "pass", "q": "quit", "exit": "quit", "e": "eval", "m": "moves", "u": "undo"}
 MOVE_EXAMPLES = "24/21 13/11, 6/off, bar/22, 24/21/18 (one checker, both dice), 13/11(2)"
+RUNNING_MOVE_EXAMPLES = "24/18 18/13, 24/13 (one checker, both dice), 13/11(2), 6/off"
+"""The running games' examples (fevga, narde: no bar, RULES.md 8)."""
+
+
+def move_examples(rules) -> str:
+    """How moves are written, for the rule set's help lines."""
+    return RUNNING_MOVE_EXAMPLES if rules.parallel else MOVE_EXAMPLES
 
 
 class QuitSession(Exception):
@@ -89,7 +97,7 @@ class Commands:
         guess = difflib.get_close_matches(word.lower(), list(COMMANDS) + list(ALIASES), n=1, cutoff=0.6)
         suggestion = f" Did you mean '{ALIASES.get(guess[0], guess[0])}'?" if guess else ""
         session.error(f"Unknown command {quoted(word)}.{suggestion} Type 'help' for the commands; "
-                      f"moves are written like {MOVE_EXAMPLES}.")
+                      f"moves are written like {move_examples(session.rules)}.")
 
     def _empty_line(self) -> None:
         session = self.session
@@ -97,14 +105,15 @@ class Commands:
         if game.phase == "roll" and game.side_to_act == session.human:
             self.roll("")
         elif game.phase == "move":
-            session.say(f"Enter your move, e.g. {MOVE_EXAMPLES}; 'moves' lists them, 'hint' suggests one.")
+            session.say(f"Enter your move, e.g. {move_examples(session.rules)}; 'moves' lists them, 'hint' suggests "
+                        "one.")
         elif game.phase == "double":
             session.say("Type take or pass.")
 
     # ------------------------------------------------------------------ looking: help, board, moves, hint, eval
     def help(self, _: str) -> None:
         session = self.session
-        session.say("Moves: " + MOVE_EXAMPLES + ", in your own numbering (the board's).")
+        session.say("Moves: " + move_examples(session.rules) + ", in your own numbering (the board's).")
         cube = session.rules.cube
         for name, text in COMMANDS.items():
             if not cube and name in ("double", "take", "pass"):

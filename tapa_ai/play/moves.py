@@ -50,14 +50,20 @@ def legal_moves_text(moves: Sequence[Move], limit: int = 24) -> str:
     return shown
 
 
-def in_other_view(text: str) -> str:
-    """Move text rewritten in the other side's numbering (point p is 25 - p; bar and off stay)."""
+def in_other_view(text: str, parallel: bool = False) -> str:
+    """Move text rewritten in the other side's numbering (point p is 25 - p; in the running games, ``parallel``,
+    p + 12 or p - 12, RULES.md 8.1; bar and off stay)."""
+    def other_point(point: int) -> int:
+        if parallel:
+            return point + 12 if point <= 12 else point - 12
+        return 25 - point
+
     out = []
     for token in text.split():
         path, bracket, repeat = token.partition("(")
         words = path.split("/")
-        out.append("/".join(str(25 - int(w)) if w.isascii() and w.isdigit() and len(w) <= 2 else w for w in words)
-                   + bracket + repeat)
+        out.append("/".join(str(other_point(int(w))) if w.isascii() and w.isdigit() and len(w) <= 2 else w
+                            for w in words) + bracket + repeat)
     return " ".join(out)
 
 

@@ -54,7 +54,7 @@ from ..rules.position import SIDES, other
 from ..rules.quoting import quoted
 from .advice import AdviceUnavailable, Advisor
 from .board import Palette, colour_wanted
-from .commands import COMMANDS, MOVE_EXAMPLES, Commands, QuitSession
+from .commands import COMMANDS, Commands, QuitSession, move_examples
 from .moves import TurnInProgress
 from .reports import Reports
 from .saves import SaveError, SavedGame
@@ -174,7 +174,7 @@ class PlaySession:
         kind = f"a match to {length} point{'s' if length != 1 else ''}" if length else "money play"
         self.say(self.palette.bold(f"tapa-ai play: {self.rules.name}, {kind}. You are {self.human}, "
                                    f"the bot ({self.bot.name}) is {self.bot_side}. Seed {self.seed}."))
-        self.say("Enter moves like " + MOVE_EXAMPLES + "; 'help' lists the commands.")
+        self.say("Enter moves like " + move_examples(self.rules) + "; 'help' lists the commands.")
         for note in self.start_notes:
             self.say(note)
         self.turns.advance()

@@ -165,7 +165,7 @@ class Turns:
         else:
             shown = display_move(text)
             session.say(f"{bot} rolls {dice_text(dice)} and plays {session.palette.side(bot, shown)}  "
-                        f"(on your board: {in_other_view(shown)}).")
+                        f"(on your board: {in_other_view(shown, session.rules.parallel)}).")
         session.last_bot_move = BotMove(position, dice, move.position, text)
         if session.show_eval and len(moves) > 1:
             session.reports.advice(lambda: session.advisor.review(position, dice, move.position, bot))

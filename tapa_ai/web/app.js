@@ -4,8 +4,12 @@
 // for the n-ply bot). The numbers shown and the 0-ply bot's choices come from the exported network running
 // in this page (model.js, encoding.js), evaluating every legal resulting position.
 //
-// URL parameters (for reproducible games and the tests): variant, length (match points), strength (plies),
-// seed (the dice), delay (ms before the bot's move is played, default 700).
+// URL parameters (for reproducible games and the tests): variant, length (match points), strength (plies, or a
+// fixed bot of the server: heuristic, runner, random), seed (the dice), delay (ms before the bot's move is played,
+// default 700).
+//
+// A variant without a model (the running games fevga and narde, until they are trained) is played all the same:
+// the bot is one of the server's fixed bots (`/v1/bot_move`), and the analysis panel says why it has no numbers.
 //
 // Every game is recorded as it is played (opening roll, moves, result), in the `tapa-ai/games` form that
 // `tapa-ai analyse` reads (docs/analysis.md): "Save game" downloads the match so far, and "Analyse" sends a
@@ -18,7 +22,14 @@
     tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother" },
     plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother" },
     backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon" },
+    // The running games (RULES.md 8): both sides travel the same way, no bar, no cube. `generator`: the server's
+    // reference move generator, which plays them whichever generator is the server's default.
+    fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true,
+      generator: "reference" },
+    narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true,
+      generator: "reference" },
   };
+  const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const HUMAN = "X", BOT = "O";
   const other = (side) => (side === "X" ? "O" : "X");
   const $ = (id) => document.getElementById(id);
@@ -51,12 +62,15 @@
   }
   const seed = params.has("seed") ? Number(params.get("seed")) : crypto.getRandomValues(new Uint32Array(1))[0];
   const random = makeRandom(seed);
+  const botRandom = makeRandom(seed ^ 0x5bd1e995); // the seeds of the fixed bots' tie-breaks: the dice stay the same
   const die = () => 1 + Math.floor(random() * 6);
 
   // -- the server ----------------------------------------------------------------------------------
   class ServerError extends Error {}
 
   async function api(command, body) {
+    const generator = (VARIANTS[S.variant] || {}).generator;
+    if (generator && ["legal_moves", "apply"].includes(command)) body = Object.assign({ generator: generator }, body);
     const response = await fetch("v1/" + command, {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     });
@@ -84,13 +98,14 @@
   function isBearoff(position) {
     const bar = position.bar || { X: 0, O: 0 };
     if (bar.X || bar.O) return false;
+    const oHome = (VARIANTS[position.variant] || {}).parallel ? 12 : 18; // O's 1-6: points[12..17], or [18..23]
     let x = 0, o = 0;
     for (let i = 0; i < 24; i++) {
       const stack = position.points[i];
       if (!stack) continue;
       if (stack.includes("X") && stack.includes("O")) return false;
       if (stack[0] === "X") { if (i >= 6) return false; x += stack.length; }
-      else { if (i < 18) return false; o += stack.length; }
+      else { if (i < oHome || i >= oHome + 6) return false; o += stack.length; }
     }
     return x > 0 && o > 0;
   }
@@ -151,6 +166,18 @@
     return plies > 0 && serverPlies() ? plies : 0;
   }
 
+  // The server's fixed bot chosen (heuristic, runner, random), or null.
+  function fixedBot() {
+    const name = $("strength").value;
+    return FIXED_BOTS.includes(name) && serverFixedBots().includes(name) ? name : null;
+  }
+
+  function serverFixedBots() {
+    return (S.health && S.health.fixed_bots) || [];
+  }
+
+  const parallel = () => !!(VARIANTS[S.variant] || {}).parallel;
+
   async function newMatch() {
     S.match = { length: Number($("match-length").value), score: { X: 0, O: 0 }, lastWinner: null, over: false };
     S.games = [];
@@ -158,9 +185,15 @@
   }
 
   // -- the game record (tapa-ai/games, docs/analysis.md) ---------------------------------------------------------
-  function botLabel() {
+  // The bot in words: "heuristic, server", "2-ply, server", "0-ply, in the page".
+  function botName() {
+    if (fixedBot()) return fixedBot() + ", server";
     const plies = strength();
-    return plies > 0 ? "the bot (" + plies + "-ply, server)" : "the bot (0-ply, in the page)";
+    return plies > 0 ? plies + "-ply, server" : "0-ply, in the page";
+  }
+
+  function botLabel() {
+    return "the bot (" + botName() + ")";
   }
 
   function currentRecord() {
@@ -223,7 +256,7 @@
     S.variant = $("variant").value;
     document.body.dataset.variant = S.variant;
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
-      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null });
+      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "" });
     S.games.push({ number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
       history: [], result: null });
@@ -231,9 +264,20 @@
     showMessage("Loading the " + S.variant + " model…");
     render();
     try {
-      const model = await loadModel(S.variant);
+      let model = null;
+      try {
+        model = await loadModel(S.variant);
+        S.modelWhy = "";
+      } catch (error) { // no model for this variant: play on with the server's fixed bots, say so in the panel
+        if (!(error instanceof ServerError) || !serverFixedBots().length) throw error;
+        S.modelWhy = error.message;
+      }
       if (game !== S.game) return;
       S.model = model;
+      updateStrengthChoices();
+      const record = currentRecord();
+      if (record) record.players.O = botLabel();
+      if (!model) showMessage("No " + S.variant + " model in this page: the bot is " + botName() + ".");
       const rules = VARIANTS[S.variant];
       let opener, dice;
       if (!first && rules.nextOpener === "winner" && S.match.lastWinner) {
@@ -272,8 +316,8 @@
     const answer = await api("legal_moves", { position: S.position, dice: dice });
     if (game !== S.game) return;
     S.legal = answer.moves;
-    S.ranked = rank(S.model, S.legal);
-    S.chances = evaluateBeforeRoll(S.model, S.position);
+    S.ranked = S.model ? rank(S.model, S.legal) : null;
+    S.chances = S.model ? evaluateBeforeRoll(S.model, S.position) : null;
     const pass = S.legal.length === 1 && S.legal[0].move === "";
     if (mover === HUMAN) {
       S.plan = new TapaSteps.Planner(S.position, dice, S.legal);
@@ -303,6 +347,12 @@
 
   // The bot's move: the page's 0-ply choice, or the server's n-ply best_move.
   async function chooseMove(game) {
+    const fixed = fixedBot();
+    if (fixed) {
+      const answer = await api("bot_move", { bot: fixed, position: S.position, dice: S.dice,
+        seed: Math.floor(botRandom() * 2147483647) });
+      return { move: answer.move, position: answer.position, bot: fixed };
+    }
     const plies = strength();
     if (plies > 0) {
       const answer = await api("best_move", { position: S.position, dice: S.dice, plies: plies });
@@ -315,16 +365,16 @@
     if (game !== S.game) return;
     recordEvent({ action: "move", side: side, dice: S.dice.slice(), move: text });
     // The bot's move in your numbering too, as in the terminal; on the board until your next action.
-    const yours = side === BOT && text ? TapaSteps.otherView(text) : "";
+    const yours = side === BOT && text ? TapaSteps.otherView(text, parallel()) : "";
     addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text) +
       (yours ? " (on your board: " + yours + ")" : ""));
     const moved = TapaSteps.movedPoints(text), ids = (points) => new Set(points.map((p) => pointToId(p === TapaSteps.BAR ||
-      p === TapaSteps.OFF ? p : side === "X" ? p : 25 - p)));
+      p === TapaSteps.OFF ? p : side === "X" ? p : TapaSteps.otherPoint(p, parallel()))));
     S.moved = side === BOT ? { side: side, text: yours, from: ids(moved.from), to: ids(moved.to) } : null;
     S.lastMove = new Set();
     for (const step of text.split(/\s+/).filter(Boolean)) {
       for (const word of step.split("/")) {
-        if (/^\d+$/.test(word)) S.lastMove.add(side === "X" ? Number(word) : 25 - Number(word));
+        if (/^\d+$/.test(word)) S.lastMove.add(side === "X" ? Number(word) : TapaSteps.otherPoint(Number(word), parallel()));
       }
     }
     S.plan = null; S.selected = null; S.hints = null;
@@ -453,8 +503,8 @@
         for (const word of step.split("/")) if (/^\d+$/.test(word)) S.hints.add(Number(word));
       }
       const value = move.equity === undefined ? "" : " (equity " + signed(move.equity) + ")";
-      showMessage("Hint, " + move.plies + "-ply" + (move.plies ? " (server)" : " (this page's network)") + ": " +
-        (move.move || "no move (pass)") + value + ".");
+      const by = move.bot ? move.bot + " (server)" : move.plies + "-ply" + (move.plies ? " (server)" : " (this page's network)");
+      showMessage("Hint, " + by + ": " + (move.move || "no move (pass)") + value + ".");
       render();
     } catch (error) {
       failed(error);
@@ -494,21 +544,42 @@
   function pips(position, side) {
     let total = 25 * ((position.bar || {})[side] || 0);
     position.points.forEach(function (stack, i) {
-      const own = side === "X" ? i + 1 : 24 - i;
+      // O's own number of points[i]: 24 - i, or in the running games i - 11 (i >= 12) and i + 13 (RULES.md 8.1).
+      const own = side === "X" ? i + 1 : parallel() ? (i >= 12 ? i - 11 : i + 13) : 24 - i;
       for (const letter of stack) if (letter === side) total += own;
     });
     return total;
   }
 
+  // Which bots can play this variant: the page's network (when it loaded), the server's model searching n plies
+  // (for its own variant), the server's fixed bots (any variant). A choice that cannot play falls back to the
+  // page's network, else the heuristic.
   function updateStrengthChoices() {
-    const available = !!serverPlies();
+    const available = !!serverPlies(), fixed = serverFixedBots(), modelMissing = S.modelWhy && !S.model;
     for (const option of $("strength").options) {
-      if (option.value === "0") continue;
-      option.disabled = !available;
-      option.title = available ? "the server's model searches " + option.value + " plies" :
-        "start tapa-ai serve --bot net:checkpoints/" + S.variant + ".pt for an n-ply " + S.variant + " bot";
+      if (option.value === "0") {
+        option.disabled = !!modelMissing;
+        option.title = modelMissing ? "no " + S.variant + " model: " + S.modelWhy : "the exported network, in this page";
+      } else if (FIXED_BOTS.includes(option.value)) {
+        option.disabled = !fixed.includes(option.value);
+        option.title = option.disabled ? "this server has no fixed bots (an older tapa-ai serve)" :
+          "the server's " + option.value + " bot (no model needed)";
+      } else {
+        option.disabled = !available;
+        option.title = available ? "the server's model searches " + option.value + " plies" : modelHelp("an n-ply");
+      }
     }
-    if (!available) $("strength").value = "0";
+    const chosen = $("strength").selectedOptions[0];
+    if (!chosen || chosen.disabled) {
+      $("strength").value = !modelMissing ? "0" : fixed.includes("heuristic") ? "heuristic" : "0";
+    }
+  }
+
+  // How to get a server model for this variant, for the greyed-out choices.
+  function modelHelp(what) {
+    if (parallel()) return "no " + S.variant + " network is trained yet: tapa-ai serve --bot net:PATH with a " +
+      S.variant + " checkpoint gives " + what + " " + S.variant + " bot";
+    return "start tapa-ai serve --bot net:checkpoints/" + S.variant + ".pt for " + what + " " + S.variant + " bot";
   }
 
   function render() {
@@ -521,7 +592,7 @@
     const rules = VARIANTS[S.variant];
     const shown = S.plan ? S.plan.position(position) : position;
     const view = { position: shown, dice: S.phase === "over" ? null : S.dice, cube: rules.cube ? S.cube : null,
-      mother: rules.mothers, last: S.lastMove, moved: S.moved, hints: S.hints, selected: S.selected === null ? null : pointToId(S.selected) };
+      mother: rules.mothers, parallel: !!rules.parallel, last: S.lastMove, moved: S.moved, hints: S.hints, selected: S.selected === null ? null : pointToId(S.selected) };
     if (S.plan) {
       view.diceLeft = S.plan.current().remaining;
       const options = S.phase === "human" ? S.plan.options() : [];
@@ -555,6 +626,8 @@
   }
 
   function analyseHelp() {
+    if (parallel()) return "no " + S.variant + " network is trained yet: the analysis needs one (tapa-ai serve --bot " +
+      "net:PATH@1ply with a " + S.variant + " checkpoint)";
     return "start tapa-ai serve --bot net:" + S.variant + "@1ply to analyse " + S.variant + " games";
   }
 
@@ -610,10 +683,17 @@
       $("chances-label").textContent = "";
       $("chances-legend").textContent = "";
       $("analysis-side").textContent = "";
-      $("analysis-note").textContent = S.phase !== "over" ? "" : "Game over: " + S.summary.toLowerCase() + "." +
-        (analysisAvailable() ? " Analyse the game for each move's error and each roll's luck." : "");
+      // Without a model for the variant: why the panel is empty, and what plays instead.
+      const noModel = !S.model && S.modelWhy ? "No chances or move values here: " + S.modelWhy + ". The bot is " +
+        botName() + "." : "";
+      $("analysis-note").textContent = S.phase !== "over" ? noModel : "Game over: " + S.summary.toLowerCase() + "." +
+        (analysisAvailable() ? " Analyse the game for each move's error and each roll's luck." : "") +
+        (noModel ? " " + noModel : "");
+      if (noModel) $("model-info").textContent = "Model: none for " + S.variant + ".";
+      $("measure").disabled = !S.model;
       return;
     }
+    $("measure").disabled = false;
     const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
     $("analysis-side").textContent = "(" + mover + " to move)";
     $("chances-label").textContent = mover + "'s chances before the roll, equity " + signed(chances.equity) +

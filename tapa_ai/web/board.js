@@ -1,10 +1,13 @@
 // The board, drawn in SVG from X's side: X's points 1-6 bottom right, 7-12 bottom left, 13-18 top left,
 // 19-24 top right; X moves 24 -> 1 and bears off bottom right, O the other way round (RULES.md 1).
+// The running games (view.parallel: fevga, narde, RULES.md 8): both sides travel the same way, anticlockwise;
+// X from its 24 (top right) to its home bottom right, O from X's 12 (its 24, bottom left) to X's 13-18 (its home,
+// top left), so O bears off top left: a second tray is drawn there, and there is no bar. The corners are labelled.
 //
 //   TapaBoard.draw(svgElement, view)
 //
 // view: {position (JSON), dice: [a, b] or null, diceLeft: [dice not yet played], cube: value or null,
-//        mother: bool (the variant has mothers), sources/targets/hints/last: Sets of point ids, selected: id,
+//        mother: bool (the variant has mothers), parallel: bool (a running game), sources/targets/hints/last: Sets of point ids, selected: id,
 //        moved: {side, from, to: Sets of point ids} (the bot's last move, marked orange)}
 // Point ids are X's point numbers 1..24, "bar" and "off"; every point, the bar and X's tray carry a
 // transparent <rect class="hit" data-point="id"> on top, which is what the page listens to for clicks.
@@ -15,6 +18,7 @@
   const W = 760, H = 520;
   const LEFT = 20, POINT_W = 50, BAR_X = 320, BAR_W = 50, RIGHT = 370, TRAY_X = 690, TRAY_W = 50;
   const TOP = 20, BOTTOM = 500, POINT_H = 200, R = 20;
+  const LEFT_TRAY_X = -40, LEFT_MARGIN = 60; // the running games' second tray (O's), left of the board
 
   function el(name, attrs, parent, text) {
     const node = document.createElementNS(NS, name);
@@ -53,16 +57,33 @@
 
   function draw(svg, view) {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
-    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    const parallel = !!view.parallel;
+    const x0 = parallel ? -LEFT_MARGIN : 0, width = parallel ? W + LEFT_MARGIN : W;
+    svg.setAttribute("viewBox", x0 + " 0 " + width + " " + H);
+    svg.dataset.paths = parallel ? "parallel" : "opposite";
     const position = view.position;
     const has = (set, id) => set && set.has(id);
     const moved = view.moved || {};
+    const MIDDLE = (TOP + BOTTOM) / 2;
+    // Where each side bears off: X bottom right; O top right, or top left in the running games.
+    const trays = { X: { x: TRAY_X, upper: false }, O: { x: parallel ? LEFT_TRAY_X : TRAY_X, upper: true } };
 
-    el("rect", { x: 0, y: 0, width: W, height: H, rx: 10, class: "frame" }, svg);
+    el("rect", { x: x0, y: 0, width: width, height: H, rx: 10, class: "frame" }, svg);
     el("rect", { x: LEFT, y: TOP, width: 2 * 6 * POINT_W + BAR_W, height: BOTTOM - TOP, class: "felt" }, svg);
-    el("rect", { x: BAR_X, y: TOP, width: BAR_W, height: BOTTOM - TOP, class: "bar" }, svg);
+    el("rect", { x: BAR_X, y: TOP, width: BAR_W, height: BOTTOM - TOP, class: parallel ? "bar no-bar" : "bar" }, svg);
     el("rect", { x: TRAY_X, y: TOP, width: TRAY_W, height: BOTTOM - TOP, class: "tray" }, svg);
-    el("line", { x1: TRAY_X, x2: TRAY_X + TRAY_W, y1: (TOP + BOTTOM) / 2, y2: (TOP + BOTTOM) / 2, class: "tray-line" }, svg);
+    el("line", { x1: TRAY_X, x2: TRAY_X + TRAY_W, y1: MIDDLE, y2: MIDDLE, class: "tray-line" }, svg);
+    if (parallel) {
+      el("rect", { x: LEFT_TRAY_X, y: TOP, width: TRAY_W, height: BOTTOM - TOP, class: "tray" }, svg);
+      el("line", { x1: LEFT_TRAY_X, x2: LEFT_TRAY_X + TRAY_W, y1: MIDDLE, y2: MIDDLE, class: "tray-line" }, svg);
+      // Each side's start and home corner: X starts on its 24 (top right) and goes home bottom right; O starts on
+      // X's 12 (bottom left) and goes home top left.
+      const right = RIGHT + 6 * POINT_W - 4, left = LEFT + 4;
+      [["O's home ↑", left, MIDDLE - 8, "start", "home-O"], ["O's start ↓", left, MIDDLE + 16, "start", "start-O"],
+        ["your start ↑", right, MIDDLE - 8, "end", "start-X"], ["your home ↓", right, MIDDLE + 16, "end", "home-X"]]
+        .forEach(([text, x, y, anchor, id]) => el("text", { x: x, y: y, class: "corner-label", "text-anchor": anchor,
+          "data-corner": id }, svg, text));
+    }
 
     // Points (triangles) and their numbers (X's numbering).
     for (let p = 1; p <= 24; p++) {
@@ -97,7 +118,7 @@
     }
 
     // The bar (backgammon): X's checkers on the upper half (X enters on O's home, top right), O's below.
-    const bar = position.bar || { X: 0, O: 0 };
+    const bar = parallel ? { X: 0, O: 0 } : position.bar || { X: 0, O: 0 };
     [["X", TOP + 120, 1], ["O", BOTTOM - 120, -1]].forEach(function ([side, y0, dir]) {
       for (let k = 0; k < Math.min(bar[side], 3); k++) {
         checker(svg, BAR_X + BAR_W / 2, y0 - dir * k * 2 * R, side, { label: k === Math.min(bar[side], 3) - 1 && bar[side] > 1 ? String(bar[side]) : undefined });
@@ -111,16 +132,18 @@
     const half = (id, x, w, upper, cls) => el("rect", { x: x + 2, y: upper ? TOP + 2 : (TOP + BOTTOM) / 2 + 2, width: w - 4,
       height: (BOTTOM - TOP) / 2 - 4, class: cls, "data-point": id }, svg);
     if (has(moved.from, "bar")) half("bar", BAR_X, BAR_W, moved.side === "X", "bar-mark moved-from");
-    if (has(moved.to, "off")) half("off", TRAY_X, TRAY_W, moved.side === "O", "tray-mark moved-to");
+    if (has(moved.to, "off")) half("off", trays[moved.side].x, TRAY_W, trays[moved.side].upper, "tray-mark moved-to");
 
-    // Borne-off trays: O's on top (O bears off top right), X's below, one slab per checker.
+    // Borne-off trays: O's on top (O bears off top right; top left in the running games), X's below, one slab per
+    // checker.
     [["O", TOP + 4, 1], ["X", BOTTOM - 4, -1]].forEach(function ([side, y0, dir]) {
-      const count = position.off[side] || 0;
+      const count = position.off[side] || 0, x = trays[side].x;
       for (let k = 0; k < count; k++) {
         const y = dir > 0 ? y0 + k * 14 : y0 - (k + 1) * 14;
-        el("rect", { x: TRAY_X + 6, y: y, width: TRAY_W - 12, height: 12, rx: 3, class: "slab " + side }, svg);
+        el("rect", { x: x + 6, y: y, width: TRAY_W - 12, height: 12, rx: 3, class: "slab " + side }, svg);
       }
-      el("text", { x: TRAY_X + TRAY_W / 2, y: dir > 0 ? (TOP + BOTTOM) / 2 - 8 : (TOP + BOTTOM) / 2 + 20, class: "tray-count" }, svg, side + " off " + count);
+      el("text", { x: x + TRAY_W / 2, y: dir > 0 ? MIDDLE - 8 : MIDDLE + 20, class: "tray-count", "data-tray": side }, svg,
+        side + " off " + count);
     });
     if (has(view.targets, "off")) {
       el("rect", { x: TRAY_X + 2, y: (TOP + BOTTOM) / 2 + 2, width: TRAY_W - 4, height: (BOTTOM - TOP) / 2 - 4, class: "tray-mark target" }, svg);
@@ -158,8 +181,10 @@
         class: "hit" + (has(view.sources, p) ? " source" : "") + (has(view.targets, p) ? " target" : "") +
           (view.selected === p ? " selected" : ""), "data-point": p }, svg);
     }
-    el("rect", { x: BAR_X, y: TOP, width: BAR_W, height: (BOTTOM - TOP) / 2, "data-point": "bar",
-      class: "hit" + (has(view.sources, "bar") ? " source" : "") + (view.selected === "bar" ? " selected" : "") }, svg);
+    if (!parallel) {
+      el("rect", { x: BAR_X, y: TOP, width: BAR_W, height: (BOTTOM - TOP) / 2, "data-point": "bar",
+        class: "hit" + (has(view.sources, "bar") ? " source" : "") + (view.selected === "bar" ? " selected" : "") }, svg);
+    }
     el("rect", { x: TRAY_X, y: (TOP + BOTTOM) / 2, width: TRAY_W, height: (BOTTOM - TOP) / 2, "data-point": "off",
       class: "hit" + (has(view.targets, "off") ? " target" : "") }, svg);
   }

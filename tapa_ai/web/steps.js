@@ -18,6 +18,11 @@
 //   TapaSteps.movedPoints("24/18 18/13")        -> {from: [24], to: [13]}: where checkers left and ended
 //
 // Points are in the mover's own numbering: 1..24, 25 the bar, 0 off.
+//
+// The running games (fevga, narde: RULES.md 8) are played the same way: both sides travel the same way round
+// (the other side's point p is p + 12 or p - 12), a single checker closes a point, there is no bar, and the
+// restrictions of 8.4 (leaving the start, the prime rule, Fevga's starting quarter) are checked after every
+// step, as the server does; the server still has the last word on every move.
 (function (root) {
   "use strict";
 
@@ -26,16 +31,27 @@
     tapa: { pins: true, mother_points: 3, backgammons: true },
     plakoto: { pins: true, mother_points: 2, backgammons: false },
     backgammon: { pins: false, mother_points: 0, backgammons: true },
+    fevga: { pins: false, mother_points: 0, backgammons: false, parallel: true, start_rule: "runner", prime_rule: true,
+      full_start_quarter_allowed: false },
+    narde: { pins: false, mother_points: 0, backgammons: false, parallel: true, start_rule: "head", prime_rule: true,
+      full_start_quarter_allowed: true },
   };
+  const HEAD_DOUBLES = [6, 4, 3]; // Narde's first turn: two checkers may leave the head with 6-6, 4-4 or 3-3
 
   const other = (side) => (side === "X" ? "O" : "X");
-  const index = (side, point) => (side === "X" ? point - 1 : 24 - point); // own point -> points[] index
+  // Own point -> points[] index (RULES.md 1; 8.1 for the running games, `parallel`).
+  const index = (side, point, parallel) => (side === "X" ? point - 1 : parallel ? (point <= 12 ? point + 11 : point - 13) :
+    24 - point);
+  // The other side's number of a side's point: 25 - p, or p + 12 / p - 12 in the running games.
+  const otherPoint = (point, parallel) => (parallel ? (point <= 12 ? point + 12 : point - 12) : 25 - point);
 
-  function stateOf(position) {
+  // `parallel`: the running games' numbering, carried by the state so every rule below reads the right point.
+  function stateOf(position, parallel) {
     return {
       points: position.points.slice(),
       off: { X: (position.off || {}).X || 0, O: (position.off || {}).O || 0 },
       bar: { X: (position.bar || {}).X || 0, O: (position.bar || {}).O || 0 },
+      parallel: !!parallel,
     };
   }
 
@@ -43,12 +59,46 @@
     return state.points.join(",") + "|" + state.off.X + "," + state.off.O + "|" + state.bar.X + "," + state.bar.O;
   }
 
-  const stackOf = (state, side, point) => state.points[index(side, point)];
+  const stackOf = (state, side, point) => state.points[index(side, point, state.parallel)];
 
-  // Closed to `side`: the other side on top of two or more checkers, or on top of one of `side`'s (RULES 3.2).
+  // Closed to `side`: the other side on top of two or more checkers, or on top of one of `side`'s (RULES 3.2);
+  // in the running games any opposing checker (8.2).
   function isClosed(state, side, point) {
     const stack = stackOf(state, side, point);
+    if (state.parallel) return stack.length > 0 && stack[0] === other(side);
     return stack.length >= 2 && stack[stack.length - 1] === other(side);
+  }
+
+  const count = (stack, side) => stack.split(side).length - 1;
+
+  // RULES.md 8.4: does the position after a step of `side` break one of the running games' restrictions?
+  // `turn`: {head, mayLeave}, the checkers on the head when the turn began and how many may leave it (Narde).
+  function breaksRestriction(state, side, rules, turn) {
+    const mine = (p) => stackOf(state, side, p).includes(side);
+    if (rules.start_rule === "head") {
+      if (turn.head - count(stackOf(state, side, 24), side) > turn.mayLeave) return true;
+    } else if (rules.start_rule === "runner") {
+      let passed = state.off[side] > 0;
+      for (let p = 1; p <= 11 && !passed; p++) passed = mine(p);
+      if (!passed && 15 - count(stackOf(state, side, 24), side) > 1) return true;
+    }
+    if (rules.full_start_quarter_allowed === false) {
+      let all = true;
+      for (let p = 19; p <= 24 && all; p++) all = mine(p);
+      if (all) return true;
+    }
+    if (rules.prime_rule) { // six in a row on the opponent's path with every opposing checker behind them
+      const opponent = other(side);
+      const held = [false];
+      for (let q = 1; q <= 24; q++) held.push(stackOf(state, opponent, q).includes(side));
+      for (let low = 1; low <= 19; low++) {
+        if (!held.slice(low, low + 6).every(Boolean)) continue;
+        let ahead = state.off[opponent] > 0;
+        for (let q = 1; q < low && !ahead; q++) ahead = stackOf(state, opponent, q).includes(opponent);
+        if (!ahead) return true;
+      }
+    }
+    return false;
   }
 
   function hasFree(state, side, point) {
@@ -71,7 +121,13 @@
     return true;
   }
 
-  function singleSteps(state, side, die) {
+  function singleSteps(state, side, die, rules, turn) {
+    const steps = landingSteps(state, side, die);
+    if (!rules || !rules.parallel) return steps;
+    return steps.filter(([from, to]) => !breaksRestriction(playStep(state, side, from, to, false), side, rules, turn));
+  }
+
+  function landingSteps(state, side, die) {
     const steps = [];
     if (state.bar[side] > 0) { // every checker on the bar enters before anything else moves
       if (!isClosed(state, side, BAR - die)) steps.push([BAR, BAR - die]);
@@ -90,12 +146,13 @@
   }
 
   function playStep(state, side, from, to, pins) {
-    const next = { points: state.points.slice(), off: Object.assign({}, state.off), bar: Object.assign({}, state.bar) };
+    const next = { points: state.points.slice(), off: Object.assign({}, state.off), bar: Object.assign({}, state.bar),
+      parallel: state.parallel };
     if (from === BAR) next.bar[side] -= 1;
-    else { const i = index(side, from); next.points[i] = next.points[i].slice(0, -1); } // releases a pin
+    else { const i = index(side, from, state.parallel); next.points[i] = next.points[i].slice(0, -1); } // releases a pin
     if (to === OFF) next.off[side] += 1;
     else {
-      const i = index(side, to);
+      const i = index(side, to, state.parallel);
       let stack = next.points[i];
       if (stack === other(side) && !pins) { next.bar[other(side)] += 1; stack = ""; } // a blot is hit
       next.points[i] = stack + side; // pin games: a lone checker stays below, pinned
@@ -127,9 +184,11 @@
 
   const stepsOf = (text) => text.trim().split(/\s+/).filter(Boolean).map((step) => step.split("/"));
 
-  // A move text in the other side's numbering: point p is 25 - p; bar and off stay.
-  function otherView(text) {
-    return stepsOf(text).map((words) => words.map((w) => (/^\d+$/.test(w) ? String(25 - Number(w)) : w)).join("/")).join(" ");
+  // A move text in the other side's numbering: point p is 25 - p (p + 12 or p - 12 in the running games,
+  // `parallel`); bar and off stay.
+  function otherView(text, parallel) {
+    return stepsOf(text).map((words) => words.map((w) => (/^\d+$/.test(w) ? String(otherPoint(Number(w), parallel)) : w))
+      .join("/")).join(" ");
   }
 
   // The points a move's checkers left and those they ended on (net over its steps: 24/18 18/13 is 24 -> 13).
@@ -149,11 +208,18 @@
     this.rules = Object.assign({}, RULES[position.variant]);
     if (position.rules && "contact" in position.rules) this.rules.pins = position.rules.contact === "pin";
     if (position.rules && "mother_points" in position.rules) this.rules.mother_points = position.rules.mother_points;
+    for (const option of ["start_rule", "prime_rule", "full_start_quarter_allowed"]) {
+      if (position.rules && option in position.rules) this.rules[option] = position.rules[option];
+    }
+    const parallel = !!this.rules.parallel;
     this.dice = dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : [dice[0], dice[1]];
+    const start = stateOf(position, parallel);
+    const head = count(stackOf(start, this.side, 24), this.side);
+    this.turn = { head: head, mayLeave: head === 15 && dice[0] === dice[1] && HEAD_DOUBLES.includes(dice[0]) ? 2 : 1 };
     this.goals = new Map(); // resulting position and number of steps -> the server's move
-    for (const move of legalMoves) this.goals.set(key(stateOf(move.position)) + "#" + stepCount(move.move), move);
+    for (const move of legalMoves) this.goals.set(key(stateOf(move.position, parallel)) + "#" + stepCount(move.move), move);
     this.memo = new Map();
-    this.history = [{ state: stateOf(position), remaining: this.dice.slice(), step: null, ended: false }];
+    this.history = [{ state: start, remaining: this.dice.slice(), step: null, ended: false }];
   }
 
   Planner.prototype.current = function () { return this.history[this.history.length - 1]; };
@@ -175,7 +241,7 @@
     for (const die of new Set(remaining)) {
       const rest = remaining.slice();
       rest.splice(rest.indexOf(die), 1);
-      for (const [from, to] of singleSteps(state, this.side, die)) {
+      for (const [from, to] of singleSteps(state, this.side, die, this.rules, this.turn)) {
         const next = playStep(state, this.side, from, to, this.rules.pins);
         if (this._reaches(next, played + 1, rest, gameEnded(next, this.side, this.rules))) { found = true; break; }
       }
@@ -194,7 +260,7 @@
     for (const die of dice) {
       const rest = now.remaining.slice();
       rest.splice(rest.indexOf(die), 1);
-      for (const [from, to] of singleSteps(now.state, this.side, die)) {
+      for (const [from, to] of singleSteps(now.state, this.side, die, this.rules, this.turn)) {
         const id = from + "/" + to;
         if (found.has(id)) continue;
         const next = playStep(now.state, this.side, from, to, this.rules.pins);
@@ -217,7 +283,7 @@
       for (const die of new Set(remaining)) {
         const rest = remaining.slice();
         rest.splice(rest.indexOf(die), 1);
-        for (const [start, to] of singleSteps(state, this.side, die)) {
+        for (const [start, to] of singleSteps(state, this.side, die, this.rules, this.turn)) {
           if (start !== at) continue;
           const next = playStep(state, this.side, start, to, this.rules.pins);
           const ended = gameEnded(next, this.side, this.rules);
@@ -260,7 +326,7 @@
   };
 
   const api = { Planner: Planner, BAR: BAR, OFF: OFF, stepCount: stepCount, pointText: pointText, otherView: otherView,
-    movedPoints: movedPoints };
+    otherPoint: otherPoint, movedPoints: movedPoints, RULES: RULES };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaSteps = api;
 })(typeof self !== "undefined" ? self : this);
