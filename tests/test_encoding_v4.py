@@ -42,7 +42,7 @@ ROLLS36 = [(a, b) for a in range(1, 7) for b in range(1, 7)]
 TOLERANCE = 1e-5
 
 # The worked example of docs/encoding.md ("Version 4"): fevga, X to move, X's point numbers.
-DOCS_EXAMPLE = "24:XXXX 20:XX 14:X 5:XXX 12:OO 16:OOOO 22:O 23:O"
+DOCS_EXAMPLE = "24:XXXX 20:XX 14:X 5:XXX 12:OO 16:OOO 21:O 22:O 23:O"
 
 
 def running_positions(variant: str, games: int, seed: int) -> list[Position]:
@@ -191,16 +191,17 @@ def test_the_worked_example_of_the_docs():
                     for unit, value in zip(("free1", "free2", "free3", "free_extra"),
                                            (1.0, float(stack >= 2), float(stack >= 3), max(stack - 3, 0) / 2))
                     if value}
-    # O's checkers on X's 12, 16, 22, 23 stand on O's 24, 4, 10, 11.
+    # O's checkers on X's 12, 16, 21, 22, 23 stand on O's 24, 4, 9, 10, 11.
     opponent_points = {"opponent.p24.free1": 1.0, "opponent.p24.free2": 1.0, "opponent.p04.free1": 1.0,
-                       "opponent.p04.free2": 1.0, "opponent.p04.free3": 1.0, "opponent.p04.free_extra": 0.5,
+                       "opponent.p04.free2": 1.0, "opponent.p04.free3": 1.0, "opponent.p09.free1": 1.0,
                        "opponent.p10.free1": 1.0, "opponent.p11.free1": 1.0}
     expected = {**mover_points, **opponent_points,
                 "mover.on_24": round(4 / 15, 6), "mover.off": round(5 / 15, 6), "mover.pips": round(165 / 360, 6),
                 "opponent.on_24": round(2 / 15, 6), "opponent.off": round(7 / 15, 6),
-                "opponent.pips": round(85 / 360, 6),
-                # X's rear (24) is past O's blockade (X's 12, 16, 22, 23) only with 5-5: 19, 14, 9.
-                "mover.escapes": round(1 / 36, 6), "mover.prime": round(2 / 6, 6),
+                "opponent.pips": round(90 / 360, 6),
+                # X's rear (24) is past O's blockade (X's 12, 16, 21, 22, 23: one checker closes a point) only
+                # with 5-5: 19, 14, 9; the prime is X's 21-23.
+                "mover.escapes": round(1 / 36, 6), "mover.prime": round(3 / 6, 6),
                 # O's rear (its 24 = X's 12): X holds O's 12 and 17 (X's 24 and 5); only 5-5 (19, 14, 9) passes.
                 "opponent.escapes": round(1 / 36, 6), "opponent.prime": round(1 / 6, 6),
                 "rules.parallel": 1.0, "mover.passed": 1.0, "opponent.passed": 1.0}
@@ -213,7 +214,6 @@ def test_a_lone_opposing_checker_closes_its_point_and_nothing_is_exposed():
                                 version=4)[0]
     assert features[column("mover.prime")] == np.float32(1 / 6)
     assert not features[259:OPPONENT_EXPOSURE.stop].any()  # a lone checker cannot be landed on
-    # X's escapes: beyond O's 20 (the blockade's last point; X's 12 is O's start, also closed, and the lower).
     assert features[column("mover.passed")] == 1 and features[column("opponent.passed")] == 1  # O's 8 < 12
 
 
