@@ -10,7 +10,11 @@ running games) and hand-made boards.
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,6 +42,7 @@ from .test_encoding_v2 import reference_exposure
 from .test_encoding_v3 import reference_contact
 
 RUNNING = ["fevga", "narde"]
+WEB_MODEL = Path(__file__).resolve().parent.parent / "tapa_ai" / "web" / "model.js"
 ROLLS36 = [(a, b) for a in range(1, 7) for b in range(1, 7)]
 TOLERANCE = 1e-5
 
@@ -397,3 +402,17 @@ def test_every_export_format_evaluates_a_running_game_race_network(variant, form
     expected_probabilities, expected_equity = evaluate(net, features)
     assert np.abs(probabilities - expected_probabilities).max() < TOLERANCE
     assert np.abs(equity - expected_equity).max() < TOLERANCE * 4
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run tapa_ai/web/model.js")
+def test_the_web_model_tells_running_game_races_as_race_rows(running, existing, tmp_path):
+    features = encode(PositionBatch.from_positions(running + existing), version=4)
+    expected = race_rows(torch.from_numpy(features)).numpy()
+    rows = tmp_path / "features.json"
+    rows.write_text(json.dumps(features.tolist()))
+    script = (f"const model = require({json.dumps(str(WEB_MODEL))});"
+              f"const rows = JSON.parse(require('fs').readFileSync({json.dumps(str(rows))}, 'utf8'));"
+              "console.log(JSON.stringify(rows.map(x => model.isRace(Float32Array.from(x)))));")
+    done = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected.tolist()
