@@ -66,7 +66,7 @@ def main(argv=None) -> int:
                         help="only time the evaluation of afterstates (torch path vs fast kernel) per variant")
     parser.add_argument("--hidden", type=int, nargs="+", default=[128],
                         help="with --evaluator: the hidden widths of the timed network (e.g. 256 128)")
-    parser.add_argument("--encoding-version", type=int, default=1, choices=(1, 2, 3),
+    parser.add_argument("--encoding-version", type=int, default=1, choices=(1, 2, 3, 4),
                         help="with --evaluator: the encoding version of the timed network")
     parser.add_argument("--init", metavar="CHECKPOINT",
                         help="start our self-play from this checkpoint's network instead of random weights "

@@ -102,8 +102,8 @@ class ModelConfig:
     activation: Activation = "relu"
     """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
     encoding_version: int = 1
-    """Input encoding ``tapa-td`` version: 1 (259 columns), 2 (+ 50 exposure columns) or 3 (+ 6 contact
-    columns); ``docs/encoding.md``."""
+    """Input encoding ``tapa-td`` version: 1 (259 columns), 2 (+ 50 exposure columns), 3 (+ 6 contact
+    columns) or 4 (+ 3 running-game columns; the running games fevga and narde need it); ``docs/encoding.md``."""
     race_network: bool = False
     """A second network of the same shape for **races** (positions where no checker can meet an opposing one
     again), as GNU Backgammon has: each position is evaluated, and learned, by the network of its phase, chosen
@@ -130,8 +130,8 @@ class ModelConfig:
                               f"hidden layers; at most {MAX_HIDDEN_WEIGHTS:,}")
         if self.activation not in typing.get_args(Activation):
             raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
-        if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3):
-            raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1, 2 or 3")
+        if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3, 4):
+            raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1, 2, 3 or 4")
         if not isinstance(self.race_network, bool):
             raise ConfigError(f"model.race_network={self.race_network!r}: must be true or false")
 
@@ -350,6 +350,14 @@ class TrainConfig:
     """Progress output and TensorBoard logs."""
     distributed: DistributedConfig = field(default_factory=DistributedConfig)
     """Actor processes and the learner (``workers = 1``: everything in one process)."""
+
+    def __post_init__(self) -> None:
+        from .rules.options import variant_rules  # lazily: the rules do not need the config
+
+        rules = variant_rules(self.run.variant)
+        if rules.parallel and self.model.encoding_version < 4:
+            raise ConfigError(f"model.encoding_version={self.model.encoding_version}: run.variant={rules.name!r} "
+                              "is a running game (paths='parallel'), which needs encoding version 4")
 
 
 # ---------------------------------------------------------------------------

@@ -29,7 +29,8 @@ from tapa_ai import __version__
 from tapa_ai.net.checkpoint import save_checkpoint
 from tapa_ai.cli import main
 from tapa_ai.config import ModelConfig, TrainConfig
-from tapa_ai.net.encoding import ENCODING_NAME, ENCODING_VERSION, NUM_FEATURES, encode, encode_positions, feature_names
+from tapa_ai.net.encoding import (ENCODING_NAME, ENCODING_VERSION, ENCODING_VERSIONS, NUM_FEATURES, encode,
+                                  encode_positions, feature_names, num_features)
 from tapa_ai.export import ONNX_OPSET, ExportError, export_checkpoint, export_network, load_npz_network, numpy_model
 from tapa_ai.net.model import EvaluatorNet, evaluate
 from tapa_ai.rules.outcomes import outcome_names, outcome_points
@@ -210,7 +211,14 @@ def test_numpy_encoder_constants_match_the_package():
     for variant in VARIANTS:
         rules = variant_rules(variant)
         assert numpy_model.VARIANT_RULES[variant] == {"contact": rules.contact, "mother_points": rules.mother_points,
-                                                      "backgammons": rules.backgammons}
+                                                      "backgammons": rules.backgammons, "paths": rules.paths}
+    for variant in ("fevga", "narde"):
+        rules = variant_rules(variant)
+        assert numpy_model.VARIANT_RULES[variant] == {"contact": rules.contact, "mother_points": rules.mother_points,
+                                                      "backgammons": rules.backgammons, "paths": rules.paths}
+    assert numpy_model.ENCODING_VERSIONS == ENCODING_VERSIONS
+    assert all(numpy_model.num_features(v) == num_features(v) for v in ENCODING_VERSIONS)
+    assert all(numpy_model.feature_names(v) == feature_names(v) for v in ENCODING_VERSIONS)
 
 
 @pytest.mark.parametrize("rules", [

@@ -69,9 +69,9 @@ def test_race_rows_equal_the_rule_from_features_and_from_the_int8_arrays(variant
     batch = _batch(variant)
     expected = np.array([reference_race(p) for p in batch.to_positions()])
     assert 20 < expected.sum() < len(expected) - 20, "the sample should hold races and contact positions"
-    for version in (1, 2, 3):
+    for version in (1, 2, 3, 4):
         assert np.array_equal(race_rows(torch.from_numpy(encode(batch, version=version))).numpy(), expected)
-    assert np.array_equal(race_flags(batch.board, batch.pinned, batch.bar), expected)
+    assert np.array_equal(race_flags(batch.board, batch.pinned, batch.bar, batch.parallel_rows()), expected)
     # The phase does not depend on the side to move.
     assert np.array_equal(race_rows(torch.from_numpy(encode(batch.flipped()))).numpy(), expected)
 
@@ -93,7 +93,7 @@ def test_race_rows_at_the_boundary_pins_and_the_bar():
         batch = PositionBatch.from_positions([_position(variant, stacks, bar=bar)])
         expected = reference_race(batch.position(0))
         assert bool(race_rows(torch.from_numpy(encode(batch)))[0]) == expected
-        assert bool(race_flags(batch.board, batch.pinned, batch.bar)[0]) == expected
+        assert bool(race_flags(batch.board, batch.pinned, batch.bar, batch.parallel_rows())[0]) == expected
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -135,7 +135,7 @@ def test_fast_evaluation_of_a_race_network_equals_the_torch_network(variant, den
 def test_a_kernel_evaluator_follows_both_networks_weights():
     net = _net("backgammon")
     batch = _batch("backgammon", seed=6)
-    race = race_flags(batch.board, batch.pinned, batch.bar)
+    race = race_flags(batch.board, batch.pinned, batch.bar, batch.parallel_rows())
     evaluator = KernelEvaluator(net)
     points = evaluator.points
     before = evaluator.evaluate(batch) @ points
@@ -270,7 +270,7 @@ def test_each_learning_step_trains_one_phase_and_every_row_is_learned_once(tmp_p
                                                 f"checkpoint.directory={tmp_path}"])
     trainer = Trainer(config, new_run_directory(config))
     positions = _batch("backgammon", count=200, seed=9)
-    race = race_flags(positions.board, positions.pinned, positions.bar)
+    race = race_flags(positions.board, positions.pinned, positions.bar, positions.parallel_rows())
     steps = trainer.learner.minibatches(positions)
     seen = np.concatenate([index.numpy() for index, _ in steps])
     assert sorted(seen.tolist()) == list(range(len(positions)))

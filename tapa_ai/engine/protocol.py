@@ -22,7 +22,7 @@ Commands (docs/protocol.md has examples):
 With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
 :mod:`tapa_ai.analysis.analyzer`):
 
-- ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259, 309 or 315 numbers...], "encoding_version": ...}``
+- ``{"cmd": "encode", "position": {...}}`` -> ``{"features": [...259, 309, 315 or 318 numbers...], "encoding_version": ...}``
 - ``{"cmd": "evaluate", "position": {...}}`` -> ``{"probabilities": {"win_single": p, ...}, "equity": e}``
 - ``{"cmd": "best_move", "position": {...}, "dice": [5, 2], "plies": 1}`` ->
   ``{"move": ..., "position": {...}, "equity": e, "probabilities": {...}, "plies": 1}``
@@ -364,7 +364,7 @@ class Engine:
         return plies
 
     def _cmd_encode(self, request: dict) -> dict:
-        from ..net.encoding import ENCODING_NAME, ENCODING_VERSION, encode
+        from ..net.encoding import ENCODING_NAME, ENCODING_VERSION, RUNNING_VERSION, encode
         from ..movegen.batch import PositionBatch
 
         if "bot" in request:
@@ -372,8 +372,12 @@ class Engine:
         position = self._position(request)
         if self.analyzer is not None:
             self.analyzer.check(position)
-        # The model's encoding version; without a model, the default one.
-        version = self.analyzer.encoding_version if self.analyzer is not None else ENCODING_VERSION
+        # The model's encoding version; without a model, the default one (version 4 for a running game, the one
+        # version that encodes them).
+        if self.analyzer is not None:
+            version = self.analyzer.encoding_version
+        else:
+            version = max(ENCODING_VERSION, RUNNING_VERSION) if position.rules.parallel else ENCODING_VERSION
         features = encode(PositionBatch.from_positions([position]), version=version)[0]
         # Shortest text of each float32 value: reads back as exactly the same float32.
         return {"features": [float(str(value)) for value in features],

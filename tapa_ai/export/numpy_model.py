@@ -7,7 +7,7 @@ this single file and evaluate positions with a model written by
 
     import numpy_model                                  # or: from tapa_ai.export import numpy_model
     model = numpy_model.load("model.npz")
-    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259|309|315)
+    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259..318)
     probabilities, equity = model.evaluate(features)    # (B, K) and (B,) float32
     probabilities, equity = model.evaluate_positions([position_json, ...])  # both steps at once
 
@@ -19,7 +19,8 @@ the variant's options). Every position is evaluated **from the side to move**
 ``model.outcome_names[k]`` and ``equity`` the expected points
 (``probabilities @ model.outcome_points``). ``docs/export.md`` describes the
 file format and ``docs/encoding.md`` the input columns (259 in encoding
-version 1, 309 in version 2, 315 in version 3; a model says which, ``model.encoding_version``).
+version 1, 309 in version 2, 315 in version 3, 318 in version 4; a model says which,
+``model.encoding_version``). The running games (``fevga``, ``narde``) need version 4.
 
 The encoder here is a plain per-position loop written from
 ``docs/encoding.md`` (``tapa_ai.net.encoding`` is the fast batch version of the same
@@ -61,15 +62,18 @@ ENCODING_NAME = "tapa-td"
 """The input encoding this module computes (must equal ``tapa_ai.net.encoding.ENCODING_NAME``)."""
 ENCODING_VERSION = 1
 """The default version (must equal ``tapa_ai.net.encoding.ENCODING_VERSION``; the tests check both)."""
-ENCODING_VERSIONS = (1, 2, 3)
-"""The versions this module computes: 2 is 1 followed by 50 exposure columns, 3 is 2 followed by 6 contact columns."""
+ENCODING_VERSIONS = (1, 2, 3, 4)
+"""The versions this module computes: 2 is 1 followed by 50 exposure columns, 3 is 2 followed by 6 contact columns,
+4 is 3 computed path-aware followed by 3 running-game columns (the one version for the running games)."""
 NUM_FEATURES = 259
 """Input columns of version 1."""
-_WIDTHS = {1: 259, 2: 309, 3: 315}
+_WIDTHS = {1: 259, 2: 309, 3: 315, 4: 318}
+_RUNNING_VERSION = 4
+_PARALLEL_COLUMN = 315  # rules.parallel; then mover.passed (316), opponent.passed (317)
 
 
 def num_features(version: int = ENCODING_VERSION) -> int:
-    """Input columns of an encoding version (259, 309 or 315)."""
+    """Input columns of an encoding version (259, 309, 315 or 318)."""
     if isinstance(version, bool) or version not in _WIDTHS:
         raise ModelFileError(f"encoding version {version!r}: this module computes versions {list(ENCODING_VERSIONS)}")
     return _WIDTHS[version]
@@ -78,9 +82,11 @@ ACTIVATIONS = ("relu", "tanh", "sigmoid", "gelu", "silu")
 """Hidden-layer activations a model may use (as ``torch.nn``: GELU is the exact, erf-based one)."""
 
 VARIANT_RULES: dict[str, dict[str, Any]] = {
-    "tapa": {"contact": "pin", "mother_points": 3, "backgammons": True},
-    "plakoto": {"contact": "pin", "mother_points": 2, "backgammons": False},
-    "backgammon": {"contact": "hit", "mother_points": 0, "backgammons": True},
+    "tapa": {"contact": "pin", "mother_points": 3, "backgammons": True, "paths": "opposite"},
+    "plakoto": {"contact": "pin", "mother_points": 2, "backgammons": False, "paths": "opposite"},
+    "backgammon": {"contact": "hit", "mother_points": 0, "backgammons": True, "paths": "opposite"},
+    "fevga": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel"},
+    "narde": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel"},
 }
 """The rule options of each named variant that the encoding reads (``tapa_ai.rules.options`` has them all)."""
 
@@ -119,11 +125,14 @@ def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     if version >= 3:
         for side in ("mover", "opponent"):
             names.extend(f"{side}.{unit}" for unit in ("escapes", "prime", "dance"))
+    if version >= 4:
+        names.extend(["rules.parallel", "mover.passed", "opponent.passed"])
     return names
 
 
-def _encoding_rules(position: Mapping[str, Any], where: str) -> tuple[bool, bool, int]:
-    """(pins, backgammons, mother_points) of a JSON position: its variant's, with its ``rules`` overrides."""
+def _encoding_rules(position: Mapping[str, Any], where: str) -> tuple[bool, bool, int, bool]:
+    """(pins, backgammons, mother_points, parallel) of a JSON position: its variant's, with its ``rules``
+    overrides."""
     variant = position.get("variant")
     if variant not in VARIANT_RULES:
         raise ModelFileError(f"{where}.variant: unknown variant {variant!r}; known: {sorted(VARIANT_RULES)}")
@@ -131,17 +140,22 @@ def _encoding_rules(position: Mapping[str, Any], where: str) -> tuple[bool, bool
     overrides = position.get("rules", {})
     if not isinstance(overrides, Mapping):
         raise ModelFileError(f"{where}.rules: must be an object of rule options, got {type(overrides).__name__}")
-    for key in ("contact", "mother_points", "backgammons"):
+    for key in ("contact", "mother_points", "backgammons", "paths"):
         if key in overrides:
             rules[key] = overrides[key]
-    if rules["contact"] not in ("pin", "hit"):
-        raise ModelFileError(f"{where}.rules.contact: must be 'pin' or 'hit', got {rules['contact']!r}")
+    if rules["contact"] not in ("pin", "hit", "block"):
+        raise ModelFileError(f"{where}.rules.contact: must be 'pin', 'hit' or 'block', got {rules['contact']!r}")
+    if rules["paths"] not in ("opposite", "parallel"):
+        raise ModelFileError(f"{where}.rules.paths: must be 'opposite' or 'parallel', got {rules['paths']!r}")
+    if (rules["paths"] == "parallel") != (rules["contact"] == "block"):
+        raise ModelFileError(f"{where}.rules: paths={rules['paths']!r} with contact={rules['contact']!r}; the running "
+                             "games pair paths 'parallel' with contact 'block', the others 'opposite' with 'pin' or 'hit'")
     mother_points = rules["mother_points"]
     if isinstance(mother_points, bool) or not isinstance(mother_points, int) or mother_points < 0:
         raise ModelFileError(f"{where}.rules.mother_points: must be an integer >= 0, got {mother_points!r}")
     if not isinstance(rules["backgammons"], bool):
         raise ModelFileError(f"{where}.rules.backgammons: must be true or false, got {rules['backgammons']!r}")
-    return rules["contact"] == "pin", rules["backgammons"], mother_points
+    return rules["contact"] == "pin", rules["backgammons"], mother_points, rules["paths"] == "parallel"
 
 
 def _counts(position: Mapping[str, Any], key: str, where: str) -> dict[str, int]:
@@ -182,6 +196,14 @@ def _parse(position: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(position, Mapping):
         raise ModelFileError(f"{where}: must be a JSON object, got {type(position).__name__}")
     return position
+
+
+def _index(side: str, point: int, parallel: bool) -> int:
+    """The index in ``points`` of ``side``'s own point ``point`` (1..24): X's ``point - 1``; O's ``24 - point``,
+    or in the running games (``parallel``) ``(point + 11) % 24`` (RULES.md 1 and 8.1)."""
+    if side == "X":
+        return point - 1
+    return (point + 11) % 24 if parallel else 24 - point
 
 
 def _landings(source: int, a: int, b: int, is_open) -> set:
@@ -235,15 +257,19 @@ def _exposure(stacks: list, bar: dict, defender: str) -> list[float]:
     return [hits_at.get(25 - q, 0) / 36.0 for q in range(1, 25)] + [any_hit / 36.0]
 
 
-def _contact(stacks: list, bar: dict, side: str, home: bool) -> list[float]:
-    """The 3 contact columns of ``side`` (docs/encoding.md, "Version 3: contact"): escapes, prime, dance."""
+def _contact(stacks: list, bar: dict, side: str, home: bool, parallel: bool = False) -> list[float]:
+    """The 3 contact columns of ``side`` (docs/encoding.md, "Version 3: contact"): escapes, prime, dance.
+
+    ``parallel``: a running game (version 4): its numbering, and a lone opposing checker closes its point."""
     other = "O" if side == "X" else "X"
 
     def stack(point: int) -> tuple:  # the side's own point 1..24
-        return stacks[point - 1] if side == "X" else stacks[24 - point]
+        return stacks[_index(side, point, parallel)]
 
     def is_open(point: int) -> bool:
         top, number, under = stack(point)
+        if parallel:
+            return top != other
         return top != other or (number == 1 and under is None)
 
     sources = [25] if bar[side] > 0 else [point for point in range(1, 25) if stack(point)[0] == side]
@@ -275,7 +301,10 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
     """
     width = num_features(version)
     position = _parse(position, where)
-    pins, backgammons, mother_points = _encoding_rules(position, where)
+    pins, backgammons, mother_points, parallel = _encoding_rules(position, where)
+    if parallel and version < _RUNNING_VERSION:
+        raise ModelFileError(f"{where}: a {position.get('variant')!r} position (a running game, paths 'parallel') "
+                             f"needs encoding version {_RUNNING_VERSION}; version {version} cannot encode it")
     mother_rules = pins and mother_points > 0
     mover = position.get("turn")
     if mover not in _SIDES:
@@ -294,7 +323,7 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
         counts = [0] * 25  # counts[p] = count(side, p), p = 1..24 in the side's own numbering
         own_24 = (None, 0, None)
         for point in range(1, 25):
-            top, number, under = stacks[point - 1] if side == "X" else stacks[24 - point]
+            top, number, under = stacks[_index(side, point, parallel)]
             free = number if top == side else 0
             pinned = 1 if under == side else 0
             base = 120 * block + 5 * (point - 1)
@@ -319,12 +348,18 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
     features[256] = pins
     features[257] = backgammons
     features[258] = mother_points / _MOTHER_POINTS_SCALE
-    if version >= 2:
+    if version >= 2 and not parallel:  # nothing can be hit in the running games: their exposure is 0
         features[259:284] = _exposure(stacks, bar, mover)
         features[284:309] = _exposure(stacks, bar, opponent)
     if version >= 3:
-        features[309:312] = _contact(stacks, bar, mover, all_home[mover])
-        features[312:315] = _contact(stacks, bar, opponent, all_home[opponent])
+        features[309:312] = _contact(stacks, bar, mover, all_home[mover], parallel)
+        features[312:315] = _contact(stacks, bar, opponent, all_home[opponent], parallel)
+    if version >= 4 and parallel:
+        features[_PARALLEL_COLUMN] = 1.0
+        for block, side in enumerate((mover, opponent)):
+            # Passed the opponent's start: a checker on the side's own points 1..11, or one borne off.
+            ahead = any(stacks[_index(side, point, True)][0] == side for point in range(1, 12))
+            features[_PARALLEL_COLUMN + 1 + block] = ahead or off[side] > 0
     return features
 
 
@@ -341,8 +376,9 @@ def race_rows(features: np.ndarray) -> np.ndarray:
     """(B,) bool: the encoded positions that are races (no checker can meet an opposing one again).
 
     Each side's rearmost checker is its highest own point with a checker of it (``free1`` or ``pinned`` set;
-    25 with ``bar`` above 0, 0 with none); contact is left exactly while the two add up to more than 25. A
-    model with a race network evaluates these rows with ``race_layers`` and the others with ``layers``.
+    25 with ``bar`` above 0, 0 with none); contact is left exactly while the two add up to more than 25, or in
+    the running games (``rules.parallel`` set, version 4) while either is above 12. A model with a race
+    network evaluates these rows with ``race_layers`` and the others with ``layers``.
     """
     features = np.asarray(features)
     points = features[:, : 2 * 24 * len(_POINT_UNITS)].reshape(-1, 2, 24, len(_POINT_UNITS))
@@ -350,7 +386,10 @@ def race_rows(features: np.ndarray) -> np.ndarray:
     rearmost = np.where(occupied, np.arange(1, 25), 0).max(axis=2)
     bar = 2 * 24 * len(_POINT_UNITS) + _SIDE_SCALARS.index("bar")
     rearmost = np.where(features[:, [bar, bar + len(_SIDE_SCALARS)]] > 0, 25, rearmost)
-    return rearmost.sum(axis=1) <= 25
+    race = rearmost.sum(axis=1) <= 25
+    if features.shape[1] >= _WIDTHS[_RUNNING_VERSION]:
+        race = np.where(features[:, _PARALLEL_COLUMN] > 0, rearmost.max(axis=1) <= 12, race)
+    return race
 
 
 def _activate(values: np.ndarray, activation: str) -> np.ndarray:
@@ -471,13 +510,15 @@ class NumpyEvaluator:
     def evaluate_positions(self, positions: Sequence[Mapping[str, Any] | str]) -> tuple[np.ndarray, np.ndarray]:
         """Encode JSON positions and evaluate them; refuses a position of another rule set than the model's."""
         rules = self.metadata.get("rule_options", {})
-        wanted = (rules.get("contact") == "pin", rules.get("backgammons"), rules.get("mother_points"))
+        wanted = (rules.get("contact") == "pin", rules.get("backgammons"), rules.get("mother_points"),
+                  rules.get("paths", "opposite") == "parallel")
         parsed = [_parse(position, f"positions[{row}]") for row, position in enumerate(positions)]
         for row, position in enumerate(parsed):
             found = _encoding_rules(position, f"positions[{row}]")
             if found != wanted:
                 raise ModelFileError(
-                    f"positions[{row}]: a {position.get('variant')!r} position (pins, backgammons, mother points = "
+                    f"positions[{row}]: a {position.get('variant')!r} position (pins, backgammons, mother points, "
+                    f"parallel = "
                     f"{found}) does not fit this {self.variant!r} model {wanted}"
                 )
         return self.evaluate(encode_positions(parsed, version=self.encoding_version))

@@ -11,10 +11,11 @@ against torch with onnxruntime.
 
 Graph::
 
-    features [batch, 259] -> (Gemm -> activation) x layers -> Gemm -> logits [batch, K]
+    features [batch, 259 ... 318] -> (Gemm -> activation) x layers -> Gemm -> logits [batch, K]
     (with a race network: that twice, ``contact_logits`` and ``race_logits``, and
     ``logits = Where(race_column, race_logits, contact_logits)``, ``race_column``
-    computed from the point and bar columns as ``tapa_ai.net.model.race_rows`` does)
+    computed from the point and bar columns, and in version 4 ``rules.parallel``, as
+    ``tapa_ai.net.model.race_rows`` does)
     logits -> Softmax(axis=-1) -> probabilities [batch, K]
     probabilities -> MatMul(outcome_points [K]) -> equity [batch]
 
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..net.encoding import PARALLEL_COLUMN, RUNNING_COLUMNS
 from ..net.model import EvaluatorNet, network_arrays
 from . import ONNX_OPSET, ExportError
 
@@ -123,7 +125,7 @@ def onnx_model(net: EvaluatorNet, metadata: dict[str, Any]):
     else:
         network("layers", weights, biases, "contact_logits")
         network("race_layers", *network_arrays(net, "race_layers"), "race_logits")
-        nodes.extend(_race_nodes(helper, numpy_helper, initializers))
+        nodes.extend(_race_nodes(helper, numpy_helper, initializers, net.num_features))
         nodes.append(helper.make_node("Where", ["race_column", "race_logits", "contact_logits"], ["logits"],
                                       name="phase"))
     nodes.append(helper.make_node("Softmax", ["logits"], ["probabilities"], name="softmax", axis=-1))
@@ -154,12 +156,13 @@ def onnx_model(net: EvaluatorNet, metadata: dict[str, Any]):
     return model
 
 
-def _race_nodes(helper, numpy_helper, initializers: list) -> list:
+def _race_nodes(helper, numpy_helper, initializers: list, width: int) -> list:
     """Nodes computing ``race_column`` (batch, 1) bool from ``features``: the rows with no contact left.
 
     As ``tapa_ai.net.model.race_rows``: each side's rearmost checker is its highest own point whose
     ``free1`` or ``pinned`` column is set (25 with its ``bar`` scalar above 0, 0 with none); a race where
-    the two add up to 25 or less.
+    the two add up to 25 or less, or, for the rows of a running game (``rules.parallel`` above 0, an input
+    of encoding version 4, ``width`` 318), where both are 12 or less.
     """
     def array(name: str, value) -> str:
         initializers.append(numpy_helper.from_array(np.asarray(value), name))
@@ -179,6 +182,26 @@ def _race_nodes(helper, numpy_helper, initializers: list) -> list:
     array("race.sum_axis", np.array([1], dtype=np.int64))
     array("race.column_axis", np.array([1], dtype=np.int64))
     node = helper.make_node
+    running = []
+    opposite_row = "race_row"
+    if width >= RUNNING_COLUMNS.stop:
+        opposite_row = "race_row_opposite"
+        array("race.parallel_column", np.array(PARALLEL_COLUMN, dtype=np.int64))
+        array("race.passed_limit", np.array(12, dtype=np.int64))
+        running = [
+            node("ReduceMax", ["race_rearmost"], ["race_rearmost_both"], name="race_rearmost_both", axes=[1],
+                 keepdims=0),
+            node("LessOrEqual", ["race_rearmost_both", "race.passed_limit"], ["race_row_parallel"],
+                 name="race_row_parallel"),
+            node("Gather", ["features", "race.parallel_column"], ["race_parallel_flag"], name="race_parallel_flag",
+                 axis=1),
+            node("Greater", ["race_parallel_flag", "race.zero"], ["race_parallel"], name="race_parallel"),
+            # race_row = parallel ? race_row_parallel : race_row_opposite (onnxruntime has no Where on bool).
+            node("And", ["race_parallel", "race_row_parallel"], ["race_row_if_parallel"], name="race_row_if_parallel"),
+            node("Not", ["race_parallel"], ["race_opposite"], name="race_opposite"),
+            node("And", ["race_opposite", "race_row_opposite"], ["race_row_if_opposite"], name="race_row_if_opposite"),
+            node("Or", ["race_row_if_parallel", "race_row_if_opposite"], ["race_row"], name="race_row_by_paths"),
+        ]
     return [
         node("Slice", ["features", "race.points_start", "race.points_stop", "race.points_axis"], ["race_points_flat"],
              name="race_points"),
@@ -195,7 +218,8 @@ def _race_nodes(helper, numpy_helper, initializers: list) -> list:
         node("Greater", ["race_bar", "race.zero"], ["race_on_bar"], name="race_on_bar"),
         node("Where", ["race_on_bar", "race.on_bar", "race_rearmost_board"], ["race_rearmost"], name="race_rearmost"),
         node("ReduceSum", ["race_rearmost", "race.sum_axis"], ["race_sum"], name="race_sum", keepdims=0),
-        node("LessOrEqual", ["race_sum", "race.on_bar"], ["race_row"], name="race_row"),
+        node("LessOrEqual", ["race_sum", "race.on_bar"], [opposite_row], name=opposite_row),
+        *running,
         node("Unsqueeze", ["race_row", "race.column_axis"], ["race_column"], name="race_column"),
     ]
 

@@ -21,7 +21,8 @@ from typing import Any, Dict, List, Tuple
 import torch
 from torch import nn
 
-from ..net.encoding import MOVER_SCALARS, OPPONENT_POINTS, OPPONENT_SCALARS, POINT_UNITS, SIDE_SCALARS
+from ..net.encoding import (MOVER_SCALARS, OPPONENT_POINTS, OPPONENT_SCALARS, PARALLEL_COLUMN, POINT_UNITS,
+                            RUNNING_COLUMNS, SIDE_SCALARS)
 from ..net.model import EvaluatorNet
 
 __all__ = ["ExportedEvaluator", "torchscript_bytes", "EXTRA_FILE"]
@@ -31,7 +32,7 @@ EXTRA_FILE = "metadata.json"
 
 
 class ExportedEvaluator(nn.Module):
-    """``features (batch, 259) -> probabilities (batch, K), equity (batch,)``: what every export format computes."""
+    """``features (batch, N) -> probabilities (batch, K), equity (batch,)``: what every export format computes."""
 
     metadata_json: str
     outcome_names: List[str]
@@ -43,6 +44,7 @@ class ExportedEvaluator(nn.Module):
     pinned: int
     mover_bar: int
     opponent_bar: int
+    parallel_column: int
 
     def __init__(self, net: EvaluatorNet, metadata: Dict[str, Any]) -> None:
         super().__init__()
@@ -57,19 +59,25 @@ class ExportedEvaluator(nn.Module):
         self.pinned = POINT_UNITS.index("pinned")
         self.mover_bar = MOVER_SCALARS.start + SIDE_SCALARS.index("bar")
         self.opponent_bar = OPPONENT_SCALARS.start + SIDE_SCALARS.index("bar")
+        # rules.parallel (encoding version 4): its rows are races by the running games' test; -1 without it.
+        self.parallel_column = PARALLEL_COLUMN if net.num_features >= RUNNING_COLUMNS.stop else -1
         self.register_buffer("outcome_points", torch.tensor(metadata["outcome_points"], dtype=torch.float32))
         self.metadata_json = json.dumps(metadata, sort_keys=True)
         self.outcome_names = list(metadata["outcome_names"])
 
     def race_rows(self, features: torch.Tensor) -> torch.Tensor:
-        """(batch,) bool: no contact left (as ``tapa_ai.net.model.race_rows``: rearmost points add up to <= 25)."""
+        """(batch,) bool: no contact left (as ``tapa_ai.net.model.race_rows``: rearmost points add up to <= 25;
+        in the running games, rows with ``rules.parallel`` set, both rearmost points <= 12)."""
         points = features[:, 0:self.point_columns].reshape(-1, 2, 24, self.units)
         occupied = (points[:, :, :, self.free1] > 0) | (points[:, :, :, self.pinned] > 0)
         numbers = torch.arange(1, 25, dtype=torch.int64, device=features.device)
         rearmost = torch.where(occupied, numbers, torch.zeros_like(numbers)).amax(dim=2)
         on_bar = torch.stack([features[:, self.mover_bar], features[:, self.opponent_bar]], dim=1) > 0
         rearmost = torch.where(on_bar, torch.full_like(rearmost, 25), rearmost)
-        return rearmost.sum(dim=1) <= 25
+        race = rearmost.sum(dim=1) <= 25
+        if self.parallel_column >= 0:
+            race = torch.where(features[:, self.parallel_column] > 0, rearmost.amax(dim=1) <= 12, race)
+        return race
 
     def forward(self, features: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         if self.has_race_network:

@@ -1,8 +1,10 @@
 """The network input: a fixed-length float32 vector per position, computed for a whole batch at once.
 
-Encoding ``tapa-td``, versions 1, 2 and 3 (``docs/encoding.md`` is the full
+Encoding ``tapa-td``, versions 1, 2, 3 and 4 (``docs/encoding.md`` is the full
 specification, with a worked example). Version 2 is version 1 followed by 50
-**exposure** columns, version 3 is version 2 followed by 6 **contact** columns (see below); a network stores the version it was built
+**exposure** columns, version 3 is version 2 followed by 6 **contact** columns, version 4 is version 3
+followed by 3 **running-game** columns and is the one version that encodes the running games (fevga,
+narde: ``paths = "parallel"``, see below); a network stores the version it was built
 for (``ModelConfig.encoding_version``). Every position is described **from the view of the side
 to move** (the side a :class:`~tapa_ai.movegen.batch.PositionBatch` is seen
 from), and each side's features are written in **that side's own point
@@ -22,10 +24,20 @@ Layout (``NUM_FEATURES`` = 259 columns)::
     [259, 284)  mover's exposure: the share of the other side's 36 rolls that can land on the mover's
                 lone checker at each of its points 1..24, then the share that can land on any of them
     [284, 309)  opponent's exposure (to the mover's roll), same 25
-    version 3 only:
+    versions 3 and 4:
     [309, 312)  mover's contact: escapes of its rearmost checker past the opponent's blockade, the longest
                 prime in front of it, the rolls that cannot move (shares of 36, prime / 6)
     [312, 315)  opponent's contact, same 3
+    version 4 only:
+    315         rules.parallel: 1 in the running games (both sides travel the same way round)
+    316, 317    mover.passed, opponent.passed: running games only, the side has a checker on its own
+                points 1..11 or borne off (the condition of Fevga's runner rule, RULES.md 8.4 a)
+
+Version 4 computes the first 315 columns **path-aware**: in a running game the opponent's own point ``q``
+is the mover's point ``q + 12`` or ``q - 12`` (board column ``(q + 11) % 24``), every mask and block is
+in each side's own numbering, a point is open to a side exactly when no opposing checker stands on it
+(``contact = "block"``), and nothing can be hit, so the exposure columns are 0. On the other variants
+version 4 is version 3 followed by three zeros. Versions 1-3 refuse running-game rows (ValueError).
 
 An afterstate is seen from the side that just moved, which is *not* to roll
 next: encode ``afterstates.positions.flipped()`` (the opponent to roll) and read
@@ -53,7 +65,8 @@ __all__ = [
     "CONTACT_UNITS", "MOVER_CONTACT", "OPPONENT_CONTACT", "contact_features", "contact_counts", "POINT_UNITS", "SIDE_SCALARS", "RULE_FLAGS",
     "MOVER_POINTS", "OPPONENT_POINTS", "MOVER_SCALARS", "OPPONENT_SCALARS", "RULES_COLUMNS",
     "PIP_SCALE", "BAR_SCALE", "CHECKER_SCALE", "feature_names", "encode", "encode_positions", "column",
-    "swap_side_blocks",
+    "swap_side_blocks", "RUNNING_VERSION", "RUNNING_COLUMNS", "PARALLEL_COLUMN", "MOVER_PASSED", "OPPONENT_PASSED",
+    "PASSED_BELOW", "check_rules_version", "parallel_rows",
 ]
 
 ENCODING_NAME = "tapa-td"
@@ -62,9 +75,11 @@ ENCODING_VERSION = 1
 """The version new networks get unless their ``ModelConfig.encoding_version`` says otherwise.
 
 A new version is added (never an old one changed) whenever a column's meaning or scaling changes."""
-ENCODING_VERSIONS = (1, 2, 3)
+ENCODING_VERSIONS = (1, 2, 3, 4)
 """The versions this program computes; version 2 = version 1 + the exposure columns; version 3 = version 2 +
-the contact columns."""
+the contact columns; version 4 = version 3 computed path-aware + the running-game columns."""
+RUNNING_VERSION = 4
+"""The first (and only) version that encodes the running games (``RuleOptions.parallel``)."""
 
 POINT_UNITS = ("free1", "free2", "free3", "free_extra", "pinned")
 """Units per point and side: free (top) checkers n >= 1, >= 2, >= 3, max(n - 3, 0) / 2, a checker pinned there."""
@@ -100,7 +115,15 @@ CONTACT_UNITS = ("escapes", "prime", "dance")
 """Version 3, per side: escape rolls of its rearmost checker, the prime in front of it, rolls that cannot move."""
 MOVER_CONTACT = slice(OPPONENT_EXPOSURE.stop, OPPONENT_EXPOSURE.stop + len(CONTACT_UNITS))
 OPPONENT_CONTACT = slice(MOVER_CONTACT.stop, MOVER_CONTACT.stop + len(CONTACT_UNITS))
-_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop, 3: OPPONENT_CONTACT.stop}
+RUNNING_UNITS = ("rules.parallel", "mover.passed", "opponent.passed")
+"""Version 4: the rule flag of the running games, then per side whether it has passed the opponent's start."""
+RUNNING_COLUMNS = slice(OPPONENT_CONTACT.stop, OPPONENT_CONTACT.stop + len(RUNNING_UNITS))
+PARALLEL_COLUMN = RUNNING_COLUMNS.start  # 315
+MOVER_PASSED = PARALLEL_COLUMN + 1  # 316
+OPPONENT_PASSED = PARALLEL_COLUMN + 2  # 317
+PASSED_BELOW = 12
+"""A side has *passed* once it has a checker on one of its own points below this one (1..11) or off."""
+_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop, 3: OPPONENT_CONTACT.stop, 4: RUNNING_COLUMNS.stop}
 
 
 def check_version(version: object) -> int:
@@ -111,8 +134,27 @@ def check_version(version: object) -> int:
 
 
 def num_features(version: int = ENCODING_VERSION) -> int:
-    """Columns of an encoding version: 259 (version 1), 309 (version 2), 315 (version 3)."""
+    """Columns of an encoding version: 259 (version 1), 309 (version 2), 315 (version 3), 318 (version 4)."""
     return _WIDTHS[check_version(version)]
+
+
+def check_rules_version(rules, version: int) -> None:
+    """A ValueError unless encoding ``version`` can describe positions of the rule set ``rules``.
+
+    The running games (``rules.parallel``) need version 4: versions 1-3 number the opponent's points as
+    ``25 - p`` and read a lone opposing checker as open, both wrong on their board.
+    """
+    if getattr(rules, "parallel", False) and check_version(version) < RUNNING_VERSION:
+        raise ValueError(f"encoding version {version} cannot encode {rules.name!r} (a running game, "
+                         f"paths='parallel'): it needs version {RUNNING_VERSION} or later")
+
+
+def parallel_rows(batch: PositionBatch) -> Optional[np.ndarray]:
+    """(B,) bool: the rows of a running game, or None when the batch has none (the common, fast case)."""
+    if not any(r.parallel for r in batch.rules):
+        return None
+    rows = batch.parallel_rows()
+    return rows if rows.any() else None
 
 _SIDES = ("mover", "opponent")
 
@@ -120,7 +162,7 @@ _SIDES = ("mover", "opponent")
 def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     """One name per column, e.g. ``mover.p01.free1``, ``opponent.p24.pinned``, ``mover.pips``, ``rules.pins``,
     in version 2 ``mover.p07.exposed``, ``opponent.exposed_any``, in version 3 ``mover.escapes``,
-    ``opponent.dance``."""
+    ``opponent.dance``, in version 4 ``rules.parallel``, ``mover.passed``, ``opponent.passed``."""
     check_version(version)
     names = []
     for side in _SIDES:
@@ -135,6 +177,8 @@ def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     if version >= 3:
         for side in _SIDES:
             names.extend(f"{side}.{unit}" for unit in CONTACT_UNITS)
+    if version >= 4:
+        names.extend(RUNNING_UNITS)
     return names
 
 
@@ -154,6 +198,8 @@ def swap_side_blocks(features: np.ndarray) -> np.ndarray:
         pairs.append((MOVER_EXPOSURE, OPPONENT_EXPOSURE))
     if features.shape[1] >= OPPONENT_CONTACT.stop:
         pairs.append((MOVER_CONTACT, OPPONENT_CONTACT))
+    if features.shape[1] >= RUNNING_COLUMNS.stop:
+        pairs.append((slice(MOVER_PASSED, MOVER_PASSED + 1), slice(OPPONENT_PASSED, OPPONENT_PASSED + 1)))
     for mine, theirs in pairs:
         swapped[:, mine] = features[:, theirs]
         swapped[:, theirs] = features[:, mine]
@@ -198,8 +244,10 @@ _PIP_WEIGHTS = np.arange(1, 25, dtype=np.int16)
 """Pips of a checker on each of a side's own points 1..24."""
 
 # Column order of the 48 point codes: the mover's points 1..24 are board columns 0..23;
-# the opponent's own points 1..24 are board columns 23..0.
+# the opponent's own points 1..24 are board columns 23..0, in the running games 12..23, 0..11.
 _OPPONENT_COLUMNS = np.arange(23, -1, -1)
+PARALLEL_OPPONENT_COLUMNS = (np.arange(1, 25) + 11) % 24
+"""Running games: the board column of the opponent's own point q = 1..24, (q + 11) % 24."""
 
 _COLUMN_OF = {name: index for index, name in enumerate(feature_names(max(ENCODING_VERSIONS)))}
 
@@ -233,28 +281,55 @@ def encode(batch: PositionBatch, out: Optional[np.ndarray] = None, version: int 
         raise ValueError(f"out: want float32 array of shape {(size, width)}, got {out.dtype} {out.shape}")
     if size == 0:
         return out
+    parallel = parallel_rows(batch)
+    if parallel is not None and version < RUNNING_VERSION:
+        check_rules_version(batch.rules[int(batch.rules_id[np.flatnonzero(parallel)[0]])], version)
     flags, mother_rules = _rule_rows(batch)
     for start in range(0, size, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, size)
-        _encode_rows(batch, start, stop, flags, mother_rules, out[start:stop, :NUM_FEATURES])
+        chunk_parallel = None
+        if parallel is not None and parallel[start:stop].any():
+            chunk_parallel = parallel[start:stop]
+        counts = _encode_rows(batch, start, stop, flags, mother_rules, out[start:stop, :NUM_FEATURES], chunk_parallel)
+        board, pinned, bar = batch.board[start:stop], batch.pinned[start:stop], batch.bar[start:stop]
         if version >= 2:
-            out[start:stop, NUM_FEATURES:OPPONENT_EXPOSURE.stop] = exposure_features(
-                batch.board[start:stop], batch.pinned[start:stop], batch.bar[start:stop])
+            exposure = out[start:stop, NUM_FEATURES:OPPONENT_EXPOSURE.stop]
+            if chunk_parallel is None:
+                exposure[:] = exposure_features(board, pinned, bar)
+            else:
+                # Nothing can be hit in the running games: their rows' exposure is 0.
+                exposure[:] = 0.0
+                rows = np.flatnonzero(~chunk_parallel)
+                if rows.size:
+                    exposure[rows] = exposure_features(board[rows], pinned[rows], bar[rows])
         if version >= 3:
             out[start:stop, MOVER_CONTACT.start:OPPONENT_CONTACT.stop] = contact_features(
-                batch.board[start:stop], batch.pinned[start:stop], batch.bar[start:stop])
+                board, pinned, bar, chunk_parallel)
+        if version >= 4:
+            running = out[start:stop, RUNNING_COLUMNS]
+            running[:] = 0.0
+            if chunk_parallel is not None:
+                off = batch.off[start:stop]
+                passed = (counts[:, :, :PASSED_BELOW - 1].sum(axis=2) > 0) | (off > 0)  # (R, 2) own numbering
+                running[:, 0] = chunk_parallel
+                running[:, 1:] = passed & chunk_parallel[:, None]
     return out
 
 
 def _encode_rows(
-    batch: PositionBatch, start: int, stop: int, flags: np.ndarray, mother_rules: np.ndarray, out: np.ndarray
-) -> None:
-    """Encode rows ``start:stop`` of ``batch`` into ``out`` (their rows of the result)."""
+    batch: PositionBatch, start: int, stop: int, flags: np.ndarray, mother_rules: np.ndarray, out: np.ndarray,
+    parallel: Optional[np.ndarray] = None,
+) -> np.ndarray:
+    """Encode rows ``start:stop`` of ``batch`` into ``out`` (their rows of the result); ``parallel``: (R,) the
+    running-game rows among them (None: none). Returns (R, 2, 24) the checkers of each side on its own points."""
     rows = stop - start
     code = (batch.board[start:stop].astype(np.int16) + 15) * 3 + (batch.pinned[start:stop] + 1)  # (R, 24)
     codes = np.empty((rows, 48), dtype=np.intp)
     codes[:, :24] = code  # mover's numbering
     codes[:, 24:] = code[:, _OPPONENT_COLUMNS] + _CODES  # opponent's own numbering
+    if parallel is not None:
+        # Running games: the opponent's own point q stands in column (q + 11) % 24.
+        codes[parallel, 24:] = code[parallel][:, PARALLEL_OPPONENT_COLUMNS] + _CODES
 
     # np.take is several times faster than fancy indexing for this gather.
     out[:, : 2 * _POINT_BLOCK] = np.take(_UNIT_TABLE, codes, axis=0).reshape(rows, 2 * _POINT_BLOCK)
@@ -284,6 +359,7 @@ def _encode_rows(
         side_scalars[:, 7] = (outside_home[:, side] + bar[:, side]) == 0
     out[:, MOVER_SCALARS.start: OPPONENT_SCALARS.stop] = scalars.reshape(rows, 2 * len(SIDE_SCALARS))
     out[:, RULES_COLUMNS] = np.take(flags, rules_id, axis=0)
+    return counts
 
 
 def encode_positions(positions: Sequence[Position], version: int = ENCODING_VERSION) -> np.ndarray:
@@ -423,7 +499,8 @@ def contact_counts(sources, open_, home):
     return escapes, prime, dance * (1 - home)
 
 
-def contact_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) -> np.ndarray:
+def contact_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray,
+                     parallel: Optional[np.ndarray] = None) -> np.ndarray:
     """(R, 6) float32 version-3 columns of mover-relative rows (board > 0 = the side to move).
 
     Per side ``S`` (the mover, then the opponent), in ``S``'s own numbering:
@@ -433,18 +510,31 @@ def contact_features(board: np.ndarray, pinned: np.ndarray, bar: np.ndarray) -> 
     ``prime`` = the longest run of closed points in front of that checker / 6;
     ``dance`` = share of the rolls with which no free checker of ``S`` can move
     by either die (0 once ``S`` is all home). See :func:`contact_counts`.
+
+    ``parallel``: (R,) bool, the running-game rows (version 4; None: none). On those the opponent's own
+    point q is column (q + 11) % 24, and a point is open to ``S`` only when no opposing checker stands
+    on it (``contact = "block"``).
     """
     mine, theirs, unpinned, columns = _side_counts(board, pinned)
     out = np.zeros((board.shape[0], 2 * len(CONTACT_UNITS)), dtype=np.float32)
-    # side 0 = the mover (its point = column + 1), side 1 = the opponent (its point = 24 - column).
-    for side, (own, other, own_pinned, bits) in enumerate((
-        (mine, theirs, pinned == 1, np.int64(1) << (columns + 1)),
-        (theirs, mine, pinned == -1, np.int64(1) << (24 - columns)),
+    opponent_bits = np.int64(1) << (24 - columns)
+    opponent_home = columns >= 18
+    lone_open = unpinned
+    if parallel is not None:
+        running = parallel[:, None]
+        # The opponent's own point of column c is (c + 12) % 24 + 1; its home (points 1..6) columns 12..17.
+        opponent_bits = np.where(running, np.int64(1) << ((columns + 12) % 24 + 1), opponent_bits)
+        opponent_home = np.where(running, (columns >= 12) & (columns < 18), opponent_home)
+        lone_open = unpinned & ~running  # block contact: a lone opposing checker closes its point
+    # side 0 = the mover (its point = column + 1), side 1 = the opponent (its point = 24 - column, or
+    # (column + 12) % 24 + 1 in the running games).
+    for side, (own, other, own_pinned, bits, home_columns) in enumerate((
+        (mine, theirs, pinned == 1, np.int64(1) << (columns + 1), columns < 6),
+        (theirs, mine, pinned == -1, opponent_bits, opponent_home),
     )):
         sources = ((own > 0) * bits).sum(axis=1)
         sources = np.where(bar[:, side] > 0, _BAR_BIT, sources)
-        open_ = (((other == 0) | ((other == 1) & unpinned)) * bits).sum(axis=1)
-        home_columns = columns < 6 if side == 0 else columns >= 18
+        open_ = (((other == 0) | ((other == 1) & lone_open)) * bits).sum(axis=1)
         outside = ((own + own_pinned) * ~home_columns).sum(axis=1)
         home = ((outside + bar[:, side]) == 0).astype(np.int64)
         escapes, prime, dance = contact_counts(sources, open_, home)

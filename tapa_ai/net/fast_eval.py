@@ -40,7 +40,8 @@ import torch
 
 from ..movegen.batch import PositionBatch
 from ..movegen.compile_notice import notice_compile
-from .encoding import MOTHER_POINTS_SCALE, OPPONENT_POINTS, RULES_COLUMNS, num_features
+from .encoding import (MOTHER_POINTS_SCALE, OPPONENT_POINTS, PARALLEL_COLUMN, RULES_COLUMNS, RUNNING_VERSION,
+                       check_rules_version, num_features)
 from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIVATION, SKIP_ROW, evaluate_rows,
                           race_flags)
 from .model import ACTIVATIONS, EvaluatorNet
@@ -116,12 +117,20 @@ def _run_kernel(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, ou
     # The rule flags are constant per rule set: folded into one first-layer bias per rule set.
     rule_bias = layer.first_bias + (
         flags[:, :, None] * layer.first_weights[None, RULES_COLUMNS.start:RULES_COLUMNS.start + 3]).sum(axis=1)
+    parallel_rules = np.array([r.parallel for r in batch.rules], dtype=np.bool_)
+    if parallel_rules.any():
+        if layer.version < RUNNING_VERSION and parallel_rules[batch.rules_id].any():
+            check_rules_version(batch.rules[int(batch.rules_id[parallel_rules[batch.rules_id]][0])], layer.version)
+        if layer.running:
+            # rules.parallel (version 4) is a rule flag too: 1 for the running games.
+            rule_bias = rule_bias + parallel_rules[:, None] * layer.first_weights[None, PARALLEL_COLUMN]
     mother_rules = np.array([r.pins and r.mother_points > 0 for r in batch.rules], dtype=np.bool_)
     arrays = (
         np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
         np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
         np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
-        mother_rules, flip, layer.exposure, layer.contact, np.ascontiguousarray(classes, dtype=np.int64),
+        mother_rules, parallel_rules, flip, layer.exposure, layer.contact, layer.running,
+        np.ascontiguousarray(classes, dtype=np.int64),
         layer.first_weights, layer.point_table, layer.dense_weights, layer.dense_bias, layer.layer_shapes,
         layer.activation, layer.points, output_order,
     )
@@ -162,6 +171,7 @@ class FastEncoder:
         self.width = num_features(self.version)
         self.exposure = self.version >= 2
         self.contact = self.version >= 3
+        self.running = self.version >= RUNNING_VERSION
         self.first_weights = np.eye(self.width, dtype=np.float32)
         self.first_bias = np.zeros(self.width, dtype=np.float32)
         self.point_table = _point_table(self.first_weights)
@@ -265,10 +275,12 @@ class FastEvaluator:
         width = num_features(net.encoding_version)
         if weights[0].shape[1] != width:
             raise ValueError(f"network's first layer has {weights[0].shape[1]} inputs, its encoding {width}")
+        self.version = net.encoding_version
         self.exposure = net.encoding_version >= 2
         self.contact = net.encoding_version >= 3
+        self.running = net.encoding_version >= RUNNING_VERSION
         # First layer transposed: the weights of one feature are one contiguous row.
-        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259, 309 or 315, H0)
+        self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259 ... 318, H0)
         self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
         self.point_table = _point_table(self.first_weights)  # (48, 16, H0)
         # The later layers, copied in the form their path reads: tensors for the batched matrix products
@@ -307,7 +319,8 @@ class FastEvaluator:
             self._fill(batch, flip, classes, output_order, threads, probabilities, equities)
             return probabilities, equities
         race = race_flags(np.ascontiguousarray(batch.board, dtype=np.int8),
-                          np.ascontiguousarray(batch.pinned, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8))
+                          np.ascontiguousarray(batch.pinned, dtype=np.int8),
+                          np.ascontiguousarray(batch.bar, dtype=np.int8), batch.parallel_rows())
         open_races = (classes == EVALUATE_ROW) & race
         # The contact part writes the finished rows and evaluates the open contact rows; the race part the rest.
         self._fill(batch, flip, np.where(open_races, SKIP_ROW, classes), output_order, threads,

@@ -3,7 +3,9 @@
 ``evaluate_rows`` computes rows ``start:stop`` of a batch straight from its
 int8 arrays (the feature matrix is never built); the helpers add a point's
 weight columns, the exposure (version 2) and contact (version 3) columns and
-apply the activation.
+apply the activation. Rows of the running games (``paths = "parallel"``,
+version 4) take their own first-layer loop (:func:`_first_layer_parallel`),
+chosen once per row, so the other variants' loop is the one it always was.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import numpy as np
 from numba import njit
 
 from .encoding import (
-    BAR_SCALE, CHECKER_SCALE, MOVER_CONTACT, MOVER_EXPOSURE, MOVER_SCALARS, OPPONENT_CONTACT,
-    OPPONENT_EXPOSURE, OPPONENT_POINTS, OPPONENT_SCALARS, PIP_SCALE, PRIME_CAP, RULES_COLUMNS, contact_counts,
-    roll_reach,
+    BAR_SCALE, CHECKER_SCALE, MOVER_CONTACT, MOVER_EXPOSURE, MOVER_PASSED, MOVER_SCALARS, OPPONENT_CONTACT,
+    OPPONENT_EXPOSURE, OPPONENT_PASSED, OPPONENT_POINTS, OPPONENT_SCALARS, PASSED_BELOW, PIP_SCALE, PRIME_CAP,
+    RULES_COLUMNS, contact_counts, roll_reach,
 )
 
 ACTIVATION_CODES = {"relu": 0, "tanh": 1, "sigmoid": 2, "gelu": 3, "silu": 4}
@@ -34,6 +36,9 @@ _MOVER_EXPOSURE = MOVER_EXPOSURE.start  # 259 (version 2)
 _OPPONENT_EXPOSURE = OPPONENT_EXPOSURE.start  # 284
 _MOVER_CONTACT = MOVER_CONTACT.start  # 309 (version 3)
 _OPPONENT_CONTACT = OPPONENT_CONTACT.start  # 312
+_MOVER_PASSED = MOVER_PASSED  # 316 (version 4)
+_OPPONENT_PASSED = OPPONENT_PASSED  # 317
+_PASSED_BELOW = PASSED_BELOW
 EXTRA_VALUES = (np.arange(4, 16, dtype=np.float32) - 3) / 2  # free_extra of 4..15 free checkers
 SKIP_ROW = -2
 """A row's ``classes`` code that leaves the row alone (another network part evaluates it)."""
@@ -42,15 +47,27 @@ EVALUATE_ROW = -1
 
 
 @njit(cache=True, nogil=True)
-def race_flags(board, pinned, bar):
+def race_flags(board, pinned, bar, parallel):
     """(B,) bool: the positions where no checker can meet an opposing one again (``model.race_rows``).
 
-    Side a (board > 0) has its own point ``column + 1``, side b ``24 - column``; a checker on the bar is on
-    its side's 25; the two rearmost add up to more than 25 exactly while contact is left.
+    ``parallel``: (B,) bool, the rows of a running game (``PositionBatch.parallel_rows()``).
+    Opposite paths: side a (board > 0) has its own point ``column + 1``, side b ``24 - column``; a checker
+    on the bar is on its side's 25; the two rearmost add up to more than 25 exactly while contact is left.
+    Running games: a race once every checker of each side is on its own points 1..12 (or off): side a in
+    columns 0..11, side b (own point ``(column + 12) % 24 + 1``) in columns 12..23.
     """
     size = board.shape[0]
     race = np.empty(size, dtype=np.bool_)
     for row in range(size):
+        if parallel[row]:
+            apart = bar[row, 0] == 0 and bar[row, 1] == 0
+            for column in range(24):
+                stack = board[row, column]
+                if (column >= 12 and stack > 0) or (column < 12 and stack < 0):
+                    apart = False
+                    break
+            race[row] = apart
+            continue
         back_a = 25 if bar[row, 0] > 0 else 0
         back_b = 25 if bar[row, 1] > 0 else 0
         for column in range(24):
@@ -157,8 +174,98 @@ def _add_exposure(hidden, first_weights, base, sources, open_, targets, hits_of_
     _add_column(hidden, first_weights, base + 24, np.float32(any_target / np.float32(36.0)))
 
 
+@njit(cache=True, nogil=True)
+def _first_layer_parallel(hidden, first_weights, point_table, board, off, bar, row, table_a, table_b,
+                          scalars_a, scalars_b, contact_a, contact_b, passed_a, passed_b, contact, running):
+    """The first-layer sums of one running-game row (``paths = "parallel"``, encoding version 4), added to
+    ``hidden`` (which holds the bias and rule flags): ``encoding.encode``'s columns path-aware.
+
+    Side a (board > 0) has its own point ``column + 1``, side b ``(column + 12) % 24 + 1``; no pins, no
+    mother, nothing can be hit (the exposure columns are 0); a point is open to a side when no checker of
+    the other stands on it. ``contact``: the contact columns; ``running``: the passed columns.
+    """
+    pips_a = 0
+    pips_b = 0
+    outside_a = 0
+    outside_b = 0
+    count24_a = 0
+    count24_b = 0
+    passed_a_now = off[row, 0] > 0
+    passed_b_now = off[row, 1] > 0
+    sources_a = 0
+    open_a = 0
+    sources_b = 0
+    open_b = 0
+    for column in range(24):
+        stack = board[row, column]
+        point_a = column + 1
+        point_b = (column + 12) % 24 + 1
+        if stack > 0:
+            _add_column1(hidden, point_table[table_a + column], stack)
+            pips_a += point_a * stack
+            if point_a > 6:
+                outside_a += stack
+            if point_a < _PASSED_BELOW:
+                passed_a_now = True
+            if point_a == 24:
+                count24_a = stack
+            sources_a |= 1 << point_a
+        else:
+            open_b |= 1 << point_b  # no checker of a here: open to b
+        if stack < 0:
+            free_b = -stack
+            _add_column1(hidden, point_table[table_b + point_b - 1], free_b)
+            pips_b += point_b * free_b
+            if point_b > 6:
+                outside_b += free_b
+            if point_b < _PASSED_BELOW:
+                passed_b_now = True
+            if point_b == 24:
+                count24_b = free_b
+            sources_b |= 1 << point_b
+        else:
+            open_a |= 1 << point_a  # no checker of b here: open to a
+    if contact:
+        if bar[row, 0] > 0:
+            sources_a = 1 << 25
+        if bar[row, 1] > 0:
+            sources_b = 1 << 25
+        _add_contact(hidden, first_weights, contact_a, sources_a, open_a, 1 if outside_a + bar[row, 0] == 0 else 0)
+        _add_contact(hidden, first_weights, contact_b, sources_b, open_b, 1 if outside_b + bar[row, 1] == 0 else 0)
+    for side in range(2):
+        if side == 0:
+            base = scalars_a
+            count24 = count24_a
+            pips = pips_a
+            outside = outside_a
+        else:
+            base = scalars_b
+            count24 = count24_b
+            pips = pips_b
+            outside = outside_b
+        side_off = off[row, side]
+        side_bar = bar[row, side]
+        if count24 > 0:
+            _add_column(hidden, first_weights, base, np.float32(count24 / CHECKER_SCALE))
+        if side_off > 0:
+            _add_column(hidden, first_weights, base + 4, np.float32(side_off / CHECKER_SCALE))
+        pip_value = np.float32((pips + 25.0 * side_bar) / PIP_SCALE)
+        if pip_value != 0.0:
+            _add_column(hidden, first_weights, base + 5, pip_value)
+        if side_bar > 0:
+            _add_column(hidden, first_weights, base + 6, np.float32(side_bar / BAR_SCALE))
+        if outside + side_bar == 0:
+            _add_column1(hidden, first_weights, base + 7)
+    if running:
+        if passed_a_now:
+            _add_column1(hidden, first_weights, passed_a)
+        if passed_b_now:
+            _add_column1(hidden, first_weights, passed_b)
+
+
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, flip, exposure, contact, classes,
+def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, parallel_rules, flip, exposure,
+                   contact, running, classes,
                    first_weights, point_table, dense_weights, dense_bias, layer_shapes, activation,
                    points, output_order, start, stop, probabilities, equities, first_only, first_out):
     """Rows ``start:stop``: probabilities (in ``output_order``) and equity (with ``points``) into the outputs.
@@ -170,13 +277,16 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
 
     board, pinned: (B, 24) int8; off, bar: (B, 2) int8; rules_id: (B,) int8;
     rule_bias: (R, H0) float32 first-layer bias plus the rule-flag columns of each rule set;
-    mother_rules: (R,) bool.
+    mother_rules: (R,) bool; parallel_rules: (R,) bool, the running games (their rows take
+    ``_first_layer_parallel``; only version-4 networks get them).
     flip: read each position from the other side (the opponent of its mover to move).
     exposure: compute the version-2 exposure columns (first_weights has 309 rows or more).
-    contact: compute the version-3 contact columns too (first_weights has 315 rows).
+    contact: compute the version-3 contact columns too (first_weights has 315 rows or more).
+    running: the version-4 columns (first_weights has 318 rows): the passed columns of the running games
+    (rules.parallel is a rule flag, folded into ``rule_bias``; all three are 0 in the other variants).
     classes: (B,) int64 outcome class (in output order) of a finished row, written one-hot and not
     evaluated; EVALUATE_ROW (-1) for the rows to evaluate, SKIP_ROW (-2) for rows left untouched.
-    first_weights: (259, 309 or 315, H0) float32, the first layer transposed.
+    first_weights: (259, 309, 315 or 318, H0) float32, the first layer transposed.
     point_table: (48, 16, H0) float32, the first layer's sum over the four free-checker units of a point
     (``24 * side + point - 1``, side 0 = the view's mover) holding n free checkers.
     dense_weights / dense_bias: later layers, flat, each transposed: (in, out) row-major;
@@ -202,12 +312,14 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
         table_a, table_b = 24, 0
         exposure_a, exposure_b = _OPPONENT_EXPOSURE, _MOVER_EXPOSURE
         contact_a, contact_b = _OPPONENT_CONTACT, _MOVER_CONTACT
+        passed_a, passed_b = _OPPONENT_PASSED, _MOVER_PASSED
     else:
         points_a, points_b = _MOVER_BLOCK, _OPPONENT_BLOCK
         scalars_a, scalars_b = _MOVER_SCALARS, _OPPONENT_SCALARS
         table_a, table_b = 0, 24
         exposure_a, exposure_b = _MOVER_EXPOSURE, _OPPONENT_EXPOSURE
         contact_a, contact_b = _MOVER_CONTACT, _OPPONENT_CONTACT
+        passed_a, passed_b = _MOVER_PASSED, _OPPONENT_PASSED
     hits_of_roll = np.zeros(21, dtype=np.int64)
     for row in range(start, stop):
         outcome = classes[row]
@@ -223,113 +335,119 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, fl
         bias = rule_bias[rules]
         for unit in range(width0):
             hidden[unit] = bias[unit]
-        pips_a = 0
-        pips_b = 0
-        outside_a = 0
-        outside_b = 0
-        count24_a = 0
-        count24_b = 0
-        # Exposure masks (version 2), each in its attacker's numbering: a's point column + 1, b's 24 - column.
-        sources_a = 0
-        open_a = 0
-        lone_b = 0
-        sources_b = 0
-        open_b = 0
-        lone_a = 0
-        for column in range(24):
-            stack = board[row, column]
-            pin = pinned[row, column]
-            # Side a: own point column + 1. Side b: own point 24 - column.
-            free_a = stack if stack > 0 else 0
-            free_b = -stack if stack < 0 else 0
-            pinned_a = 1 if pin == 1 else 0
-            pinned_b = 1 if pin == -1 else 0
-            if free_a > 0:
-                _add_column1(hidden, point_table[table_a + column], free_a)
-            if pinned_a:
-                _add_column1(hidden, first_weights, points_a + 5 * column + 4)
-            if free_b > 0:
-                _add_column1(hidden, point_table[table_b + 23 - column], free_b)
-            if pinned_b:
-                _add_column1(hidden, first_weights, points_b + 5 * (23 - column) + 4)
-            count_a = free_a + pinned_a
-            count_b = free_b + pinned_b
-            pips_a += (column + 1) * count_a
-            pips_b += (24 - column) * count_b
-            if column >= 6:
-                outside_a += count_a
-            if column <= 17:
-                outside_b += count_b
-            if column == 23:
-                count24_a = count_a
-            if column == 0:
-                count24_b = count_b
-            if exposure:
-                bit_a = 1 << (column + 1)
-                bit_b = 1 << (24 - column)
+        if parallel_rules[rules]:
+            _first_layer_parallel(hidden, first_weights, point_table, board, off, bar, row, table_a, table_b,
+                                  scalars_a, scalars_b, contact_a, contact_b, passed_a, passed_b, contact, running)
+        else:
+            pips_a = 0
+            pips_b = 0
+            outside_a = 0
+            outside_b = 0
+            count24_a = 0
+            count24_b = 0
+            # Exposure masks (version 2), each in its attacker's numbering: a's point column + 1, b's 24 - column.
+            sources_a = 0
+            open_a = 0
+            lone_b = 0
+            sources_b = 0
+            open_b = 0
+            lone_a = 0
+            for column in range(24):
+                stack = board[row, column]
+                pin = pinned[row, column]
+                # Side a: own point column + 1. Side b: own point 24 - column.
+                free_a = stack if stack > 0 else 0
+                free_b = -stack if stack < 0 else 0
+                pinned_a = 1 if pin == 1 else 0
+                pinned_b = 1 if pin == -1 else 0
                 if free_a > 0:
-                    sources_a |= bit_a
+                    _add_column1(hidden, point_table[table_a + column], free_a)
+                if pinned_a:
+                    _add_column1(hidden, first_weights, points_a + 5 * column + 4)
                 if free_b > 0:
-                    sources_b |= bit_b
-                if free_b == 1 and pin == 0:
-                    lone_b |= bit_a
-                if free_b == 0 or (free_b == 1 and pin == 0):
-                    open_a |= bit_a
-                if free_a == 1 and pin == 0:
-                    lone_a |= bit_b
-                if free_a == 0 or (free_a == 1 and pin == 0):
-                    open_b |= bit_b
-        if exposure:
-            if bar[row, 0] > 0:
-                sources_a = 1 << 25
-            if bar[row, 1] > 0:
-                sources_b = 1 << 25
-            _add_exposure(hidden, first_weights, exposure_a, sources_b, open_b, lone_a, hits_of_roll)
-            _add_exposure(hidden, first_weights, exposure_b, sources_a, open_a, lone_b, hits_of_roll)
-        if contact:
-            # Each side's own masks: its sources, the points open to it, whether it is all home.
-            _add_contact(hidden, first_weights, contact_a, sources_a, open_a, 1 if outside_a + bar[row, 0] == 0 else 0)
-            _add_contact(hidden, first_weights, contact_b, sources_b, open_b, 1 if outside_b + bar[row, 1] == 0 else 0)
-        mother_on = mother_rules[rules]
-        for side in range(2):
-            if side == 0:
-                base = scalars_a
-                count24 = count24_a
-                stack = board[row, 23]
-                pin = pinned[row, 23]
-                free24 = stack if stack > 0 else 0
-                pinned24 = pin == 1
-                pips = pips_a
-                outside = outside_a
-            else:
-                base = scalars_b
-                count24 = count24_b
-                stack = board[row, 0]
-                pin = pinned[row, 0]
-                free24 = -stack if stack < 0 else 0
-                pinned24 = pin == -1
-                pips = pips_b
-                outside = outside_b
-            side_off = off[row, side]
-            side_bar = bar[row, side]
-            if count24 > 0:
-                _add_column(hidden, first_weights, base, np.float32(count24 / CHECKER_SCALE))
-            if mother_on:
-                if free24 == 1 and pin == 0:
-                    _add_column1(hidden, first_weights, base + 1)
-                if pinned24:
-                    _add_column1(hidden, first_weights, base + 2)
-                if free24 == 0 and not pinned24:
-                    _add_column1(hidden, first_weights, base + 3)
-            if side_off > 0:
-                _add_column(hidden, first_weights, base + 4, np.float32(side_off / CHECKER_SCALE))
-            pip_value = np.float32((pips + 25.0 * side_bar) / PIP_SCALE)
-            if pip_value != 0.0:
-                _add_column(hidden, first_weights, base + 5, pip_value)
-            if side_bar > 0:
-                _add_column(hidden, first_weights, base + 6, np.float32(side_bar / BAR_SCALE))
-            if outside + side_bar == 0:
-                _add_column1(hidden, first_weights, base + 7)
+                    _add_column1(hidden, point_table[table_b + 23 - column], free_b)
+                if pinned_b:
+                    _add_column1(hidden, first_weights, points_b + 5 * (23 - column) + 4)
+                count_a = free_a + pinned_a
+                count_b = free_b + pinned_b
+                pips_a += (column + 1) * count_a
+                pips_b += (24 - column) * count_b
+                if column >= 6:
+                    outside_a += count_a
+                if column <= 17:
+                    outside_b += count_b
+                if column == 23:
+                    count24_a = count_a
+                if column == 0:
+                    count24_b = count_b
+                if exposure:
+                    bit_a = 1 << (column + 1)
+                    bit_b = 1 << (24 - column)
+                    if free_a > 0:
+                        sources_a |= bit_a
+                    if free_b > 0:
+                        sources_b |= bit_b
+                    if free_b == 1 and pin == 0:
+                        lone_b |= bit_a
+                    if free_b == 0 or (free_b == 1 and pin == 0):
+                        open_a |= bit_a
+                    if free_a == 1 and pin == 0:
+                        lone_a |= bit_b
+                    if free_a == 0 or (free_a == 1 and pin == 0):
+                        open_b |= bit_b
+            if exposure:
+                if bar[row, 0] > 0:
+                    sources_a = 1 << 25
+                if bar[row, 1] > 0:
+                    sources_b = 1 << 25
+                _add_exposure(hidden, first_weights, exposure_a, sources_b, open_b, lone_a, hits_of_roll)
+                _add_exposure(hidden, first_weights, exposure_b, sources_a, open_a, lone_b, hits_of_roll)
+            if contact:
+                # Each side's own masks: its sources, the points open to it, whether it is all home.
+                _add_contact(hidden, first_weights, contact_a, sources_a, open_a,
+                             1 if outside_a + bar[row, 0] == 0 else 0)
+                _add_contact(hidden, first_weights, contact_b, sources_b, open_b,
+                             1 if outside_b + bar[row, 1] == 0 else 0)
+            mother_on = mother_rules[rules]
+            for side in range(2):
+                if side == 0:
+                    base = scalars_a
+                    count24 = count24_a
+                    stack = board[row, 23]
+                    pin = pinned[row, 23]
+                    free24 = stack if stack > 0 else 0
+                    pinned24 = pin == 1
+                    pips = pips_a
+                    outside = outside_a
+                else:
+                    base = scalars_b
+                    count24 = count24_b
+                    stack = board[row, 0]
+                    pin = pinned[row, 0]
+                    free24 = -stack if stack < 0 else 0
+                    pinned24 = pin == -1
+                    pips = pips_b
+                    outside = outside_b
+                side_off = off[row, side]
+                side_bar = bar[row, side]
+                if count24 > 0:
+                    _add_column(hidden, first_weights, base, np.float32(count24 / CHECKER_SCALE))
+                if mother_on:
+                    if free24 == 1 and pin == 0:
+                        _add_column1(hidden, first_weights, base + 1)
+                    if pinned24:
+                        _add_column1(hidden, first_weights, base + 2)
+                    if free24 == 0 and not pinned24:
+                        _add_column1(hidden, first_weights, base + 3)
+                if side_off > 0:
+                    _add_column(hidden, first_weights, base + 4, np.float32(side_off / CHECKER_SCALE))
+                pip_value = np.float32((pips + 25.0 * side_bar) / PIP_SCALE)
+                if pip_value != 0.0:
+                    _add_column(hidden, first_weights, base + 5, pip_value)
+                if side_bar > 0:
+                    _add_column(hidden, first_weights, base + 6, np.float32(side_bar / BAR_SCALE))
+                if outside + side_bar == 0:
+                    _add_column1(hidden, first_weights, base + 7)
 
         if first_only:
             _activate(hidden, width0, activation)

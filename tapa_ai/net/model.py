@@ -27,8 +27,8 @@ from ..rules.outcomes import (  # the outcome classes' one home; named here for 
     outcome_classes, equity, cumulative_probabilities, named_probabilities, swap_sides,
 )
 from .encoding import (
-    ENCODING_NAME, ENCODING_VERSIONS, MOVER_POINTS, MOVER_SCALARS, OPPONENT_POINTS, OPPONENT_SCALARS, POINT_UNITS,
-    SIDE_SCALARS, num_features as encoding_width,
+    ENCODING_NAME, ENCODING_VERSIONS, MOVER_POINTS, MOVER_SCALARS, OPPONENT_POINTS, OPPONENT_SCALARS, PARALLEL_COLUMN,
+    POINT_UNITS, RUNNING_COLUMNS, SIDE_SCALARS, check_rules_version, num_features as encoding_width,
 )
 
 __all__ = [
@@ -54,10 +54,14 @@ def race_rows(features: torch.Tensor) -> torch.Tensor:
     """(B,) bool: the encoded positions that are **races**, where no checker can meet an opposing one again.
 
     Each side's rearmost checker is its highest own point holding a checker
-    of it (free or pinned; 25 on the bar, 0 with none on the board); the
-    mover's own point ``p`` is the opponent's ``25 - p``, so the two can still
-    meet exactly when the rearmost points add up to more than 25. Read from
-    the point and bar columns, which every encoding version has; the fast
+    of it (free or pinned; 25 on the bar, 0 with none on the board). With
+    opposite paths the mover's own point ``p`` is the opponent's ``25 - p``,
+    so the two can still meet exactly when the rearmost points add up to
+    more than 25. In the running games (``rules.parallel``, version 4) a
+    side's points 1..12 are the other's 13..24, which the other has left
+    behind for good: a race once both rearmost points are 12 or less
+    (docs/encoding.md, *Races*). Read from the point and bar columns, which
+    every encoding version has, and ``rules.parallel`` (version 4); the fast
     evaluator, the exports and ``numpy_model`` compute the same from their
     own inputs (``tests/test_race_network.py``).
     """
@@ -67,7 +71,10 @@ def race_rows(features: torch.Tensor) -> torch.Tensor:
     rearmost = torch.where(occupied, numbers, 0).amax(dim=2)  # (B, 2)
     on_bar = features[:, list(_BAR)] > 0
     rearmost = torch.where(on_bar, 25, rearmost)
-    return rearmost.sum(dim=1) <= 25
+    race = rearmost.sum(dim=1) <= 25
+    if features.shape[1] >= RUNNING_COLUMNS.stop:
+        race = torch.where(features[:, PARALLEL_COLUMN] > 0, rearmost.amax(dim=1) <= 12, race)
+    return race
 
 
 NETWORK_PARTS = ("layers", "race_layers")
@@ -87,6 +94,8 @@ class EvaluatorNet(nn.Module):
 
     def __init__(self, config: ModelConfig, rules: RuleOptions, seed: Optional[int] = None) -> None:
         super().__init__()
+        # The running games need encoding version 4 (versions 1-3 would describe their board wrongly).
+        check_rules_version(rules, config.encoding_version)
         self.config = config
         self.rules = rules
         self.num_outcomes = num_outcomes(rules)
@@ -110,7 +119,7 @@ class EvaluatorNet(nn.Module):
 
     @property
     def num_features(self) -> int:
-        """Width of the input (259 for encoding version 1, 309 for version 2)."""
+        """Width of the input (259, 309, 315 or 318 for encoding versions 1-4)."""
         return encoding_width(self.config.encoding_version)
 
     def _build_parts(self, config: ModelConfig) -> None:

@@ -231,7 +231,7 @@ class Learner:
         if self.net.race_layers is None:
             order = torch.from_numpy(self.rng.permutation(len(positions))).to(self.device)
             return [(order[start:start + batch_size], None) for start in range(0, len(positions), batch_size)]
-        race = race_flags(positions.board, positions.pinned, positions.bar)
+        race = race_flags(positions.board, positions.pinned, positions.bar, positions.parallel_rows())
         steps = []
         for part, rows in (("layers", np.flatnonzero(~race)), ("race_layers", np.flatnonzero(race))):
             rows = torch.from_numpy(rows[self.rng.permutation(len(rows))]).to(self.device)

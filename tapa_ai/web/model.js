@@ -79,6 +79,7 @@
   // with the free1 or pinned unit set (25 on the bar), and the two add up to 25 or less.
   function isRace(features) {
     let total = 0;
+    let highest = 0;
     for (let side = 0; side < 2; side++) {
       let rearmost = 0;
       for (let point = 1; point <= 24; point++) {
@@ -87,7 +88,10 @@
       }
       if (features[240 + side * 8 + 6] > 0) rearmost = 25;
       total += rearmost;
+      highest = Math.max(highest, rearmost);
     }
+    // Version 4, a running game (rules.parallel, column 315): a race once both are on their points 1..12.
+    if (features.length >= 318 && features[315] > 0) return highest <= 12;
     return total <= 25;
   }
 

@@ -109,7 +109,7 @@ def classify(batch: PositionBatch, rules: RuleOptions) -> np.ndarray:
             mother = (((board[:, 23] == 1) & (pinned[:, 23] == 0)) | (pinned[:, 23] == 1)
                       | ((board[:, 0] == -1) & (pinned[:, 0] == 0)) | (pinned[:, 0] == -1))
             code[mother] = MOTHER
-    code[race_flags(board, pinned, np.ascontiguousarray(batch.bar))] = RACE
+    code[race_flags(board, pinned, np.ascontiguousarray(batch.bar), batch.parallel_rows())] = RACE
     code[bearoff_mask(batch)] = BEAROFF
     return code
 
