@@ -285,9 +285,9 @@ def test_numpy_model_load_errors_name_the_file(tmp_path):
 # -- the committed test vectors ---------------------------------------------------------------------
 def test_vector_file_covers_every_variant_and_names_its_models():
     encoding = VECTORS["encoding"]
-    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 3, 315)
-    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309, "3": 315}
-    assert VECTORS["feature_names"] == feature_names(3) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
+    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 4, 318)
+    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309, "3": 315, "4": 318}
+    assert VECTORS["feature_names"] == feature_names(4) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
     assert {case["model"] for case in VECTORS["cases"]} == set(VARIANTS)
     assert {case["position"]["variant"] for case in VECTORS["cases"]} == set(VARIANTS)
     for variant, model in VECTORS["models"].items():
@@ -306,10 +306,10 @@ def test_vector_file_covers_every_variant_and_names_its_models():
 def test_both_encoders_reproduce_the_vectors_exactly():
     positions = [case["position"] for case in VECTORS["cases"]]
     expected = np.array([case["features"] for case in VECTORS["cases"]], dtype=np.float32)
-    assert expected.shape == (len(positions), 315)
-    assert expected[:, 309:].any(), "the vectors should exercise the version-3 columns"
+    assert expected.shape == (len(positions), 318)
+    assert expected[:, 309:315].any(), "the vectors should exercise the version-3 columns"
     reference = [position_from_json(p) for p in positions]
-    for version, width in ((1, NUM_FEATURES), (2, 309), (3, 315)):
+    for version, width in ((1, NUM_FEATURES), (2, 309), (3, 315), (4, 318)):
         assert np.array_equal(encode_positions(reference, version=version), expected[:, :width])
         assert np.array_equal(numpy_model.encode_positions(positions, version=version), expected[:, :width])
 
