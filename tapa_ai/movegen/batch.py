@@ -72,6 +72,18 @@ class PositionBatch:
         backgammons = np.array([r.backgammons for r in self.rules], dtype=np.bool_)
         return pins, mother, backgammons
 
+    def restriction_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per rule set, the running games' landing and restrictions (RULES.md 8.2, 8.4): block contact (R,)
+        bool, start rule (R,) int8 (``kernel.START_RULE_CODES``), prime rule (R,) bool, full starting quarter
+        forbidden (R,) bool."""
+        from .kernel import START_RULE_CODES
+
+        block = np.array([r.contact == "block" for r in self.rules], dtype=np.bool_)
+        start = np.array([START_RULE_CODES[r.start_rule] for r in self.rules], dtype=np.int8)
+        prime = np.array([r.prime_rule for r in self.rules], dtype=np.bool_)
+        quarter = np.array([not r.full_start_quarter_allowed for r in self.rules], dtype=np.bool_)
+        return block, start, prime, quarter
+
     # -- slicing and joining -----------------------------------------------------------
     def take(self, index: Any) -> "PositionBatch":
         """The positions at ``index`` (an int array, a slice or a bool mask), same rules table."""
