@@ -11,10 +11,11 @@ reference generator, on one board that is changed in place and changed back
 
 - **Bit masks for step generation.** Closed points never change during a
   turn (a point is closed to the mover when it holds two or more opposing
-  checkers or pins one of the mover's, and the mover's own steps change
-  neither), so they are one 24-bit mask per position; the points with a
-  movable checker are a mask kept up to date by every step. The legal
-  sources of a die are then a few shifts and ands.
+  checkers or pins one of the mover's, in the running games when it holds
+  any opposing checker, and the mover's own steps change neither), so they
+  are one 24-bit mask per position; the points with a movable checker are a
+  mask kept up to date by every step. The legal sources of a die are then a
+  few shifts and ands.
 - **An exact packed key.** Each point's stack is 7 bits (top count + 16,
   plus 32 x (pin + 1)); three int64 words hold the 24 points, the bars and
   the mover's off count. The key *is* the position, is updated by adding
@@ -36,6 +37,25 @@ reference generator, on one board that is changed in place and changed back
   did not end the game there: the high-first order reaches the same
   position (the low step stays legal after it: closed points are fixed,
   the high step only moves forward and cannot free a bear-off from above).
+- **The running games' restrictions (RULES.md 8.4)**, checked on the
+  position after every step like the reference: a candidate step is kept
+  only if the masks after it (held points, the 24-point's count, off) break
+  none (:func:`_unrestricted`). Per position, :func:`_restriction_watch`
+  first drops every rule that no position of this turn can break (the head
+  with at most the allowed checkers on it; the runner once passed; the
+  prime when no run of six with every opposing checker behind it is within
+  the turn's new points; the quarter likewise), so most middle-game
+  positions run the plain search, unfiltered. Pruning: the head rule counts
+  the checkers that left the 24-point, the same for every order of the same
+  steps, so canonical order and the skip stay exact under it. The runner,
+  prime and quarter rules depend on the board after each step, and one
+  order of the same steps can pass where another fails (fevga: 24/19
+  then 20/15 fills the quarter on its first step, 20/15 then 24/19 does
+  not): where one of them is watched, doubles are searched in every order
+  (the second key table, as for mid-turn mothers). Two different dice keep
+  the skip: its high-first order's only intermediate position is the high
+  step legal at the start, restrictions included, and its end position is
+  the low-first one's, which passed them.
 - **Whole-turn rules as bookkeeping on the leaves.** Each distinct afterstate
   remembers the most dice any sequence reaching it used and whether a
   one-die sequence reaching it played the higher die; the maximum-use and
