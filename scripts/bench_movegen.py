@@ -3,6 +3,11 @@
     python scripts/bench_movegen.py                 # table
     python scripts/bench_movegen.py --json          # table, then one JSON line (the last line)
     python scripts/bench_movegen.py --threads 1 --seconds 0.5 --json
+    python scripts/bench_movegen.py --variants plakoto,fevga,narde --batch-sizes 1024 --rounds 5
+
+Besides the table, the running games (fevga, narde) are timed against plakoto side by side at batch 1024:
+``--rounds`` rounds, each timing plakoto, fevga and narde in turn on their pools, so the machine's drift
+falls on all three alike; the best round of each and the ratios fevga/plakoto and narde/plakoto are printed.
 
 Positions are drawn from uniform random playouts of each variant (seeded),
 with uniform random dice; every batch size runs over the same positions.
@@ -33,8 +38,10 @@ from tapa_ai.movegen.generate import default_threads  # noqa: E402
 from tapa_ai.movegen.random_positions import playout_positions, random_dice  # noqa: E402
 from tapa_ai.rules.reference import legal_moves  # noqa: E402
 
-VARIANTS = ("tapa", "plakoto", "backgammon")
+VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 BATCH_SIZES = (1, 64, 1024, 8192)
+RUNNING_BASELINE = "plakoto"
+RUNNING_GAMES = ("fevga", "narde")
 
 
 @dataclass
@@ -55,6 +62,12 @@ class Args:
     """Also time the pure-numpy prototype (``scripts/movegen_numpy_prototype.py``) against the kernel on backgammon."""
     profile: bool = False
     """Also print where the kernel's time goes: CPU time per position by kind of roll, one thread."""
+    variants: str = ",".join(VARIANTS)
+    """Comma-separated variants to time (the running-games comparison needs plakoto and fevga or narde)."""
+    batch_sizes: str = ",".join(str(size) for size in BATCH_SIZES)
+    """Comma-separated batch sizes of the table."""
+    rounds: int = 5
+    """Interleaved rounds of the running games against plakoto at batch 1024 (0: skip the comparison)."""
 
 
 def parse_args(argv=None) -> Args:
@@ -68,6 +81,10 @@ def parse_args(argv=None) -> Args:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", action="store_true", help="CPU time per position by kind of roll")
     parser.add_argument("--numpy-prototype", action="store_true", help="time the pure-numpy prototype too")
+    parser.add_argument("--variants", default=defaults.variants, help="comma-separated variants")
+    parser.add_argument("--batch-sizes", default=defaults.batch_sizes, help="comma-separated batch sizes")
+    parser.add_argument("--rounds", type=int, default=defaults.rounds,
+                        help="interleaved rounds of fevga and narde against plakoto at batch 1024 (0: none)")
     return Args(**vars(parser.parse_args(argv)))
 
 
@@ -171,7 +188,8 @@ def profile_kernel(variant: str, pool: PositionBatch, dice: np.ndarray, repeats:
 
     doubles = dice[:, 0] == dice[:, 1]
     opponent_alone_on_one = (np.clip(-pool.board[:, 0], 0, None) + (pool.pinned[:, 0] == -1)) == 1
-    every_order = doubles & opponent_alone_on_one & (variant != "backgammon")
+    # (the mothers' every-order search; the running games' own is not told apart here)
+    every_order = doubles & opponent_alone_on_one & (variant in ("tapa", "plakoto"))
     kinds = {"all rolls": np.ones(len(pool), dtype=bool), "two dice": ~doubles,
              "doubles, canonical": doubles & ~every_order, "doubles, every order": every_order}
     total = None
@@ -180,7 +198,8 @@ def profile_kernel(variant: str, pool: PositionBatch, dice: np.ndarray, repeats:
         if not index.size:
             continue
         part = pool.take(index)
-        arrays = (part.board, part.pinned, part.off, part.bar, part.rules_id, *part.rule_tables(), dice[index])
+        arrays = (part.board, part.pinned, part.off, part.bar, part.rules_id, *part.rule_tables(),
+                  *part.restriction_tables(), dice[index])
         scratch, outputs = kernel.make_scratch(), kernel.make_outputs(64 * len(index))
         best = float("inf")
         for _ in range(repeats):
@@ -214,22 +233,43 @@ def time_numpy_prototype(pool: PositionBatch, dice: np.ndarray, seconds: float) 
     return results
 
 
+def compare_running_games(pools: dict, rounds: int, seconds: float, threads: int) -> dict:
+    """Positions/s at batch 1024 of plakoto and the running games, timed in turn ``rounds`` times; best of each."""
+    names = [name for name in (RUNNING_BASELINE, *RUNNING_GAMES) if name in pools]
+    best = {name: 0.0 for name in names}
+    for _ in range(rounds):
+        for name in names:
+            per_s, _ = time_fast(*pools[name], 1024, seconds, threads)
+            best[name] = max(best[name], per_s)
+    result = {"rounds": rounds, "batch": 1024, "positions_per_s": best}
+    if RUNNING_BASELINE in best:
+        result["ratio_to_" + RUNNING_BASELINE] = {name: best[name] / best[RUNNING_BASELINE]
+                                                  for name in RUNNING_GAMES if name in best}
+    return result
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     threads = args.threads or default_threads()
+    variants = [name for name in args.variants.split(",") if name]
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        raise SystemExit(f"unknown variants {unknown}; known: {list(VARIANTS)}")
+    batch_sizes = [int(size) for size in args.batch_sizes.split(",") if size]
     print(f"fast generator: {threads} thread(s); CPUs {os.cpu_count()}; pool {args.positions} positions per variant "
-          f"from uniform random playouts (seed {args.seed}); >= {args.seconds} s per measurement")
-    report: dict = {}
+          f"from uniform random playouts (seed {args.seed}); >= {args.seconds} s per measurement; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    report: dict = {"load_average_start": os.getloadavg()[0]}
     header = f"{'variant':>10} {'batch':>6} {'positions/s':>13} {'afterstates/s':>14} {'peak RSS MB':>12}"
     print(header)
     pools = {}
-    for variant in VARIANTS:
+    for variant in variants:
         rng = np.random.default_rng([args.seed, VARIANTS.index(variant)])
         pool = playout_positions(variant, args.positions, rng, "uniform")
         dice = random_dice(len(pool), rng)
         pools[variant] = (pool, dice)
         report[variant] = {}
-        for batch_size in BATCH_SIZES:
+        for batch_size in batch_sizes:
             per_s, after_per_s = time_fast(pool, dice, batch_size, args.seconds, threads)
             report[variant][str(batch_size)] = {"positions_per_s": per_s, "afterstates_per_s": after_per_s,
                                                 "peak_rss_mb": peak_rss_mb()}
@@ -240,17 +280,35 @@ def main(argv=None) -> int:
         if args.profile:
             profile_kernel(variant, pool, dice)
 
-    pool, dice = pools["backgammon"]
+    if args.rounds and RUNNING_BASELINE in pools and any(name in pools for name in RUNNING_GAMES):
+        running = compare_running_games(pools, args.rounds, args.seconds, threads)
+        report["running_vs_plakoto"] = running
+        print(f"running games beside plakoto, batch 1024, best of {args.rounds} interleaved rounds: " + ", ".join(
+            f"{name} {per_s:,.0f}" for name, per_s in running["positions_per_s"].items()) + " positions/s; " + ", ".join(
+            f"{name}/plakoto {ratio:.2f}" for name, ratio in running.get("ratio_to_plakoto", {}).items()))
+    if "backgammon" in pools:
+        compare_backgammon_programs(args, pools["backgammon"], report)
+    report["threads"] = threads
+    report["peak_rss_mb"] = peak_rss_mb()
+    report["load_average_end"] = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps(report))
+    return 0
+
+
+def compare_backgammon_programs(args: Args, pool_and_dice: tuple, report: dict) -> None:
+    """gnubg and OpenSpiel on backgammon (and the numpy prototype when asked), into ``report``."""
+    pool, dice = pool_and_dice
     gnubg = time_gnubg(pool, dice, args.seconds)
     if gnubg is None:
         print("gnubg: not installed (pip install gnubg-nn)")
         report["gnubg"] = {"positions_per_s": None, "error": "not installed"}
     else:
         report["gnubg"] = gnubg
-        ours = report["backgammon"]["1024"]["positions_per_s"]
+        ours = report["backgammon"].get("1024", {}).get("positions_per_s")
         print(f"gnubg moves(), same backgammon positions, 1 thread: {gnubg['positions_per_s']:,.0f} positions/s; "
-              f"same move count as ours on {100 * gnubg['same_move_count']:.2f}%; "
-              f"ours at batch 1024 / gnubg = {ours / gnubg['positions_per_s']:.2f}")
+              f"same move count as ours on {100 * gnubg['same_move_count']:.2f}%"
+              + (f"; ours at batch 1024 / gnubg = {ours / gnubg['positions_per_s']:.2f}" if ours else ""))
     openspiel = time_openspiel(min(args.positions, 4000), args.seed)
     if openspiel is None:
         print("openspiel: not installed (pip install open-spiel)")
@@ -260,11 +318,6 @@ def main(argv=None) -> int:
         print(f"OpenSpiel legal_actions, its own backgammon states: {openspiel['positions_per_s']:,.0f} positions/s")
     if args.numpy_prototype:
         report["numpy_prototype"] = time_numpy_prototype(pool, dice, args.seconds)
-    report["threads"] = threads
-    report["peak_rss_mb"] = peak_rss_mb()
-    if args.json:
-        print(json.dumps(report))
-    return 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ exact and cheap (a cached table per stack string), but the hot paths
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -71,6 +72,13 @@ class PositionBatch:
         mother = np.array([r.mother_points for r in self.rules], dtype=np.int8)
         backgammons = np.array([r.backgammons for r in self.rules], dtype=np.bool_)
         return pins, mother, backgammons
+
+    def restriction_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per rule set, the running games' landing and restrictions (RULES.md 8.2, 8.4): block contact (R,)
+        bool, start rule (R,) int8 (``kernel.START_RULE_CODES``), prime rule (R,) bool, full starting quarter
+        forbidden (R,) bool. Made once per tuple of rule sets: shared, never to be written (numba types read-only
+        arrays apart, so they are not marked so)."""
+        return _restriction_tables(self.rules)
 
     # -- slicing and joining -----------------------------------------------------------
     def take(self, index: Any) -> "PositionBatch":
@@ -208,6 +216,19 @@ def concatenate(batches: Sequence[PositionBatch]) -> PositionBatch:
         np.concatenate([b.off for b in batches]), np.concatenate([b.bar for b in batches]),
         np.concatenate([b.turn for b in batches]), np.concatenate(ids).astype(np.int8), tuple(rules),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _restriction_tables(rules: tuple[RuleOptions, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    from .kernel import START_RULE_CODES  # the kernel's codes; imported here, where the kernel is about to run
+
+    tables = (
+        np.array([r.contact == "block" for r in rules], dtype=np.bool_),
+        np.array([START_RULE_CODES[r.start_rule] for r in rules], dtype=np.int8),
+        np.array([r.prime_rule for r in rules], dtype=np.bool_),
+        np.array([not r.full_start_quarter_allowed for r in rules], dtype=np.bool_),
+    )
+    return tables
 
 
 def _mover_view(points, side: int, parallel: bool):

@@ -16,20 +16,23 @@ import numpy as np
 from ..notation.json_position import position_to_json
 from ..notation.move_text import parse_move_text
 from ..rules.position import Position
-from ..rules.reference import legal_moves, play_step, result_after_step, single_steps
+from ..rules.reference import NO_TURN_START, legal_moves, play_step, result_after_step, single_steps, turn_start
 from .batch import PositionBatch
 from .generate import Afterstates, generate
 
 
-def replay_text(position: Position, text: str) -> Optional[Position]:
+def replay_text(position: Position, text: str, dice: Optional[tuple[int, int]] = None) -> Optional[Position]:
     """The position reached by playing ``text`` (one ``from/to`` per die) step by step, or None.
 
     Each step must be a legal single step (reference ``single_steps``) with one
-    of the dice still unused; returns None at the first one that is not.
+    of the dice still unused; returns None at the first one that is not. With
+    the turn's ``dice`` the head rule of the running games (RULES.md 8.4 a),
+    which looks back to the start of the turn, is checked too.
     """
     side = position.turn
+    turn = NO_TURN_START if dice is None else turn_start(position, dice)
     for segment in parse_move_text(text):
-        legal = {(start, end) for die in range(1, 7) for start, end in single_steps(position, side, die)}
+        legal = {(start, end) for die in range(1, 7) for start, end in single_steps(position, side, die, turn)}
         if (segment.start, segment.end) not in legal:
             return None
         position = play_step(position, side, segment.start, segment.end)
@@ -79,7 +82,7 @@ def compare_with_reference(
             bad_text = []
             for row, after in zip(rows, fast):
                 text = afterstates.move_text(row)
-                if not _dice_text_ok(afterstates, row, roll) or replay_text(position, text) != after:
+                if not _dice_text_ok(afterstates, row, roll) or replay_text(position, text, roll) != after:
                     bad_text.append(text)
             if bad_text:
                 problem["text_does_not_replay"] = bad_text

@@ -185,15 +185,11 @@ def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> After
     """
     size = len(batch)
     dice_array = _dice_array(dice, size)
-    unsupported = sorted({r.name for r in batch.rules if r.parallel})
-    if unsupported:
-        raise RulesError(f"the fast move generator does not play the running games yet ({', '.join(unsupported)}); "
-                         "use tapa_ai.rules.legal_moves")
-    pins, mother, backgammons = batch.rule_tables()
     arrays = (
         np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
         np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
-        np.ascontiguousarray(batch.rules_id, dtype=np.int8), pins, mother, backgammons, dice_array,
+        np.ascontiguousarray(batch.rules_id, dtype=np.int8), *batch.rule_tables(), *batch.restriction_tables(),
+        dice_array,
     )
     threads = default_threads() if threads is None else max(1, threads)
     parts = min(threads, max(1, size // MIN_POSITIONS_PER_THREAD))

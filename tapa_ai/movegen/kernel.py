@@ -11,10 +11,11 @@ reference generator, on one board that is changed in place and changed back
 
 - **Bit masks for step generation.** Closed points never change during a
   turn (a point is closed to the mover when it holds two or more opposing
-  checkers or pins one of the mover's, and the mover's own steps change
-  neither), so they are one 24-bit mask per position; the points with a
-  movable checker are a mask kept up to date by every step. The legal
-  sources of a die are then a few shifts and ands.
+  checkers or pins one of the mover's, in the running games when it holds
+  any opposing checker, and the mover's own steps change neither), so they
+  are one 24-bit mask per position; the points with a movable checker are a
+  mask kept up to date by every step. The legal sources of a die are then a
+  few shifts and ands.
 - **An exact packed key.** Each point's stack is 7 bits (top count + 16,
   plus 32 x (pin + 1)); three int64 words hold the 24 points, the bars and
   the mover's off count. The key *is* the position, is updated by adding
@@ -36,6 +37,25 @@ reference generator, on one board that is changed in place and changed back
   did not end the game there: the high-first order reaches the same
   position (the low step stays legal after it: closed points are fixed,
   the high step only moves forward and cannot free a bear-off from above).
+- **The running games' restrictions (RULES.md 8.4)**, checked on the
+  position after every step like the reference: a candidate step is kept
+  only if the masks after it (held points, the 24-point's count, off) break
+  none (:func:`_unrestricted`). Per position, :func:`_restriction_watch`
+  first drops every rule that no position of this turn can break (the head
+  with at most the allowed checkers on it; the runner once passed; the
+  prime when no run of six with every opposing checker behind it is within
+  the turn's new points; the quarter likewise), so most middle-game
+  positions run the plain search, unfiltered. Pruning: the head rule counts
+  the checkers that left the 24-point, the same for every order of the same
+  steps, so canonical order and the skip stay exact under it. The runner,
+  prime and quarter rules depend on the board after each step, and one
+  order of the same steps can pass where another fails (fevga: 24/19
+  then 20/15 fills the quarter on its first step, 20/15 then 24/19 does
+  not): where one of them is watched, doubles are searched in every order
+  (the second key table, as for mid-turn mothers). Two different dice keep
+  the skip: its high-first order's only intermediate position is the high
+  step legal at the start, restrictions included, and its end position is
+  the low-first one's, which passed them.
 - **Whole-turn rules as bookkeeping on the leaves.** Each distinct afterstate
   remembers the most dice any sequence reaching it used and whether a
   one-die sequence reaching it played the higher die; the maximum-use and
@@ -71,6 +91,15 @@ BAR = 25
 BAR_BIT = 24  # bit of the bar in a source mask (bit s - 1 = point s)
 POINTS_MASK = (1 << 24) - 1
 NOT_HOME_MASK = POINTS_MASK ^ 0x3F
+
+# The running games' restrictions (RULES.md 8.4): codes of ``start_rule`` in the rule tables.
+START_NONE = 0
+START_RUNNER = 1
+START_HEAD = 2
+START_RULE_CODES = {"none": START_NONE, "runner": START_RUNNER, "head": START_HEAD}
+HEAD_DOUBLES = (6, 4, 3)  # with all 15 on the 24-point, two checkers may leave it on these doubles
+PASSED_MASK = (1 << 11) - 1  # the mover's points 1-11: a checker there has passed the opponent's start
+QUARTER_MASK = 0x3F << 18  # the mover's starting quarter, points 19-24
 
 # Packed key: point i is 7 bits at WORD[i], SHIFT[i]; word 2 also holds the counts.
 KEY_WORD = np.array([i // 9 for i in range(24)], dtype=np.int64)
@@ -122,6 +151,108 @@ def _legal_sources(movable, own_any, closed, own_bar, die):
             if highest >= 0 and (movable >> highest) & 1:
                 sources |= 1 << highest
     return sources
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(mask):
+    mask = mask - ((mask >> 1) & 0x5555555555555555)
+    mask = (mask & 0x3333333333333333) + ((mask >> 2) & 0x3333333333333333)
+    mask = (mask + (mask >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (mask * 0x0101010101010101) >> 56
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _turned(mask):
+    """A 24-bit mask of the mover's points as the opponent numbers them (running games: point p is p +- 12)."""
+    return ((mask >> 12) | (mask << 12)) & POINTS_MASK
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _six_in_a_row(mask):
+    """Bit k - 1 set where bits k - 1 .. k + 4 of ``mask`` all are (a run of six from point k)."""
+    pairs = mask & (mask >> 1)
+    fours = pairs & (pairs >> 2)
+    return fours & (pairs >> 4)
+
+
+@njit(cache=True, nogil=True)
+def _restriction_watch(closed, movable, head, own_off, n_dice, start_rule, may_leave, prime_rule, quarter_rule,
+                       opponent_off):
+    """Which of the restrictions of RULES.md 8.4 some position reachable this turn could break.
+
+    Returns ``(start_watch, prime_window, quarter_watch)``: the start rule code to check (0 when the rule
+    cannot bind this turn), the mask of run starts (bit k - 1 = the opponent's point k) where a prime would
+    be forbidden (0: none), and whether the full starting quarter can be reached. Conservative: a rule is
+    dropped only when no position of the turn can break it, so checking the rest finds the same steps.
+    Closed points are the opponent's checkers, fixed for the turn; at most ``n_dice`` new points get a
+    checker of the mover.
+    """
+    start_watch = START_NONE
+    if start_rule == START_HEAD:
+        if head > may_leave:
+            start_watch = START_HEAD
+    elif start_rule == START_RUNNER:
+        if own_off == 0 and movable & PASSED_MASK == 0:
+            start_watch = START_RUNNER
+    prime_window = 0
+    if prime_rule and opponent_off == 0:
+        theirs = _turned(closed)
+        if theirs != 0:
+            held = _turned(movable)
+            lowest = theirs & -theirs  # the opponent's last checker, at its point L
+            # A run from k is forbidden for k <= L (no opposing checker below it).
+            window = ((lowest << 1) - 1) & _six_in_a_row(POINTS_MASK)
+            starts = window
+            while starts:
+                bit = starts & -starts
+                starts ^= bit
+                run = bit * 63
+                if run & theirs == 0 and _popcount(run & ~held) <= n_dice:
+                    prime_window = window
+                    break
+    quarter_watch = False
+    if quarter_rule and closed & QUARTER_MASK == 0 and _popcount(QUARTER_MASK & ~movable) <= n_dice:
+        quarter_watch = True
+    return start_watch, prime_window, quarter_watch
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unrestricted(sources, tops, moves, own_off, die, start_watch, head, may_leave, prime_window, quarter_watch):
+    """The sources of ``sources`` whose step of ``die`` leaves a position that breaks no restriction (8.4).
+
+    ``tops``/``moves``/``own_off`` are the position before the step; ``head`` the mover's checkers on its
+    24-point when the turn began. Running games only: no pins, no bar, one side per point.
+    """
+    allowed = sources
+    rest = sources
+    while rest:
+        lowest = rest & -rest
+        rest ^= lowest
+        i = _bit_index(lowest)
+        after = moves
+        if tops[i] == 1:
+            after ^= lowest
+        j = i - die
+        off_after = own_off
+        if j >= 0:
+            after |= np.int64(1) << j
+        else:
+            off_after += 1
+        head_after = tops[23] if tops[23] > 0 else 0
+        if i == 23:
+            head_after -= 1
+        broken = False
+        if start_watch == START_HEAD:
+            broken = head - head_after > may_leave
+        elif start_watch == START_RUNNER:
+            broken = head_after < 14 and off_after == 0 and after & PASSED_MASK == 0
+        if quarter_watch and after & QUARTER_MASK == QUARTER_MASK:
+            broken = True
+        if prime_window and _six_in_a_row(_turned(after)) & prime_window:
+            broken = True
+        if broken:
+            allowed ^= lowest
+    return allowed
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -229,7 +360,8 @@ def make_scratch():
 
 @njit(cache=True, nogil=True)
 def generate_range(
-    board, pinned, off, bar, rules_id, rule_pins, rule_mother, rule_backgammons, dice, start, stop, scratch, outputs
+    board, pinned, off, bar, rules_id, rule_pins, rule_mother, rule_backgammons, rule_block, rule_start, rule_prime,
+    rule_quarter, dice, start, stop, scratch, outputs
 ):
     """All legal whole-turn afterstates of positions ``start..stop-1``.
 
@@ -289,6 +421,8 @@ def generate_range(
         mother_rules = pin_game and rule_mother[rule] > 0
         backgammons = rule_backgammons[rule]
         opponent_off = off[b, 1]
+        # A point is closed to the mover by two opposing checkers (or a pin), in the running games by one.
+        closed_below = -1 if rule_block[rule] else -2
 
         closed = 0
         own_pinned = 0
@@ -301,7 +435,7 @@ def generate_range(
             pin = pinned[b, i]
             tops[i] = top
             pins[i] = pin
-            if top <= -2 or pin == 1:
+            if top <= closed_below or pin == 1:
                 closed |= 1 << i
             if pin == 1:
                 own_pinned |= 1 << i
@@ -354,6 +488,32 @@ def generate_range(
                         reach_one = True
                 own_on_24 = (board[b, 23] if board[b, 23] > 0 else 0) + (1 if pinned[b, 23] == 1 else 0)
                 all_orders = reach_one and (mover_mother_pinned or own_on_24 <= 4)
+        # The running games' restrictions (RULES.md 8.4), for the positions where one can bind this turn:
+        # each candidate step is kept only if the position after it breaks none. The head rule counts the
+        # checkers that left the 24-point, the same for every order of the same steps, so the pruning
+        # stays. The runner, prime and quarter rules look at the board after each step, where one order
+        # of the same steps can pass and another fail: doubles are then searched in every order. Two
+        # different dice keep the low-die-first skip: its only intermediate position (after the high
+        # step, legal at the start) was checked, and the end position is the same.
+        restricted = False
+        every_order = False
+        start_watch = START_NONE
+        prime_window = 0
+        quarter_watch = False
+        head = 0
+        may_leave = 0
+        if rule_block[rule] and (rule_start[rule] != START_NONE or rule_prime[rule] or rule_quarter[rule]):
+            head = board[b, 23] if board[b, 23] > 0 else 0
+            may_leave = 1
+            if double and head == 15 and (die_a == 6 or die_a == 4 or die_a == 3):
+                may_leave = 2
+            start_watch, prime_window, quarter_watch = _restriction_watch(
+                closed, movable0, head, off[b, 0], n_dice, rule_start[rule], may_leave, rule_prime[rule],
+                rule_quarter[rule], opponent_off)
+            restricted = start_watch != START_NONE or prime_window != 0 or quarter_watch
+            every_order = start_watch == START_RUNNER or prime_window != 0 or quarter_watch
+            if double and every_order:
+                all_orders = True
         canonical = double and not all_orders
 
         n_leaves = 0
@@ -373,6 +533,9 @@ def generate_range(
                 order[1] = high
             first_high = pass_number == 0 or double
             candidates[0] = _legal_sources(movable[0], movable[0] | own_pinned, closed, own_bar[0], order[0])
+            if restricted:
+                candidates[0] = _unrestricted(candidates[0], tops, movable[0], own_off[0], order[0], start_watch,
+                                              head, may_leave, prime_window, quarter_watch)
             # With no step at all in either order, the pass is added after the search.
             k = 0 if candidates[0] != 0 else -1
             while k >= 0:
@@ -532,6 +695,9 @@ def generate_range(
                         if k == 0 and pass_number == 0 and not double:
                             high_first_ok |= lowest
                         legal = _legal_sources(moves, moves | own_pinned, closed, bar_now, order[depth])
+                        if restricted:
+                            legal = _unrestricted(legal, tops, moves, off_now, order[depth], start_watch, head,
+                                                  may_leave, prime_window, quarter_watch)
                         nxt = legal
                         if canonical:
                             nxt &= (lowest << 1) - 1  # sources not above this one
