@@ -851,3 +851,20 @@ def test_the_summary_says_a_partial_build_from_one_in_every_other_position(tiny_
     assert line.endswith("seed 3; 2 new moves rolled out")
     bench.keep_every(2)
     assert "2 of 4 positions (one in 2)" in summary_line(bench)
+
+
+def test_running_game_positions_fall_into_contact_race_and_bear_off_phases():
+    """Fevga/narde: the start is contact; every checker of both on its own points 1-12 is a race; all home a
+    bear-off; the default mix has no pins or mother phase."""
+    from tapa_ai.arena.benchmark.sample import BEAROFF, CONTACT, DEFAULT_MIX, RACE, classify
+    from tapa_ai.movegen import PositionBatch
+    from tapa_ai.notation import board
+    from tapa_ai.rules import start_position, variant_rules
+
+    for variant in ("fevga", "narde"):
+        rules = variant_rules(variant)
+        # X on its 10 and 3; O on its 12 and 2 (X's 24 and 14): past each other, a race; O on its 13 (X's 1): not.
+        positions = [start_position(variant), board(variant, "10:XXXXXXX 3:XXXXXXXX 24:OOOOOOO 14:OOOOOOOO"),
+                     board(variant, "10:XXXXXXX 3:XXXXXXXX 1:OOOOOOO 14:OOOOOOOO"), board(variant, "3:XX 14:OO")]
+        assert classify(PositionBatch.from_positions(positions), rules).tolist() == [CONTACT, RACE, CONTACT, BEAROFF]
+        assert set(DEFAULT_MIX[rules.contact]) == {"contact", "race", "bearoff"}

@@ -222,7 +222,7 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
     sources = list(sources) if sources else default_sources(variant)
     references = default_references(variant) if references is None else \
         [spec for spec in references if spec != "none"]
-    mix = dict(mix) if mix else dict(DEFAULT_MIX["pin" if rules.pins else "hit"])
+    mix = dict(mix) if mix else dict(DEFAULT_MIX[rules.contact])
     unknown = sorted(set(mix) - set(PHASES))
     if unknown or not any(mix.get(name, 0) > 0 for name in PHASES):
         raise BenchmarkError(f"--mix: phases are {', '.join(PHASES)} (unknown: {', '.join(unknown) or 'none'})")

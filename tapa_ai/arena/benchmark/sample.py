@@ -32,7 +32,10 @@ PHASES = ("contact", "pins", "mother", "race", "bearoff")
 alone or pinned (mother variants); race: no contact left, not yet a bear-off; bearoff: no contact, all home."""
 CONTACT, PINS, MOTHER, RACE, BEAROFF = range(5)
 DEFAULT_MIX = {"hit": {"contact": 0.6, "race": 0.2, "bearoff": 0.2},
-               "pin": {"contact": 0.35, "pins": 0.25, "mother": 0.1, "race": 0.15, "bearoff": 0.15}}
+               "pin": {"contact": 0.35, "pins": 0.25, "mother": 0.1, "race": 0.15, "bearoff": 0.15},
+               "block": {"contact": 0.6, "race": 0.2, "bearoff": 0.2}}
+"""The phase shares of a set, by the rule set's ``contact`` (the running games, ``block``, have no pins or
+mother: their contact phase is the blockade, the start and the primes)."""
 MAX_TURNS = 1000
 ROUND_GAMES = 64
 
