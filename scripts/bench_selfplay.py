@@ -41,7 +41,7 @@ from tapa_ai.training.throughput import (  # noqa: E402
     evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
 )
 
-VARIANTS = ("tapa", "plakoto", "backgammon")
+VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
