@@ -98,8 +98,8 @@ def main(argv=None) -> int:
 
     before = load_before(args.before)
     print(f"before: {os.path.abspath(args.before)}; after: {os.path.dirname(os.path.abspath(kernel.__file__))}; "
-          f"{args.positions} positions per variant, batch {BATCH}, 1 thread, {args.rounds} rounds of >= {args.seconds} s "
-          f"per measurement; "
+          f"{args.positions} positions per variant, batch {BATCH}, 1 thread, {args.rounds} rounds of "
+          f">= {args.seconds} s per measurement; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     pools = {variant: batches(variant, args.positions, args.seed) for variant in (*OLD_VARIANTS, *NEW_ONLY)}
     runs = {}
