@@ -283,9 +283,10 @@ def main(argv=None) -> int:
     if args.rounds and RUNNING_BASELINE in pools and any(name in pools for name in RUNNING_GAMES):
         running = compare_running_games(pools, args.rounds, args.seconds, threads)
         report["running_vs_plakoto"] = running
-        print(f"running games beside plakoto, batch 1024, best of {args.rounds} interleaved rounds: " + ", ".join(
-            f"{name} {per_s:,.0f}" for name, per_s in running["positions_per_s"].items()) + " positions/s; " + ", ".join(
-            f"{name}/plakoto {ratio:.2f}" for name, ratio in running.get("ratio_to_plakoto", {}).items()))
+        speeds = ", ".join(f"{name} {per_s:,.0f}" for name, per_s in running["positions_per_s"].items())
+        ratios = ", ".join(f"{name}/plakoto {ratio:.2f}" for name, ratio in running.get("ratio_to_plakoto", {}).items())
+        print(f"running games beside plakoto, batch 1024, best of {args.rounds} interleaved rounds: {speeds} "
+              f"positions/s; {ratios}")
     if "backgammon" in pools:
         compare_backgammon_programs(args, pools["backgammon"], report)
     report["threads"] = threads

@@ -60,23 +60,29 @@ def batches(variant: str, positions: int, seed: int):
     return out
 
 
-def runner(module, parts):
-    """A function timing ``module.generate_range`` over ``parts``: (positions/s wall, positions/s CPU, afterstates)."""
+def runner(module, parts, seconds: float):
+    """A function timing ``module.generate_range`` over ``parts``, repeated for at least ``seconds``:
+    (positions/s wall, positions/s CPU, afterstates of one pass)."""
     takes_restrictions = "rule_block" in inspect.signature(module.generate_range.py_func).parameters
     scratch, outputs = module.make_scratch(), module.make_outputs(64 * BATCH)
 
-    def run():
-        found = 0
-        wall, cpu = time.perf_counter(), time.process_time()
-        for board, pinned, off, bar, rules_id, tables, restrictions, dice in parts:
-            arrays = (board, pinned, off, bar, rules_id, *tables, *(restrictions if takes_restrictions else ()), dice)
-            _, _, n_out, _ = module.generate_range(*arrays, 0, BATCH, scratch, outputs)
-            found += n_out
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        positions = BATCH * len(parts)
-        return positions / wall, positions / cpu, found
+    calls = [(board, pinned, off, bar, rules_id, *tables, *(restrictions if takes_restrictions else ()), dice)
+             for board, pinned, off, bar, rules_id, tables, restrictions, dice in parts]
 
-    run()  # compile or load from the cache, warm the buffers
+    def run(least: float = seconds):
+        found = positions = 0
+        wall, cpu = time.perf_counter(), time.process_time()
+        while True:
+            for arrays in calls:
+                _, _, n_out, _ = module.generate_range(*arrays, 0, BATCH, scratch, outputs)
+                found += n_out
+            positions += BATCH * len(calls)
+            if time.perf_counter() - wall >= least:
+                break
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return positions / wall, positions / cpu, found * BATCH * len(calls) // positions
+
+    run(0.0)  # compile or load from the cache, warm the buffers
     return run
 
 
@@ -85,24 +91,26 @@ def main(argv=None) -> int:
     parser.add_argument("--before", required=True, help="root of the tree whose kernel is the 'before'")
     parser.add_argument("--positions", type=int, default=16384, help="positions per variant")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seconds", type=float, default=1.0, help="least time of each measurement")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="one JSON object as the last line")
     args = parser.parse_args(argv)
 
     before = load_before(args.before)
     print(f"before: {os.path.abspath(args.before)}; after: {os.path.dirname(os.path.abspath(kernel.__file__))}; "
-          f"{args.positions} positions per variant, batch {BATCH}, 1 thread, {args.rounds} rounds; "
+          f"{args.positions} positions per variant, batch {BATCH}, 1 thread, {args.rounds} rounds of "
+          f">= {args.seconds} s per measurement; "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     pools = {variant: batches(variant, args.positions, args.seed) for variant in (*OLD_VARIANTS, *NEW_ONLY)}
     runs = {}
     for variant in OLD_VARIANTS:
-        runs[(variant, "before")] = runner(before, pools[variant])
-        runs[(variant, "after")] = runner(kernel, pools[variant])
+        runs[(variant, "before")] = runner(before, pools[variant], args.seconds)
+        runs[(variant, "after")] = runner(kernel, pools[variant], args.seconds)
     for variant in NEW_ONLY:
-        runs[(variant, "after")] = runner(kernel, pools[variant])
+        runs[(variant, "after")] = runner(kernel, pools[variant], args.seconds)
     # Same afterstate counts before and after (the differential tests check the afterstates themselves).
     for variant in OLD_VARIANTS:
-        assert runs[(variant, "before")]()[2] == runs[(variant, "after")]()[2], variant
+        assert runs[(variant, "before")](0.0)[2] == runs[(variant, "after")](0.0)[2], variant
 
     timings = {key: [] for key in runs}
     for round_number in range(args.rounds):

@@ -26,7 +26,6 @@ from tapa_ai.rules import legal_moves, outcomes, start_position, variant_rules
 from tapa_ai.rules.position import validate_position
 from tapa_ai.rules.reference import (DISTINCT_ROLLS, _landing_steps, broken_restriction, next_turn, play_step,
                                      result_after_step, single_steps, turn_start)
-from tests.helpers import play_literally
 
 GAMES = ("fevga", "narde")
 SOURCES = {
@@ -197,7 +196,8 @@ def test_samples_reach_every_restriction_and_result():
             roll = (int(dice[index, 0]), int(dice[index, 1]))
             turn = turn_start(position, roll)
             for die, second in ((roll[0], roll[1]), (roll[1], roll[0])):
-                starts = [position] + [play_step(position, side, *step) for step in single_steps(position, side, die, turn)]
+                firsts = single_steps(position, side, die, turn)
+                starts = [position] + [play_step(position, side, *step) for step in firsts]
                 for depth, now in enumerate(starts):
                     for step in _landing_steps(now, side, second if depth else die):
                         key = broken_restriction(play_step(now, side, *step), side, turn)
