@@ -29,9 +29,8 @@ from ..errors import TapaError
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
-from ..rules import outcomes
-from ..rules.options import RuleOptions, RulesError
-from ..rules.position import SIDES, Position
+from ..rules.options import RuleOptions
+from ..rules.position import Position
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..cube.decisions import CubeSituation
@@ -92,46 +91,8 @@ class Bot:
 
 
 def one_position_afterstates(position: Position, dice: tuple[int, int]) -> Afterstates:
-    """The legal afterstates of one position, by the fast generator; for a running game (fevga, narde) that the
-    fast generator does not play yet, by the reference generator (:func:`afterstates_of_moves`), so that
-    ``choose_position`` works whichever generator plays them."""
-    batch = PositionBatch.from_positions([position])
-    dice_array = np.array([dice], dtype=np.int8)
-    try:
-        return generate(batch, dice_array)
-    except RulesError:
-        if not position.rules.parallel:
-            raise
-    from ..rules.reference import legal_moves
-
-    return afterstates_of_moves(position, dice, legal_moves(position, dice))
-
-
-def afterstates_of_moves(position: Position, dice: tuple[int, int], moves) -> Afterstates:
-    """:class:`~tapa_ai.movegen.generate.Afterstates` of one position made from reference moves
-    (:func:`tapa_ai.rules.reference.legal_moves`), in their order; ``inputs`` and ``dice`` set."""
-    count = len(moves)
-    positions = PositionBatch.from_positions([move.position for move in moves])
-    game_over = np.zeros(count, dtype=bool)
-    winner = np.full(count, -1, dtype=np.int8)
-    kind = np.zeros(count, dtype=np.int8)
-    points = np.zeros(count, dtype=np.int8)
-    steps = np.zeros((count, 4, 3), dtype=np.int8)
-    n_steps = np.zeros(count, dtype=np.int8)
-    for row, move in enumerate(moves):
-        result = move.position.result
-        if result is not None:
-            game_over[row] = True
-            kind[row] = outcomes.RESULT_KINDS.index(result.kind)
-            if result.winner is not None:
-                winner[row] = SIDES.index(result.winner)
-                points[row] = result.points
-        n_steps[row] = len(move.steps)
-        for index, step in enumerate(move.steps):
-            steps[row, index] = (step.from_point, step.to_point, step.die)
-    return Afterstates(positions, np.zeros(count, dtype=np.int32), np.array([0, count], dtype=np.int64), game_over,
-                       winner, kind, points, steps, n_steps, PositionBatch.from_positions([position]),
-                       np.array([dice], dtype=np.int8))
+    """The legal afterstates of one position, by the fast generator."""
+    return generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
 
 
 class ScoringBot(Bot):

@@ -22,12 +22,9 @@
     tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother" },
     plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother" },
     backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon" },
-    // The running games (RULES.md 8): both sides travel the same way, no bar, no cube. `generator`: the server's
-    // reference move generator, which plays them whichever generator is the server's default.
-    fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true,
-      generator: "reference" },
-    narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true,
-      generator: "reference" },
+    // The running games (RULES.md 8): both sides travel the same way, no bar, no cube.
+    fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
+    narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
   };
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const HUMAN = "X", BOT = "O";
@@ -69,8 +66,6 @@
   class ServerError extends Error {}
 
   async function api(command, body) {
-    const generator = (VARIANTS[S.variant] || {}).generator;
-    if (generator && ["legal_moves", "apply"].includes(command)) body = Object.assign({ generator: generator }, body);
     const response = await fetch("v1/" + command, {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
     });
