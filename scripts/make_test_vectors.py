@@ -10,7 +10,9 @@ Writes, under ``--out`` (default ``tests/data``):
   ``tapa_ai.notation.json_position``): the ``tapa-td`` input vector of the
   latest encoding version (``tapa_ai.net.encoding``; each earlier version is a
   prefix of it) and the outputs of that variant's model on the columns of its
-  own version (probabilities and equity from torch, ``tapa_ai.net.model.evaluate``).
+  own version (probabilities and equity from torch, ``tapa_ai.net.model.evaluate``) in ``cases``; and,
+  in ``feature_cases``, positions of the running games (fevga, narde), which no shipped model plays yet,
+  with their input vector of that version only (no model, no outputs).
 
 ``docs/export.md`` explains how to check another implementation against
 them; ``tests/test_export.py`` checks this package's encoders and every
@@ -42,7 +44,8 @@ from tapa_ai.net.checkpoint import load_network  # noqa: E402
 from tapa_ai.net.encoding import ENCODING_NAME, ENCODING_VERSIONS, encode_positions, feature_names, num_features  # noqa: E402
 from tapa_ai.export import export_checkpoint  # noqa: E402
 from tapa_ai.net.model import evaluate, outcome_points  # noqa: E402
-from tapa_ai.movegen.random_positions import endgame_position, playout_positions  # noqa: E402
+from tapa_ai.movegen.random_positions import (  # noqa: E402
+    EDGE_KINDS, endgame_position, playout_positions, running_edge_positions)
 from tapa_ai.notation import board  # noqa: E402
 from tapa_ai.notation.json_position import position_to_json  # noqa: E402
 from tapa_ai.rules.options import variant_rules  # noqa: E402
@@ -50,9 +53,13 @@ from tapa_ai.rules.position import start_position  # noqa: E402
 from tapa_ai.rules.reference import finished_result  # noqa: E402
 
 VARIANTS = ("tapa", "plakoto", "backgammon")
+FEATURE_VARIANTS = ("fevga", "narde")
+"""Variants with feature-only cases (no shipped model): the running games, encoded in version 4."""
 LATEST = max(ENCODING_VERSIONS)
 VECTORS_FILE = "encoding_vectors.json"
 SEED = 2024
+FEATURE_SEED = 2051
+"""The feature cases draw from a generator of their own, so that adding them left ``cases`` as they were."""
 RANDOM_PER_STYLE = 2
 """Random positions of each kind per variant: uniform playouts, contact playouts, end games."""
 
@@ -78,12 +85,30 @@ HAND_PICKED = {
          "bar:XO 24:XX 13:XXXX 8:XXX 6:XXXXX 1:OO 12:OOOOO 17:OOO 19:OOOO", "X"),
         ("pure race, O to move", "6:XXXX 5:XXX 3:XX 19:OOO 20:OOOO 22:OO 24:OOOO", "O"),
     ],
+    # The running games (RULES.md 8): X's point numbers as everywhere; O's own point q is X's q + 12 or q - 12.
+    "fevga": [
+        ("docs/encoding.md version-4 example: blockades both ways, both sides passed",
+         "24:XXXX 20:XX 14:X 5:XXX 12:OO 16:OOO 21:O 22:O 23:O", "X"),
+        ("the version-4 example colour-swapped, O to move (same input)",
+         "24:XX 4:XXX 9:X 10:X 11:X 12:OOOO 8:OO 2:O 17:OOO", "O"),
+        ("race: every checker on its own points 1-12 or off",
+         "6:XXX 5:XXX 3:XX 10:XX 12:X 18:OOOO 16:OOO 22:OO 14:O", "X"),
+        ("bear-off: X all home with checkers off, O to move with checkers still to pass",
+         "6:XX 4:XXX 2:XX 1:X 13:OOOOO 20:OOO 23:OO", "O"),
+    ],
+    "narde": [
+        ("a six-point prime of X in front of O's start, O to move (only its runner can move)",
+         "24:XXX 11:XXX 10:XX 9:XX 8:XX 7:XX 6:X 12:OOOOOOOOOOOOO 16:OO", "O"),
+        ("race, O to move", "3:XXXX 2:XXX 1:XX 8:XX 19:OOO 15:OOO 13:OO", "O"),
+        ("bear-off from both sides' home boards", "5:XXX 4:XX 1:X 18:OOOO 17:O 14:OO", "X"),
+    ],
 }
 """Each: (name, mini-language layout, side to move)."""
 
 
 def positions_of(variant: str, rng: np.random.Generator) -> list[tuple[str, object]]:
-    """(name, Position) pairs of one variant: start positions, hand-picked ones, random ones."""
+    """(name, Position) pairs of one variant: start positions, hand-picked ones, random ones (in the running
+    games also one board at the edge of each restriction of RULES.md 8.4, ``running_edge_positions``)."""
     rules = variant_rules(variant)
     cases = [(f"{variant} start, X to move", start_position(rules, "X")),
              (f"{variant} start, O to move", start_position(rules, "O"))]
@@ -93,6 +118,10 @@ def positions_of(variant: str, rng: np.random.Generator) -> list[tuple[str, obje
         batch = playout_positions(rules, RANDOM_PER_STYLE, rng, style, games=8)
         cases += [(f"{variant}: random {style} playout position", p) for p in batch.to_positions()]
     cases += [(f"{variant}: random end game", endgame_position(rules, rng)) for _ in range(RANDOM_PER_STYLE)]
+    if rules.parallel:
+        edges = running_edge_positions(rules, len(EDGE_KINDS), rng).to_positions()
+        cases += [(f"{variant}: random board at the edge of a restriction ({kind})", p)
+                  for kind, p in zip(EDGE_KINDS, edges, strict=True)]
     for name, position in cases:
         if finished_result(position) is not None:
             raise ValueError(f"test position {name!r} is a finished game; the vectors hold games in progress")
@@ -139,23 +168,37 @@ def build(checkpoints: Path, out: Path) -> None:
                 f"     \"features\": {_numbers(row)},\n"
                 f"     \"probabilities\": {_numbers(p)}, \"equity\": {str(np.float32(e))}" + "}"
             )
+    feature_lines = []
+    rng = np.random.default_rng(FEATURE_SEED)
+    for variant in FEATURE_VARIANTS:
+        cases = positions_of(variant, rng)
+        features = encode_positions([position for _, position in cases], version=LATEST)
+        for (name, position), row in zip(cases, features):
+            feature_lines.append(
+                "    {" + f"\"name\": {json.dumps(name)},\n"
+                f"     \"position\": {json.dumps(position_to_json(position))},\n"
+                f"     \"features\": {_numbers(row)}" + "}"
+            )
     header = {
         "description": "tapa-td encoding and evaluator test vectors: JSON position -> input features (float32) -> "
-                       "probabilities and equity of the model named by 'model' (an npz file beside this one). "
-                       "See docs/export.md.",
+                       "probabilities and equity of the model named by 'model' (an npz file beside this one); "
+                       "'feature_cases': positions of the running games (fevga, narde), which no shipped model "
+                       "plays yet, with their input features only. See docs/export.md.",
         "generated_by": "python scripts/make_test_vectors.py",
         "tapa_ai_version": __version__,
         "encoding": {"name": ENCODING_NAME, "version": LATEST, "num_features": num_features(LATEST),
                      "versions": {str(v): num_features(v) for v in ENCODING_VERSIONS},
                      "note": "'features' holds the latest version; version v is its first versions[v] values, and "
-                             "each model reads those of its own encoding_version"},
+                             "each model reads those of its own encoding_version; the running games' "
+                             "'feature_cases' need version 4 (versions 1-3 refuse them)"},
         "tolerance": {"features": 1e-6, "probabilities": 1e-5, "equity": 1e-5},
         "models": models,
         "feature_names": feature_names(LATEST),
     }
     text = json.dumps(header, indent=2)
     assert text.endswith("\n}")
-    text = text[:-2] + ",\n  \"cases\": [\n" + ",\n".join(case_lines) + "\n  ]\n}\n"
+    text = (text[:-2] + ",\n  \"cases\": [\n" + ",\n".join(case_lines) + "\n  ],\n"
+            "  \"feature_cases\": [\n" + ",\n".join(feature_lines) + "\n  ]\n}\n")
     json.loads(text)  # the hand-assembled part must be valid JSON
     (out / VECTORS_FILE).write_text(text)
 

@@ -30,7 +30,7 @@ from tapa_ai.net.checkpoint import save_checkpoint
 from tapa_ai.cli import main
 from tapa_ai.config import ModelConfig, TrainConfig
 from tapa_ai.net.encoding import (ENCODING_NAME, ENCODING_VERSION, ENCODING_VERSIONS, NUM_FEATURES, encode,
-                                  encode_positions, feature_names, num_features)
+                                  encode_positions, feature_names, num_features, swap_side_blocks)
 from tapa_ai.export import ONNX_OPSET, ExportError, export_checkpoint, export_network, load_npz_network, numpy_model
 from tapa_ai.net.model import EvaluatorNet, evaluate
 from tapa_ai.rules.outcomes import outcome_names, outcome_points
@@ -54,6 +54,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 VECTORS = json.loads((DATA / "encoding_vectors.json").read_text())
 VARIANTS = ["tapa", "plakoto", "backgammon"]
+RUNNING = ["fevga", "narde"]
+"""The running games: feature-only cases in the vectors (``feature_cases``; no shipped model yet)."""
 FORMATS = [pytest.param("onnx", marks=needs_onnx), "torchscript", "npz"]
 """Every export format, as test parameters: the ONNX one skips without onnx and onnxruntime."""
 TOLERANCE = 1e-5
@@ -290,6 +292,12 @@ def test_vector_file_covers_every_variant_and_names_its_models():
     assert VECTORS["feature_names"] == feature_names(4) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
     assert {case["model"] for case in VECTORS["cases"]} == set(VARIANTS)
     assert {case["position"]["variant"] for case in VECTORS["cases"]} == set(VARIANTS)
+    # The running games' cases: features only (no model, no outputs), both sides to move in each variant.
+    feature_cases = VECTORS["feature_cases"]
+    assert len(feature_cases) >= 30
+    assert all(set(case) == {"name", "position", "features"} for case in feature_cases)
+    assert {(case["position"]["variant"], case["position"]["turn"]) for case in feature_cases} == \
+        {(variant, turn) for variant in RUNNING for turn in "XO"}
     for variant, model in VECTORS["models"].items():
         path = DATA / model["file"]
         assert hashlib.sha256(path.read_bytes()).hexdigest() == model["sha256"], \
@@ -312,6 +320,29 @@ def test_both_encoders_reproduce_the_vectors_exactly():
     for version, width in ((1, NUM_FEATURES), (2, 309), (3, 315), (4, 318)):
         assert np.array_equal(encode_positions(reference, version=version), expected[:, :width])
         assert np.array_equal(numpy_model.encode_positions(positions, version=version), expected[:, :width])
+    assert not expected[:, 315:].any(), "version 4 of the other variants is version 3 and three zeros"
+
+
+def test_both_encoders_reproduce_the_running_games_feature_cases_in_version_4_and_refuse_earlier_ones():
+    cases = VECTORS["feature_cases"]
+    positions = [case["position"] for case in cases]
+    expected = np.array([case["features"] for case in cases], dtype=np.float32)
+    assert expected.shape == (len(positions), 318)
+    assert expected[:, 315].all(), "rules.parallel"
+    assert expected[:, 316:318].any() and not expected[:, 316:318].all(), "passed: both values"
+    assert expected[:, 309:315].any() and not expected[:, 259:309].any(), "contact read, nothing exposed"
+    reference = [position_from_json(p) for p in positions]
+    assert [position_to_json(p) for p in reference] == positions
+    assert np.array_equal(encode_positions(reference, version=4), expected)
+    assert np.array_equal(numpy_model.encode_positions(positions, version=4), expected)
+    # From the other side: the two sides' blocks swap.
+    flipped = PositionBatch.from_positions(reference).flipped()
+    assert np.array_equal(numpy_model.encode_positions(flipped.to_json(), version=4), swap_side_blocks(expected))
+    for version in (1, 2, 3):
+        with pytest.raises(ValueError, match="needs version 4"):
+            encode_positions(reference[:1], version=version)
+        with pytest.raises(numpy_model.ModelFileError, match="needs encoding version 4"):
+            numpy_model.encode_positions(positions[:1], version=version)
 
 
 @pytest.mark.parametrize("format", [*FORMATS, "torch"])

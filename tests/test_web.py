@@ -32,6 +32,8 @@ from tests.requires import require, skip_or_fail
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
 VARIANTS = ("tapa", "plakoto", "backgammon")
+RUNNING = ("fevga", "narde")
+"""The running games: no model is shipped yet; the vectors hold feature cases of them (version 4)."""
 CHROMIUM = os.environ.get("TAPA_AI_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("TAPA_AI_CHROMEDRIVER", "/usr/bin/chromedriver")
 INSTALL = "apt-get install -y --no-install-recommends chromium chromium-driver"
@@ -207,21 +209,69 @@ def served_encoding_versions(server):
 
 
 def test_the_js_encoder_reproduces_the_test_vectors(browser, server):
+    """Every case in every version (1-4), and the running games' feature cases in version 4, which versions 1-3
+    refuse (as the Python encoders do)."""
     open_board(browser, server, seed=1)
     widths = {int(version): width for version, width in VECTORS["encoding"]["versions"].items()}
+    assert sorted(widths) == [1, 2, 3, 4]
     assert served_encoding_versions(server) <= set(widths), "a shipped model reads an encoding the vectors lack"
+    assert browser.execute_script("return TapaEncoding.VERSIONS") == sorted(widths)
+    tolerance = VECTORS["tolerance"]["features"]
     positions = [case["position"] for case in VECTORS["cases"]]
     encoded = browser.execute_script(
-        "return arguments[0].map(p => [1, 2, 3].map(v => tapaWeb.encode(p, v)))", positions)
-    worst = 0.0
+        "return arguments[0].map(p => [1, 2, 3, 4].map(v => tapaWeb.encode(p, v)))", positions)
     for case, by_version in zip(VECTORS["cases"], encoded, strict=True):
         expected = np.asarray(case["features"], dtype=np.float32)
-        for version, features in zip((1, 2, 3), by_version, strict=True):
+        for version, features in zip((1, 2, 3, 4), by_version, strict=True):
             assert len(features) == widths[version], (case["name"], version)
             difference = np.abs(np.asarray(features, dtype=np.float32) - expected[:widths[version]])
-            worst = max(worst, float(difference.max()))
-            assert difference.max() <= VECTORS["tolerance"]["features"], (case["name"], version, difference.argmax())
+            assert difference.max() <= tolerance, (case["name"], version, difference.argmax())
     assert len(encoded) == len(VECTORS["cases"]) >= 30
+    running = [case["position"] for case in VECTORS["feature_cases"]]
+    answers = browser.execute_script(
+        "return arguments[0].map(p => [tapaWeb.encode(p, 4), [1, 2, 3].map(v => {"
+        " try { tapaWeb.encode(p, v); return null; } catch (e) { return String(e.message); } })])", running)
+    for case, (features, refusals) in zip(VECTORS["feature_cases"], answers, strict=True):
+        assert len(features) == widths[4], case["name"]
+        difference = np.abs(np.asarray(features, dtype=np.float32) - np.asarray(case["features"], dtype=np.float32))
+        assert difference.max() <= tolerance, (case["name"], difference.argmax())
+        variant = case["position"]["variant"]
+        assert refusals == [f'encoding version {v} cannot encode "{variant}" (a running game, paths "parallel"): '
+                            "it needs version 4" for v in (1, 2, 3)], (case["name"], refusals)
+    assert {case["position"]["variant"] for case in VECTORS["feature_cases"]} == set(RUNNING)
+    assert len(answers) >= 30
+
+
+@pytest.mark.parametrize("variant", RUNNING)
+def test_the_in_page_model_of_a_running_game_evaluates_as_numpy_model(browser, server, variant, tmp_path):
+    """A version-4 model of a running game (none is trained yet: an untrained one, with a race network): the
+    page's TapaModel.evaluatePosition, which encodes with encoding.js, gives numpy_model's answers on random
+    positions of both sides to move within 1e-5, the race layers exactly where numpy_model uses them."""
+    from tapa_ai.config import ModelConfig
+    from tapa_ai.export import export_network
+    from tapa_ai.movegen.random_positions import mixed_positions
+    from tapa_ai.net.model import EvaluatorNet
+    from tapa_ai.rules.options import variant_rules
+
+    open_board(browser, server, seed=1)
+    rules = variant_rules(variant)
+    net = EvaluatorNet(ModelConfig(hidden=12, encoding_version=4, race_network=True), rules, seed=7)
+    path = export_network(net, "npz", tmp_path / f"{variant}.npz")
+    positions = mixed_positions(rules, 120, np.random.default_rng(4)).to_json()
+    assert {p["turn"] for p in positions} == {"X", "O"}
+    answers = browser.execute_script(
+        "const model = TapaModel.fromJSON(arguments[0]);"
+        "return arguments[1].map(p => { const x = TapaEncoding.encode(p, model.encodingVersion);"
+        " const answer = model.evaluatePosition(p);"
+        " return [TapaModel.isRace(x), answer.equity, Array.from(answer.probabilities)]; });",
+        model_json(path.read_bytes()), positions)
+    reference = numpy_model.load(str(path))
+    race = numpy_model.race_rows(numpy_model.encode_positions(positions, version=4))
+    assert 5 < race.sum() < len(race) - 5
+    probabilities, equity = reference.evaluate_positions(positions)
+    assert [answer[0] for answer in answers] == race.tolist()
+    assert np.abs(np.array([answer[1] for answer in answers]) - equity).max() < 1e-5
+    assert np.abs(np.array([answer[2] for answer in answers]) - probabilities).max() < 1e-5
 
 
 def comparison_positions(variant, count=240, seed=21):
@@ -552,7 +602,6 @@ def test_a_finished_game_is_analysed_by_the_server_and_saved_as_a_record(browser
 
 
 # -- the running games (fevga, narde: RULES.md 8): no model yet, the server's fixed bots --------------------------
-RUNNING = ("fevga", "narde")
 NO_MODEL_404 = r"/model/(fevga|narde)\.json - Failed to load resource: .* 404"
 """The browser's own console line for the model the page asks for and the server has not (yet)."""
 

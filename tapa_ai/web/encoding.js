@@ -1,20 +1,28 @@
-// The network input of a position: the `tapa-td` encoding, versions 1, 2 and 3, written from
-// docs/encoding.md alone (no other file of tapa_ai was read for it). tests/test_web.py checks it against
-// tests/data/encoding_vectors.json in the browser, every case and every version, within 1e-6.
+// The network input of a position: the `tapa-td` encoding, versions 1, 2, 3 and 4, written from
+// docs/encoding.md (versions 1-3 from that page alone; version 4 from its section "Version 4: the running
+// games"). tests/test_web.py checks it against tests/data/encoding_vectors.json in the browser, every case
+// and every version (the running games' feature cases in version 4), within 1e-6.
 //
-//   TapaEncoding.encode(position, version)  -> Float32Array(259 | 309 | 315), from position.turn's view
+//   TapaEncoding.encode(position, version)  -> Float32Array(259 | 309 | 315 | 318), from position.turn's view
+//
+// The running games (fevga, narde: paths "parallel") need version 4, which reads them along their paths
+// (O's own point q is points[(q + 11) % 24], a single checker closes its point, nothing is hit); versions
+// 1-3 throw on them, as the Python encoders do. On the other variants version 4 is version 3 and three 0s.
 //
 // `position` is the JSON position of RULES.md section 7: {variant, points[24], off, bar?, turn, rules?}.
 // Every value is computed in float64 and rounded once to float32 (the Float32Array does the rounding).
 (function (root) {
   "use strict";
 
-  const WIDTHS = { 1: 259, 2: 309, 3: 315 };
+  const WIDTHS = { 1: 259, 2: 309, 3: 315, 4: 318 };
+  const RUNNING_VERSION = 4; // the first version that encodes the running games
   // The rule flags the encoding reads, per named variant (docs/encoding.md, "From a JSON position").
   const VARIANT_FLAGS = {
-    tapa: { contact: "pin", mother_points: 3, backgammons: true },
-    plakoto: { contact: "pin", mother_points: 2, backgammons: false },
-    backgammon: { contact: "hit", mother_points: 0, backgammons: true },
+    tapa: { contact: "pin", mother_points: 3, backgammons: true, paths: "opposite" },
+    plakoto: { contact: "pin", mother_points: 2, backgammons: false, paths: "opposite" },
+    backgammon: { contact: "hit", mother_points: 0, backgammons: true, paths: "opposite" },
+    fevga: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
+    narde: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
   };
 
   function flagsOf(position) {
@@ -22,8 +30,16 @@
     if (!base) throw new Error("unknown variant " + JSON.stringify(position.variant));
     const flags = Object.assign({}, base);
     const overrides = position.rules || {};
-    for (const key of ["contact", "mother_points", "backgammons"]) {
+    for (const key of ["contact", "mother_points", "backgammons", "paths"]) {
       if (key in overrides) flags[key] = overrides[key];
+    }
+    if (flags.paths !== "opposite" && flags.paths !== "parallel") {
+      throw new Error("rules.paths must be \"opposite\" or \"parallel\", got " + JSON.stringify(flags.paths));
+    }
+    if ((flags.paths === "parallel") !== (flags.contact === "block")) {
+      throw new Error("rules: paths " + JSON.stringify(flags.paths) + " with contact " + JSON.stringify(flags.contact) +
+        "; the running games pair paths \"parallel\" with contact \"block\", the others \"opposite\" with " +
+        "\"pin\" or \"hit\"");
     }
     return flags;
   }
@@ -38,9 +54,11 @@
     throw new Error("not a legal stack: " + JSON.stringify(stack));
   }
 
-  // Side S's own point p (1..24) is points[p - 1] for X and points[24 - p] for O.
-  function ownStack(stacks, side, point) {
-    return side === "X" ? stacks[point - 1] : stacks[24 - point];
+  // Side S's own point p (1..24) is points[p - 1] for X and points[24 - p] for O; in the running games
+  // (`parallel`: both sides travel the same way round) O's own point p is points[(p + 11) % 24].
+  function ownStack(stacks, side, point, parallel) {
+    if (side === "X") return stacks[point - 1];
+    return parallel ? stacks[(point + 11) % 24] : stacks[24 - point];
   }
 
   // The 21 distinct rolls [a, b, how many of the 36 ordered rolls they stand for]: (a, b) and (b, a) reach the
@@ -102,14 +120,15 @@
     return values;
   }
 
-  // Version 3: escapes, prime and dance of `side`, in its own numbering.
-  function contact(stacks, bar, side, allHome) {
+  // Version 3: escapes, prime and dance of `side`, in its own numbering (along its path when `parallel`).
+  function contact(stacks, bar, side, allHome, parallel) {
     const other = side === "X" ? "O" : "X";
     const open = new Uint8Array(25), sources = [];
     for (let p = 1; p <= 24; p++) {
-      const s = ownStack(stacks, side, p);
-      // open: empty, the side on top, or exactly one opposing checker ("T")
-      open[p] = s.top !== other || (s.number === 1 && s.under === null) ? 1 : 0;
+      const s = ownStack(stacks, side, p, parallel);
+      // open: empty, the side on top, or exactly one opposing checker ("T"); in the running games (contact
+      // "block") a single opposing checker closes its point, so open means no opposing checker there.
+      open[p] = s.top !== other || (!parallel && s.number === 1 && s.under === null) ? 1 : 0;
       if (s.top === side) sources.push(p);
     }
     if (bar[side] > 0) sources.splice(0, sources.length, 25);
@@ -143,8 +162,13 @@
   function encode(position, version) {
     version = version === undefined ? 1 : version;
     const width = WIDTHS[version];
-    if (!width) throw new Error("encoding version " + version + ": this encoder computes versions 1, 2, 3");
+    if (!width) throw new Error("encoding version " + version + ": this encoder computes versions 1, 2, 3, 4");
     const flags = flagsOf(position);
+    const parallel = flags.paths === "parallel";
+    if (parallel && version < RUNNING_VERSION) {
+      throw new Error("encoding version " + version + " cannot encode " + JSON.stringify(position.variant) +
+        " (a running game, paths \"parallel\"): it needs version " + RUNNING_VERSION);
+    }
     const pins = flags.contact === "pin";
     const motherRules = pins && flags.mother_points > 0;
     const mover = position.turn;
@@ -159,7 +183,7 @@
     [mover, opponent].forEach(function (side, block) {
       const counts = new Array(25).fill(0);
       for (let p = 1; p <= 24; p++) {
-        const s = ownStack(stacks, side, p);
+        const s = ownStack(stacks, side, p, parallel);
         const free = s.top === side ? s.number : 0;
         const pinned = s.under === side ? 1 : 0;
         const base = 120 * block + 5 * (p - 1);
@@ -170,7 +194,7 @@
         features[base + 4] = pinned;
         counts[p] = free + pinned;
       }
-      const own24 = ownStack(stacks, side, 24);
+      const own24 = ownStack(stacks, side, 24, parallel);
       const scalars = 240 + 8 * block;
       features[scalars] = counts[24] / 15;
       if (motherRules) {
@@ -193,18 +217,28 @@
     features[256] = pins ? 1 : 0;
     features[257] = flags.backgammons ? 1 : 0;
     features[258] = flags.mother_points / 3;
-    if (version >= 2) {
+    if (version >= 2 && !parallel) { // nothing can be hit in the running games: their exposure stays 0
       features.set(exposure(stacks, bar, mover), 259);
       features.set(exposure(stacks, bar, opponent), 284);
     }
     if (version >= 3) {
-      features.set(contact(stacks, bar, mover, allHome[mover]), 309);
-      features.set(contact(stacks, bar, opponent, allHome[opponent]), 312);
+      features.set(contact(stacks, bar, mover, allHome[mover], parallel), 309);
+      features.set(contact(stacks, bar, opponent, allHome[opponent], parallel), 312);
+    }
+    if (version >= 4 && parallel) { // 0 in the other variants
+      features[315] = 1; // rules.parallel
+      [mover, opponent].forEach(function (side, block) {
+        // passed: a checker on the side's own points 1..11, or one borne off (RULES.md 8.4 a)
+        let passed = off[side] > 0;
+        for (let p = 1; p <= 11 && !passed; p++) passed = ownStack(stacks, side, p, true).top === side;
+        features[316 + block] = passed ? 1 : 0;
+      });
     }
     return features;
   }
 
-  const api = { encode: encode, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3], numFeatures: (v) => WIDTHS[v] };
+  const api = { encode: encode, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3, 4], RUNNING_VERSION: RUNNING_VERSION,
+    numFeatures: (v) => WIDTHS[v] };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaEncoding = api;
 })(typeof self !== "undefined" ? self : this);
