@@ -51,7 +51,8 @@ MODEL_VARIANTS = ("tapa", "plakoto", "backgammon")
 """The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each)."""
 UNTRAINED_VARIANTS = ("fevga", "narde")
 """Variants the board plays without a model (the server's fixed bots, ``bot_move``): the running games, whose
-networks and in-page encoding come later; until then their model requests answer 404 saying so."""
+networks come later (the page's encoder already computes their input, encoding version 4); until then their model
+requests answer 404 saying so."""
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
