@@ -197,7 +197,7 @@ def test_per_player_totals_and_the_report(bot, tmp_path):
 
 
 # -- cube decisions ----------------------------------------------------------------------------------------------
-def sure_gammon_record(response: str, match_length: int = 0):
+def sure_gammon_record(response: str, match_length: int = 0, score: tuple[int, int] = (0, 0)):
     """X, to roll with two checkers left on its 1 point, doubles and O answers ``response``: every roll bears
     both off, a gammon (O has none off, none in X's home), so a 1-ply analysis knows every equity exactly."""
     from tapa_ai.notation.json_position import position_from_json, position_to_json
@@ -209,8 +209,9 @@ def sure_gammon_record(response: str, match_length: int = 0):
     if not state.is_over:
         state = state.rolled((3, 1), "X")
         state = state.play(state.moves[0])
-    game = {"number": 1, "players": {"X": "X", "O": "O"}, "match_length": match_length, "score": {"X": 0, "O": 0},
-            "start": position_to_json(start), "history": [event.to_dict() for event in state.history]}
+    game = {"number": 1, "players": {"X": "X", "O": "O"}, "match_length": match_length,
+            "score": {"X": score[0], "O": score[1]}, "start": position_to_json(start),
+            "history": [event.to_dict() for event in state.history]}
     return record_from_json(games_document(start.rules, {}, [game], "a test"))
 
 
@@ -481,3 +482,99 @@ def test_the_luck_of_a_bear_off_roll_is_measured_on_the_bear_off_database_as_the
     database, network = (evaluator.afterstate_distributions(afterstates) @ bot.points
                          for evaluator in (bot.evaluator, bot.evaluator.model))
     assert np.abs(database - network).max() > 0.01
+
+
+# -- found by mutation testing of tapa_ai/analysis/analyse.py ---------------------------------------------------
+def two_move_bear_off_record():
+    """X, with checkers on its 6- and 1-points, rolls 6-5: 6/off 1/off wins, 6/1 1/off leaves a checker and O,
+    with one checker on its 1-point, bears it off next (the only two legal moves). Game 1 plays the first, game 2
+    the second, both from that position."""
+    from tapa_ai.notation.json_position import position_from_json, position_to_json
+
+    points = [""] * 24
+    points[5], points[0], points[23] = "X", "X", "O"
+    start = position_from_json({"variant": "tapa", "points": points, "off": {"X": 13, "O": 14}, "turn": "X"})
+    games = []
+    for number, wins in ((1, True), (2, False)):
+        state = GameState.new("tapa", opener="X", position=start).rolled((6, 5))
+        state = state.play(next(m for m in state.moves if (m.position.result is not None) == wins))
+        games.append({"number": number, "players": {"X": "X", "O": "O"}, "start": position_to_json(start),
+                      "history": [event.to_dict() for event in state.history]})
+    return record_from_json(games_document(start.rules, {}, games, "a test"))
+
+
+def test_a_move_with_two_legal_moves_is_rated_and_a_move_with_one_is_forced(bot):
+    analysis = analyse_record(two_move_bear_off_record(), bot)
+    best, worse = analysis.moves
+    assert (best.legal, worse.legal) == (2, 2) and not best.forced and not worse.forced
+    assert best.error == 0.0 and best.mark == "" and best.best == best.move
+    assert worse.best == best.move and worse.error_mp > 80.0 and worse.mark == "blunder"
+    totals = analysis.players["X"]
+    assert (totals.moves, totals.rated, totals.errors, totals.blunders) == (2, 2, 0, 1)
+    assert totals.to_dict()["error_rate_mp"] == pytest.approx(worse.error_mp / 2)
+    # A single legal move is forced: not rated, no error rate.
+    take = analyse_record(sure_gammon_record("take"), bot, plies=1)
+    assert take.moves[0].legal == 1 and take.moves[0].forced
+    assert take.players["X"].rated == 0 and take.players["X"].to_dict()["error_rate_mp"] == 0.0
+
+
+def test_a_move_or_cube_decision_losing_exactly_a_threshold_is_not_marked_above_it(bot):
+    record = two_move_bear_off_record()
+    loss = analyse_record(record, bot).moves[1].error_mp
+    at_error = analyse_record(record, bot, error_mp=loss, blunder_mp=loss + 100)
+    at_blunder = analyse_record(record, bot, error_mp=0.0, blunder_mp=loss)
+    assert at_error.moves[1].mark == "" and at_error.players["X"].errors == 0
+    assert at_blunder.moves[1].mark == "error"
+    assert (at_blunder.players["X"].errors, at_blunder.players["X"].blunders) == (1, 0)
+    # The double of the sure gammon loses 1 point (1000 mp) against no double.
+    cube_loss = analyse_record(sure_gammon_record("take"), bot, plies=1).games[0].entries[0].rating.error_mp
+    assert cube_loss == pytest.approx(1000.0)
+    at_error = analyse_record(sure_gammon_record("take"), bot, plies=1, error_mp=cube_loss, blunder_mp=5000.0)
+    at_blunder = analyse_record(sure_gammon_record("take"), bot, plies=1, error_mp=0.0, blunder_mp=cube_loss)
+    assert at_error.games[0].entries[0].rating.mark == "" and at_error.players["X"].cube_errors == 0
+    assert at_blunder.games[0].entries[0].rating.mark == "error"
+    assert (at_blunder.players["X"].cube_errors, at_blunder.players["X"].cube_blunders) == (1, 0)
+
+
+def test_the_analysis_json_is_cubeless_version_1_and_scores_the_result_times_the_cube(bot):
+    data = analyse_record(sure_gammon_record("take"), bot, plies=1).to_dict(positions=False)
+    assert (data["format"], data["version"], data["cubeless"]) == ("tapa-ai/analysis", 1, True)
+    game = data["games"][0]
+    assert game["cube"] == 2 and game["result"]["points"] == 2 and game["result"]["score_points"] == 4
+    assert [player["cube_error_total_mp"] for player in data["players"]] == pytest.approx([1000.0, 3000.0])
+
+
+def test_a_match_cube_decision_after_the_crawford_game_is_rated_on_the_post_crawford_match_chances(bot):
+    """To 3 points at 0-2, after the Crawford game: X doubles its sure gammon. No double leaves both 1-away
+    (0.5), double/pass X 2-away against 1-away after the Crawford game (0.5: X doubles at once next game, a
+    single game for the match), double/take wins the match."""
+    from tapa_ai.cube.met import variant_met
+
+    met = variant_met("tapa")
+    analysis = analyse_record(sure_gammon_record("take", match_length=3, score=(0, 2)), bot, plies=1)
+    double = analysis.games[0].entries[0]
+    assert double.rating.units == "mwc"
+    assert (double.rating.no_double, double.rating.double_take, double.rating.double_pass) == pytest.approx(
+        (met.equity(1, 1, True), 1.0, met.equity(2, 1, True)), abs=1e-9)
+    assert met.equity(2, 1, True) != pytest.approx(met.equity(2, 1, False))  # before the Crawford game: otherwise
+    assert analysis.to_dict(positions=False)["games"][0]["score"] == {"X": 0, "O": 2}
+
+
+def test_a_move_as_good_as_the_best_is_its_own_best_move(bot):
+    """X, with checkers on its 2- and 1-points and O unable to finish in one roll, rolls 2-1: 2/off 1/off wins
+    now and 2/1 1/off wins next roll for sure; the bear-off database values both at exactly 1 point."""
+    from tapa_ai.notation.json_position import position_from_json, position_to_json
+
+    points = [""] * 24
+    points[1], points[0], points[18] = "X", "X", "OOOOO"
+    start = position_from_json({"variant": "tapa", "points": points, "off": {"X": 13, "O": 10}, "turn": "X"})
+    games = []
+    for number in (1, 2):
+        state = GameState.new("tapa", opener="X", position=start).rolled((2, 1))
+        state = state.play(state.moves[number - 1])
+        games.append({"number": number, "players": {"X": "X", "O": "O"}, "start": position_to_json(start),
+                      "history": [event.to_dict() for event in state.history]})
+    moves = analyse_record(record_from_json(games_document(start.rules, {}, games, "a test")), bot).moves
+    assert sorted(move.move for move in moves) == ["2/1 1/off", "2/off 1/off"]
+    assert all(move.equity == move.best_equity == 1.0 and move.best == move.move and move.error == 0.0
+               for move in moves)

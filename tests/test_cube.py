@@ -424,3 +424,91 @@ def test_a_side_cannot_double_a_cube_the_other_side_owns():
     assert not money(probabilities, value=2, owner=OWNER_OPPONENT).may_double[0]
     equities = cube_equities(probabilities, match_situation(BACKGAMMON, 5, 5, 2, OWNER_OPPONENT))
     assert not equities.may_double[0] and not equities.double[0]
+
+
+# -- found by mutation testing ---------------------------------------------------------------------
+# Each test below fails on a mutant of tapa_ai/rules/cube.py that the rest of
+# this file let through (docs/mutation-testing.md).
+
+def test_a_cube_from_json_is_an_object_with_a_value_and_an_optional_owner():
+    assert Cube.from_dict({"value": 1}) == Cube()
+    assert Cube.from_dict({"value": 4, "owner": "O"}) == Cube(4, "O")
+    with pytest.raises(CubeError, match=r"cube: must be an object .* got list"):
+        Cube.from_dict([1, None])
+    with pytest.raises(CubeError, match=r"unknown key\(s\) \['side'\]"):
+        Cube.from_dict({"value": 2, "owner": "X", "side": "X"})
+    with pytest.raises(CubeError, match="missing 'value'"):
+        Cube.from_dict({"owner": None})
+    with pytest.raises(CubeError, match="game.cube: cube value 3"):
+        Cube.from_dict({"value": 3, "owner": "X"}, where="game.cube")
+
+
+def test_a_side_that_reaches_exactly_the_length_wins_the_match():
+    score = MatchScore(7, (5, 3)).after_game("X", 2, TAPA)
+    assert score.score == (7, 3) and score.winner == "X" and score.is_over
+    assert score.double_refusal() == "the match is over"
+    assert MatchScore(7, (5, 6)).winner is None
+
+
+def test_the_default_score_is_money_play_with_no_score():
+    assert MatchScore() == MatchScore(0, (0, 0), False, False) == MatchScore.from_request(None)
+    assert MatchScore().money and not MatchScore(1).money and not MatchScore(7).money
+    assert MatchScore().after_game("O", 8, TAPA) == MatchScore()
+
+
+@pytest.mark.parametrize("length", [-1, 2.0, True, None])
+def test_a_match_length_is_an_integer_from_zero(length):
+    with pytest.raises(CubeError, match="match length"):
+        MatchScore(length)
+
+
+@pytest.mark.parametrize("score", [(1, 2, 3), (1,), (-1, 0), (0, -2), (1.0, 0), (True, 0)])
+def test_a_match_score_is_two_integers_from_zero(score):
+    with pytest.raises(CubeError, match="must be two integers >= 0"):
+        MatchScore(7, score)
+
+
+@pytest.mark.parametrize("flags", [{"crawford": 1}, {"post_crawford": 0}, {"crawford": False, "post_crawford": "no"}])
+def test_the_crawford_flags_are_true_or_false(flags):
+    with pytest.raises(CubeError, match="must be true or false"):
+        MatchScore(7, (6, 0), **flags)
+
+
+def test_points_away_from_the_length():
+    match = MatchScore(7, (3, 5))
+    assert (match.away("X"), match.away("O")) == (4, 2)
+    assert MatchScore(7, (7, 5)).away("X") == 0
+    assert (MatchScore().away("X"), MatchScore().away("O")) == (0, 0)
+
+
+def test_a_crawford_state_is_refused_by_a_rule_set_without_the_crawford_rule():
+    no_crawford = TAPA.replace(crawford=False)
+    for match in (MatchScore(7, (6, 0), crawford=True), MatchScore(7, (6, 0), post_crawford=True)):
+        match.check_rules(TAPA)
+        with pytest.raises(CubeError, match="game.crawford: the rule set .* has no Crawford rule"):
+            match.check_rules(no_crawford, where="game")
+    MatchScore(7, (5, 0)).check_rules(no_crawford)
+
+
+@pytest.mark.parametrize("winner, points", [("X", -1), ("X", 1.0), ("X", True), (None, 1), ("Z", 1)])
+def test_a_game_scores_a_whole_number_of_points_and_a_draw_scores_none(winner, points):
+    with pytest.raises(CubeError, match="must be"):
+        MatchScore(7, (1, 2)).after_game(winner, points, TAPA)
+
+
+def test_a_two_point_match_has_a_crawford_game_after_the_first_point():
+    score = MatchScore(2).after_game("O", 1, TAPA)
+    assert score.score == (0, 1) and score.crawford
+    assert MatchScore.from_request({"length": 2, "score": {"X": 1, "O": 0}}, TAPA).post_crawford
+    # In a one-point match every side is at length - 1 from the start: there is no Crawford game.
+    assert not MatchScore.from_request({"length": 1}, TAPA).post_crawford
+
+
+def test_a_match_request_may_be_one_point_long_and_leave_out_the_score():
+    assert MatchScore.from_request({"length": 1}, TAPA) == MatchScore(1, (0, 0))
+    assert MatchScore.from_request({"length": 7}, TAPA) == MatchScore(7, (0, 0))
+
+
+def test_a_match_request_without_a_rule_set_assumes_the_crawford_rule():
+    assert MatchScore.from_request({"length": 7, "score": {"X": 2, "O": 6}}).post_crawford
+    assert MatchScore.from_request({"length": 7, "score": {"X": 2, "O": 6}, "crawford": True}).crawford

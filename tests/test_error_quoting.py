@@ -31,6 +31,27 @@ def test_quoted_keeps_short_input_whole_and_cuts_long_input_with_its_length():
     assert len(quoted({"k" * 60_000: 1})) < 120 and len(quoted(["x" * 60_000] * 100)) < 120
 
 
+def test_quoted_keeps_up_to_the_limit_whole_and_cuts_at_the_last_character_that_fits():
+    # Found by mutation testing of tapa_ai/rules/quoting.py: the edges of the limit.
+    from tapa_ai.rules.quoting import QUOTE_LIMIT, quoted
+
+    assert QUOTE_LIMIT == 80
+    assert quoted("x" * 80) == repr("x" * 80)
+    assert quoted("x" * 81) == repr("x" * 80) + "... (81 characters)"
+    # A cut string's repr takes at most limit + 2 characters (its quotes); a backslash takes 2 of them.
+    assert quoted("x" + "\\" * 100) == repr("x" + "\\" * 39) + "... (101 characters)"  # 81 characters of repr
+    assert quoted("xx" + "\\" * 100) == repr("xx" + "\\" * 39) + "... (102 characters)"  # 82 characters of repr
+    # At least one character is quoted, however small the limit.
+    assert quoted("\x00" * 10, limit=2) == "'\\x00'... (10 characters)"
+
+
+def test_quoted_shortens_a_repr_longer_than_the_limit_and_keeps_one_of_exactly_the_limit():
+    from tapa_ai.rules.quoting import quoted
+
+    assert quoted([1, 2, 3], limit=9) == "[1, 2, 3]"
+    assert quoted([1, 2, 3], limit=8) == "[1, 2, 3... (3 items)"
+
+
 @pytest.mark.parametrize("move, says", [
     ("24/20 " * 100_000, "more than four checker moves"),  # 600 KB
     ("x" * 600_000, "expected from/to"),

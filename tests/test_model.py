@@ -10,8 +10,8 @@ from tapa_ai.net.encoding import ENCODING_VERSION, NUM_FEATURES, encode_position
 from tapa_ai.net.model import ACTIVATIONS, EvaluatorNet, ModelConfig, evaluate
 from tapa_ai.rules.outcomes import (CUMULATIVE_NAMES, DRAW, LOSE_GAMMON, LOSE_SINGLE, LOSE_TOP, OUTCOME_NAMES,
                                     WIN_GAMMON, WIN_SINGLE, WIN_TOP, cumulative_probabilities, equity,
-                                    named_probabilities, num_outcomes, outcome_class, outcome_classes, outcome_points,
-                                    swap_sides)
+                                    named_probabilities, num_outcomes, outcome_class, outcome_classes, outcome_names,
+                                    outcome_points, swap_sides)
 from tapa_ai.rules import outcomes
 from tapa_ai.rules import GameResult, start_position, variant_rules
 
@@ -28,6 +28,14 @@ def test_outcome_names_per_variant_with_draw_only_where_draws_exist():
     assert OUTCOME_NAMES["backgammon"] == ("win_single", "win_gammon", "win_backgammon",
                                            "lose_single", "lose_gammon", "lose_backgammon")
     assert [num_outcomes(r) for r in (TAPA, PLAKOTO, BACKGAMMON)] == [7, 7, 6]
+
+
+def test_outcome_names_of_custom_rule_sets_name_the_top_class_after_the_results_the_rule_set_has():
+    # Found by mutation testing of tapa_ai/rules/outcomes.py: the test above reads OUTCOME_NAMES, built at import.
+    assert outcome_names(TAPA) == OUTCOME_NAMES["tapa"]
+    assert outcome_names(TAPA.replace(mother_points=0)) == OUTCOME_NAMES["backgammon"]  # no mother rules, no draw
+    assert outcome_names(PLAKOTO)[2] == "win_mother"
+    assert outcome_names(BACKGAMMON)[5] == "lose_backgammon"
 
 
 def test_outcome_points_per_variant():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from typing import Iterator
 
 import pytest
@@ -152,3 +153,101 @@ def test_gnubg_id_round_trip_on_random_backgammon_games(seed):
         pid = position_to_gnubg_id(position)
         # The ID holds neither the side names nor the result.
         assert position_from_gnubg_id(pid, position.turn, position.rules) == position.with_changes(result=None)
+
+
+# --------------------------------------------------------------------------
+# Random self-play summarised (tapa_ai/rules/demo.py, ``tapa-ai demo``).
+# Found by mutation testing: no test ran the module before.
+# --------------------------------------------------------------------------
+
+def _counting_generator(monkeypatch):
+    """Replace the demo's move generator by one that counts what it is asked and answers."""
+    from tapa_ai.rules import demo
+
+    seen = {"calls": 0, "moves": 0, "passes": 0, "dice": Counter()}
+
+    def counting(position, dice):
+        moves = legal_moves(position, dice)
+        seen["calls"] += 1
+        seen["moves"] += len(moves)
+        seen["passes"] += not moves[0].steps
+        seen["dice"].update(dice)
+        return moves
+
+    monkeypatch.setattr(demo, "legal_moves", counting)
+    return seen
+
+
+@pytest.mark.parametrize("variant, seed", [("backgammon", 1), ("plakoto", 1)])
+def test_random_self_play_counts_every_turn_legal_move_pass_and_result(variant, seed, monkeypatch):
+    import time
+
+    from tapa_ai.rules import variant_rules
+    from tapa_ai.rules.demo import RandomPlayStats, play_random_game
+
+    seen = _counting_generator(monkeypatch)
+    rules, rng, stats = variant_rules(variant), random.Random(seed), RandomPlayStats(variant)
+    started = time.perf_counter()
+    finals = [play_random_game(rules, rng, stats) for _ in range(6)]
+    wall = time.perf_counter() - started
+    results = [final.result for final in finals]
+    assert stats.games == 6 and all(result is not None for result in results)
+    assert (stats.turns, stats.legal_moves, stats.passes) == (seen["calls"], seen["moves"], seen["passes"])
+    assert 0 < stats.generator_seconds <= wall
+    assert stats.kinds == Counter(result.kind for result in results)
+    assert stats.winners == Counter(result.winner or "draw" for result in results)
+    assert stats.points == Counter({side: sum(r.points for r in results if r.winner == side) for side in "XO"})
+    # The seeds are chosen so that passes (backgammon) and a draw (plakoto) happen.
+    assert seen["passes"] > 0 if variant == "backgammon" else stats.winners["draw"] > 0
+    assert sorted(seen["dice"]) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_random_game_that_does_not_end_in_max_turns_is_an_error(monkeypatch):
+    from tapa_ai.rules import variant_rules
+    from tapa_ai.rules.demo import RandomPlayStats, play_random_game
+
+    seen = _counting_generator(monkeypatch)
+    with pytest.raises(RuntimeError, match="a random game of tapa did not end in 3 turns"):
+        play_random_game(variant_rules("tapa"), random.Random(0), RandomPlayStats("tapa"), max_turns=3)
+    assert seen["calls"] == 3
+
+
+def test_random_play_summary_is_per_game_and_per_position():
+    from tapa_ai.rules.demo import RandomPlayStats
+
+    stats = RandomPlayStats("plakoto", games=3, turns=10, passes=1, legal_moves=25, generator_seconds=0.25,
+                            kinds=Counter({"mother": 2, "draw": 1}), winners=Counter({"X": 1, "O": 1, "draw": 1}),
+                            points=Counter({"X": 2, "O": 2}))
+    assert stats.summary() == {
+        "variant": "plakoto", "games": 3, "turns_per_game": 3.33, "legal_moves_per_position": 2.5,
+        "pass_rate": 0.1, "reference_positions_per_s": 40.0, "result_kinds": {"draw": 1, "mother": 2},
+        "winners": {"O": 1, "X": 1, "draw": 1}, "points_X": 2, "points_O": 2,
+    }
+    one = RandomPlayStats("tapa", games=1, turns=7, passes=0, legal_moves=25, generator_seconds=3.0,
+                          kinds=Counter({"single": 1}), winners=Counter({"X": 1}), points=Counter({"X": 1}))
+    summary = one.summary()
+    assert (summary["turns_per_game"], summary["legal_moves_per_position"]) == (7.0, 3.57)
+    assert summary["reference_positions_per_s"] == 2.3  # 7 / 3, to one decimal
+    assert RandomPlayStats("odd", turns=3, passes=2, legal_moves=7).summary()["pass_rate"] == 0.6667
+    one_pass = RandomPlayStats("plakoto", turns=1, passes=1, legal_moves=1).summary()
+    assert (one_pass["legal_moves_per_position"], one_pass["pass_rate"]) == (1.0, 1.0)
+    empty = RandomPlayStats("tapa")
+    assert (empty.games, empty.turns, empty.passes, empty.legal_moves, empty.generator_seconds) == (0, 0, 0, 0, 0.0)
+    assert empty.positions_per_second == 0.0
+    assert empty.summary() == {
+        "variant": "tapa", "games": 0, "turns_per_game": 0.0, "legal_moves_per_position": 0.0, "pass_rate": 0.0,
+        "reference_positions_per_s": 0.0, "result_kinds": {}, "winners": {}, "points_X": 0, "points_O": 0,
+    }
+
+
+def test_random_play_takes_a_variant_or_a_rule_set_and_repeats_with_its_seed():
+    from tapa_ai.rules import variant_rules
+    from tapa_ai.rules.demo import random_play
+
+    def without_speed(stats):
+        return {k: v for k, v in stats.summary().items() if k != "reference_positions_per_s"}
+
+    by_name = random_play("backgammon", 3, seed=4, progress=False)
+    by_rules = random_play(variant_rules("backgammon"), 3, seed=4, progress=False)
+    assert by_name.games == 3 and without_speed(by_name) == without_speed(by_rules)
+    assert without_speed(random_play("backgammon", 3, seed=5, progress=False)) != without_speed(by_name)

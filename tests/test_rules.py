@@ -425,3 +425,99 @@ def test_occupied_points_are_each_sides_own_points_highest_first_pinned_ones_inc
     assert list(position.occupied_points("X")) == [20, 17, 3, 1]
     assert list(position.occupied_points("O")) == [22, 20, 8, 1]
     assert (position.pip_count("X"), position.pip_count("O")) == (41, 51)
+
+
+# Found by mutation testing of tapa_ai/rules/options.py.
+
+def test_the_three_presets_have_the_options_of_the_rules_table():
+    from tapa_ai.rules import variant_rules
+
+    # docs/rules.md, "Rule options and variants".
+    table = {
+        "tapa": ("pin", 3, True, True, True, "use-opening-dice", "opening-roll"),
+        "plakoto": ("pin", 2, False, False, False, "reroll", "winner"),
+        "backgammon": ("hit", 0, True, True, True, "use-opening-dice", "opening-roll"),
+    }
+    for name, options in table.items():
+        rules = variant_rules(name)
+        assert (rules.contact, rules.mother_points, rules.backgammons, rules.cube, rules.crawford, rules.opening,
+                rules.next_game_opener) == options, name
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"name": ""}, "name=''"), ({"name": 3}, "name=3"),
+    ({"mother_points": True}, "mother_points=True"), ({"mother_points": -1}, "mother_points=-1"),
+    ({"mother_points": 1.5}, "mother_points=1.5"),
+])
+def test_a_rule_set_has_a_non_empty_name_and_a_whole_number_of_mother_points(change, message):
+    from tapa_ai.rules import RulesError, variant_rules
+
+    with pytest.raises(RulesError, match=f"rule option {message}"):
+        variant_rules("tapa").replace(**change)
+
+
+@pytest.mark.parametrize("start, message", [
+    (((25, 10), (24, 5)), "point 25 must be a distinct integer 1..24"),
+    (((24, 10), (0, 5)), "point 0 must be a distinct integer 1..24"),
+    (((24, 10), (-3, 5)), "point -3 must be"),
+    ([(24, 10), (24, 5)], "point 24 must be a distinct integer"),
+    (((24, 16), (23, -1)), "count -1 on point 23 must be a positive integer"),
+    (((24, 15), (23, 0)), "count 0 on point 23 must be a positive integer"),
+])
+def test_a_start_places_positive_counts_on_distinct_points_from_1_to_24(start, message):
+    from tapa_ai.rules import RulesError, variant_rules
+
+    with pytest.raises(RulesError, match=message):
+        variant_rules("tapa").replace(start=start)
+
+
+def test_a_start_may_use_points_1_and_24_and_a_single_checker():
+    from tapa_ai.rules import variant_rules
+
+    for variant in ("tapa", "backgammon"):
+        assert variant_rules(variant).replace(start=((24, 14), (2, 1))).start == ((24, 14), (2, 1))
+        assert variant_rules(variant).replace(start=((23, 14), (1, 1))).start == ((23, 14), (1, 1))
+
+
+def test_in_a_hitting_game_no_start_point_may_be_the_other_sides_start_point():
+    from tapa_ai.rules import RulesError, variant_rules
+
+    # X's 1-point is O's 24-point: with hitting, the two sides would start on one point.
+    with pytest.raises(RulesError, match="point 24 overlaps the other side's point 1"):
+        variant_rules("backgammon").replace(start=((24, 2), (1, 13)))
+    with pytest.raises(RulesError, match="point 13 overlaps the other side's point 12"):
+        variant_rules("backgammon").replace(start=((13, 5), (12, 10)))
+
+
+def test_draws_exist_only_with_the_mother_rules():
+    from tapa_ai.rules import variant_rules
+
+    tapa = variant_rules("tapa")
+    assert tapa.has_draws and variant_rules("plakoto").has_draws and not variant_rules("backgammon").has_draws
+    assert tapa.replace(mother_points=1).has_draws and not tapa.replace(mother_points=0).has_draws
+
+
+def test_rule_options_from_json_are_a_variant_with_changes_or_a_full_set():
+    from tapa_ai.rules import RuleOptions, RulesError, variant_rules
+
+    tapa = variant_rules("tapa")
+    assert RuleOptions.from_dict({"variant": "tapa", "cube": False, "crawford": False}) == tapa.replace(
+        cube=False, crawford=False)
+    assert RuleOptions.from_dict(tapa.to_dict()) == tapa
+    assert RuleOptions.from_dict(variant_rules("backgammon").to_dict()) == variant_rules("backgammon")
+    with pytest.raises(RulesError, match="must be a JSON object, got list"):
+        RuleOptions.from_dict([("variant", "tapa")])
+    data = tapa.to_dict()
+    del data["opening"]
+    with pytest.raises(RulesError, match=r"missing \['opening'\]"):
+        RuleOptions.from_dict(data)
+    with pytest.raises(RulesError, match=r"unknown rule option\(s\) \['moter'\]"):
+        RuleOptions.from_dict({**tapa.to_dict(), "moter": 3})
+
+
+def test_a_start_is_kept_highest_point_first_however_it_is_given():
+    from tapa_ai.rules import variant_rules
+
+    tapa = variant_rules("tapa")
+    assert tapa.replace(start={"22": 5, "23": 5, "24": 5}) == tapa
+    assert tapa.replace(start=[(22, 5), (24, 5), (23, 5)]).start == ((24, 5), (23, 5), (22, 5))
