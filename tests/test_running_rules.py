@@ -284,3 +284,65 @@ def test_the_engine_protocol_plays_the_running_games_and_names_a_broken_rule():
     bad = dict(start["position"], points=["X"] + start["position"]["points"][1:23] + ["X" * 13 + "O"])
     error = json.loads(engine.handle_line(json.dumps({"cmd": "legal_moves", "position": bad, "dice": [6, 6]})))
     assert "mixes X and O, but narde has no pins" in error["error"]
+
+
+# ------------------------------------------------------------------ 8.6 the presets and their options
+
+def test_the_running_presets_have_the_options_of_the_rules_table():
+    # RULES.md 8.6.
+    table = {
+        "fevga": (((24, 15),), "parallel", "block", "runner", True, False, False, False, "reroll", "winner"),
+        "narde": (((24, 15),), "parallel", "block", "head", True, True, False, False, "reroll", "winner"),
+    }
+    for name, options in table.items():
+        rules = variant_rules(name)
+        assert (rules.start, rules.paths, rules.contact, rules.start_rule, rules.prime_rule,
+                rules.full_start_quarter_allowed, rules.backgammons, rules.cube, rules.opening,
+                rules.next_game_opener) == options, name
+        assert rules.mother_points == 0 and not rules.crawford and not rules.has_draws
+        assert rules.parallel and rules.has_restrictions and not rules.pins and not rules.hits
+    for name in ("tapa", "plakoto", "backgammon"):
+        rules = variant_rules(name)
+        assert (rules.paths, rules.start_rule, rules.prime_rule, rules.full_start_quarter_allowed) == (
+            "opposite", "none", False, True)
+        assert not rules.parallel and not rules.has_restrictions
+    assert variant_rules("backgammon").hits and not variant_rules("tapa").hits
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"paths": "sideways"}, "paths='sideways': must be one of"),
+    ({"start_rule": "bogus"}, "start_rule='bogus': must be one of"),
+    ({"paths": "opposite"}, "the running games pair paths='parallel' with contact='block'"),
+    ({"contact": "pin"}, "the running games pair"),
+    ({"prime_rule": 1}, "prime_rule=1: must be true or false"),
+    ({"full_start_quarter_allowed": "no"}, "full_start_quarter_allowed='no': must be true or false"),
+    ({"mother_points": 2}, "the mother rules need contact='pin'"),
+    ({"start": ((24, 14), (12, 1))}, "point 24 overlaps the other side's point 12"),
+])
+def test_a_running_rule_set_refuses_options_that_do_not_fit_it(changes, message):
+    from tapa_ai.rules import RulesError
+
+    with pytest.raises(RulesError, match=re.escape(message) if "=" in message else message):
+        variant_rules("fevga").replace(**changes)
+
+
+@pytest.mark.parametrize("changes", [{"start_rule": "runner"}, {"prime_rule": True},
+                                     {"full_start_quarter_allowed": False}])
+def test_the_restrictions_belong_to_the_running_games_only(changes):
+    from tapa_ai.rules import RulesError
+
+    with pytest.raises(RulesError, match="restrictions of the running games"):
+        variant_rules("plakoto").replace(**changes)
+
+
+def test_a_rule_set_stored_before_the_running_options_existed_reads_as_the_same_rule_set():
+    from tapa_ai.rules import RuleOptions
+
+    for name in ("tapa", "plakoto", "backgammon"):
+        old = {k: v for k, v in variant_rules(name).to_dict().items()
+               if k not in ("paths", "start_rule", "prime_rule", "full_start_quarter_allowed")}
+        assert RuleOptions.from_dict(old) == variant_rules(name)
+    for name in ("fevga", "narde"):
+        assert RuleOptions.from_dict(variant_rules(name).to_dict()) == variant_rules(name)
+    custom = variant_rules("fevga").replace(prime_rule=False)
+    assert RuleOptions.from_dict({"variant": "fevga", "prime_rule": False}) == custom
