@@ -346,3 +346,29 @@ def test_a_rule_set_stored_before_the_running_options_existed_reads_as_the_same_
         assert RuleOptions.from_dict(variant_rules(name).to_dict()) == variant_rules(name)
     custom = variant_rules("fevga").replace(prime_rule=False)
     assert RuleOptions.from_dict({"variant": "fevga", "prime_rule": False}) == custom
+
+
+# ------------------------------------------------------------------ found by mutation testing of rules/reference.py
+
+def test_fevga_holding_five_points_of_the_starting_quarter_is_allowed():
+    position = board("fevga", QUARTER)  # X holds 24-20; 19 is free
+    assert is_legal(position, (5, 4), "24/20 20/15")
+
+
+def test_fevga_a_runner_on_the_1_point_or_one_checker_off_has_passed_the_opponents_start():
+    position = board("fevga", "24:" + X(14) + " 1:X 6:" + O15)
+    assert is_legal(position, (2, 1), "24/22 24/23")
+    # Hand-written (no game reaches it): a checker borne off and none on 1-11 also counts as passed.
+    assert not is_legal(board("fevga", "24:" + X(14) + " 20:X 6:" + O15), (2, 1), "24/22 24/23")
+    one_off = board("fevga", "24:" + X(13) + " 20:X 6:" + O15)  # the checker not placed is borne off
+    assert one_off.off == (1, 0) and is_legal(one_off, (2, 1), "24/22 24/23")
+
+
+def test_prime_rule_an_opposing_checker_on_its_1_point_is_ahead_of_the_run():
+    # X's 18-14 and 13 would be O's 6..1 — but take O's 7..12 instead (X's 19-24): X holds 24-20, makes 19.
+    # O's only checker ahead of the run stands on its 1-point (X's 13): the prime is allowed.
+    run = "24:" + X(10) + " 23:X 22:X 21:X 20:X 5:X "
+    with_one_ahead = board("narde", run + "13:O 12:" + "O" * 14)
+    assert is_legal(with_one_ahead, (5, 4), "24/19 5/1")
+    all_behind = board("narde", run + "12:" + O15)
+    assert not is_legal(all_behind, (5, 4), "24/19 5/1")
