@@ -206,3 +206,23 @@ def test_off_a_terminal_the_notice_is_the_line_alone():
     terminal = Terminal()
     write_line("a notice", terminal)
     assert terminal.getvalue() == "\r\x1b[Ka notice\n"
+
+
+def test_a_cache_index_whose_machine_code_file_is_gone_counts_as_cold(tmp_path):
+    env = _tiny_module(tmp_path)
+    check = ("import sys; sys.path.insert(0, sys.argv[1]); import tiny\n"
+             "from tapa_ai.movegen.compile_notice import is_cached; print(is_cached(tiny.one)); tiny.one(1)")
+
+    def cached() -> str:
+        done = subprocess.run([sys.executable, "-c", check, str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert cached() == "False"  # cold; this run compiles and writes the cache
+    assert cached() == "True"
+    data = list((tmp_path / "cache").rglob("*.nbc"))
+    assert data
+    for path in data:
+        path.unlink()  # the index still lists the entry, but numba has nothing to load
+    assert cached() == "False"
