@@ -494,3 +494,41 @@ def test_playouts_take_the_asked_number_of_positions_and_refuse_an_unknown_style
     assert len(playout_positions("tapa", 1, rng, games=1)) == 1
     with pytest.raises(ValueError, match="style 'greedy'"):
         playout_positions("tapa", 5, rng, "greedy")
+
+
+@pytest.mark.parametrize("style", ["uniform", "contact"])
+def test_each_playout_ply_continues_every_game_with_one_of_its_own_moves_chosen_by_the_style(style, monkeypatch):
+    import importlib
+
+    module = importlib.import_module("tapa_ai.movegen.random_positions")
+    plies = []
+
+    def recording(batch, dice):
+        plies.append(generate(batch, dice))
+        return plies[-1]
+
+    monkeypatch.setattr(module, "generate", recording)
+    module.playout_positions("plakoto", 300, np.random.default_rng(29), style, games=8)
+    first, best, choices = 0, 0, 0
+    for this, following in zip(plies, plies[1:]):
+        moved = following.inputs.flipped().to_positions()  # the next ply's positions, as the side that moved sees them
+        scores = module._contact_score(this)
+        j = 0
+        for game in range(len(this.offsets) - 1):
+            rows = range(int(this.offsets[game]), int(this.offsets[game + 1]))
+            going_on = {this.positions.position(r): r for r in rows if not this.game_over[r]}
+            if j < len(moved) and moved[j] in going_on:
+                row = going_on[moved[j]]
+                j += 1
+                if len(rows) > 1:
+                    choices += 1
+                    first += row == rows[0]
+                    best += scores[row] == scores[rows.start:rows.stop].max()
+            else:
+                assert this.game_over[rows.start:rows.stop].any(), "a game went on from a move not its own"
+        assert j == len(moved)
+    assert choices > 200
+    if style == "uniform":
+        assert first < 0.5 * choices  # not always the first move found
+    else:
+        assert best > 0.75 * choices  # mostly the move that pins or hits most (85% greedy)
