@@ -532,3 +532,42 @@ def test_each_playout_ply_continues_every_game_with_one_of_its_own_moves_chosen_
         assert first < 0.5 * choices  # not always the first move found
     else:
         assert best > 0.75 * choices  # mostly the move that pins or hits most (85% greedy)
+
+
+def test_end_game_boards_have_pins_of_both_sides_mothers_checkers_kept_back_and_in_backgammon_the_bar():
+    for variant in ("plakoto", "backgammon"):
+        batch = endgame_positions(variant, 300, np.random.default_rng(30))
+        between = batch.pinned[:, 1:23]  # pins off the 1- and 24-points, not only mothers
+        on_24, kept_back = batch.board[:, 23], (batch.board[:, 23] >= 2).sum()
+        assert set(batch.turn.tolist()) == {0, 1} and (batch.off[:, 0] > 0).sum() > 100
+        if variant == "plakoto":
+            assert (between == 1).any(axis=1).sum() >= 5 and (between == -1).any(axis=1).sum() >= 5
+            assert ((on_24 == 1) & (batch.pinned[:, 23] == 0)).sum() >= 20 and kept_back >= 5  # mothers, and more
+            assert not batch.bar.any()
+        else:
+            assert not batch.pinned.any() and (batch.bar[:, 0] > 0).sum() >= 20 and (batch.bar[:, 1] > 0).sum() >= 20
+
+
+# -- found by mutation testing: tapa_ai/movegen/kernel.py (run as Python, -k quick and the hand-worked tests) ------
+@pytest.mark.parametrize("layout, dice", [
+    ("4:XO 3:XX 2:X 20:OOOOOOOOOOOOOO", [(6, 5), (6, 6), (5, 5), (6, 1)]),  # the highest checker is pinned
+    ("3:XX 2:X 1:OO 20:OOOOOOOOOOOOO", [(2, 1), (2, 2), (4, 2)]),  # the 1-point is closed to X
+])
+def test_a_larger_die_bears_off_only_from_the_highest_point_and_only_a_checker_that_can_move(layout, dice):
+    position = board("tapa", layout, turn="X")
+    for roll in dice:
+        assert {m.position for m in legal_moves_fast(position, roll)} == {m.position for m in legal_moves(position, roll)}
+
+
+@pytest.mark.parametrize("layout, kind", [
+    ("1:X bar:O 13:OOOOOOOOOOOOOO", "backgammon"),  # one O checker on the bar
+    ("1:X 6:O 13:OOOOOOOOOOOOOO", "backgammon"),  # one in X's home board
+    ("1:X 7:O 13:OOOOOOOOOOOOOO", "gammon"),
+    ("1:X 13:OOOOOOOOOOOOOO", "single"),  # the loser has borne off one checker
+])
+def test_bearing_off_the_last_checker_wins_a_backgammon_a_gammon_or_a_single_game_by_the_loser_s_checkers(
+        layout, kind):
+    position = board("backgammon", layout, turn="X")
+    moves = legal_moves_fast(position, (2, 1))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (2, 1))}
+    assert {m.position.result.kind for m in moves} == {kind}
