@@ -559,15 +559,34 @@ def test_a_larger_die_bears_off_only_from_the_highest_point_and_only_a_checker_t
         assert {m.position for m in legal_moves_fast(position, roll)} == {m.position for m in legal_moves(position, roll)}
 
 
-@pytest.mark.parametrize("layout, kind", [
-    ("1:X bar:O 13:OOOOOOOOOOOOOO", "backgammon"),  # one O checker on the bar
-    ("1:X 6:O 13:OOOOOOOOOOOOOO", "backgammon"),  # one in X's home board
-    ("1:X 7:O 13:OOOOOOOOOOOOOO", "gammon"),
-    ("1:X 13:OOOOOOOOOOOOOO", "single"),  # the loser has borne off one checker
+@pytest.mark.parametrize("layout, dice, kind", [
+    ("1:X bar:O 13:OOOOOOOOOOOOOO", (2, 1), "backgammon"),  # one O checker on the bar
+    ("1:X 6:O 13:OOOOOOOOOOOOOO", (2, 1), "backgammon"),  # one in X's home board
+    ("4:X 3:X 2:O 13:OOOOOOOOOOOOOO", (2, 2), "backgammon"),  # hit on the way off: on the bar at the end
+    ("1:X 7:O 13:OOOOOOOOOOOOOO", (2, 1), "gammon"),
+    ("1:X 13:OOOOOOOOOOOOOO", (2, 1), "single"),  # the loser has borne off one checker
 ])
 def test_bearing_off_the_last_checker_wins_a_backgammon_a_gammon_or_a_single_game_by_the_loser_s_checkers(
-        layout, kind):
+        layout, dice, kind):
     position = board("backgammon", layout, turn="X")
-    moves = legal_moves_fast(position, (2, 1))
-    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (2, 1))}
+    moves = legal_moves_fast(position, dice)
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, dice)}
     assert {m.position.result.kind for m in moves} == {kind}
+
+
+def test_the_larger_die_bears_off_after_the_smaller_brings_the_last_checker_home():
+    # 7/6 brings X's last checker home; only then may the 5 bear off from the 5-point. No order with the 5
+    # first reaches "7/6 5/off", so the search must not skip it as already found.
+    position = board("backgammon", "7:X 5:X 2:X 20:OOOOOOOOOOOOOOO", turn="X")
+    moves = legal_moves_fast(position, (5, 1))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (5, 1))}
+    assert any({(s.from_point, s.to_point) for s in m.steps} == {(7, 6), (5, 0)} for m in moves)
+
+
+@pytest.mark.parametrize("variant", ["backgammon", "plakoto"])
+def test_when_either_die_but_not_both_can_be_played_the_higher_one_is(variant):
+    # X's last checker off the home board: 13/7 or 13/10, and then the other die lands on O's closed 4-point.
+    position = board(variant, "13:X 4:OO 24:OOOOOOOOOOOOO", turn="X")
+    moves = legal_moves_fast(position, (6, 3))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (6, 3))}
+    assert [[(s.from_point, s.to_point, s.die) for s in m.steps] for m in moves] == [[(13, 7, 6)]]
