@@ -590,3 +590,4 @@ def test_when_either_die_but_not_both_can_be_played_the_higher_one_is(variant):
     moves = legal_moves_fast(position, (6, 3))
     assert {m.position for m in moves} == {m.position for m in legal_moves(position, (6, 3))}
     assert [[(s.from_point, s.to_point, s.die) for s in m.steps] for m in moves] == [[(13, 7, 6)]]
+
