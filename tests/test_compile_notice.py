@@ -161,3 +161,68 @@ def test_a_first_match_compiles_before_its_progress_bar_and_off_its_clock(tmp_pa
     seconds, total = map(float, done.stdout.split())
     assert seconds < 0.25 * total, (seconds, total)
     assert done.stderr.count(NOTICE) == 1 and done.stderr.index(NOTICE) < done.stderr.index("the duel"), done.stderr
+
+
+# -- found by mutation testing (docs/mutation-testing.md) ---------------------------------------------------------
+def test_a_function_without_numba_s_cache_or_not_a_dispatcher_counts_as_cached():
+    from numba import njit
+
+    from tapa_ai.movegen.compile_notice import cache_folder, is_cached
+
+    uncached = njit(lambda x: x + 1)  # cache=False: nothing on disk to load, so nothing to announce
+    assert is_cached(uncached) and not uncached.overloads
+    assert is_cached(object()) and cache_folder(object()) == "numba's cache"
+
+
+def test_each_group_is_checked_once_and_only_the_first_cold_group_is_announced(monkeypatch, capsys):
+    import tapa_ai.movegen.compile_notice as notice
+
+    monkeypatch.setattr(notice, "_checked", set())
+    monkeypatch.setattr(notice, "_announced", False)
+    monkeypatch.setattr(notice, "is_cached", {"warm": True, "cold": False, "cold too": False}.__getitem__)
+    monkeypatch.setattr(notice, "cache_folder", lambda dispatcher: f"/cache/of/{dispatcher}")
+    assert notice.notice_compile("warm group", "warm") is False
+    assert notice.notice_compile("warm group", "cold") is False  # checked already: not asked again
+    assert notice.notice_compile("mixed group", "warm", "cold", "cold too") is True
+    assert notice.notice_compile("another group", "cold too") is False  # one line per process
+    err = capsys.readouterr().err
+    assert err.count(NOTICE) == 1 and "(mixed group first)" in err and "/cache/of/cold;" not in err
+    assert "in /cache/of/cold" in err and "cold too" not in err
+
+
+def test_off_a_terminal_the_notice_is_the_line_alone():
+    import io
+
+    from tapa_ai.movegen.compile_notice import write_line
+
+    stream = io.StringIO()
+    write_line("a notice", stream)
+    assert stream.getvalue() == "a notice\n"
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    write_line("a notice", terminal)
+    assert terminal.getvalue() == "\r\x1b[Ka notice\n"
+
+
+def test_a_cache_index_whose_machine_code_file_is_gone_counts_as_cold(tmp_path):
+    env = _tiny_module(tmp_path)
+    check = ("import sys; sys.path.insert(0, sys.argv[1]); import tiny\n"
+             "from tapa_ai.movegen.compile_notice import is_cached; print(is_cached(tiny.one)); tiny.one(1)")
+
+    def cached() -> str:
+        done = subprocess.run([sys.executable, "-c", check, str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert cached() == "False"  # cold; this run compiles and writes the cache
+    assert cached() == "True"
+    data = list((tmp_path / "cache").rglob("*.nbc"))
+    assert data
+    for path in data:
+        path.unlink()  # the index still lists the entry, but numba has nothing to load
+    assert cached() == "False"
