@@ -56,8 +56,11 @@ def test_o_moves_the_same_way_round_from_its_own_corner():
 
 def test_a_single_opposing_checker_closes_its_point():
     position = board("narde", "10:X 7:O 24:" + X(14) + " 12:" + "O" * 14)
-    assert single_steps(position, "X", 3) == [(24, 21)]
-    assert single_steps(position, "X", 1) == [(24, 23), (10, 9)]
+    turn = turn_start(position, (3, 1))
+    assert single_steps(position, "X", 3, turn) == [(24, 21)]
+    assert single_steps(position, "X", 1, turn) == [(24, 23), (10, 9)]
+    with pytest.raises(ValueError, match="the head rule needs the turn's start"):
+        single_steps(position, "X", 3)
 
 
 def test_a_checker_using_both_dice_must_land_on_an_open_intermediate_point():

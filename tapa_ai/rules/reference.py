@@ -218,8 +218,11 @@ def single_steps(position: Position, side: str, die: int,
                  turn: TurnStart = NO_TURN_START) -> list[tuple[int, int]]:
     """Every legal single step ``(from, to)`` of ``side`` with one die, highest first.
 
-    ``turn`` is the :func:`turn_start` of the turn this step belongs to; only the head rule reads it.
+    ``turn`` is the :func:`turn_start` of the turn this step belongs to; only the head rule reads it, and a
+    rule set with the head rule refuses to go without it (it would silently let every checker leave).
     """
+    if turn is NO_TURN_START and position.rules.start_rule == "head":
+        raise ValueError("single_steps: the head rule needs the turn's start: pass turn_start(position, dice)")
     steps = _landing_steps(position, side, die)
     if not position.rules.has_restrictions:
         return steps
