@@ -351,13 +351,6 @@ class TrainConfig:
     distributed: DistributedConfig = field(default_factory=DistributedConfig)
     """Actor processes and the learner (``workers = 1``: everything in one process)."""
 
-    def __post_init__(self) -> None:
-        from .rules.options import variant_rules  # lazily: the rules do not need the config
-
-        rules = variant_rules(self.run.variant)
-        if rules.parallel and self.model.encoding_version < 4:
-            raise ConfigError(f"model.encoding_version={self.model.encoding_version}: run.variant={rules.name!r} "
-                              "is a running game (paths='parallel'), which needs encoding version 4")
 
 
 # ---------------------------------------------------------------------------

@@ -201,3 +201,13 @@ def test_a_second_ctrl_c_says_truly_whether_the_stopping_checkpoint_was_written(
         assert "without" not in said[0] and "stopping checkpoint" in said[0] and "written" in said[0], said
     else:
         assert "without the stopping checkpoint" in said[0], said
+
+
+def test_a_running_game_with_an_encoding_before_version_4_is_refused_before_a_run_is_made(tmp_path):
+    from tapa_ai.training.cli_train import train_command
+    from tapa_ai.training.runs import TrainingError
+
+    settings = [f"checkpoint.directory={tmp_path}", "run.total_games=10", "model.encoding_version=3"]
+    with pytest.raises(TrainingError, match="encoding version 3 cannot encode 'narde'.*needs version 4"):
+        train_command(config_file="configs/narde.toml", resume=None, overrides=settings, progress=False)
+    assert list(tmp_path.iterdir()) == []

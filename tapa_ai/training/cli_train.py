@@ -25,7 +25,8 @@ from ..net.atomic_files import WriteError
 from ..net.checkpoint import CheckpointError, load_checkpoint
 from ..net.checkpoint_dir import RunLock
 from .distributed import make_trainer
-from .runs import TrainingError, discard_if_empty, new_run_directory, resume_checkpoint, run_directory_of
+from .runs import (TrainingError, check_encoding_fits_rules, discard_if_empty, new_run_directory, resume_checkpoint,
+                   run_directory_of)
 from .stopping import Terminated, TrainingStopped, terminate_raises
 from .trainer import Trainer
 
@@ -85,6 +86,7 @@ def train_command(*, config_file: Optional[str], resume: Optional[str], override
             else:
                 config_path = resolve_config_path(config_file or default_config)
                 config = load_config(config_path, overrides)
+                check_encoding_fits_rules(config)
                 run_dir = new_run_directory(config)  # checks the device and the name first
                 new_run = True
                 lock = RunLock(run_dir).acquire()

@@ -171,3 +171,16 @@ def check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
     if changed:
         raise TrainingError(f"{checkpoint.path}: a resumed run keeps its network; these options differ from the "
                             f"checkpoint's: {', '.join(changed)} (start a new run with --config to change them)")
+
+
+def check_encoding_fits_rules(config) -> None:
+    """A :class:`TrainingError` unless ``model.encoding_version`` can encode ``run.variant``'s positions (the
+    running games need version 4), before a run directory is made."""
+    from ..net.encoding import check_rules_version
+    from ..rules.options import variant_rules
+
+    try:
+        check_rules_version(variant_rules(config.run.variant), config.model.encoding_version)
+    except ValueError as error:
+        raise TrainingError(f"model.encoding_version={config.model.encoding_version}: {error} "
+                            "(--set model.encoding_version=4)") from None
