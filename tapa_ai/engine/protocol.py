@@ -53,9 +53,9 @@ import threading
 import traceback
 from typing import IO, Any, Callable
 
-import numpy as np
 
 from ..deadline import DeadlineExceeded, time_limit
+from .bot_move_command import FIXED_BOTS
 from ..errors import TapaError
 from ..notation.json_position import position_from_json, position_to_json
 from ..notation.move_text import MoveTextError, find_move, format_move
@@ -77,8 +77,6 @@ HTTP_MAX_ROLLOUT_GAMES = 2 * 1296
 """The same over HTTP (``tapa-ai serve``, where any client may ask): two rollouts of the default 1296 games."""
 
 DEFAULT_HINT_COUNT = 5
-FIXED_BOTS = ("heuristic", "runner", "random")
-"""The bots ``bot_move`` plays (tapa_ai.bots.spec): no model, any variant."""
 MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube", "rollout", "analyse")
 """Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
 
@@ -325,24 +323,11 @@ class Engine:
         return {"move": format_move(move), "position": position_to_json(move.position)}
 
     def _cmd_bot_move(self, request: dict) -> dict:
-        from ..bots.base import one_position_afterstates
-        from ..bots.spec import make_bot
+        from .bot_move_command import answer_bot_move
 
-        name = request.get("bot")
-        if name not in FIXED_BOTS:
-            raise RequestError(f"'bot' must be one of {list(FIXED_BOTS)} (the model's moves: best_move), "
-                               f"got {quoted(name)}")
-        position = self._position(request)
-        dice = self._dice(request)
+        position, dice = self._position(request), self._dice(request)
         self._playable(position)
-        seed = request.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
-            raise RequestError(f"'seed' must be an integer 0 <= seed < 2**63, got {quoted(seed)}")
-        bot = make_bot(name, position.rules)
-        afterstates = one_position_afterstates(position, dice)  # the reference's moves where the fast one refuses
-        row = int(bot.choose(afterstates, np.random.default_rng(seed))[0])
-        move = afterstates.move(row)
-        return {"move": format_move(move), "position": position_to_json(move.position), "bot": name}
+        return answer_bot_move(request, position, dice)
 
     # -- model commands ----------------------------------------------------------------
     def _model(self, request: dict, command: str):
@@ -364,7 +349,7 @@ class Engine:
         return plies
 
     def _cmd_encode(self, request: dict) -> dict:
-        from ..net.encoding import ENCODING_NAME, ENCODING_VERSION, RUNNING_VERSION, encode
+        from ..net.encoding import ENCODING_NAME, default_version, encode
         from ..movegen.batch import PositionBatch
 
         if "bot" in request:
@@ -372,12 +357,8 @@ class Engine:
         position = self._position(request)
         if self.analyzer is not None:
             self.analyzer.check(position)
-        # The model's encoding version; without a model, the default one (version 4 for a running game, the one
-        # version that encodes them).
-        if self.analyzer is not None:
-            version = self.analyzer.encoding_version
-        else:
-            version = max(ENCODING_VERSION, RUNNING_VERSION) if position.rules.parallel else ENCODING_VERSION
+        # The model's encoding version; without a model, the rule set's default one.
+        version = self.analyzer.encoding_version if self.analyzer is not None else default_version(position.rules)
         features = encode(PositionBatch.from_positions([position]), version=version)[0]
         # Shortest text of each float32 value: reads back as exactly the same float32.
         return {"features": [float(str(value)) for value in features],

@@ -18,9 +18,9 @@ from numba import njit
 
 from .encoding import (
     BAR_SCALE, CHECKER_SCALE, MOVER_CONTACT, MOVER_EXPOSURE, MOVER_PASSED, MOVER_SCALARS, OPPONENT_CONTACT,
-    OPPONENT_EXPOSURE, OPPONENT_PASSED, OPPONENT_POINTS, OPPONENT_SCALARS, PASSED_BELOW, PIP_SCALE, PRIME_CAP,
-    RULES_COLUMNS, contact_counts, roll_reach,
+    OPPONENT_EXPOSURE, OPPONENT_PASSED, OPPONENT_POINTS, OPPONENT_SCALARS, PASSED_BELOW, PIP_SCALE, RULES_COLUMNS,
 )
+from .roll_features import PRIME_CAP, contact_counts, roll_reach
 
 ACTIVATION_CODES = {"relu": 0, "tanh": 1, "sigmoid": 2, "gelu": 3, "silu": 4}
 """Activations the kernel implements, as :data:`tapa_ai.net.model.ACTIVATIONS` defines them (GELU exact, with erf)."""
@@ -125,7 +125,7 @@ _contact = njit(cache=True, nogil=True)(types.FunctionType(
 
 @njit(cache=True, nogil=True)
 def _add_contact(hidden, first_weights, base, sources, open_, home):
-    """Version-3 contact columns ``base .. base + 2`` of one side (see ``encoding.contact_features``)."""
+    """Version-3 contact columns ``base .. base + 2`` of one side (see ``roll_features.contact_features``)."""
     if sources == 0:
         return
     escapes, prime, dance = _contact(sources, open_, home)
@@ -139,7 +139,7 @@ def _add_contact(hidden, first_weights, base, sources, open_, home):
 
 @njit(cache=True, nogil=True)
 def _add_exposure(hidden, first_weights, base, sources, open_, targets, hits_of_roll):
-    """Version-2 exposure columns ``base .. base + 24`` of one side (see ``encoding.exposure_features``)."""
+    """Version-2 exposure columns ``base .. base + 24`` of one side (see ``roll_features.exposure_features``)."""
     if targets == 0 or sources == 0:
         return
     any_target = 0

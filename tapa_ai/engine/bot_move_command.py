@@ -1,0 +1,38 @@
+"""The engine's ``bot_move`` command: the move of a bot that needs no model, in any variant.
+
+``{"bot": "heuristic" | "runner" | "random", "position": ..., "dice": [a, b], "seed": s}``: the move the
+bot (:mod:`tapa_ai.bots.spec`) plays; ``seed`` (optional) fixes its random tie-breaks. The web board plays
+these bots in the variants that have no trained network. Bad input raises
+:class:`~tapa_ai.analysis.analyzer.AnalysisError` (the protocol answers it as an error).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.analyzer import AnalysisError
+from ..notation.json_position import position_to_json
+from ..notation.move_text import format_move
+from ..rules.position import Position
+from ..rules.quoting import quoted
+
+FIXED_BOTS = ("heuristic", "runner", "random")
+"""The bots ``bot_move`` plays: no model, any variant."""
+
+
+def answer_bot_move(request: dict, position: Position, dice: tuple[int, int]) -> dict:
+    """The answer to a ``bot_move`` request; ``position`` and ``dice`` already read and checked playable."""
+    from ..bots.base import one_position_afterstates
+    from ..bots.spec import make_bot
+
+    name = request.get("bot")
+    if name not in FIXED_BOTS:
+        raise AnalysisError(f"'bot' must be one of {list(FIXED_BOTS)} (the model's moves: best_move), "
+                            f"got {quoted(name)}")
+    seed = request.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise AnalysisError(f"'seed' must be an integer 0 <= seed < 2**63, got {quoted(seed)}")
+    afterstates = one_position_afterstates(position, dice)
+    row = int(make_bot(name, position.rules).choose(afterstates, np.random.default_rng(seed))[0])
+    move = afterstates.move(row)
+    return {"move": format_move(move), "position": position_to_json(move.position), "bot": name}
