@@ -662,3 +662,43 @@ def test_the_learner_learns_short_batches_at_each_checkpoint_and_stops_when_aske
     assert pool.published == [0, 1, 2, 3] and received == [0, 0, 1, 1, 2, 2]
     stopped, _, received, _, _ = train_in_process(tmp_path, should_stop=lambda trainer: trainer.games >= 8)
     assert stopped.games == 8 and received == [0] and stopped.updates == 1
+
+
+def test_process_actors_publish_then_start_each_slot_s_actor_as_a_daemon_with_its_seed_and_sigint_ignored(tmp_path):
+    from tapa_ai.training.distributed import ProcessActors, _process_actor_main
+
+    config = tiny_config(tmp_path, "distributed.workers=2", "distributed.actor_threads=3")
+    actors = ProcessActors(config, 2, 40, [("w", (3,))])
+    started = []
+
+    class Context:  # stands in for the spawn context: records the pipes and processes asked for
+        def Pipe(self, duplex=True):
+            ends = (StandInPipe(), StandInPipe())
+            ends[0].duplex = duplex
+            return ends
+
+        def Process(self, **arguments):
+            class Process:
+                sentinel, pid = None, 1000 + len(started)
+
+                def start(self):
+                    started.append((arguments, signal.getsignal(signal.SIGINT), actors.weights.version()))
+
+            return Process()
+
+    actors.context = Context()
+    actors.incarnations[1] = 2
+    actors.start((5, {"w": np.ones(3, dtype=np.float32)}, 0.5))
+    assert len(started) == 2
+    for slot, (arguments, sigint, published) in enumerate(started):
+        incarnation = (0, 2)[slot]
+        assert arguments["target"] is _process_actor_main and arguments["daemon"] is True
+        assert arguments["name"] == f"tapa-ai-actor-{slot}.{incarnation}"
+        assert arguments["args"][:6] == (actors.config_dict, slot, incarnation, actor_seed(1, 40, slot, incarnation),
+                                         8, 3)
+        assert arguments["args"][6] is actors.weights and arguments["args"][8] is actors.stop
+        assert arguments["args"][7].closed  # the child holds the only write end
+        assert sigint is signal.SIG_IGN and published == 5  # started after the first publication
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    assert all(not slot.receiver.duplex and not slot.receiver.closed for slot in actors.slots)
+    assert actors.pids() == [1000, 1001]
