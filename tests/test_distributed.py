@@ -702,3 +702,16 @@ def test_process_actors_publish_then_start_each_slot_s_actor_as_a_daemon_with_it
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
     assert all(not slot.receiver.duplex and not slot.receiver.closed for slot in actors.slots)
     assert actors.pids() == [1000, 1001]
+
+
+def test_the_learner_learns_as_soon_as_batch_size_positions_wait_and_not_before(tmp_path):
+    config = tiny_config(tmp_path, "distributed.workers=2")
+    first = InProcessActors(config)  # the same actor as train_in_process's: its first batch, counted
+    first.publish(DistributedTrainer(config, tmp_path / "run")._weights())
+    positions = first.receive(0.25)[0].positions
+    assert positions > 64
+    for batch_size, learned_after_the_first_batch in ((positions, True), (positions + 1, False)):
+        trainer, _, _, _, _ = train_in_process(tmp_path, "run.total_games=16", f"learning.batch_size={batch_size}")
+        # the second batch ends the run (16 games), and is learned with whatever waits
+        assert trainer.games == 16 and [games for games, _ in trainer.losses] == [8, 16][
+            0 if learned_after_the_first_batch else 1:]
