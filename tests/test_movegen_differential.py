@@ -635,3 +635,24 @@ def test_the_kernel_grows_a_small_output_buffer_to_hold_every_afterstate_of_a_ca
     assert np.array_equal(bar_rows[:n_out], expected.positions.bar)
     assert np.array_equal(result_rows[:n_out], expected.result_kind)
     assert np.array_equal(step_rows[:n_out], expected.steps) and np.array_equal(n_step_rows[:n_out], expected.n_steps)
+
+
+# Positions whose second copy in one batch lost an afterstate when a key of the first copy was left in the last
+# two slots of the afterstate table.
+REPEATED = [
+    ({"variant": "tapa", "points": ["XXX", "OXXXXX", "", "O", "X", "X", "", "", "", "", "", "", "", "", "O", "XX", "",
+                                    "", "OX", "OO", "OOOOOOOO", "XX", "O", ""], "off": {"X": 0, "O": 0}, "turn": "O"},
+     (4, 2)),
+    ({"variant": "tapa", "points": ["", "OOOO", "O", "X", "O", "O", "XX", "OO", "O", "O", "O", "XOO", "", "X", "", "",
+                                    "XO", "X", "", "", "", "", "XXXXX", "XXX"], "off": {"X": 0, "O": 0}, "turn": "O"},
+     (6, 3)),
+    ({"variant": "backgammon", "points": ["", "X", "X", "OO", "XX", "XXXXX", "", "", "", "OO", "", "OOO", "", "", "",
+                                          "", "", "O", "OOO", "O", "X", "XX", "OOO", "XX"],
+      "off": {"X": 0, "O": 0}, "bar": {"X": 1, "O": 0}, "turn": "X"}, (5, 1)),
+]
+
+
+def test_a_position_repeated_in_one_batch_gives_each_copy_the_reference_afterstates():
+    positions = [position_from_json(data) for data, _ in REPEATED for _ in range(2)]
+    dice = np.array([roll for _, roll in REPEATED for _ in range(2)], dtype=np.int8)
+    _assert_same_as_reference(PositionBatch.from_positions(positions), dice, replay_every=1)

@@ -247,8 +247,8 @@ def test_a_double_searched_in_every_order_through_hundreds_of_positions_matches_
     assert len(_same_moves(position, (1, 1))) > 1000
 
 
-# Doubles searched in every order where a key left over from a first copy, in the last slots of a table, once
-# hid an expanded position (and the afterstates only reached through it) of a second copy.
+# Doubles searched in every order. In the first, a key of the first copy left in the last two slots of the table
+# of expanded positions hid one of them (and two afterstates reached only through it) from the second copy.
 REPEATED = [
     ({"variant": "fevga", "points": ["", "", "OOO", "", "OO", "", "X", "", "OOO", "", "", "OOOOOOO", "X", "", "", "X",
                                      "X", "", "XX", "X", "XX", "X", "XX", "XXX"], "off": {"X": 0, "O": 0}, "turn": "X"},
@@ -264,7 +264,7 @@ REPEATED = [
 
 def test_a_position_repeated_in_one_batch_gives_each_copy_the_same_afterstates():
     # The key tables are cleared between positions: a key left from the first copy would hide the same
-    # afterstate (or expanded position) of the second.
+    # expanded position (or afterstate) of the second.
     positions = [board("narde", SPREAD)] + [position_from_json(data) for data, _ in REPEATED]
     rolls = [(1, 1)] + [roll for _, roll in REPEATED]
     batch = PositionBatch.from_positions([p for p in positions for _ in range(2)])
