@@ -591,3 +591,68 @@ def test_when_either_die_but_not_both_can_be_played_the_higher_one_is(variant):
     assert {m.position for m in moves} == {m.position for m in legal_moves(position, (6, 3))}
     assert [[(s.from_point, s.to_point, s.die) for s in m.steps] for m in moves] == [[(13, 7, 6)]]
 
+
+
+def test_a_move_reached_only_with_the_smaller_die_first_is_kept_though_the_larger_die_alone_blocks_the_other():
+    # 13 of X's checkers are off. With the 5 first, 7/2 leaves no 1 to play (O holds X's 4- and 1-points);
+    # with the 1 first, 7/6 brings X's last checker home and the 5 bears off from the 5-point. Both dice can
+    # be played, so the higher-die rule (one die of two) does not apply, and "7/6 5/off" is the only move.
+    position = board("backgammon", "7:X 5:X 4:OO 1:OO 24:OOOOOOOOOOO", turn="X")
+    moves = legal_moves_fast(position, (5, 1))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (5, 1))}
+    assert [sorted((s.from_point, s.to_point, s.die) for s in m.steps) for m in moves] == [[(5, 0, 5), (7, 6, 1)]]
+
+
+def test_when_either_die_bears_off_the_same_checker_and_only_one_can_be_played_the_step_is_the_higher_die():
+    # X's 5-point checker bears off with the 6 (the highest point) or the 5 (exactly); X's other checker is
+    # pinned on the 4-point, so nothing follows either. The move is 5/off, played with the 6.
+    position = board("tapa", "5:X 4:XO 20:OOOOOOOOOOOOOO", turn="X")
+    moves = legal_moves_fast(position, (6, 5))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (6, 5))}
+    assert [[(s.from_point, s.to_point, s.die) for s in m.steps] for m in moves] == [[(5, 0, 6)]]
+
+
+def test_the_kernel_grows_a_small_output_buffer_to_hold_every_afterstate_of_a_call():
+    # generate() gives each thread 4,096 output rows, more than the tests' batches fill; start from 2 rows.
+    from tapa_ai.movegen import kernel
+
+    rng = np.random.default_rng(61)
+    batch = concatenate([endgame_positions("tapa", 20, rng), playout_positions("backgammon", 20, rng, "uniform",
+                                                                               games=4)])
+    dice = random_dice(len(batch), rng)
+    dice[::4] = dice[::4, :1]  # some doubles: a few hundred afterstates in one position
+    arrays = (batch.board, batch.pinned, batch.off, batch.bar, batch.rules_id, *batch.rule_tables(),
+              *batch.restriction_tables(), dice)
+    arrays = tuple(np.ascontiguousarray(a) for a in arrays)
+    counts, status, n_out, outputs = kernel.generate_range(*arrays, 0, len(batch), kernel.make_scratch(),
+                                                           kernel.make_outputs(2))
+    expected = generate(batch, dice)
+    assert not status.any() and n_out == len(expected) > 500
+    assert counts.tolist() == np.diff(expected.offsets).tolist() and counts.max() > 100
+    board_rows, pinned_rows, off_rows, bar_rows, result_rows, points_rows, step_rows, n_step_rows = outputs
+    assert np.array_equal(board_rows[:n_out], expected.positions.board)
+    assert np.array_equal(pinned_rows[:n_out], expected.positions.pinned)
+    assert np.array_equal(bar_rows[:n_out], expected.positions.bar)
+    assert np.array_equal(result_rows[:n_out], expected.result_kind)
+    assert np.array_equal(step_rows[:n_out], expected.steps) and np.array_equal(n_step_rows[:n_out], expected.n_steps)
+
+
+# Positions whose second copy in one batch lost an afterstate when a key of the first copy was left in the last
+# two slots of the afterstate table.
+REPEATED = [
+    ({"variant": "tapa", "points": ["XXX", "OXXXXX", "", "O", "X", "X", "", "", "", "", "", "", "", "", "O", "XX", "",
+                                    "", "OX", "OO", "OOOOOOOO", "XX", "O", ""], "off": {"X": 0, "O": 0}, "turn": "O"},
+     (4, 2)),
+    ({"variant": "tapa", "points": ["", "OOOO", "O", "X", "O", "O", "XX", "OO", "O", "O", "O", "XOO", "", "X", "", "",
+                                    "XO", "X", "", "", "", "", "XXXXX", "XXX"], "off": {"X": 0, "O": 0}, "turn": "O"},
+     (6, 3)),
+    ({"variant": "backgammon", "points": ["", "X", "X", "OO", "XX", "XXXXX", "", "", "", "OO", "", "OOO", "", "", "",
+                                          "", "", "O", "OOO", "O", "X", "XX", "OOO", "XX"],
+      "off": {"X": 0, "O": 0}, "bar": {"X": 1, "O": 0}, "turn": "X"}, (5, 1)),
+]
+
+
+def test_a_position_repeated_in_one_batch_gives_each_copy_the_reference_afterstates():
+    positions = [position_from_json(data) for data, _ in REPEATED for _ in range(2)]
+    dice = np.array([roll for _, roll in REPEATED for _ in range(2)], dtype=np.int8)
+    _assert_same_as_reference(PositionBatch.from_positions(positions), dice, replay_every=1)

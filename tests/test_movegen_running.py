@@ -234,3 +234,45 @@ def test_running_batches_convert_and_flip_exactly(game):
     alive = np.flatnonzero(~after.game_over)[::7]
     nexts = after.positions.take(alive).flipped().to_positions()
     assert nexts == [next_turn(after.position(int(row))) for row in alive]
+
+
+# -- found by mutation testing: tapa_ai/movegen/kernel.py --------------------------------------------------------
+# narde, X on 14 points with its starting quarter open to it: doubles are searched in every order (the quarter
+# rule), and with 1-1 the search expands more than 256 distinct positions, past the first sizes of its tables.
+SPREAD = "24:XX 23:X 21:X 20:X 18:X 17:X 16:X 15:X 14:X 13:X 12:X 10:X 9:X 8:X 1:" + O15
+
+
+def test_a_double_searched_in_every_order_through_hundreds_of_positions_matches_the_reference():
+    position = board("narde", SPREAD)
+    assert len(_same_moves(position, (1, 1))) > 1000
+
+
+# Doubles searched in every order. In the first, a key of the first copy left in the last two slots of the table
+# of expanded positions hid one of them (and two afterstates reached only through it) from the second copy.
+REPEATED = [
+    ({"variant": "fevga", "points": ["", "", "OOO", "", "OO", "", "X", "", "OOO", "", "", "OOOOOOO", "X", "", "", "X",
+                                     "X", "", "XX", "X", "XX", "X", "XX", "XXX"], "off": {"X": 0, "O": 0}, "turn": "X"},
+     (3, 3)),
+    ({"variant": "narde", "points": ["O", "O", "", "", "", "", "", "O", "O", "", "OO", "OOO", "OO", "OO", "O", "O",
+                                     "XXXX", "XX", "", "XX", "", "XXX", "", "XXXX"], "off": {"X": 0, "O": 0},
+      "turn": "O"}, (1, 1)),
+    ({"variant": "fevga", "points": ["", "O", "O", "OOO", "", "O", "", "", "O", "OO", "O", "OO", "O", "O", "O", "XXXX",
+                                     "", "XXXXXXX", "", "XXXX", "", "", "", ""], "off": {"X": 0, "O": 0}, "turn": "O"},
+     (3, 3)),
+]
+
+
+def test_a_position_repeated_in_one_batch_gives_each_copy_the_same_afterstates():
+    # The key tables are cleared between positions: a key left from the first copy would hide the same
+    # expanded position (or afterstate) of the second.
+    positions = [board("narde", SPREAD)] + [position_from_json(data) for data, _ in REPEATED]
+    rolls = [(1, 1)] + [roll for _, roll in REPEATED]
+    batch = PositionBatch.from_positions([p for p in positions for _ in range(2)])
+    dice = np.array([roll for roll in rolls for _ in range(2)], dtype=np.int8)
+    after = generate(batch, dice)
+    for first in range(0, len(batch), 2):
+        copies = [[after.position(r) for r in range(int(after.offsets[i]), int(after.offsets[i + 1]))]
+                  for i in (first, first + 1)]
+        assert copies[0] == copies[1]
+    assert len(after) > 2000
+    _assert_same_as_reference(batch.take(np.arange(0, len(batch), 2)), dice[::2], replay_every=4)
