@@ -225,6 +225,13 @@ def heuristic_scores(afterstates: Afterstates, pin_weights: Weights = PIN_WEIGHT
     return scores
 
 
+def _home_gaps(own: np.ndarray) -> np.ndarray:
+    """(N,) empty home points below the highest home point holding one of our checkers (``own``: (N, 24))."""
+    home = own[:, :6] > 0
+    highest = _last_true(home, -1)
+    return ((~home) & (np.arange(6)[None, :] < highest[:, None])).sum(axis=1)
+
+
 def _common(positions, weights: Weights, own_all: np.ndarray, made: np.ndarray,
             opp_rear: np.ndarray, own_rear: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Score terms shared by all variants, and the (N,) contact flag."""
@@ -238,11 +245,7 @@ def _common(positions, weights: Weights, own_all: np.ndarray, made: np.ndarray,
     prime = np.minimum(_longest_run(in_front), len(weights.prime) - 1)
     score += contact * np.asarray(weights.prime)[prime]
     # Bearing in and off: no gaps below the highest home checker, no tall stacks.
-    home = own_all[:, :6] > 0
-    highest = _last_true(home, -1)
-    gaps = ((~home) & (np.arange(6)[None, :] < highest[:, None])).sum(axis=1)
-    bearing = own_rear <= 8
-    score -= weights.home_gap * gaps * bearing
+    score -= weights.home_gap * _home_gaps(own_all) * (own_rear <= 8)
     score -= weights.stack * np.clip(own_all - 3, 0, None).sum(axis=1)
     return score, contact
 
@@ -365,10 +368,7 @@ def _running_scores(positions, mother_points: np.ndarray, weights: Weights) -> n
     score -= contact * weights.run_head * own[:, 23] * opp_past_our_start
     score -= contact * weights.run_deep * own[:, :3].sum(axis=1)
     # Bearing in and off: no gaps below the highest home checker, no tall stacks.
-    home = own[:, :6] > 0
-    highest = _last_true(home, -1)
-    gaps = ((~home) & (np.arange(6)[None, :] < highest[:, None])).sum(axis=1)
-    score -= weights.home_gap * gaps * (own_rear <= 8)
+    score -= weights.home_gap * _home_gaps(own) * (own_rear <= 8)
     score -= weights.stack * np.clip(own[:, :23] - 3, 0, None).sum(axis=1)
     return score
 
