@@ -433,6 +433,17 @@ def test_segment_argmax_picks_each_segment_s_highest_score_and_breaks_ties_at_ra
     assert picks == {(1, 3, 5), (2, 3, 5)}  # the tie at random; a score 1e-6 higher always wins
 
 
+def test_segment_argmax_refuses_offsets_that_leave_a_segment_empty_or_do_not_cover_the_scores():
+    from tapa_ai.movegen.choice import segment_argmax
+
+    scores = np.array([0.5, 0.7, 0.1, 0.2, 0.3])
+    assert segment_argmax(scores, np.array([0, 2, 5])).tolist() == [1, 4]
+    assert segment_argmax(np.zeros(0), np.array([0])).tolist() == []  # no positions, no choices
+    for offsets in ([0, 2, 2, 5], [1, 3, 5], [0, 3, 4], [0, 4, 3, 5]):
+        with pytest.raises(ValueError, match="every segment non-empty"):
+            segment_argmax(scores, np.array(offsets))
+
+
 def test_choose_random_picks_every_afterstate_of_each_position_and_nothing_outside_it():
     from tapa_ai.movegen.choice import choose_random
 

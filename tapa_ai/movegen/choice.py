@@ -3,8 +3,30 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .generate import Afterstates
+
+
+@njit(cache=True, nogil=True)
+def _first_highest(scores, offsets):
+    """Row of the first highest score of each segment ``offsets[b]:offsets[b+1]``; None unless the offsets
+    rise from 0 to ``len(scores)`` in steps of at least 1."""
+    size = offsets.shape[0] - 1
+    if size < 0 or offsets[0] != 0 or offsets[size] != scores.shape[0]:
+        return None
+    rows = np.empty(size, dtype=np.int64)
+    for segment in range(size):
+        best = offsets[segment]
+        if offsets[segment + 1] <= best:
+            return None
+        top = scores[best]
+        for row in range(best + 1, offsets[segment + 1]):
+            if scores[row] > top:
+                top = scores[row]
+                best = row
+        rows[segment] = best
+    return rows
 
 
 def segment_argmax(scores: np.ndarray, offsets: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -16,13 +38,13 @@ def segment_argmax(scores: np.ndarray, offsets: np.ndarray, rng: np.random.Gener
     if rng is not None:
         # Scale-aware jitter far below any real difference between equities.
         scores = scores + rng.random(scores.shape[0]) * 1e-9
-    starts = offsets[:-1]
-    counts = np.diff(offsets)
-    best = np.maximum.reduceat(scores, starts)
-    hits = np.flatnonzero(scores == np.repeat(best, counts))
-    segment_of_hit = np.searchsorted(offsets, hits, side="right") - 1
-    _, first = np.unique(segment_of_hit, return_index=True)
-    return hits[first]
+    # The first of a segment's equal highest scores, in one compiled pass (the numpy reductions it replaces
+    # were 8% of self-play's main thread).
+    rows = _first_highest(np.ascontiguousarray(scores).reshape(-1), np.ascontiguousarray(offsets, dtype=np.int64))
+    if rows is None:
+        raise ValueError(f"segment_argmax: offsets must rise from 0 to {scores.shape[0]} (the number of scores) "
+                         "in steps of at least 1 (every segment non-empty)")
+    return rows
 
 
 def choose_random(afterstates: Afterstates, rng: np.random.Generator,

@@ -146,8 +146,11 @@ def load_weights(net, path: str | Path) -> None:
     wanted = {name: tuple(value.shape) for name, value in net.state_dict().items()}
     if (shapes != wanted or source.encoding_version != net.encoding_version
             or source.config.activation != net.config.activation or source.rules.name != net.rules.name):
-        raise ValueError(f"{path}: its network ({source.rules.name}, {source.config.describe()}) is not the "
-                         f"benchmarked one ({net.rules.name}, {net.config.describe()})")
+        def shape(network) -> str:
+            return f"{network.rules.name}, {network.config.describe()}, encoding version {network.encoding_version}"
+
+        raise ValueError(f"{path}: its network ({shape(source)}) is not the benchmarked one ({shape(net)}); "
+                         "give the config that built it (--config, or --set model.KEY=VALUE)")
     with torch.no_grad():
         net.load_state_dict(source.state_dict())
 
