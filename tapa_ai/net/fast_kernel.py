@@ -472,13 +472,28 @@ def evaluate_rows(board, pinned, off, bar, rules_id, rule_bias, mother_rules, pa
                 active += 1 if hidden[i] != 0.0 else 0
             for out in range(outputs):
                 following[out] = dense_bias[bias_at + out]
-            for k in range(active):
+            # Four inputs a pass: each output is loaded and stored once for four weight rows (the loop is
+            # bound by those loads and stores), and summed in the same order as one input a pass (the same
+            # values to the bit).
+            k = 0
+            while k + 4 <= active:
+                i0, i1, i2, i3 = nonzero[k], nonzero[k + 1], nonzero[k + 2], nonzero[k + 3]
+                v0, v1, v2, v3 = hidden[i0], hidden[i1], hidden[i2], hidden[i3]
+                # Slices, so that the indices below are known non-negative (no wraparound check).
+                w0 = dense_weights[weights_at + i0 * outputs: weights_at + (i0 + 1) * outputs]
+                w1 = dense_weights[weights_at + i1 * outputs: weights_at + (i1 + 1) * outputs]
+                w2 = dense_weights[weights_at + i2 * outputs: weights_at + (i2 + 1) * outputs]
+                w3 = dense_weights[weights_at + i3 * outputs: weights_at + (i3 + 1) * outputs]
+                for out in range(outputs):
+                    following[out] = (((following[out] + v0 * w0[out]) + v1 * w1[out]) + v2 * w2[out]) + v3 * w3[out]
+                k += 4
+            while k < active:
                 i = nonzero[k]
                 value = hidden[i]
-                # A slice, so that the index below is known non-negative (no wraparound check).
                 weights = dense_weights[weights_at + i * outputs: weights_at + (i + 1) * outputs]
                 for out in range(outputs):
                     following[out] += value * weights[out]
+                k += 1
             for out in range(outputs):
                 hidden[out] = following[out]
             width = outputs
