@@ -2,7 +2,7 @@
 
 Writes, under ``--out`` (default ``tests/data``):
 
-- ``tapa.npz``, ``plakoto.npz``, ``backgammon.npz``: ``tapa-ai export --format
+- ``tapa.npz``, ``plakoto.npz``, ``backgammon.npz``, ``fevga.npz``, ``narde.npz``: ``tapa-ai export --format
   npz`` of ``checkpoints/<variant>.pt`` (about 425 KB each). The vectors are
   checked against these copies, so they stay valid when the checkpoints are
   replaced by stronger ones; run this script again to follow the new ones.
@@ -11,8 +11,8 @@ Writes, under ``--out`` (default ``tests/data``):
   latest encoding version (``tapa_ai.net.encoding``; each earlier version is a
   prefix of it) and the outputs of that variant's model on the columns of its
   own version (probabilities and equity from torch, ``tapa_ai.net.model.evaluate``) in ``cases``; and,
-  in ``feature_cases``, positions of the running games (fevga, narde), which no shipped model plays yet,
-  with their input vector of that version only (no model, no outputs).
+  in ``feature_cases``, more positions of the running games (fevga, narde), with their input vector of
+  that version only (no model, no outputs: they were made before the running games' models shipped).
 
 ``docs/export.md`` explains how to check another implementation against
 them; ``tests/test_export.py`` checks this package's encoders and every
@@ -52,9 +52,10 @@ from tapa_ai.rules.options import variant_rules  # noqa: E402
 from tapa_ai.rules.position import start_position  # noqa: E402
 from tapa_ai.rules.reference import finished_result  # noqa: E402
 
-VARIANTS = ("tapa", "plakoto", "backgammon")
+VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 FEATURE_VARIANTS = ("fevga", "narde")
-"""Variants with feature-only cases (no shipped model): the running games, encoded in version 4."""
+"""Variants with feature-only cases too: the running games, encoded in version 4 (cases drawn from a generator of
+their own, before their models shipped)."""
 LATEST = max(ENCODING_VERSIONS)
 VECTORS_FILE = "encoding_vectors.json"
 SEED = 2024
@@ -182,8 +183,8 @@ def build(checkpoints: Path, out: Path) -> None:
     header = {
         "description": "tapa-td encoding and evaluator test vectors: JSON position -> input features (float32) -> "
                        "probabilities and equity of the model named by 'model' (an npz file beside this one); "
-                       "'feature_cases': positions of the running games (fevga, narde), which no shipped model "
-                       "plays yet, with their input features only. See docs/export.md.",
+                       "'feature_cases': more positions of the running games (fevga, narde), with their input "
+                       "features only. See docs/export.md.",
         "generated_by": "python scripts/make_test_vectors.py",
         "tapa_ai_version": __version__,
         "encoding": {"name": ENCODING_NAME, "version": LATEST, "num_features": num_features(LATEST),
@@ -206,7 +207,7 @@ def build(checkpoints: Path, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoints", type=Path, default=ROOT / "checkpoints",
-                        help="directory of tapa.pt, plakoto.pt, backgammon.pt (default: checkpoints/)")
+                        help="directory of the five variants' <variant>.pt (default: checkpoints/)")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "data", help="where to write (default tests/data)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if the files in --out differ from freshly made ones")

@@ -26,7 +26,7 @@ from tapa_ai.rules import start_position, variant_rules
 from tapa_ai.rules.reference import legal_moves, next_turn
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = {variant: ROOT / "checkpoints" / f"{variant}.pt" for variant in ("tapa", "plakoto", "backgammon")}
+SHIPPED = {variant: ROOT / "checkpoints" / f"{variant}.pt" for variant in ("tapa", "plakoto", "backgammon", "fevga", "narde")}
 
 
 def save_tiny_net(variant: str, path: Path, seed: int = 3, hidden: int | list[int] = 16,

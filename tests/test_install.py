@@ -45,7 +45,7 @@ def test_the_shipped_models_are_package_data():
     for variant in SHIPPED_VARIANTS:
         assert shipped_model(variant) == MODELS_DIR / f"{variant}.pt" and shipped_model(variant).is_file()
         assert shipped_model_card(variant).read_text().strip()
-    assert shipped_names()[:3] == list(SHIPPED_VARIANTS)
+    assert shipped_names()[:len(SHIPPED_VARIANTS)] == list(SHIPPED_VARIANTS)
     assert "tapa-g3" in shipped_names() and shipped_model("tapa-g3") == MODELS_DIR / "generations" / "tapa-g3.pt"
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert {"models/*.pt", "models/*.md", "models/generations/*.pt", "models/benchmarks/*.jsonl.gz"} <= set(
@@ -211,7 +211,7 @@ print(json.dumps({
     "tapa_ai": tapa_ai.__file__, "sys_path": sys.path,
     "config": str(resolve_config_path("configs/quick.toml")),
     "models": {name: str(shipped_model(name)) for name in shipped_names()},
-    "cards": [str(shipped_model_card(v)) for v in ("tapa", "plakoto", "backgammon")],
+    "cards": [str(shipped_model_card(v)) for v in ("tapa", "plakoto", "backgammon", "fevga", "narde")],
     "web_files": web_files(), "index": static_file("index.html")[0].decode()[:200],
     "board_model": str(ModelFiles().checkpoint("backgammon")),
 }))
@@ -265,11 +265,11 @@ def test_an_installed_wheel_has_the_models_configs_and_web_page_from_any_directo
     assert package.is_relative_to(site), f"tapa_ai imported from {data['tapa_ai']}, not the venv"
     assert not any(Path(entry or venv.cwd).resolve() == ROOT for entry in data["sys_path"])
     assert Path(data["config"]) == package / "configs" / "quick.toml"
-    for name in ("tapa", "plakoto", "backgammon", "tapa-g3"):
+    for name in ("tapa", "plakoto", "backgammon", "fevga", "narde", "tapa-g3"):
         installed = Path(data["models"][name])
         assert installed.is_relative_to(package / "models")
         assert sha256(installed) == sha256(shipped_model(name)), f"{name}: the wheel's file differs"
-    assert [Path(card).is_relative_to(package / "models") for card in data["cards"]] == [True] * 3
+    assert [Path(card).is_relative_to(package / "models") for card in data["cards"]] == [True] * 5
     assert {"index.html", "app.js", "style.css"} <= set(data["web_files"]) and "<" in data["index"]
     assert Path(data["board_model"]) == package / "models" / "backgammon.pt"
 

@@ -582,19 +582,21 @@ def test_a_whole_running_game_is_played_against_each_bot(variant, bot_spec, huma
     assert all(in_other_view(theirs, parallel=True) == yours for theirs, yours in bot_moves)
 
 
-def test_tapa_ai_play_variant_fevga_defaults_to_the_heuristic_and_says_why(tmp_path):
-    """No fevga network yet: ``tapa-ai play --variant fevga`` plays the heuristic and says so, and hint says why
-    it has no advice; a move, help and quit work as a person types them."""
-    script = "help\nhint\nquit\ny\n"
+def test_tapa_ai_play_variant_fevga_defaults_to_the_shipped_network_and_hint_ranks_with_it(tmp_path):
+    """``tapa-ai play --variant fevga`` plays the shipped fevga network at 1 ply, and hint ranks the legal moves
+    by it; a move, help and quit work as a person types them."""
+    script = "help\nhint 2\nquit\ny\n"
     done = subprocess.run([sys.executable, "-m", "tapa_ai.cli", "play", "--variant", "fevga", "--seed", "3"],
                           input=script, capture_output=True, text=True, timeout=180, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     screen = done.stdout
-    assert "tapa-ai play: fevga, money play. You are X, the bot (heuristic) is O. Seed 3." in screen
-    assert "(There is no fevga network yet (net:fevga): the bot is heuristic" in screen
-    assert "--bot runner, --bot random" in screen
+    # From the checkout the default is its checkpoints/ file (docs/play.md).
+    assert "tapa-ai play: fevga, money play. You are X, the bot (net:checkpoints/fevga.pt@1ply) is O. Seed 3." in screen, \
+        screen[:400]
+    assert "There is no fevga network" not in screen
     assert "Enter moves like 24/18 18/13, 24/13 (one checker, both dice)" in screen and "bar/22" not in screen
     assert "-- your start --" in screen and "-- O's start --" in screen and "BAR" not in screen
     assert "(fevga has no doubling cube)" in screen
-    assert "No advice: no network for fevga yet: give --advisor net:PATH." in screen
+    assert re.search(r"\d+ legal moves? with \d-\d; the best by net:", screen), screen[-800:]
+    assert "No advice" not in screen
     assert "Internal error" not in screen

@@ -31,9 +31,9 @@ from tests.requires import require, skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
-VARIANTS = ("tapa", "plakoto", "backgammon")
+VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 RUNNING = ("fevga", "narde")
-"""The running games: no model is shipped yet; the vectors hold feature cases of them (version 4)."""
+"""The running games (RULES.md 8): their models read encoding version 4; the vectors hold feature cases of them."""
 CHROMIUM = os.environ.get("TAPA_AI_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("TAPA_AI_CHROMEDRIVER", "/usr/bin/chromedriver")
 INSTALL = "apt-get install -y --no-install-recommends chromium chromium-driver"
@@ -244,7 +244,7 @@ def test_the_js_encoder_reproduces_the_test_vectors(browser, server):
 
 @pytest.mark.parametrize("variant", RUNNING)
 def test_the_in_page_model_of_a_running_game_evaluates_as_numpy_model(browser, server, variant, tmp_path):
-    """A version-4 model of a running game (none is trained yet: an untrained one, with a race network): the
+    """A version-4 model of a running game (an untrained one, with a race network, which the shipped ones lack): the
     page's TapaModel.evaluatePosition, which encodes with encoding.js, gives numpy_model's answers on random
     positions of both sides to move within 1e-5, the race layers exactly where numpy_model uses them."""
     from tapa_ai.config import ModelConfig
@@ -601,17 +601,13 @@ def test_a_finished_game_is_analysed_by_the_server_and_saved_as_a_record(browser
     assert console_errors(browser) == []
 
 
-# -- the running games (fevga, narde: RULES.md 8): no model yet, the server's fixed bots --------------------------
-NO_MODEL_404 = r"/model/(fevga|narde)\.json - Failed to load resource: .* 404"
-"""The browser's own console line for the model the page asks for and the server has not (yet)."""
-
-
-def test_the_running_games_have_no_model_yet_and_the_server_says_so(server):
+# -- the running games (fevga, narde: RULES.md 8) ------------------------------------------------------------
+def test_the_running_games_models_are_served_in_encoding_version_4_and_the_fixed_bots_listed(server):
     for variant in RUNNING:
         status, kind, body = get(server, f"/model/{variant}.json")
-        assert status == 404 and kind.startswith("application/json")
-        assert json.loads(body)["error"] == f"no {variant} network is trained yet (the page's models: tapa, plakoto, " \
-                                            "backgammon)"
+        assert status == 200 and kind.startswith("application/json")
+        metadata = json.loads(body)["metadata"]
+        assert metadata["encoding_version"] == 4 and metadata["variant"] == variant, metadata
     assert json.loads(get(server, "/health")[2])["fixed_bots"] == ["heuristic", "runner", "random"]
 
 
@@ -625,8 +621,8 @@ def checker_centres(driver, side):
 @pytest.mark.parametrize("variant", RUNNING)
 def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made_by_clicks(browser, server, variant):
     """Both sides travel the same way: X's 15 on its 24 (top right), O's on X's 12 (bottom left), each side's
-    tray where it bears off (O's top left), the corners named, no bar; the bot is the server's heuristic and the
-    analysis panel says why it has no numbers; a move by clicks is played, and the bot's answer is logged and
+    tray where it bears off (O's top left), the corners named, no bar; the bot is the shipped model at 0-ply in
+    the page and the panel shows its chances; a move by clicks is played, and the bot's answer is logged and
     marked in your numbering (its point p is your p + 12 or p - 12)."""
     from tapa_ai.play.moves import in_other_view
 
@@ -649,12 +645,10 @@ def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made
     assert trays["O"][0] < 20 and trays["O"][1] < 260 and trays["O"][2] == "O off 0"  # left of the board, top
     assert trays["X"][0] > 690 and trays["X"][1] > 260 and trays["X"][2] == "X off 0"  # right, bottom
     assert not browser.find_elements("css selector", "#board [data-point='bar']")
-    assert browser.execute_script("return document.getElementById('strength').value") == "heuristic"
-    assert browser.find_element("css selector", "#strength option[value='0']").get_attribute("disabled")
-    note = browser.find_element("id", "analysis-note").text
-    assert note.startswith(f"No chances or move values here: no {variant} network is trained yet") and \
-        note.endswith("The bot is heuristic, server."), note
-    assert not browser.find_element("id", "chances").is_displayed()
+    assert browser.execute_script("return document.getElementById('strength').value") == "0"
+    assert not browser.find_element("css selector", "#strength option[value='0']").get_attribute("disabled")
+    assert browser.execute_script("return tapaWeb.state.model.encodingVersion") == 4
+    assert browser.find_element("id", "chances").is_displayed()
     # A move by clicks, then the bot's answer in your numbering.
     human_turn_by_clicks(browser, random.Random(3))
     wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase)")
@@ -674,8 +668,8 @@ def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made
             start, end = step.split("/")
             net[start], net[end] = net.get(start, 0) - 1, net.get(end, 0) + 1
         assert marked == [sorted(p for p, n in net.items() if n < 0), sorted(p for p, n in net.items() if n > 0)]
-    assert browser.execute_script("return tapaWeb.record().games[0].players.O") == "the bot (heuristic, server)"
-    assert console_errors(browser, allowed=[NO_MODEL_404]) == []
+    assert browser.execute_script("return tapaWeb.record().games[0].players.O") == "the bot (0-ply, in the page)"
+    assert console_errors(browser) == []
 
 
 def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks(browser, server):
@@ -706,7 +700,7 @@ def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks(browser, serve
     browser.find_element("id", "play-typed").click()
     wait_for(browser, f"document.body.dataset.turns !== '{turn}'")
     assert "X 3-1: 24/21 21/20" in browser.execute_script("return tapaWeb.state.log")
-    assert console_errors(browser, allowed=[NO_MODEL_404, r"/v1/apply - Failed to load resource: .* 400"]) == []
+    assert console_errors(browser, allowed=[r"/v1/apply - Failed to load resource: .* 400"]) == []
 
 
 def test_the_pages_step_planner_plays_the_running_games_as_the_reference(browser, server):

@@ -34,6 +34,8 @@ FIXED_OPPONENTS = {
     "tapa": ["random", "runner", "heuristic"],
     "plakoto": ["random", "runner", "heuristic"],
     "backgammon": ["random", "runner", "heuristic", "pubeval", "gnubg:0"],
+    "fevga": ["random", "runner", "heuristic"],
+    "narde": ["random", "runner", "heuristic"],
 }
 """The fixed bots every shipped model is measured against, per variant."""
 SEARCH_OPPONENTS = FIXED_OPPONENTS

@@ -47,12 +47,8 @@ WEB_MODEL_FORMAT = "tapa-ai-web-model"
 """``format`` of the JSON model (:func:`model_json`)."""
 WEB_MODEL_FORMAT_VERSION = 1
 
-MODEL_VARIANTS = ("tapa", "plakoto", "backgammon")
+MODEL_VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 """The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each)."""
-UNTRAINED_VARIANTS = ("fevga", "narde")
-"""Variants the board plays without a model (the server's fixed bots, ``bot_move``): the running games, whose
-networks come later (the page's encoder already computes their input, encoding version 4); until then their model
-requests answer 404 saying so."""
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
@@ -146,9 +142,6 @@ class ModelFiles:
 
     def checkpoint(self, variant: str) -> Path:
         """The checkpoint of ``variant``'s model; :class:`WebFileError` (404) naming where it looked."""
-        if variant in UNTRAINED_VARIANTS:
-            raise WebFileError(404, f"no {variant} network is trained yet (the page's models: "
-                                    f"{', '.join(MODEL_VARIANTS)})")
         if variant not in MODEL_VARIANTS:
             raise WebFileError(404, f"no model for {quoted(variant, 40)}: the board plays {', '.join(MODEL_VARIANTS)}")
         if self.engine_checkpoint is not None and self.engine_checkpoint[0] == variant:

@@ -1,7 +1,7 @@
 """The shipped models, named from any directory: ``net:tapa``, ``tapa-ai export tapa ...``.
 
 The package carries one trained network per variant, ``tapa_ai/models/<variant>.pt`` (``tapa``,
-``plakoto``, ``backgammon``), each with its model card ``<variant>.md`` (how it was trained, how strong it
+``plakoto``, ``backgammon``, ``fevga``, ``narde``), each with its model card ``<variant>.md`` (how it was trained, how strong it
 is, docs/strength.md), and the earlier generations each replaced,
 ``tapa_ai/models/generations/<variant>-g<N>.pt`` (kept so that every table measured with one can be
 repeated; ``tapa_ai.net.model_id`` numbers them). They are package data: ``pip install tapa-ai`` (not only
@@ -13,7 +13,7 @@ Wherever a command takes a checkpoint (a bot spec ``net:...`` with any ``@Nply``
 text is read by :func:`resolve_model_path`, in this order:
 
 1. a file at that path (relative to the current directory) is that file: a real path always wins;
-2. a shipped name is the package's file: ``tapa``, ``plakoto``, ``backgammon``, or a kept generation such as
+2. a shipped name is the package's file: ``tapa``, ``plakoto``, ``backgammon``, ``fevga``, ``narde``, or a kept generation such as
    ``tapa-g3`` (:func:`shipped_names`);
 3. ``checkpoints/<name>.pt`` or ``checkpoints/generations/<name>.pt``, the paths the docs use, where the
    current directory has no such file, is the package's file of that name (as a bare ``configs/<name>.toml``
@@ -33,7 +33,7 @@ from ..errors import TapaError
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 """The shipped models (package data): ``<variant>.pt``, ``<variant>.md``, ``generations/<variant>-g<N>.pt``."""
 
-SHIPPED_VARIANTS = ("tapa", "plakoto", "backgammon")
+SHIPPED_VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 """The variants with a shipped model, each named by its variant."""
 
 CHECKOUT_DIR = "checkpoints"

@@ -24,7 +24,7 @@ def add_parser(subparsers) -> None:
                                  "(docs/play.md)")
     play.add_argument("--variant", choices=list(VARIANTS), help="rule set (default: the bot net's, else tapa)")
     play.add_argument("--bot", metavar="SPEC", help="the opponent (default: the shipped net:<variant>@1ply, else "
-                      "heuristic: fevga and narde have no network yet); " + bots_help())
+                      "heuristic); " + bots_help())
     play.add_argument("--match-length", type=int, default=0, metavar="N",
                       help="play a match to N points (default 0: money play, game after game)")
     play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
@@ -86,7 +86,7 @@ def default_bot_spec(rules: RuleOptions) -> str:
 
 def no_network_note(rules: RuleOptions) -> str:
     """What the player is told when the variant has no network and the bot falls back to ``heuristic``."""
-    return (f"(There is no {rules.name} network yet (net:{rules.name}): the bot is heuristic, the hand-crafted "
+    return (f"(There is no {rules.name} network (net:{rules.name}): the bot is heuristic, the hand-crafted "
             f"player. Others: --bot runner, --bot random, or --bot net:PATH with a {rules.name} checkpoint.)")
 
 
@@ -122,8 +122,7 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
         the_advisor = Advisor(the_bot, rules)
     else:
         fallback = default_advisor_spec(rules.name)
-        the_advisor = Advisor(fallback, rules, why_none=f"no network for {rules.name}"
-                              + (" yet" if rules.parallel else "") + ": give --advisor net:PATH")
+        the_advisor = Advisor(fallback, rules, why_none=f"no network for {rules.name}: give --advisor net:PATH")
     session = PlaySession(rules, the_bot, human=human, match_length=match_length, seed=seed,
                           advisor=the_advisor, input=input, output=output,
                           colour=False if no_color else None, show_eval=show_eval)

@@ -8,8 +8,8 @@
 // fixed bot of the server: heuristic, runner, random), seed (the dice), delay (ms before the bot's move is played,
 // default 700).
 //
-// A variant without a model (the running games fevga and narde, until they are trained) is played all the same:
-// the bot is one of the server's fixed bots (`/v1/bot_move`), and the analysis panel says why it has no numbers.
+// A variant without a model (a server started without one for it) is played all the same: the bot is one of the
+// server's fixed bots (`/v1/bot_move`), and the analysis panel says why it has no numbers.
 //
 // Every game is recorded as it is played (opening roll, moves, result), in the `tapa-ai/games` form that
 // `tapa-ai analyse` reads (docs/analysis.md): "Save game" downloads the match so far, and "Analyse" sends a
@@ -572,8 +572,6 @@
 
   // How to get a server model for this variant, for the greyed-out choices.
   function modelHelp(what) {
-    if (parallel()) return "no " + S.variant + " network is trained yet: tapa-ai serve --bot net:PATH with a " +
-      S.variant + " checkpoint gives " + what + " " + S.variant + " bot";
     return "start tapa-ai serve --bot net:checkpoints/" + S.variant + ".pt for " + what + " " + S.variant + " bot";
   }
 
@@ -621,8 +619,6 @@
   }
 
   function analyseHelp() {
-    if (parallel()) return "no " + S.variant + " network is trained yet: the analysis needs one (tapa-ai serve --bot " +
-      "net:PATH@1ply with a " + S.variant + " checkpoint)";
     return "start tapa-ai serve --bot net:" + S.variant + "@1ply to analyse " + S.variant + " games";
   }
 
