@@ -76,7 +76,7 @@ class RunConfig:
     seed: int = _bounded(1, minimum=0)
     """Seed of every random generator of the run (self-play dice, exploration, initial weights)."""
     variant: Variant = "tapa"
-    """Rule set to train on: ``tapa``, ``plakoto`` or ``backgammon``."""
+    """Rule set to train on: ``tapa``, ``plakoto``, ``backgammon``, ``fevga`` or ``narde``."""
     total_games: int = _bounded(100_000, minimum=1)
     """Self-play games to train for, counted over the whole run including resumed parts."""
     torch_threads: int = _bounded(2, minimum=1, maximum=1024)
