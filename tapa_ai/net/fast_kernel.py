@@ -6,6 +6,10 @@ weight columns, the exposure (version 2) and contact (version 3) columns and
 apply the activation. Rows of the running games (``paths = "parallel"``,
 version 4) take their own first-layer loop (:func:`_first_layer_parallel`),
 chosen once per row, so the other variants' loop is the one it always was.
+
+Kept whole: its njit functions are one compiled evaluator, ``evaluate_rows`` and the first-layer helpers it
+inlines (``inline="always"``), which read the same column layout; split, the layout would be read in two
+places.
 """
 
 from __future__ import annotations
