@@ -7,7 +7,8 @@ spec                       bot
 ``runner``                 the pip-count racer (``pipcount`` is the same bot)
 ``heuristic``              the hand-crafted expert (pinning, mother safety, primes, bear-off)
 ``pubeval``                Tesauro's public evaluator (backgammon; needs ``gnubg-nn``)
-``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon; ``gnubg-nn``)
+``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon, and portes
+                           by its probabilities with Portes' points; ``gnubg-nn``)
 ``net:PATH``               a trained checkpoint, 0-ply
 ``net:NAME``               a shipped model, from any directory: ``net:tapa``, ``net:plakoto``,
                            ``net:backgammon`` (or a kept generation, ``net:tapa-g3``); a file at

@@ -356,10 +356,12 @@ class Engine:
             self._model(request, "encode")
         position = self._position(request)
         if self.analyzer is not None:
-            self.analyzer.check(position)
-        # The model's encoding version; without a model, the rule set's default one.
-        version = self.analyzer.encoding_version if self.analyzer is not None else default_version(position.rules)
-        features = encode(PositionBatch.from_positions([position]), version=version)[0]
+            analyzer = self.analyzer.playing(position.rules)
+            analyzer.check(position)
+            features, version = analyzer.encode(position), analyzer.encoding_version
+        else:  # without a model, the rule set's default encoding version
+            version = default_version(position.rules)
+            features = encode(PositionBatch.from_positions([position]), version=version)[0]
         # Shortest text of each float32 value: reads back as exactly the same float32.
         return {"features": [float(str(value)) for value in features],
                 "encoding": ENCODING_NAME, "encoding_version": version}
@@ -367,6 +369,7 @@ class Engine:
     def _cmd_evaluate(self, request: dict) -> dict:
         analyzer = self._model(request, "evaluate")
         position = self._position(request)
+        analyzer = analyzer.playing(position.rules)
         probabilities, value, exact = analyzer.evaluate(position)
         response = {"probabilities": analyzer.named(probabilities), "equity": value}
         if exact:
@@ -377,6 +380,7 @@ class Engine:
         analyzer = self._model(request, command)
         position = self._position(request)
         dice = self._dice(request)
+        analyzer = analyzer.playing(position.rules)
         analyzer.check(position)
         self._playable(position)
         plies = self._plies(request, analyzer)
@@ -408,6 +412,7 @@ class Engine:
 
         analyzer = self._model(request, "cube")
         position = self._position(request)
+        analyzer = analyzer.playing(position.rules)
         analyzer.check(position)
         self._playable(position)
         unknown = sorted(set(request) - {"cmd", "id", "position", "cube", "match", "plies", "cube_life", "bot"})
@@ -429,6 +434,7 @@ class Engine:
 
         analyzer = self._model(request, "rollout")
         position = self._position(request)
+        analyzer = analyzer.playing(position.rules)
         analyzer.check(position)
         self._playable(position)
         dice = self._dice(request) if "dice" in request else None
