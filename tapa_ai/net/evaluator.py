@@ -49,6 +49,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..bearoff.evaluate import bearoff_distributions, bearoff_mask
+from ..errors import TapaError
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import Afterstates
 from ..rules.options import SCORING_OPTIONS, RuleOptions, board_game_difference
@@ -315,7 +316,7 @@ class BearoffEvaluator(Evaluator):
         return values
 
 
-class OtherBoardGameError(ValueError):
+class OtherBoardGameError(TapaError, ValueError):
     """A model asked to play a rule set of another board game (one line, naming the options that differ)."""
 
 
