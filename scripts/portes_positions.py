@@ -13,8 +13,9 @@ Portes move is better under Portes' points by more than ``--min-gain`` (no
 ties). With ``--plies 1`` each bot searches one ply (the Portes bot choosing
 the opponent's replies by Portes' points, the other by backgammon's). The
 largest differences are printed as Markdown, as docs/portes.md shows them:
-the position (gnubg Position ID with the side to move on roll, and the layout
-in the tests' mini-language, X's numbering), the side to move and its roll, both moves, and each move's
+the position (gnubg Position ID, and the layout in the tests' mini-language;
+the side to move is named X, so the layout and the moves share its
+numbering), the roll, both moves, and each move's
 probabilities and equity under each rule set's points.
 """
 
@@ -24,7 +25,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -84,6 +85,9 @@ def find(args: Args) -> tuple[list[dict], int]:
     found, decisions = [], 0
     portes_points, backgammon_points = outcome_points(PORTES).astype(float), outcome_points(BACKGAMMON).astype(float)
     for _ in range(args.turns):
+        # Every position named with its side to move as X (the batch is seen from the mover anyway), so that the
+        # layout and the move text share X's numbering.
+        batch = replace(batch, turn=np.zeros(len(batch), dtype=np.int8))
         dice = random_dice(len(batch), rng)
         afterstates = generate(batch, dice)
         rows, values, equities = portes_bot.ranked(afterstates)
