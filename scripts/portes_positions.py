@@ -75,14 +75,14 @@ def mini_layout(position) -> str:
     return " ".join(cells + ([f"bar:{bar}"] if bar else []))
 
 
-def find(args: Args) -> tuple[list[dict], int]:
-    """Every difference found, and the number of decisions compared."""
+def find(args: Args) -> tuple[list[dict], int, int]:
+    """Every difference found, the number of decisions compared and the number of games finished."""
     portes_bot = make_bot(f"net:backgammon@{args.plies}ply", PORTES)
     baseline = make_bot(f"net:backgammon@{args.plies}ply,points=backgammon", PORTES)
     rng = np.random.default_rng(args.seed)
     starts = [start_position(PORTES, "XO"[game % 2]) for game in range(args.games)]
     batch = PositionBatch.from_positions(starts)
-    found, decisions = [], 0
+    found, decisions, finished = [], 0, 0
     portes_points, backgammon_points = outcome_points(PORTES).astype(float), outcome_points(BACKGAMMON).astype(float)
     for _ in range(args.turns):
         # Every position named with its side to move as X (the batch is seen from the mover anyway), so that the
@@ -123,6 +123,7 @@ def find(args: Args) -> tuple[list[dict], int]:
                 "gain": gain})
         chosen = rows[mine]
         over = afterstates.game_over[chosen]
+        finished += int(over.sum())
         batch = afterstates.positions.take(chosen).flipped()
         if over.any():  # a new game where one ended, the loser opening it (the winner opens in Portes: either way)
             fresh = PositionBatch.from_positions([start_position(PORTES, "X") for _ in range(int(over.sum()))])
@@ -131,7 +132,7 @@ def find(args: Args) -> tuple[list[dict], int]:
             batch = concatenate([batch.take(keep), fresh])
             order = np.argsort(np.concatenate([keep, replaced]), kind="stable")
             batch = batch.take(order)
-    return found, decisions
+    return found, decisions, finished
 
 
 def markdown(example: dict, number: int) -> str:
@@ -154,15 +155,19 @@ def markdown(example: dict, number: int) -> str:
 
 def main() -> int:
     args = parse_args()
-    found, decisions = find(args)
+    found, decisions, finished = find(args)
     found.sort(key=lambda example: -example["gain"])
+    gain = sum(example["gain"] for example in found)
     print(f"{len(found)} of {decisions:,} decisions differ (Portes move better by > {args.min_gain} points under "
-          f"Portes' points), {args.plies}-ply, {args.games} games x {args.turns} turns, seed {args.seed}\n")
+          f"Portes' points), {args.plies}-ply, {args.games} games x {args.turns} turns ({finished:,} games "
+          f"finished), seed {args.seed}; the Portes moves' gains sum to {gain:.2f} points "
+          f"({gain / max(decisions, 1):.5f} a decision)\n")
     for number, example in enumerate(found[: args.show], start=1):
         print(markdown(example, number) + "\n")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"args": vars(args), "decisions": decisions, "found": found}, out, indent=1)
+            json.dump({"args": vars(args), "decisions": decisions, "games_finished": finished, "found": found}, out,
+                      indent=1)
     return 0
 
 
