@@ -159,6 +159,13 @@ def test_playing_rules_gives_the_model_itself_for_its_own_rules(backgammon_bot):
     assert back.evaluator.model is evaluator.model and back.points.tolist() == BACKGAMMON_POINTS
     # net:backgammon,points=portes playing backgammon: a backgammon valued 2 in backgammon games.
     assert make_bot("net:backgammon,points=portes", BACKGAMMON).points.tolist() == PORTES_POINTS
+    # Points set by ,points= stay when the bot is set to play another rule set (the engine's Analyzer.playing).
+    baseline = make_bot("net:backgammon,points=backgammon")
+    assert baseline is not None and baseline.points.tolist() == BACKGAMMON_POINTS
+    assert baseline.playing(PORTES).points.tolist() == BACKGAMMON_POINTS
+    assert baseline.playing(PORTES).rules == PORTES
+    assert make_bot("net:backgammon,points=backgammon", PORTES).playing(PORTES, PORTES).points.tolist() == \
+        PORTES_POINTS
 
 
 def test_the_portes_bot_and_the_backgammon_bot_each_play_the_best_move_by_their_points(portes_bot, backgammon_bot,

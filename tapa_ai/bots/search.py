@@ -270,9 +270,10 @@ class NetBot(Bot):
         """This bot playing ``rules`` (a copy; itself where nothing changes): a rule set of its model's board game
         that scores, doubles or opens otherwise (the backgammon model playing Portes), valued with ``rules``'
         points, or ``points_rules``' (:func:`~tapa_ai.net.evaluator.playing_rules`). BotError, one line, for a
-        rule set of another board game."""
-        if rules == self.rules and (points_rules is None or points_rules == getattr(self.evaluator.model,
-                                                                                    "points_rules", rules)):
+        rule set of another board game. Points set before (``,points=``) are kept unless ``points_rules`` is given."""
+        current = getattr(self.evaluator.model, "points_rules", None)
+        points_rules = points_rules or current
+        if rules == self.rules and points_rules == current:
             return self
         try:
             for wanted in (rules, points_rules or rules):

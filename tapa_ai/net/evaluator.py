@@ -343,14 +343,15 @@ class RulesEvaluator(Evaluator):
             check_same_board_game(inner.rules, points_rules, repr(inner.name))
         self.inner = inner
         self.rules = rules
-        self.points_rules = points_rules or rules
+        self.points_rules = points_rules
+        """The rule set whose points value the classes, where not :attr:`rules` (None: :attr:`rules`')."""
         self.name = inner.name
         self.encoding_version = getattr(inner, "encoding_version", None)
         self.net = getattr(inner, "net", None)
 
     @property
     def points(self) -> np.ndarray:
-        return outcome_points(self.points_rules).astype(np.float64)
+        return outcome_points(self.points_rules or self.rules).astype(np.float64)
 
     @property
     def model_rules(self) -> RuleOptions:
@@ -393,13 +394,12 @@ def check_same_board_game(model_rules: RuleOptions, rules: RuleOptions, who: str
 def playing_rules(evaluator: Evaluator, rules: RuleOptions, points_rules: Optional[RuleOptions] = None
                   ) -> Evaluator:
     """``evaluator``'s model valuing positions of ``rules`` (with the points of ``points_rules``, default
-    ``rules``'s), in the bear-off databases where ``evaluator`` is; ``evaluator``'s model itself where those are
-    its own rules and points. :class:`OtherBoardGameError` for a rule set of another board game."""
+    ``rules``'s; given, it is kept even where it is ``rules``, so that the bot keeps it when set to play another
+    rule set), in the bear-off databases where ``evaluator`` is; ``evaluator``'s model itself for its own rules and
+    no ``points_rules``. :class:`OtherBoardGameError` for a rule set of another board game."""
     model = evaluator.model
     if isinstance(model, RulesEvaluator):
         model = model.inner
-    if points_rules is not None and points_rules == rules:
-        points_rules = None
     adapted = model if rules == model.rules and points_rules is None else RulesEvaluator(model, rules, points_rules)
     return BearoffEvaluator(adapted) if evaluator.bearoff else adapted
 
