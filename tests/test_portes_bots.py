@@ -6,6 +6,7 @@ of another board game is refused in one line. (``gnubg:N`` playing Portes: tests
 from __future__ import annotations
 
 import io
+import re
 import json
 import random
 from contextlib import redirect_stderr, redirect_stdout
@@ -291,3 +292,20 @@ def test_tapa_ai_match_plays_portes(capsys):
                  "--games", "4", "--workers", "1", "--quiet", "--seed", "2"]) == 0
     out = capsys.readouterr().out
     assert "portes" in out and "net:backgammon,points=backgammon" in out
+
+
+def test_the_script_finding_the_positions_runs_and_reports_them():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "scripts/portes_positions.py", "--games", "64", "--turns", "120",
+                           "--show", "1"], cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    first, *rest = done.stdout.splitlines()
+    assert re.match(r"^\d+ of [\d,]+ decisions differ .* 0-ply, 64 games x 120 turns \([\d,]+ games finished\), "
+                    r"seed 52; the Portes moves' gains sum to [\d.]+ points", first), first
+    if not first.startswith("0 of"):
+        assert any(line.startswith("**1.** X to play ") for line in rest)
+        assert any(line.startswith("| Portes | `") for line in rest)
