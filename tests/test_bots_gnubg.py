@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from tapa_ai.bots.base import BotError
+from tapa_ai.bots.base import BotError, one_position_afterstates
+from tapa_ai.bots.spec import make_bot
 from tapa_ai.bots.gnubg import GnubgBot, dice_of, gnubg_boards
 from tapa_ai.bots.pubeval import PubevalBot, contact_flags, pubeval_scores
 from tapa_ai.movegen import PositionBatch, generate
@@ -175,3 +176,62 @@ def test_missing_package_is_a_bot_error_saying_how_to_install(monkeypatch):
         GnubgBot(BACKGAMMON, 0)
     with pytest.raises(BotError, match="pip install gnubg-nn"):
         PubevalBot(BACKGAMMON)
+
+
+# --- Portes (RULES.md 9): gnubg's probabilities valued with Portes' points ---------------------------------
+
+PORTES = variant_rules("portes")
+
+
+def test_gnubg_valuing_backgammon_points_by_probabilities_agrees_with_bestmove(gnubg, played):
+    # The Portes path's equity with backgammon's points is gnubg's own cubeless equity: the same 0-ply choices
+    # as bestmove (up to ties between moves of equal equity), so the boards are read from the right side.
+    batch, dice, afterstates = played
+    bot = GnubgBot(BACKGAMMON, 0)
+    boards = gnubg_boards(afterstates.positions)
+    compared = 0
+    for index in range(120):
+        lo, hi = int(afterstates.offsets[index]), int(afterstates.offsets[index + 1])
+        if hi - lo < 2 or afterstates.game_over[lo:hi].any():
+            continue
+        equities = bot.afterstate_equities(afterstates, np.arange(lo, hi), 0)
+        source = source_board(batch, index)
+        want = np.asarray(gnubg.boardfromkey(gnubg.bestmove(source, int(dice[index, 0]), int(dice[index, 1]),
+                                                            n=0, b=1)[1]))
+        mine = [row for row in range(lo, hi) if (boards[row] == want).all()]
+        assert len(mine) == 1
+        assert equities[mine[0] - lo] >= equities.max() - 1e-6
+        compared += 1
+    assert compared > 60
+
+
+def test_gnubg_plays_portes_with_a_backgammon_counting_as_a_gammon(gnubg):
+    bot = GnubgBot(PORTES, 0)
+    assert bot.by_points and not GnubgBot(BACKGAMMON, 0).by_points
+    # Mover X bears off its last checker while O still has a checker in X's home board: a backgammon in
+    # backgammon (3 points), a gammon in Portes (2).
+    position = board(PORTES, "1:X 2:O 20:OOOOOOOOOOOOOO", turn="X")
+    afterstates = one_position_afterstates(position, (6, 5))
+    assert afterstates.game_over.all()
+    assert bot.afterstate_equities(afterstates, np.arange(len(afterstates)), 0).tolist() == [2.0] * len(afterstates)
+
+
+def test_gnubg_portes_equity_drops_the_backgammon_term(gnubg, played):
+    batch, dice, afterstates = played
+    rows = np.flatnonzero(~afterstates.game_over)[:40]
+    portes = GnubgBot(PORTES, 0).afterstate_equities(afterstates, rows, 0)  # games going on: boards only
+    money = GnubgBot(BACKGAMMON, 0).afterstate_equities(afterstates, rows, 0)
+    boards = gnubg_boards(afterstates.positions.take(rows)).tolist()
+    for k, board_ in enumerate(boards):
+        win, win_gammon, win_bg, lose_gammon, lose_bg = gnubg.probabilities(board_, 0)
+        assert portes[k] == pytest.approx(-(2 * win - 1 + win_gammon - lose_gammon))
+        assert money[k] == pytest.approx(portes[k] - (win_bg - lose_bg))
+
+
+def test_gnubg_plays_portes_games_and_refuses_other_board_games(gnubg):
+    from tapa_ai.arena.duels import duel
+
+    summary = duel(PORTES, GnubgBot(PORTES, 0), make_bot("heuristic", PORTES), 2, seed=4).summary()
+    assert summary["games"] == 4
+    with pytest.raises(BotError, match="plays only backgammon's board game .*not 'plakoto'"):
+        make_bot("gnubg:0", variant_rules("plakoto"))

@@ -285,8 +285,19 @@ def analysis_bot(spec: str, record: Optional[Record] = None) -> NetBot:
     if not isinstance(bot, NetBot):  # pragma: no cover - make_bot gives a NetBot for every net: spec
         raise AnalysisError(f"--bot {quoted(spec)}: not a network bot")
     if record is not None:
+        bot = playing_record_rules(bot, record)
         check_rules(bot, record)
     return bot
+
+
+def playing_record_rules(bot: NetBot, record: Record) -> NetBot:
+    """``bot`` playing the record's rules where they are another rule set of its model's board game (a Portes
+    record and the backgammon model: its probabilities, Portes' points), else ``bot`` (:func:`check_rules` then
+    says why it cannot analyse the record)."""
+    try:
+        return bot.playing(record.rules)
+    except BotError:
+        return bot
 
 
 def check_rules(bot: NetBot, record: Record) -> None:
@@ -294,9 +305,11 @@ def check_rules(bot: NetBot, record: Record) -> None:
     if record.rules == rules:
         return
     if record.rules.name != rules.name:
+        from ..net.shipped import model_variant
+
         raise AnalysisError(f"the record is {record.rules.name}, and the analysing bot {bot.name} plays "
                             f"{rules.name}: analyse it with a {record.rules.name} network, e.g. --bot "
-                            f"net:{record.rules.name}@1ply")
+                            f"net:{model_variant(record.rules.name)}@1ply")
     raise AnalysisError(f"the record's {record.rules.name} rules differ from those the bot {bot.name} was "
                         "trained for (custom rule options)")
 

@@ -16,8 +16,11 @@ An :class:`Analyzer` holds one trained network searching ``plies`` deep (a
   mover's view (a bear-off afterstate: the database's value); deeper, GNU Backgammon's move filter keeps the bot's
   candidates, which are searched at full depth and ranked first.
 
-The checkpoint fixes the rule set: a position of another variant (or with
-other rule options) is refused with a clear message. The network and its
+The checkpoint fixes the board game: a position of another rule set of the
+same board game (``portes`` for the backgammon model) is answered by
+:meth:`Analyzer.playing` (the model's probabilities, valued with that rule
+set's points); one of another board game (or with other rule options that
+change it) is refused with a clear message. The network and its
 fast evaluator are not meant for concurrent use, so every call takes
 :meth:`Analyzer.locked` (waiting for it counts against a request's time limit,
 :mod:`tapa_ai.deadline`).
@@ -70,7 +73,7 @@ class Analyzer:
 
     def __init__(self, bot) -> None:
         from ..bots.search import NetBot
-        from ..net.model import outcome_names, outcome_points
+        from ..net.model import outcome_names
 
         if not isinstance(bot, NetBot):
             raise TypeError(f"Analyzer needs a NetBot, got {type(bot).__name__}")
@@ -78,8 +81,30 @@ class Analyzer:
         self.evaluator = bot.evaluator
         self.rules = bot.rules
         self.outcome_names: tuple[str, ...] = tuple(outcome_names(self.rules))
-        self.points = outcome_points(self.rules).astype(np.float64)
+        self.points = np.asarray(bot.evaluator.points, dtype=np.float64)
+        """(K,) the points the bot values the outcome classes with (its rule set's, or ``,points=``'s)."""
         self.lock = threading.Lock()
+        self._playing: dict = {self.rules: self}
+
+    def playing(self, rules) -> "Analyzer":
+        """The analyzer for positions of ``rules``: itself, or (made once, sharing the model and its lock) one whose
+        bot plays another rule set of the model's board game (the backgammon model analysing Portes with Portes'
+        points, :meth:`~tapa_ai.bots.search.NetBot.playing`); itself for another board game (:meth:`check` then
+        refuses the position with the reason)."""
+        from ..bots.base import BotError
+
+        found = self._playing.get(rules)
+        if found is not None:
+            return found
+        try:
+            bot = self.bot.playing(rules)
+        except BotError:
+            return self
+        found = Analyzer(bot)
+        found.lock = self.lock
+        found._playing = self._playing
+        self._playing[rules] = found
+        return found
 
     @contextmanager
     def locked(self):
@@ -129,10 +154,12 @@ class Analyzer:
         if position.rules == self.rules:
             return
         if position.rules.name != self.rules.name:
+            from ..net.shipped import model_variant
+
             raise AnalysisError(
                 f"{where}.variant: this engine's model ({self.name}) plays {quoted(self.rules.name)}, "
                 f"the position is {quoted(position.rules.name)}; start an engine with a {position.rules.name} model "
-                f"(e.g. --bot net:{position.rules.name}) for it"
+                f"(e.g. --bot net:{model_variant(position.rules.name)}) for it"
             )
         mine, theirs = self.rules.to_dict(), position.rules.to_dict()
         changed = {key: theirs[key] for key in theirs if mine.get(key) != theirs[key]}
@@ -143,11 +170,13 @@ class Analyzer:
 
     # -- the commands ---------------------------------------------------------------------
     def encode(self, position: Position) -> np.ndarray:
-        """(net.num_features,) float32: the network input of ``position`` from its side to move."""
+        """(net.num_features,) float32: the network input of ``position`` from its side to move (as the model is shown
+        it: a Portes position with the backgammon model's rule flags)."""
         from ..net.encoding import encode
         from ..movegen.batch import PositionBatch
 
-        return encode(PositionBatch.from_positions([position]), version=self.encoding_version)[0]
+        batch = self.evaluator.model_batch(PositionBatch.from_positions([position]))
+        return encode(batch, version=self.encoding_version)[0]
 
     def evaluate(self, position: Position) -> tuple[np.ndarray, float, bool]:
         """(probabilities (K,), equity, exact) for the side to move; a finished game is its exact outcome."""

@@ -60,7 +60,9 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
             raise AnalysisError(f"--game {game}: {path} holds game{'s' if len(numbers) > 1 else ''} "
                                 f"{_ranges(numbers)}")
         record = replace(record, games=chosen, source=f"{record.source}: game {game} of {len(record.games)}")
-    spec = bot or f"net:{record.rules.name}@{DEFAULT_PLIES}ply"
+    from ..net.shipped import model_variant
+
+    spec = bot or f"net:{model_variant(record.rules.name)}@{DEFAULT_PLIES}ply"  # portes: the backgammon model
     the_bot = analysis_bot(spec, record)
     moves = sum(len(g.moves) for g in record.games)
     from tqdm import tqdm

@@ -53,6 +53,12 @@ class Bot:
         if self.variants is not None and rules.name not in self.variants:
             raise BotError(f"bot {self.name!r} plays only {', '.join(self.variants)}, not {rules.name!r}")
 
+    def playing(self, rules: RuleOptions) -> "Bot":
+        """This bot set to play ``rules``: itself, for the bots that play the rules of the positions they are given;
+        a network bot playing another rule set of its board game is a copy that values with that rule set's
+        points (:meth:`tapa_ai.bots.search.NetBot.playing`). :meth:`check_rules` still says whether it can."""
+        return self
+
     def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
         """(B,) int64: for each source position, the row of ``afterstates`` to play."""
         raise NotImplementedError

@@ -12,6 +12,15 @@ are unknown (afterstates built by hand), they are read back from the steps of
 the rows (:func:`dice_of`). ``gnubg_nn.bestmove`` then picks a
 move from the source position, and its resulting board is matched to the one
 row of the afterstates with the same position.
+
+A rule set of backgammon's board game that scores otherwise (``portes``:
+a backgammon counts as a gammon, RULES.md 9) is played from gnubg's outcome
+probabilities valued with that rule set's points: ``gnubg_nn.probabilities``
+of every afterstate (the opponent on roll), the mover's expected points
+``-(2 w - 1 + w_gammon - l_gammon + top (w_bg - l_bg))`` with ``top`` the
+rule set's extra point for a backgammon (0 in Portes), the best move kept;
+at N plies the moves within :data:`FILTER_MARGIN` points of the best at 0 ply
+(at most :data:`FILTER_CANDIDATES`) are valued at N plies, as gnubg filters.
 """
 
 from __future__ import annotations
@@ -21,10 +30,15 @@ from typing import Optional
 import numpy as np
 
 from ..movegen.generate import Afterstates
-from ..rules.options import RuleOptions
+from ..rules.options import BACKGAMMON, RuleOptions, same_board_game
+from ..rules.outcomes import outcome_classes, outcome_points, top_points
 from .base import Bot, BotError
 
 MAX_PLIES = 2
+FILTER_CANDIDATES = 8
+"""At N > 0 plies in a rule set scored otherwise than backgammon: the most moves valued at N plies."""
+FILTER_MARGIN = 0.16
+"""... and only those within this many points of the best at 0 ply (gnubg's default move filter)."""
 
 _MISSING = ("bot {name!r} needs the gnubg-nn package (GNU Backgammon's neural net), which is not installed: "
             "pip install gnubg-nn   (or pip install -e '.[test]')")
@@ -82,9 +96,10 @@ def dice_of(afterstates: Afterstates, index: int) -> tuple[int, Optional[int]]:
 
 
 class GnubgBot(Bot):
-    """``gnubg:N``: the move ``gnubg_nn.bestmove`` chooses at ``plies`` = 0, 1 or 2 (backgammon only)."""
+    """``gnubg:N``: the move ``gnubg_nn.bestmove`` chooses at ``plies`` = 0, 1 or 2 (backgammon), or the best by
+    gnubg's probabilities valued with the rule set's points (portes; module docstring)."""
 
-    variants = ("backgammon",)
+    variants = ("backgammon", "portes")
 
     def __init__(self, rules: RuleOptions, plies: int = 0):
         if not isinstance(plies, int) or not 0 <= plies <= MAX_PLIES:
@@ -94,6 +109,45 @@ class GnubgBot(Bot):
         self.check_rules(rules)
         self.rules = rules
         self.gnubg = import_gnubg(self.name)
+
+    def check_rules(self, rules: RuleOptions) -> None:
+        if not same_board_game(rules, BACKGAMMON):
+            raise BotError(f"bot {self.name!r} plays only backgammon's board game (backgammon, portes), "
+                           f"not {rules.name!r}")
+
+    @property
+    def by_points(self) -> bool:
+        """Whether moves are chosen by gnubg's probabilities and the rule set's points instead of ``bestmove``
+        (a rule set that values a backgammon otherwise than backgammon: portes)."""
+        return top_points(self.rules) != top_points(BACKGAMMON)
+
+    def afterstate_equities(self, afterstates: Afterstates, rows: np.ndarray, plies: int) -> np.ndarray:
+        """(R,) the expected points of afterstate ``rows`` for the side that moved, under :attr:`rules`' points:
+        gnubg's probabilities at ``plies`` with the opponent on roll; a finished game its result."""
+        rows = np.asarray(rows, dtype=np.int64)
+        equities = np.empty(rows.size)
+        over = afterstates.game_over[rows]
+        if over.any():
+            classes = outcome_classes(afterstates.result_kind[rows[over]], np.ones(int(over.sum()), dtype=bool))
+            equities[over] = outcome_points(self.rules)[classes]
+        extra = top_points(self.rules) - 2.0  # a backgammon's point above a gammon
+        boards = gnubg_boards(afterstates.positions.take(rows[~over]))
+        going_on = np.flatnonzero(~over)
+        for index, board in zip(going_on.tolist(), boards.tolist()):
+            win, win_gammon, win_backgammon, lose_gammon, lose_backgammon = self.gnubg.probabilities(board, plies)
+            theirs = 2.0 * win - 1.0 + win_gammon - lose_gammon + extra * (win_backgammon - lose_backgammon)
+            equities[index] = -theirs
+        return equities
+
+    def _choose_by_points(self, afterstates: Afterstates, index: int) -> int:
+        lo, hi = int(afterstates.offsets[index]), int(afterstates.offsets[index + 1])
+        rows = np.arange(lo, hi)
+        equities = self.afterstate_equities(afterstates, rows, 0)
+        if self.plies > 0:
+            order = np.argsort(-equities, kind="stable")
+            keep = order[equities[order] >= equities[order[0]] - FILTER_MARGIN][:FILTER_CANDIDATES]
+            rows, equities = rows[keep], self.afterstate_equities(afterstates, rows[keep], self.plies)
+        return int(rows[int(np.argmax(equities))])
 
     def _source_candidates(self, afterstates: Afterstates, index: int, boards: np.ndarray) -> list[list[list[int]]]:
         """gnubg boards ``[opponent, mover]`` the mover may have rolled in (usually exactly one).
@@ -161,6 +215,10 @@ class GnubgBot(Bot):
         chosen = offsets[:-1].copy()
         several = np.flatnonzero(np.diff(offsets) > 1)
         if not several.size:
+            return chosen
+        if self.by_points:
+            for index in several.tolist():
+                chosen[index] = self._choose_by_points(afterstates, index)
             return chosen
         boards = gnubg_boards(afterstates.positions)
         known = afterstates.inputs is not None and afterstates.dice is not None

@@ -56,6 +56,7 @@ afterstates.
 
 from __future__ import annotations
 
+import copy
 from typing import Optional
 
 import numpy as np
@@ -64,8 +65,9 @@ from ..bearoff.evaluate import exact_mask
 from ..movegen.batch import PositionBatch
 from ..movegen.choice import segment_argmax
 from ..movegen.generate import Afterstates, generate
-from ..net.evaluator import BearoffEvaluator, Evaluator, evaluator_for
-from ..rules.outcomes import outcome_points, swap_sides
+from ..net.evaluator import (BearoffEvaluator, Evaluator, OtherBoardGameError, check_same_board_game, evaluator_for,
+                             playing_rules)
+from ..rules.outcomes import swap_sides
 from ..rules.reference import DISTINCT_ROLLS
 from ..deadline import check_deadline
 from .base import Bot, BotError
@@ -118,7 +120,7 @@ def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int
     replies = generate(positions.flipped().take(owner), ROLLS[roll])
     # The opponent's view, float32 (millions of rows at 2-ply).
     reply_values = evaluator.afterstate_distributions(replies, np.float32)
-    best = segment_argmax(reply_values @ outcome_points(evaluator.rules), replies.offsets)
+    best = segment_argmax(reply_values @ evaluator.points.astype(np.float32), replies.offsets)
     values = reply_values[best].astype(np.float64)
     if plies > 1:
         going_on = np.flatnonzero(~replies.game_over[best])
@@ -214,7 +216,8 @@ class NetBot(Bot):
         self.margin = margin
         self.refine = check_refine(refine)
         """``(n, m)``: at 2 plies or more, keep the best n within m points after a search one ply shallower."""
-        self.points = outcome_points(self.rules).astype(np.float64)
+        self.for_wins = False
+        """True: checker plays by the chance of winning (:meth:`play_for_wins`)."""
         self.name = name or f"net@{plies}ply"
         self.cube = cube
         """False: the passive cube (never double, always take) instead of decisions from the evaluation."""
@@ -242,17 +245,45 @@ class NetBot(Bot):
         """The torch network the evaluator computes (None for an ONNX or numpy model)."""
         return getattr(self.evaluator.model, "net", None)
 
+    @property
+    def points(self) -> np.ndarray:
+        """(K,) float64 what each outcome class is worth to the checker play: the evaluator's points (the rule set
+        played, or another's with ``,points=``), their signs after :meth:`play_for_wins`."""
+        points = self.evaluator.points
+        return np.sign(points) if self.for_wins else points
+
     def play_for_wins(self) -> None:
         """Choose checker plays by P(win) - P(loss) instead of the expected points (``net:PATH,wins``).
 
         Every win class counts +1, every loss -1, a draw 0; cube decisions still use the full distribution.
         """
-        self.points = np.sign(outcome_points(self.rules)).astype(np.float64)
+        self.for_wins = True
 
     def check_rules(self, rules) -> None:
         if rules != self.rules:
-            raise BotError(f"bot {self.name!r} was trained for rule set {self.rules.name!r}; "
-                           f"it cannot play {rules.name!r}")
+            trained = self.evaluator.model_rules
+            raise BotError(f"bot {self.name!r} was trained for rule set {trained.name!r}"
+                           + (f" and plays {self.rules.name!r}" if self.rules != trained else "")
+                           + f"; it cannot play {rules.name!r}")
+
+    def playing(self, rules, points_rules=None) -> "NetBot":
+        """This bot playing ``rules`` (a copy; itself where nothing changes): a rule set of its model's board game
+        that scores, doubles or opens otherwise (the backgammon model playing Portes), valued with ``rules``'
+        points, or ``points_rules``' (:func:`~tapa_ai.net.evaluator.playing_rules`). BotError, one line, for a
+        rule set of another board game. Points set before (``,points=``) are kept unless ``points_rules`` is given."""
+        current = getattr(self.evaluator.model, "points_rules", None)
+        points_rules = points_rules or current
+        if rules == self.rules and points_rules == current:
+            return self
+        try:
+            for wanted in (rules, points_rules or rules):
+                check_same_board_game(self.evaluator.model_rules, wanted, f"bot {self.name!r}")
+        except OtherBoardGameError as error:
+            raise BotError(str(error)) from None
+        evaluator = playing_rules(self.evaluator, rules, points_rules)
+        bot = copy.copy(self)
+        bot.evaluator = evaluator
+        return bot
 
     def evaluate(self, afterstates: Afterstates, rows: Optional[np.ndarray] = None,
                  plies: Optional[int] = None, last_ply: Optional[tuple[int, np.random.Generator]] = None

@@ -7,7 +7,8 @@ spec                       bot
 ``runner``                 the pip-count racer (``pipcount`` is the same bot)
 ``heuristic``              the hand-crafted expert (pinning, mother safety, primes, bear-off)
 ``pubeval``                Tesauro's public evaluator (backgammon; needs ``gnubg-nn``)
-``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon; ``gnubg-nn``)
+``gnubg:N``                GNU Backgammon's evaluator at N = 0, 1 or 2 ply (backgammon, and portes
+                           by its probabilities with Portes' points; ``gnubg-nn``)
 ``net:PATH``               a trained checkpoint, 0-ply
 ``net:NAME``               a shipped model, from any directory: ``net:tapa``, ``net:plakoto``,
                            ``net:backgammon`` (or a kept generation, ``net:tapa-g3``); a file at
@@ -54,6 +55,16 @@ depth. ``net:PATH,nobearoff`` values bear-offs by the network instead of the
 bear-off databases (which every ``net:`` bot and its search use by default,
 docs/bearoff.md): the pure network, for measurements. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
+
+A network plays the rule sets of its own board game: ``make_bot("net:backgammon",
+variant_rules("portes"))`` is the backgammon model playing Portes (RULES.md 9), shown
+every position as a backgammon position and valuing its outcome probabilities with
+Portes' points (a backgammon counts 2; :class:`~tapa_ai.net.evaluator.RulesEvaluator`).
+A rule set of another board game (``net:plakoto`` asked to play backgammon) is one
+error line naming the options that differ. ``net:PATH,points=VARIANT`` values the
+outcome classes with the points of the named variant instead of those of the rule
+set played (a variant of the same board game): ``net:backgammon,points=backgammon``
+playing Portes still values backgammons at 3, the baseline of docs/portes.md.
 """
 
 from __future__ import annotations
@@ -68,9 +79,10 @@ from .base import Bot, BotError
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
               "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon)", "net:PATH@0ply", "net:PATH@1ply",
               "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
-              "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff")
+              "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff",
+              "net:PATH,points=VARIANT")
 """The valid forms, for error messages and ``--help``."""
-_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN", "nobearoff")
+_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN", "nobearoff", "points=VARIANT")
 
 _NET = re.compile(r"^(?P<kind>net|onnx):(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 """``net:PATH[@Nply]`` and ``onnx:PATH[@Nply]``: an evaluator's file and how deep its bot searches."""
@@ -162,19 +174,35 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
         raise _bad(text, "empty")
     bot = _build(base, rules)
     bot.name = base if not _NET.match(base) else bot.name
-    _apply_cube_options(bot, text, options)
+    if rules is not None:
+        bot = bot.playing(rules)  # the backgammon model playing portes: its probabilities, portes' points
+    bot = _apply_cube_options(bot, text, options)
     if rules is not None:
         bot.check_rules(rules)
     return bot
 
 
-def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
+def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
+    """``bot`` with the options after the spec's commas (a copy for ``points=``)."""
     if not options:
-        return  # no import of the search module (and torch) for plain specs
+        return bot  # no import of the search module (and torch) for plain specs
     from .search import NetBot, check_refine
 
     for option in options:
-        if option == "nocube":
+        if option.startswith("points="):
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "points= is an option of net: bots")
+            from ..rules.options import RulesError, variant_rules
+
+            try:
+                points_rules = variant_rules(option.split("=", 1)[1])
+            except RulesError as error:
+                raise _bad(text, f"{option!r}: {error}") from None
+            try:
+                bot = bot.playing(bot.rules, points_rules)
+            except BotError as error:
+                raise BotError(f"bot spec {text!r}: {option}: {error}") from None
+        elif option == "nocube":
             if isinstance(bot, NetBot):
                 bot.cube = False
         elif option == "wins":
@@ -215,6 +243,7 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> None:
             raise _bad(text, f"unknown option {option!r} (options: {', '.join(_CUBE_OPTIONS)})")
     if options:
         bot.name = bot.name + "," + ",".join(options)
+    return bot
 
 
 def _build(text: str, rules: Optional[RuleOptions]) -> Bot:

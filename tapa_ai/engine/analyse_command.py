@@ -42,10 +42,13 @@ def answer_analyse(analyzer, request: dict, plies: int) -> dict[str, Any]:
         record = record_from_json(request["record"], "record")
     except RecordError as error:
         raise AnalysisError(str(error)) from None
+    analyzer = analyzer.playing(record.rules)  # a portes record and the backgammon model: Portes' points
     if record.rules != analyzer.rules:
+        from ..net.shipped import model_variant
+
         raise AnalysisError(f"record: a {record.rules.name} game, and this engine's model ({analyzer.name}) plays "
                             f"{analyzer.rules.name}; start a server with a {record.rules.name} model (e.g. --bot "
-                            f"net:{record.rules.name}@1ply) to analyse it"
+                            f"net:{model_variant(record.rules.name)}@1ply) to analyse it"
                             if record.rules.name != analyzer.rules.name else
                             f"record.rules: other rule options than those this engine's model ({analyzer.name}) "
                             "was trained for")

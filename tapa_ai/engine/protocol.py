@@ -339,6 +339,13 @@ class Engine:
                                "e.g. tapa-ai engine --bot net:tapa (or net:tapa@1ply to search)")
         return self.analyzer
 
+    def _model_and_position(self, request: dict, command: str):
+        """The model for the request's position (portes: the backgammon model with Portes' points) and it."""
+        analyzer, position = self._model(request, command), self._position(request)
+        analyzer = analyzer.playing(position.rules)
+        analyzer.check(position)
+        return analyzer, position
+
     def _plies(self, request: dict, analyzer) -> int:
         plies = request.get("plies", None)
         if plies is None:
@@ -356,17 +363,18 @@ class Engine:
             self._model(request, "encode")
         position = self._position(request)
         if self.analyzer is not None:
-            self.analyzer.check(position)
-        # The model's encoding version; without a model, the rule set's default one.
-        version = self.analyzer.encoding_version if self.analyzer is not None else default_version(position.rules)
-        features = encode(PositionBatch.from_positions([position]), version=version)[0]
+            analyzer = self.analyzer.playing(position.rules)
+            analyzer.check(position)
+            features, version = analyzer.encode(position), analyzer.encoding_version
+        else:  # without a model, the rule set's default encoding version
+            version = default_version(position.rules)
+            features = encode(PositionBatch.from_positions([position]), version=version)[0]
         # Shortest text of each float32 value: reads back as exactly the same float32.
         return {"features": [float(str(value)) for value in features],
                 "encoding": ENCODING_NAME, "encoding_version": version}
 
     def _cmd_evaluate(self, request: dict) -> dict:
-        analyzer = self._model(request, "evaluate")
-        position = self._position(request)
+        analyzer, position = self._model_and_position(request, "evaluate")
         probabilities, value, exact = analyzer.evaluate(position)
         response = {"probabilities": analyzer.named(probabilities), "equity": value}
         if exact:
@@ -374,10 +382,8 @@ class Engine:
         return response
 
     def _ranked(self, request: dict, command: str, limit: int):
-        analyzer = self._model(request, command)
-        position = self._position(request)
+        analyzer, position = self._model_and_position(request, command)
         dice = self._dice(request)
-        analyzer.check(position)
         self._playable(position)
         plies = self._plies(request, analyzer)
         moves, total = analyzer.rank(position, dice, plies, limit=limit)
@@ -406,9 +412,7 @@ class Engine:
     def _cmd_cube(self, request: dict) -> dict:
         from ..rules.cube import Cube, MatchScore
 
-        analyzer = self._model(request, "cube")
-        position = self._position(request)
-        analyzer.check(position)
+        analyzer, position = self._model_and_position(request, "cube")
         self._playable(position)
         unknown = sorted(set(request) - {"cmd", "id", "position", "cube", "match", "plies", "cube_life", "bot"})
         if unknown:
@@ -427,9 +431,7 @@ class Engine:
     def _cmd_rollout(self, request: dict) -> dict:
         from .rollout_command import answer_rollout
 
-        analyzer = self._model(request, "rollout")
-        position = self._position(request)
-        analyzer.check(position)
+        analyzer, position = self._model_and_position(request, "rollout")
         self._playable(position)
         dice = self._dice(request) if "dice" in request else None
         return answer_rollout(analyzer, request, position, dice, self.max_rollout_games)

@@ -85,6 +85,7 @@ VARIANT_RULES: dict[str, dict[str, Any]] = {
     "tapa": {"contact": "pin", "mother_points": 3, "backgammons": True, "paths": "opposite"},
     "plakoto": {"contact": "pin", "mother_points": 2, "backgammons": False, "paths": "opposite"},
     "backgammon": {"contact": "hit", "mother_points": 0, "backgammons": True, "paths": "opposite"},
+    "portes": {"contact": "hit", "mother_points": 0, "backgammons": False, "paths": "opposite"},
     "fevga": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel"},
     "narde": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel"},
 }

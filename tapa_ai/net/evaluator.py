@@ -28,7 +28,11 @@ Implementations:
   probabilities, such as an ONNX session (``onnx:`` bots) or the numpy-only
   model of an exported ``.npz`` (:func:`numpy_evaluator`);
 - :class:`BearoffEvaluator`: a wrapper over any of them that values every
-  bear-off by the exact databases (:mod:`tapa_ai.bearoff.evaluate`) instead.
+  bear-off by the exact databases (:mod:`tapa_ai.bearoff.evaluate`) instead;
+- :class:`RulesEvaluator`: a wrapper that lets a model play another rule set of
+  the same board game (the backgammon network playing Portes): positions are
+  shown to the model as its own rule set's, and its outcome classes are valued
+  with the playing rule set's points (:func:`playing_rules`).
 
 The values are float32 from the networks (float64 where the databases
 answer); :meth:`Evaluator.afterstate_distributions` casts to the ``dtype``
@@ -39,18 +43,21 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from ..bearoff.evaluate import bearoff_distributions, bearoff_mask
+from ..errors import TapaError
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import Afterstates
-from ..rules.options import RuleOptions
+from ..rules.options import SCORING_OPTIONS, RuleOptions, board_game_difference
 from ..rules.outcomes import num_outcomes, outcome_classes, outcome_points, swap_sides
 
 __all__ = ["Evaluator", "TorchEvaluator", "KernelEvaluator", "EncodedEvaluator", "BearoffEvaluator",
-           "evaluator_for", "numpy_evaluator", "with_finished_outcomes", "kernel_available"]
+           "RulesEvaluator", "evaluator_for", "numpy_evaluator", "with_finished_outcomes", "kernel_available",
+           "playing_rules", "check_same_board_game", "OtherBoardGameError"]
 
 
 def with_finished_outcomes(distributions: np.ndarray, afterstates: Afterstates) -> np.ndarray:
@@ -89,6 +96,12 @@ class Evaluator(ABC):
         """The evaluator of the model itself, without the databases (self, unless this is a wrapper)."""
         return self
 
+    @property
+    def model_rules(self) -> RuleOptions:
+        """The rule set the model was trained for (:attr:`rules`, except where a :class:`RulesEvaluator` plays
+        another rule set of its board game)."""
+        return self.rules
+
     def refresh(self) -> None:
         """Follow the model's weights now (nothing to do for a model that reads them on every call)."""
 
@@ -113,6 +126,10 @@ class Evaluator(ABC):
         if rules != self.rules:
             raise ValueError(f"{who or self.name!r} was trained for rule set {self.rules.name!r}; it cannot play "
                              f"{rules.name!r}")
+
+    def model_batch(self, batch: PositionBatch) -> PositionBatch:
+        """``batch`` as the model is shown it (the same positions; :class:`RulesEvaluator` relabels the rules)."""
+        return batch
 
 
 class TorchEvaluator(Evaluator):
@@ -251,6 +268,17 @@ class BearoffEvaluator(Evaluator):
     def model(self) -> Evaluator:
         return self.inner
 
+    @property
+    def points(self) -> np.ndarray:
+        return self.inner.points
+
+    @property
+    def model_rules(self) -> RuleOptions:
+        return self.inner.model_rules
+
+    def model_batch(self, batch: PositionBatch) -> PositionBatch:
+        return self.inner.model_batch(batch)
+
     def refresh(self) -> None:
         self.inner.refresh()
 
@@ -286,6 +314,94 @@ class BearoffEvaluator(Evaluator):
             values[rest] = self.inner.afterstate_distributions(afterstates.rows(rest), dtype)
         values[known] = swap_sides(bearoff_distributions(afterstates.positions.take(known).flipped())[1])
         return values
+
+
+class OtherBoardGameError(TapaError, ValueError):
+    """A model asked to play a rule set of another board game (one line, naming the options that differ)."""
+
+
+class RulesEvaluator(Evaluator):
+    """A model of one rule set valuing positions of another rule set of the same board game.
+
+    The backgammon network plays Portes this way (RULES.md 9: the same board
+    game, scored without backgammons or cube): every position of ``rules`` is
+    shown to the model as a position of the model's own rule set (the same
+    board; the rule-flag inputs it was trained with: the encoding's
+    ``rules.*`` columns, the fast kernel's rule bias), so its outcome
+    probabilities are the ones it learnt; they are read as ``rules``' outcome
+    classes (the same classes; a finished game is its exact outcome under
+    ``rules``: a backgammon of Portes is a gammon) and valued with the points
+    of ``points_rules`` (default ``rules``: Portes counts the top class, the
+    model's backgammons, 2). ``points_rules`` of another rule set values the
+    same probabilities with its points instead: ``net:backgammon,points=backgammon``
+    playing Portes values backgammons at 3, the baseline of docs/portes.md.
+    """
+
+    def __init__(self, inner: Evaluator, rules: RuleOptions, points_rules: Optional[RuleOptions] = None) -> None:
+        check_same_board_game(inner.rules, rules, repr(inner.name))
+        if points_rules is not None:
+            check_same_board_game(inner.rules, points_rules, repr(inner.name))
+        self.inner = inner
+        self.rules = rules
+        self.points_rules = points_rules
+        """The rule set whose points value the classes, where not :attr:`rules` (None: :attr:`rules`')."""
+        self.name = inner.name
+        self.encoding_version = getattr(inner, "encoding_version", None)
+        self.net = getattr(inner, "net", None)
+
+    @property
+    def points(self) -> np.ndarray:
+        return outcome_points(self.points_rules or self.rules).astype(np.float64)
+
+    @property
+    def model_rules(self) -> RuleOptions:
+        return self.inner.rules
+
+    def refresh(self) -> None:
+        self.inner.refresh()
+
+    def model_batch(self, batch: PositionBatch) -> PositionBatch:
+        """``batch`` with its rule set ``rules`` relabelled as the model's (the same arrays, shared)."""
+        if self.inner.rules in batch.rules and self.rules not in batch.rules:
+            return batch
+        return replace(batch, rules=tuple(self.inner.rules if rules == self.rules else rules for rules in batch.rules))
+
+    def evaluate_flipped(self, batch: PositionBatch) -> np.ndarray:
+        return self.inner.evaluate_flipped(self.model_batch(batch))
+
+    def evaluate(self, batch: PositionBatch) -> np.ndarray:
+        return self.inner.evaluate(self.model_batch(batch))
+
+    def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
+        # The finished games keep their result under the playing rules (the generator's result codes).
+        shown = replace(afterstates, positions=self.model_batch(afterstates.positions))
+        return self.inner.afterstate_distributions(shown, dtype)
+
+
+def check_same_board_game(model_rules: RuleOptions, rules: RuleOptions, who: str = "the model") -> None:
+    """:class:`OtherBoardGameError` (one line) unless a model of ``model_rules`` can play ``rules``: the same board
+    game, differing at most in scoring, cube and opening (:data:`~tapa_ai.rules.options.SCORING_OPTIONS`)."""
+    difference = board_game_difference(model_rules, rules)
+    if difference:
+        changed = ", ".join(f"{option}={theirs!r} (the model's {mine!r})"
+                            for option, (mine, theirs) in sorted(difference.items()))
+        raise OtherBoardGameError(
+            f"{who} was trained for rule set {model_rules.name!r}; it cannot play {rules.name!r}, another board "
+            f"game: {changed} (a model plays the rule sets of its own board game, which may differ only in "
+            f"{', '.join(SCORING_OPTIONS[1:])})")
+
+
+def playing_rules(evaluator: Evaluator, rules: RuleOptions, points_rules: Optional[RuleOptions] = None
+                  ) -> Evaluator:
+    """``evaluator``'s model valuing positions of ``rules`` (with the points of ``points_rules``, default
+    ``rules``'s; given, it is kept even where it is ``rules``, so that the bot keeps it when set to play another
+    rule set), in the bear-off databases where ``evaluator`` is; ``evaluator``'s model itself for its own rules and
+    no ``points_rules``. :class:`OtherBoardGameError` for a rule set of another board game."""
+    model = evaluator.model
+    if isinstance(model, RulesEvaluator):
+        model = model.inner
+    adapted = model if rules == model.rules and points_rules is None else RulesEvaluator(model, rules, points_rules)
+    return BearoffEvaluator(adapted) if evaluator.bearoff else adapted
 
 
 def evaluator_for(net: Any, bearoff: bool = True, name: Optional[str] = None) -> Evaluator:

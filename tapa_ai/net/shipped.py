@@ -100,10 +100,22 @@ def shipped_model_card(variant: str) -> Path:
     return path
 
 
+def model_variant(variant: str) -> str:
+    """The shipped model that plays ``variant``: its own, else that of the shipped variant of the same board game
+    (``portes`` is played by the ``backgammon`` model, RULES.md 9), else ``variant`` itself."""
+    from ..rules.options import VARIANTS, same_board_game
+
+    if variant in SHIPPED_VARIANTS or variant not in VARIANTS:
+        return variant
+    return next((name for name in SHIPPED_VARIANTS if same_board_game(VARIANTS[name], VARIANTS[variant])), variant)
+
+
 def default_net_spec(variant: str) -> str | None:
     """The variant's default network as a bot spec: ``net:checkpoints/<variant>.pt`` when the current directory
     has that file (a checkout, or your own), else the shipped model ``net:<variant>`` when installed, else None
-    (``tapa-ai play``'s advisor, ``tapa-ai rollout``'s bot)."""
+    (``tapa-ai play``'s advisor, ``tapa-ai rollout``'s bot); ``variant``'s :func:`model_variant` (portes:
+    backgammon's)."""
+    variant = model_variant(variant)
     path = Path(CHECKOUT_DIR) / f"{variant}.pt"
     if path.is_file():
         return f"net:{path}"

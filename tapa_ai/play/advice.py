@@ -100,7 +100,7 @@ class Advisor:
         from ..analysis.analyzer import AnalysisError, load_analyzer
 
         try:
-            analyzer = load_analyzer(self._source)
+            analyzer = load_analyzer(self._source).playing(self.rules)  # portes: the backgammon model
             if analyzer.rules != self.rules:
                 raise AnalysisError(f"{analyzer.name} plays {analyzer.rules.name!r} rules, this game "
                                     f"{self.rules.name!r}")

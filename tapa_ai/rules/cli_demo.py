@@ -12,7 +12,7 @@ from .options import VARIANTS
 def add_parser(subparsers) -> None:
     """The ``demo`` command on ``subparsers`` (``tapa-ai``'s)."""
     demo = subparsers.add_parser("demo", help="play random self-play games and summarise them")
-    demo.add_argument("--variant", default="all", choices=["all", *VARIANTS], help="rule set (default: all three)")
+    demo.add_argument("--variant", default="all", choices=["all", *VARIANTS], help="rule set (default: all of them)")
     demo.add_argument("--games", type=int, default=200, help="games per variant (default 200)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.add_argument("--json", action="store_true", help="print the summary as JSON")

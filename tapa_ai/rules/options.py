@@ -1,7 +1,8 @@
 """Rule options and the named variants (RULES.md sections 5, 6 and 8).
 
 A rule set is a frozen :class:`RuleOptions`; the variants ``tapa``, ``plakoto``,
-``backgammon`` and the running games ``fevga`` and ``narde`` are presets of it.
+``backgammon``, ``portes`` (backgammon's board game scored and opened the Greek
+way, RULES.md 9) and the running games ``fevga`` and ``narde`` are presets of it.
 A custom rule set starts from a preset::
 
     rules = variant_rules("tapa").replace(mother_points=2, cube=False)
@@ -256,6 +257,20 @@ FEVGA = RuleOptions(
     full_start_quarter_allowed=False,
 )
 
+PORTES = RuleOptions(
+    name="portes",
+    start=BACKGAMMON.start,
+    contact="hit",
+    mother_points=0,
+    backgammons=False,
+    cube=False,
+    crawford=False,
+    opening="reroll",
+    next_game_opener="winner",
+)
+"""Portes (RULES.md 9): backgammon's board game with no cube, a backgammon counted as a gammon, the opener
+rolling both dice afresh and the winner of a game opening the next."""
+
 NARDE = RuleOptions(
     name="narde",
     start=((24, 15),),
@@ -272,7 +287,12 @@ NARDE = RuleOptions(
     full_start_quarter_allowed=True,
 )
 
-VARIANTS: dict[str, RuleOptions] = {rules.name: rules for rules in (TAPA, PLAKOTO, BACKGAMMON, FEVGA, NARDE)}
+VARIANTS: dict[str, RuleOptions] = {rules.name: rules for rules in (TAPA, PLAKOTO, BACKGAMMON, PORTES, FEVGA,
+                                                                      NARDE)}
+
+SCORING_OPTIONS = ("name", "backgammons", "cube", "crawford", "opening", "next_game_opener")
+"""The options that change how games are scored, doubled and opened but not one legal move or when a game ends:
+rule sets differing only in these play the same board game (:func:`same_board_game`)."""
 
 
 def variant_rules(name: str) -> RuleOptions:
@@ -281,3 +301,17 @@ def variant_rules(name: str) -> RuleOptions:
         return VARIANTS[name]
     except (KeyError, TypeError):
         raise RulesError(f"unknown variant {quoted(name)}; known variants: {sorted(VARIANTS)}") from None
+
+
+def same_board_game(first: RuleOptions, second: RuleOptions) -> bool:
+    """Whether two rule sets play the same board game: the same legal moves in every position and the same games
+    ending, differing at most in :data:`SCORING_OPTIONS` (backgammon and portes; a model of one plays the other)."""
+    return first.replace(**{option: getattr(second, option) for option in SCORING_OPTIONS}) == second
+
+
+def board_game_difference(first: RuleOptions, second: RuleOptions) -> dict[str, tuple[Any, Any]]:
+    """The options outside :data:`SCORING_OPTIONS` in which two rule sets differ: ``{option: (first's, second's)}``
+    (empty when they play the same board game)."""
+    mine, theirs = first.to_dict(), second.to_dict()
+    return {option: (mine[option], theirs[option]) for option in mine
+            if option not in SCORING_OPTIONS and mine[option] != theirs[option]}

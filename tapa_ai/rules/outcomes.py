@@ -8,7 +8,9 @@ side to move::
 
 ``<top>`` is the best result a variant has above a gammon: a backgammon
 (``backgammon``), a mother win (``plakoto``) or either (``tapa``, where both
-are worth 3). The draw class exists only where the rule set has draws
+are worth 3). In ``portes`` (backgammons off) a backgammon counts as a gammon,
+so its top class, which only another rule set's model fills (the backgammon
+network playing Portes), is worth 2. The draw class exists only where the rule set has draws
 (``rules.has_draws``: both mothers pinned). Each class is worth its points
 (single 1, gammon 2, top 3 or ``rules.mother_points``, draw 0, losses
 negative), and the **equity** is the expected points: ``probabilities @
@@ -76,6 +78,10 @@ def top_points(rules: RuleOptions) -> int:
         return backgammon
     if mother is not None:
         return mother
+    if rules.hits:
+        # A hitting game without backgammons (portes, RULES.md 9) counts a backgammon as a gammon. Its own games
+        # never reach the class, but a model of backgammon's rules playing it puts its backgammons there.
+        return 2
     return 3  # the class never happens in such a rule set; its value does not matter
 
 
@@ -98,7 +104,7 @@ def outcome_names(rules: RuleOptions) -> tuple[str, ...]:
 
 
 OUTCOME_NAMES: dict[str, tuple[str, ...]] = {name: outcome_names(variant_rules(name)) for name in
-                                             ("tapa", "plakoto", "backgammon")}
+                                             ("tapa", "plakoto", "backgammon", "portes")}
 """Outcome class names of the three variants (``outcome_names`` for any rule set)."""
 
 

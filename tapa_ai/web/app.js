@@ -22,6 +22,10 @@
     tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother" },
     plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother" },
     backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon" },
+    // Portes (RULES.md 9): backgammon's board game played by the backgammon model, valued with Portes' points (a
+    // backgammon counts as a gammon: 2).
+    portes: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon (counts 2)",
+      model: "backgammon", points: [1, 2, 2, -1, -2, -2] },
     // The running games (RULES.md 8): both sides travel the same way, no bar, no cube.
     fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
     narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
@@ -74,13 +78,29 @@
     return answer;
   }
 
+  // The model that plays a variant: its own, or (portes) that of the variant of the same board game.
+  const modelVariant = (variant) => (VARIANTS[variant] || {}).model || variant;
+
+  // A model of another variant of the same board game playing `variant`: shown every position as one of its own
+  // variant (the rule flags it was trained with), its outcome classes valued with `variant`'s points.
+  function playedAs(model, variant) {
+    const played = Object.create(model);
+    played.outcomePoints = VARIANTS[variant].points;
+    played.evaluatePosition = function (position) {
+      const shown = Object.assign({}, position, { variant: model.variant });
+      return this.evaluate(globalThis.TapaEncoding.encode(shown, this.encodingVersion));
+    };
+    return played;
+  }
+
   async function loadModel(variant) {
     if (!S.models[variant]) {
       S.models[variant] = (async function () {
-        const response = await fetch("model/" + variant + ".json");
+        const response = await fetch("model/" + modelVariant(variant) + ".json");
         const answer = await response.json();
         if (!response.ok) throw new ServerError(answer.error || "no model for " + variant);
-        return TapaModel.fromJSON(answer);
+        const model = TapaModel.fromJSON(answer);
+        return modelVariant(variant) === variant ? model : playedAs(model, variant);
       })();
       S.models[variant].catch(() => { delete S.models[variant]; });
     }
@@ -153,7 +173,7 @@
   }
 
   function serverPlies() {
-    return S.health && S.health.variant === S.variant ? S.health.bot : null;
+    return S.health && S.health.variant === modelVariant(S.variant) ? S.health.bot : null;
   }
 
   function strength() {
@@ -572,7 +592,8 @@
 
   // How to get a server model for this variant, for the greyed-out choices.
   function modelHelp(what) {
-    return "start tapa-ai serve --bot net:checkpoints/" + S.variant + ".pt for " + what + " " + S.variant + " bot";
+    return "start tapa-ai serve --bot net:checkpoints/" + modelVariant(S.variant) + ".pt for " + what + " " + S.variant +
+      " bot";
   }
 
   function render() {
@@ -619,7 +640,7 @@
   }
 
   function analyseHelp() {
-    return "start tapa-ai serve --bot net:" + S.variant + "@1ply to analyse " + S.variant + " games";
+    return "start tapa-ai serve --bot net:" + modelVariant(S.variant) + "@1ply to analyse " + S.variant + " games";
   }
 
   // The server's analysis of a finished game: the players' totals, then every move (docs/web.md).

@@ -21,6 +21,7 @@
     tapa: { contact: "pin", mother_points: 3, backgammons: true, paths: "opposite" },
     plakoto: { contact: "pin", mother_points: 2, backgammons: false, paths: "opposite" },
     backgammon: { contact: "hit", mother_points: 0, backgammons: true, paths: "opposite" },
+    portes: { contact: "hit", mother_points: 0, backgammons: false, paths: "opposite" },
     fevga: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
     narde: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
   };
