@@ -309,3 +309,15 @@ def test_the_script_finding_the_positions_runs_and_reports_them():
     if not first.startswith("0 of"):
         assert any(line.startswith("**1.** X to play ") for line in rest)
         assert any(line.startswith("| Portes | `") for line in rest)
+
+
+def test_a_portes_benchmark_set_is_built_with_the_backgammon_model_by_default():
+    """``tapa-ai benchmark build --variant portes`` samples, ranks and rolls out with net:backgammon (the model
+    that plays Portes); pubeval, which scores backgammons at 3, is no reference."""
+    from tapa_ai.arena.benchmark.sample import default_references, default_sources
+
+    references = default_references("portes")
+    assert references[:2] == ["net:backgammon", "net:backgammon@1ply"] and "heuristic" in references
+    assert "pubeval" not in references and not any(spec.startswith("net:portes") for spec in references)
+    assert all(not spec.startswith("net:") or spec.startswith("net:backgammon") for spec, _ in default_sources("portes"))
+    assert "pubeval" not in default_references("tapa") and default_references("tapa")[0] == "net:tapa"

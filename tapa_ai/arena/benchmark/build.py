@@ -39,6 +39,7 @@ from ...bots.base import BotError
 from ...movegen.batch import PositionBatch
 from ...movegen.generate import generate
 from ...notation.json_position import position_from_json
+from ...net.shipped import model_variant
 from ...rules.options import RuleOptions, variant_rules
 from .file import (FORMAT, VERSION, BenchmarkError, BenchmarkSet, afterstate_key, append_record,
                              check_integers, differences, read_set, write_set)
@@ -216,9 +217,10 @@ def build_benchmark(variant: str, positions: int, out: str | Path, *, seed: int 
                    ("workers", workers, 1))
     if positions >= SEED_STRIDE:
         raise BenchmarkError(f"--positions {positions}: at most {SEED_STRIDE - 1}")
-    player = player or f"net:{variant}"
-    bot = bot or f"net:{variant}"
-    ranker = ranker or f"net:{variant}@2ply"
+    model = model_variant(variant)  # the shipped model that plays it (portes: backgammon's)
+    player = player or f"net:{model}"
+    bot = bot or f"net:{model}"
+    ranker = ranker or f"net:{model}@2ply"
     sources = list(sources) if sources else default_sources(variant)
     references = default_references(variant) if references is None else \
         [spec for spec in references if spec != "none"]

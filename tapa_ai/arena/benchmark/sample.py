@@ -44,10 +44,18 @@ def gnubg_available() -> bool:
     return importlib.util.find_spec("gnubg_nn") is not None
 
 
+def _model(variant: str) -> str:
+    """The shipped model that plays ``variant`` (portes: backgammon's, ``net.shipped.model_variant``)."""
+    from ...net.shipped import model_variant
+
+    return model_variant(variant)
+
+
 def _generations(variant: str) -> list[str]:
     from ...net.shipped import shipped_names
 
-    names = [name for name in shipped_names() if name.startswith(f"{variant}-g")]
+    model = _model(variant)
+    names = [name for name in shipped_names() if name.startswith(f"{model}-g")]
     return sorted(names, key=lambda name: -int(name.rsplit("-g", 1)[1]))
 
 
@@ -62,7 +70,7 @@ def default_sources(variant: str) -> list[tuple[str, float]]:
     else:
         self_weight += 0.15
     sources += [("runner", 0.05), ("random", 0.1)]
-    if variant == "backgammon" and gnubg_available():
+    if _model(variant) == "backgammon" and gnubg_available():
         sources.insert(1, ("gnubg:0", 0.15))
     else:
         self_weight += 0.15
@@ -72,10 +80,12 @@ def default_sources(variant: str) -> list[tuple[str, float]]:
 def default_references(variant: str) -> list[str]:
     """The bots whose moves are candidates beside the ranker's best: the shipped net at 0 and 1 ply, its kept
     generations, heuristic; pubeval and gnubg at 0 and 1 ply for backgammon when gnubg-nn is installed."""
-    refs = [f"net:{variant}", f"net:{variant}@1ply", *(f"net:{name}" for name in _generations(variant)),
+    model = _model(variant)
+    refs = [f"net:{model}", f"net:{model}@1ply", *(f"net:{name}" for name in _generations(variant)),
             "heuristic"]
-    if variant == "backgammon" and gnubg_available():
-        refs += ["pubeval", "gnubg:0", "gnubg:1"]
+    if model == "backgammon" and gnubg_available():
+        # pubeval plays backgammon's scoring only; gnubg any rule set of its board game (portes).
+        refs += (["pubeval"] if variant == "backgammon" else []) + ["gnubg:0", "gnubg:1"]
     return refs
 
 
