@@ -1,5 +1,5 @@
-"""``tapa-ai match A B``: two bots over many games in duplicate pairs, money play with the cube, or matches to N
-points (docs/arena.md, docs/cube.md)."""
+"""``tapa-ai match A B``: two bots over many games in duplicate pairs, money play with the cube, matches to N
+points, or Tavli matches to N points (``--tavli N``) (docs/arena.md, docs/cube.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,12 @@ def add_parser(subparsers) -> None:
                        "points per game count the cube")
     match.add_argument("--match-length", type=int, default=0, metavar="N",
                        help="play matches to N points with the cube and Crawford rule (match-win %%, 95%% CI)")
+    match.add_argument("--tavli", type=int, default=0, metavar="N",
+                       help="play Tavli matches to N points (RULES.md 9: portes, plakoto, fevga in turn, no cube); "
+                       "A and B are Tavli players: net:tavli, tavli:PORTES,PLAKOTO,FEVGA or a bot that plays all "
+                       "three (docs/arena.md)")
     match.add_argument("--matches", type=int, default=None, metavar="M",
-                       help="matches to play with --match-length, in duplicate pairs (default 1000)")
+                       help="matches to play with --match-length or --tavli, in duplicate pairs (default 1000)")
     match.add_argument("--out", metavar="JSON", help="write the full record here (and a CSV of the games)")
     match.add_argument("--csv", metavar="CSV", help="where the CSV goes (default: --out with .csv)")
     match.add_argument("--json", action="store_true", help="print the record as one JSON line")
@@ -41,9 +45,11 @@ def run(args: argparse.Namespace) -> int:
     from .match import run_cube_match, run_match
 
     check_arena_options(args)
+    if args.tavli:
+        return run_tavli(args)
     rules = arena_rules([args.bot_a, args.bot_b], args.variant)
     if args.matches is not None and not args.match_length:
-        raise BotError("--matches needs --match-length N (the points to win each match)")
+        raise BotError("--matches needs --match-length N or --tavli N (the points to win each match)")
     if args.partial and (args.match_length or args.cube):
         raise BotError("--partial keeps the chunks of single games (no --cube, no --match-length)")
     if args.match_length and args.cube:
@@ -77,4 +83,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
         if args.record_games:
             print(f"  recorded               {recorded} games in {args.record_games} (tapa-ai analyse reads it)")
+    return 0
+
+
+def run_tavli(args: argparse.Namespace) -> int:
+    """``--tavli N``: Tavli matches to N points in duplicate pairs; the exit code."""
+    from ..bots.base import BotError
+    from .tavli import run_tavli_match
+
+    if args.tavli < 1:
+        raise BotError(f"--tavli {args.tavli}: the points to win a Tavli match must be at least 1")
+    others = [name for name, given in (("--variant", args.variant), ("--match-length", args.match_length),
+                                        ("--cube", args.cube), ("--partial", args.partial),
+                                        ("--record-games", args.record_games)) if given]
+    if others:
+        raise BotError(f"--tavli plays its own rotation of rule sets without a cube; it takes no {', '.join(others)}")
+    if args.matches is not None and args.matches < 2:
+        raise BotError(f"--matches {args.matches}: play at least one pair (2)")
+    result = run_tavli_match(args.bot_a, args.bot_b, args.tavli, args.matches or 1000, seed=args.seed,
+                             workers=args.workers, progress=not args.quiet, ray_address=args.ray_address)
+    if args.out:
+        result.write(args.out, args.csv)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.report())
+        if args.out:
+            print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
     return 0

@@ -51,8 +51,10 @@ WORKER: dict = {}
 worker's bots)."""
 
 
-def init_worker(spec_a: str, spec_b: str, rules: RuleOptions, threads: int) -> None:
-    """Build this process's worker bots (closing any earlier ones), its kernels on ``threads`` threads."""
+def init_worker(spec_a: str, spec_b: str, rules: Optional[RuleOptions], threads: int) -> None:
+    """Build this process's worker bots (closing any earlier ones), its kernels on ``threads`` threads.
+
+    ``rules`` None: the specs are Tavli players (:func:`tapa_ai.bots.tavli.make_tavli_player`), a bot per game."""
     close_worker()  # bots of an earlier match in this process (an engine: bot holds a process)
     os.environ["TAPA_MOVEGEN_THREADS"] = str(threads)
     import numba
@@ -60,6 +62,11 @@ def init_worker(spec_a: str, spec_b: str, rules: RuleOptions, threads: int) -> N
 
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     torch.set_num_threads(threads)
+    if rules is None:  # a Tavli match: a player per game of the rotation (tapa_ai.bots.tavli)
+        from ..bots.tavli import make_tavli_player
+
+        WORKER.update(rules=None, a=make_tavli_player(spec_a), b=make_tavli_player(spec_b))
+        return
     WORKER.update(rules=rules, a=make_bot(spec_a, rules), b=make_bot(spec_b, rules))
 
 

@@ -1,0 +1,304 @@
+"""Tavli matches (RULES.md 9) between two Tavli players in duplicate pairs: ``tapa-ai match A B --tavli N``.
+
+Slot ``2i`` is a match with A in seat 0, slot ``2i + 1`` the same dice with
+B in seat 0. The matches are played game by game, all slots side by side on
+the game runner (:mod:`tapa_ai.arena.runner`): game ``g`` (from 0) of every
+match still going is of variant ``TAVLI_ROTATION[g % 3]`` (a drawn game also
+moves the rotation on, so every match's game ``g`` is of the same variant),
+played by each side's bot for that variant. Per game and pair the dice are
+dealt once (:func:`~tapa_ai.arena.runner.deal_dice`) and an opening roll is
+drawn (True: seat 0 opens); the first game, and a game after a draw, opens by
+that roll, any other by the previous game's winner. Points are each game's own
+rules' (:mod:`tapa_ai.flow.tavli`); no cube. A game still going after
+``max_turns`` turns leaves its match unfinished (half a win to each side).
+``tests/test_arena_tavli.py`` replays seeded matches through the reference
+flow (:class:`tapa_ai.flow.tavli.TavliMatch`).
+
+Everything is drawn from ``np.random.default_rng(seed)``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ..bots.base import BotError
+from ..flow.tavli import TAVLI_ROTATION, tavli_rules
+from ..movegen import PositionBatch
+from ..rules import outcomes
+from ..rules.position import start_position
+from .runner import DealtDice, GameRunner, Ply, deal_dice, mover_points
+from .stats import mean_ci
+from .workers import WORKER, play_jobs, warm_up
+
+__all__ = ["TavliRecords", "TavliMatchResult", "play_tavli_pairs", "run_tavli_match"]
+
+MAX_GAMES_PER_MATCH = 200
+"""A Tavli match still running after this many games is abandoned as unfinished."""
+DEFAULT_CHUNK_PAIRS = 25
+
+
+@dataclass
+class TavliRecords:
+    """Per-game and per-slot records of :func:`play_tavli_pairs` (slot ``2i``: A in seat 0)."""
+
+    match_length: int
+    # -- one entry per game played --
+    slot: np.ndarray
+    """(G,) slot of each game."""
+    game: np.ndarray
+    """(G,) game number within its match, from 0 (its variant: ``TAVLI_ROTATION[game % 3]``)."""
+    points_for_a: np.ndarray
+    """(G,) points A won in the game (negative: lost; 0: draw or unfinished)."""
+    a_won: np.ndarray
+    kind: np.ndarray
+    """(G,) result code of ``outcomes.RESULT_KINDS`` (0 = unfinished)."""
+    turns: np.ndarray
+    a_opened: np.ndarray
+    """(G,) bool: A moved first."""
+    # -- one entry per slot --
+    match_a_won: np.ndarray
+    match_points: np.ndarray
+    """(S, 2) final points of (A, B)."""
+    match_unfinished: np.ndarray
+
+    @property
+    def slots(self) -> int:
+        return int(self.match_a_won.shape[0])
+
+    def variants(self) -> list[str]:
+        """The variant of each game."""
+        return [TAVLI_ROTATION[int(g) % len(TAVLI_ROTATION)] for g in self.game]
+
+    @staticmethod
+    def concatenate(parts: "list[TavliRecords]") -> "TavliRecords":
+        offset, slots = 0, []
+        for part in parts:
+            slots.append(part.slot + offset)
+            offset += part.slots
+        names = ("game", "points_for_a", "a_won", "kind", "turns", "a_opened", "match_a_won", "match_points",
+                 "match_unfinished")
+        values = {name: np.concatenate([getattr(part, name) for part in parts]) for name in names}
+        return TavliRecords(parts[0].match_length, np.concatenate(slots), **values)
+
+    def summary(self) -> dict:
+        """Match wins with a 95% CI over the pairs, points, and the games' results per variant."""
+        pairs = self.slots // 2
+        score = np.where(self.match_unfinished, 0.5, self.match_a_won.astype(np.float64))
+        rate, ci = mean_ci(score.reshape(pairs, 2).mean(axis=1))
+        games = int(self.kind.size)
+        per_variant = {}
+        variants = np.asarray(self.game) % len(TAVLI_ROTATION)
+        for index, variant in enumerate(TAVLI_ROTATION):
+            mask = variants == index
+            kinds = Counter(outcomes.RESULT_KINDS[int(code)] or "unfinished" for code in self.kind[mask])
+            per_variant[variant] = {"games": int(mask.sum()), "a_wins": int(self.a_won[mask].sum()),
+                                    "points_for_a": float(self.points_for_a[mask].sum()), "kinds": dict(kinds)}
+        return {"match_length": self.match_length, "matches": self.slots, "pairs": pairs, "match_win_rate": rate,
+                "match_win_ci95": [max(0.0, ci[0]), min(1.0, ci[1])], "games": games,
+                "mean_games_per_match": games / max(self.slots, 1),
+                "points_a": int(self.match_points[:, 0].sum()), "points_b": int(self.match_points[:, 1].sum()),
+                "draws": int((self.kind == outcomes.RESULT_DRAW).sum()), "variants": per_variant,
+                "unfinished": int(self.match_unfinished.sum())}
+
+
+def play_tavli_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_length: int,
+                     max_turns: int = 2000) -> TavliRecords:
+    """Play ``2 * pairs`` Tavli matches to ``match_length`` (module docstring).
+
+    ``players_a``, ``players_b``: variant -> policy (a bot, or a function ``(afterstates, rng) -> rows``).
+    """
+    if isinstance(match_length, bool) or not isinstance(match_length, int) or match_length < 1:
+        raise ValueError(f"match_length {match_length!r}: must be an integer >= 1")
+    rng = np.random.default_rng(seed)
+    slots = 2 * pairs
+    pair = np.arange(slots) // 2
+    seat0_is_a = np.arange(slots) % 2 == 0
+    points = np.zeros((slots, 2), dtype=np.int64)  # (A, B)
+    last_winner_is_a = np.zeros(slots, dtype=np.int8)  # 1 A won the last game, -1 B, 0 none (first game, a draw)
+    playing = np.ones(slots, dtype=bool)
+    unfinished = np.zeros(slots, dtype=bool)
+    kept: dict[str, list] = {name: [] for name in ("slot", "game", "points_for_a", "a_won", "kind", "turns",
+                                                    "a_opened")}
+    number = 0
+    while playing.any():
+        if number >= MAX_GAMES_PER_MATCH:
+            unfinished |= playing
+            break
+        rules = tavli_rules(number + 1)
+        variant = rules.name
+        dice_table = deal_dice(rules, rng, pairs, max_turns)
+        seat0_opens = rng.random(pairs) < 0.5  # the opening roll, drawn for every pair and game
+        by_roll = np.where(seat0_opens[pair], seat0_is_a, ~seat0_is_a)
+        a_opens = np.where(last_winner_is_a == 0, by_roll, last_winner_is_a == 1)
+        games = np.flatnonzero(playing)
+        runner = _TavliGame((players_a[variant], players_b[variant]), rng, slots, max_turns,
+                            DealtDice(dice_table, pair))
+        template = PositionBatch.from_positions([start_position(rules, "X")])
+        runner.start(games, template.take(np.zeros(games.size, dtype=np.int64)), a_opens[games])
+        runner.run()
+        a_won = runner.a_won[games]
+        won = runner.points[games]
+        kind = runner.kind[games]
+        points[games, 0] += np.where(a_won, won, 0)
+        points[games, 1] += np.where(~a_won, won, 0)
+        decided = (kind != 0) & (kind != outcomes.RESULT_DRAW)
+        last_winner_is_a[games] = np.where(decided, np.where(a_won, 1, -1), 0)
+        stuck = games[kind == 0]
+        unfinished[stuck] = True
+        for name, value in (("slot", games), ("game", np.full(games.size, number)),
+                            ("points_for_a", np.where(a_won, won, -won).astype(np.float64)), ("a_won", a_won),
+                            ("kind", kind), ("turns", runner.plies[games].copy()), ("a_opened", a_opens[games])):
+            kept[name].append(value)
+        playing &= ~unfinished & (points.max(axis=1) < match_length)
+        number += 1
+    values = {name: (np.concatenate(parts) if parts else np.zeros(0)) for name, parts in kept.items()}
+    order = np.lexsort((values["game"], values["slot"]))  # by slot, then game
+    values = {name: value[order] for name, value in values.items()}
+    match_a_won = ~unfinished & (points[:, 0] >= match_length)
+    return TavliRecords(match_length, values["slot"].astype(np.int64), values["game"].astype(np.int64),
+                        values["points_for_a"], values["a_won"].astype(bool), values["kind"].astype(np.int8),
+                        values["turns"].astype(np.int64), values["a_opened"].astype(bool), match_a_won, points,
+                        unfinished)
+
+
+class _TavliGame(GameRunner):
+    """One game of every Tavli match still going: who won, how, and the points."""
+
+    def __init__(self, players, rng, slots: int, max_turns: int, dice: DealtDice) -> None:
+        super().__init__(players, rng, slots, max_turns, dice)
+        self.points = np.zeros(slots, dtype=np.int64)
+        self.a_won = np.zeros(slots, dtype=bool)
+        self.kind = np.zeros(slots, dtype=np.int8)
+
+    def game_over(self, ply: Ply, rows: np.ndarray) -> None:
+        games = ply.games[rows]
+        kind, points = mover_points(ply.afterstates, ply.chosen[rows])
+        self.kind[games] = kind
+        self.points[games] = points
+        self.a_won[games] = ply.mover_is_a[rows] & (kind != outcomes.RESULT_DRAW)
+
+
+# -- over processes ----------------------------------------------------------------------------------
+def _play_tavli_chunk(job: tuple) -> tuple[int, TavliRecords]:
+    index, pairs, seed, max_turns, match_length = job
+    return index, play_tavli_pairs(WORKER["a"].players, WORKER["b"].players, pairs, [seed, index], match_length,
+                                   max_turns)
+
+
+@dataclass
+class TavliMatchResult:
+    """A's results against B over ``records.slots`` Tavli matches to ``records.match_length``."""
+
+    bot_a: str
+    bot_b: str
+    seed: int
+    records: TavliRecords
+    seconds: float
+    workers: int
+    summary: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.summary = self.records.summary()
+
+    def to_dict(self) -> dict:
+        return {"bot_a": self.bot_a, "bot_b": self.bot_b, "tavli": True, "rotation": list(TAVLI_ROTATION),
+                "seed": self.seed, **self.summary, "seconds": self.seconds,
+                "matches_per_s": self.records.slots / max(self.seconds, 1e-9), "workers": self.workers}
+
+    def write(self, path: str | Path, csv_path: Optional[str | Path] = None) -> None:
+        """The summary as JSON at ``path`` and one CSV row per game, its variant and result (default: ``path``
+        with ``.csv``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        csv_path = Path(csv_path) if csv_path else path.with_suffix(".csv")
+        r = self.records
+        with csv_path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["slot", "pair", "seat0", "game", "variant", "first", "points_for_a", "a_won", "kind",
+                             "turns", "match_a_won", "match_points_a", "match_points_b"])
+            for row, variant in enumerate(r.variants()):
+                slot = int(r.slot[row])
+                writer.writerow([slot, slot // 2, "A" if slot % 2 == 0 else "B", int(r.game[row]), variant,
+                                 "A" if r.a_opened[row] else "B", f"{r.points_for_a[row]:g}", int(r.a_won[row]),
+                                 outcomes.RESULT_KINDS[int(r.kind[row])] or "unfinished", int(r.turns[row]),
+                                 int(r.match_a_won[slot]), int(r.match_points[slot, 0]),
+                                 int(r.match_points[slot, 1])])
+
+    def report(self) -> str:
+        s = self.summary
+        lines = [f"{self.bot_a} vs {self.bot_b} (Tavli: portes, plakoto, fevga in turn; {s['matches']} matches to "
+                 f"{s['match_length']} in duplicate pairs, seed {self.seed})",
+                 f"  A wins the match       {s['match_win_rate']:.1%}  95% CI [{s['match_win_ci95'][0]:.1%}, "
+                 f"{s['match_win_ci95'][1]:.1%}]",
+                 f"  points                 A {s['points_a']}, B {s['points_b']} over {s['games']} games "
+                 f"({s['mean_games_per_match']:.2f} a match, {s['draws']} drawn)"]
+        for variant, part in s["variants"].items():
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(part["kinds"].items()))
+            lines.append(f"  {variant:<22} {part['games']} games, A won {part['a_wins']}, points for A "
+                         f"{part['points_for_a']:+g} ({kinds or 'none'})")
+        if s["unfinished"]:
+            lines.append(f"  unfinished matches     {s['unfinished']}")
+        lines.append(f"  speed                  {s['matches'] / max(self.seconds, 1e-9):.2f} matches/s "
+                     f"({self.seconds:.1f} s, {self.workers} worker{'s' if self.workers > 1 else ''})")
+        return "\n".join(lines)
+
+
+def check_and_warm_up_tavli(specs) -> None:
+    """Build each Tavli player of ``specs`` (a bad spec fails here, with its message) and warm up its bots."""
+    from ..bots.tavli import make_tavli_player
+
+    for spec in dict.fromkeys(specs):
+        player = make_tavli_player(spec)
+        try:
+            for variant, bot in player.players.items():
+                warm_up(bot, tavli_rules(TAVLI_ROTATION.index(variant) + 1))
+        finally:
+            player.close()
+
+
+def run_tavli_match(spec_a: str, spec_b: str, match_length: int, count: int, seed: int = 1, workers: int = 1,
+                    chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
+                    ray_address: Optional[str] = None) -> TavliMatchResult:
+    """``count`` Tavli matches to ``match_length`` (rounded up to whole pairs) of A against B.
+
+    Chunk ``i`` of ``chunk_pairs`` pairs draws from ``default_rng([seed, i])``, so the result depends on the seed
+    only, not on ``workers`` or ``ray_address``.
+    """
+    from tqdm import tqdm
+
+    if count < 2:
+        raise BotError(f"matches={count}: play at least one pair (2)")
+    if workers < 1:
+        raise BotError(f"workers={workers}: must be at least 1")
+    if isinstance(match_length, bool) or not isinstance(match_length, int) or match_length < 1:
+        raise BotError(f"Tavli match length {match_length!r}: must be an integer >= 1")
+    check_and_warm_up_tavli((spec_a, spec_b))
+    pairs = math.ceil(count / 2)
+    jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns, match_length)
+            for i, start in enumerate(range(0, pairs, chunk_pairs))]
+    parts: dict[int, TavliRecords] = {}
+    bar = tqdm(total=2 * pairs, unit="match", disable=not progress, desc=f"{spec_a} vs {spec_b}",
+               dynamic_ncols=True)
+
+    def done(index: int, records: TavliRecords) -> None:
+        parts[index] = records
+        bar.update(records.slots)
+
+    start = time.perf_counter()
+    try:
+        workers = play_jobs(_play_tavli_chunk, spec_a, spec_b, None, jobs, workers, ray_address, done)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+    records = TavliRecords.concatenate([parts[i] for i in range(len(jobs))])
+    return TavliMatchResult(spec_a, spec_b, seed, records, seconds, workers)
