@@ -1,0 +1,162 @@
+"""Tavli players (tapa_ai.bots.tavli) and Tavli matches in the arena (tapa_ai.arena.tavli, ``match --tavli``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tapa_ai.arena.tavli import play_tavli_pairs
+from tapa_ai.bots.base import BotError
+from tapa_ai.bots.tavli import TAVLI_MODELS, make_tavli_player, tavli_specs
+from tapa_ai.flow.tavli import TAVLI_ROTATION
+from tapa_ai.rules import outcomes
+
+
+# -- specs ------------------------------------------------------------------------------------------------
+def test_net_tavli_is_the_shipped_backgammon_plakoto_and_fevga_models():
+    assert TAVLI_MODELS == ("net:backgammon", "net:plakoto", "net:fevga")
+    assert tavli_specs("net:tavli") == TAVLI_MODELS
+    assert tavli_specs("net:tavli@1ply,nocube") == ("net:backgammon@1ply,nocube", "net:plakoto@1ply,nocube",
+                                                    "net:fevga@1ply,nocube")
+
+
+def test_tavli_spec_gives_a_bot_per_game_in_rotation_order():
+    assert tavli_specs("tavli:net:backgammon,heuristic,net:fevga") == ("net:backgammon", "heuristic", "net:fevga")
+
+
+def test_options_after_a_comma_belong_to_the_spec_before_them():
+    assert tavli_specs("tavli:net:backgammon,points=backgammon,heuristic,net:fevga@1ply,wins,nocube") == (
+        "net:backgammon,points=backgammon", "heuristic", "net:fevga@1ply,wins,nocube")
+    assert tavli_specs("tavli:random,net:plakoto,refine=2:0.04,cube_life=0.5,runner") == (
+        "random", "net:plakoto,refine=2:0.04,cube_life=0.5", "runner")
+
+
+def test_a_plain_spec_plays_all_three_games():
+    assert tavli_specs(" heuristic ") == ("heuristic",) * 3
+
+
+@pytest.mark.parametrize("spec", ["tavli:heuristic,random", "tavli:a,b,c,d", "tavli:heuristic,,random", "tavli:"])
+def test_a_tavli_spec_without_three_bots_is_one_error_line(spec):
+    with pytest.raises(BotError, match=r"want tavli:PORTES,PLAKOTO,FEVGA") as error:
+        tavli_specs(spec)
+    assert "\n" not in str(error.value)
+
+
+def test_an_engine_spec_cannot_be_one_of_the_three():
+    with pytest.raises(BotError, match="engine: spec"):
+        tavli_specs("tavli:heuristic,engine:foo,random")
+
+
+def test_a_spec_that_cannot_play_a_game_names_that_game():
+    with pytest.raises(BotError, match=r"'net:plakoto' cannot play portes \(game 1 of the rotation\)") as error:
+        make_tavli_player("net:plakoto")
+    assert "\n" not in str(error.value)
+    with pytest.raises(BotError, match=r"cannot play fevga \(game 3 of the rotation\)"):
+        make_tavli_player("tavli:heuristic,random,net:plakoto")
+
+
+def test_a_tavli_player_holds_a_bot_per_variant():
+    player = make_tavli_player("tavli:heuristic,random,runner")
+    assert {variant: bot.name for variant, bot in player.players.items()} == {
+        "portes": "heuristic", "plakoto": "random", "fevga": "runner"}
+    player.close()
+
+
+# -- matches ----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def records():
+    a = make_tavli_player("heuristic")
+    b = make_tavli_player("runner")
+    return play_tavli_pairs(a.players, b.players, pairs=4, seed=[7, 0], match_length=5)
+
+
+def test_games_of_every_match_rotate_portes_plakoto_fevga(records):
+    for slot in range(records.slots):
+        games = records.game[records.slot == slot]
+        assert games.tolist() == list(range(games.size))
+    assert records.variants()[:3] == list(TAVLI_ROTATION)
+
+
+def test_each_match_ends_when_a_side_reaches_the_length_and_not_before(records):
+    for slot in range(records.slots):
+        rows = records.slot == slot
+        points = records.points_for_a[rows]
+        a_total = points[points > 0].sum()
+        b_total = -points[points < 0].sum()
+        assert (a_total, b_total) == tuple(records.match_points[slot])
+        assert max(a_total, b_total) >= 5
+        before_last = points[:-1]
+        assert max(before_last[before_last > 0].sum(), -before_last[before_last < 0].sum()) < 5
+        assert records.match_a_won[slot] == (a_total >= 5)
+    assert not records.match_unfinished.any()
+
+
+def test_the_winner_opens_the_next_game_and_a_draw_is_followed_by_an_opening_roll(records):
+    draw = outcomes.RESULT_DRAW
+    for slot in range(records.slots):
+        rows = np.flatnonzero(records.slot == slot)
+        for before, after in zip(rows[:-1], rows[1:]):
+            if records.kind[before] != draw:
+                assert records.a_opened[after] == records.a_won[before]
+
+
+def test_first_games_of_a_pair_open_on_the_same_roll_with_sides_swapped(records):
+    first = records.game == 0
+    seat0_opened = records.a_opened[first] == (records.slot[first] % 2 == 0)
+    assert (seat0_opened[0::2] == seat0_opened[1::2]).all()
+
+
+def test_each_game_scores_its_kind_under_its_rules(records):
+    points = np.abs(records.points_for_a)
+    kinds = [outcomes.RESULT_KINDS[int(code)] for code in records.kind]
+    expected = {"single": 1, "gammon": 2, "mother": 2, "draw": 0}
+    assert [expected[kind] for kind in kinds] == points.astype(int).tolist()
+    assert "backgammon" not in kinds  # Portes counts a backgammon as a gammon
+
+
+def test_matches_depend_on_the_seed_only(records):
+    a = make_tavli_player("heuristic")
+    b = make_tavli_player("runner")
+    again = play_tavli_pairs(a.players, b.players, pairs=4, seed=[7, 0], match_length=5)
+    assert np.array_equal(again.points_for_a, records.points_for_a)
+    assert np.array_equal(again.match_points, records.match_points)
+
+
+# -- the command --------------------------------------------------------------------------------------------
+def test_match_tavli_reports_match_wins_and_records_each_games_variant(tmp_path, capsys):
+    from tapa_ai.cli import main
+
+    out = tmp_path / "tavli.json"
+    assert main(["match", "heuristic", "tavli:runner,runner,runner", "--tavli", "3", "--matches", "4",
+                 "--workers", "1", "--quiet", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "4 matches to 3 in duplicate pairs" in printed and "A wins the match" in printed
+    data = json.loads(out.read_text())
+    assert data["tavli"] is True and data["matches"] == 4 and data["rotation"] == list(TAVLI_ROTATION)
+    rows = out.with_suffix(".csv").read_text().splitlines()
+    assert rows[0].split(",")[4] == "variant"
+    cells = [row.split(",") for row in rows[1:]]
+    assert {cell[0] for cell in cells} == {"0", "1", "2", "3"}
+    assert all(cell[4] == TAVLI_ROTATION[int(cell[3]) % 3] for cell in cells)
+    assert {cell[8] for cell in cells} <= {"single", "gammon", "mother", "draw"}
+
+
+@pytest.mark.parametrize("extra, message", [(["--variant", "portes"], "takes no --variant"),
+                                            (["--cube"], "takes no --cube"),
+                                            (["--matches", "1"], "at least one pair")])
+def test_match_tavli_refuses_options_it_cannot_use(extra, message, capsys):
+    from tapa_ai.cli import main
+
+    code = main(["match", "heuristic", "random", "--tavli", "3", "--quiet", *extra])
+    assert code != 0
+    assert message in capsys.readouterr().err
+
+
+def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys):
+    from tapa_ai.cli import main
+
+    assert main(["match", "tavli:heuristic,net:fevga,random", "random", "--tavli", "3", "--matches", "2", "--quiet"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "cannot play plakoto (game 2 of the rotation)" in err and len(err.splitlines()) == 1
