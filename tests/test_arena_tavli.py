@@ -160,3 +160,67 @@ def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys
     assert main(["match", "tavli:heuristic,net:fevga,random", "random", "--tavli", "3", "--matches", "2", "--quiet"]) != 0
     err = capsys.readouterr().err.strip()
     assert "cannot play plakoto (game 2 of the rotation)" in err and len(err.splitlines()) == 1
+
+
+# -- the arena's match bookkeeping, with scripted game results ------------------------------------------------
+class ScriptedGames:
+    """Stands in for the arena's game runner: every game ``g`` of every match ends as ``SCRIPT[g]`` says,
+    (winner "A" / "B" / None for a draw, result kind); records who was to open each game."""
+
+    SCRIPT = [("A", "single"), (None, "draw"), ("B", "gammon"), ("A", "gammon")]
+    started: list = []
+
+    def __init__(self, players, rng, slots, max_turns, dice) -> None:
+        self.number = len(ScriptedGames.started)
+        self.variant = players[0]
+        self.points = np.zeros(slots, dtype=np.int64)
+        self.a_won = np.zeros(slots, dtype=bool)
+        self.kind = np.zeros(slots, dtype=np.int8)
+        self.plies = np.zeros(slots, dtype=np.int64)
+
+    def start(self, games, positions, a_moves) -> None:
+        ScriptedGames.started.append((self.variant, games.copy(), a_moves.copy()))
+        self.games = games
+
+    def run(self) -> None:
+        winner, kind = self.SCRIPT[self.number]
+        self.kind[self.games] = outcomes.RESULT_KINDS.index(kind)
+        self.points[self.games] = {"single": 1, "gammon": 2, "draw": 0}[kind]
+        self.a_won[self.games] = winner == "A"
+        self.plies[self.games] = 10
+
+
+def test_a_draw_scores_nothing_moves_the_rotation_on_and_the_next_game_opens_by_the_roll(monkeypatch):
+    import tapa_ai.arena.tavli as tavli
+
+    ScriptedGames.started = []
+    monkeypatch.setattr(tavli, "_TavliGame", ScriptedGames)
+    names = {variant: variant for variant in TAVLI_ROTATION}  # the policies' stand-ins: their variant
+    records = play_tavli_pairs(names, names, pairs=8, seed=3, match_length=3)
+    started = ScriptedGames.started
+    assert [variant for variant, *_ in started] == ["portes", "plakoto", "fevga", "portes"]
+    seat0_is_a = np.arange(16) % 2 == 0
+    for number in (0, 2):  # the first game, and the game after the draw: the opening roll, the same in a pair
+        seat0_opens = started[number][2] == seat0_is_a
+        assert (seat0_opens[0::2] == seat0_opens[1::2]).all()
+    assert started[1][2].all()  # A won game 0: A opens game 1
+    assert not started[3][2].any()  # B won game 2: B opens game 3
+    assert (records.match_points == [3, 2]).all() and records.match_a_won.all()
+    assert [int(records.points_for_a[k]) for k in range(4)] == [1, 0, -2, 2]
+    assert records.summary()["draws"] == 8 * 2 and records.summary()["mean_games_per_match"] == 4
+
+
+def test_a_game_past_the_turn_limit_leaves_its_match_unfinished_half_a_win_to_each(monkeypatch):
+    import tapa_ai.arena.tavli as tavli
+
+    class Stuck(ScriptedGames):
+        def run(self) -> None:  # the game still going at the turn limit: no result
+            self.plies[self.games] = 2000
+
+    Stuck.started = []
+    monkeypatch.setattr(tavli, "_TavliGame", Stuck)
+    names = {variant: variant for variant in TAVLI_ROTATION}
+    records = play_tavli_pairs(names, names, pairs=2, seed=3, match_length=3)
+    assert records.match_unfinished.all() and not records.match_a_won.any()
+    assert records.kind.tolist() == [0, 0, 0, 0]  # one game each, then abandoned
+    assert records.summary()["match_win_rate"] == 0.5
