@@ -11,7 +11,7 @@ drawn (True: seat 0 opens); the first game, and a game after a draw, opens by
 that roll, any other by the previous game's winner. Points are each game's own
 rules' (:mod:`tapa_ai.flow.tavli`); no cube. A game still going after
 ``max_turns`` turns leaves its match unfinished (half a win to each side).
-``tests/test_arena_tavli.py`` replays seeded matches through the reference
+``tests/test_tavli_vs_flow.py`` replays seeded matches game by game through the reference
 flow (:class:`tapa_ai.flow.tavli.TavliMatch`).
 
 Everything is drawn from ``np.random.default_rng(seed)``.

@@ -1,0 +1,98 @@
+"""The arena's Tavli matches (``play_tavli_pairs``) against the reference Tavli flow, game by game.
+
+Every match the arena plays is replayed through :class:`tapa_ai.flow.tavli.TavliMatch` (the reference flow on
+the reference move generator) with the same dice (rebuilt from the seed: the bots below draw nothing from the
+generator, so the arena's draws are its dice and opening rolls alone) and the same deterministic moves
+(``HashBot`` of tests/test_match_vs_flow.py). Compared for every game: its variant, who opened, result kind,
+points, turns; for every match: the final score and the winner.
+"""
+
+from collections import Counter
+
+import numpy as np
+
+from tapa_ai.arena.runner import deal_dice
+from tapa_ai.arena.tavli import play_tavli_pairs
+from tapa_ai.flow.tavli import TAVLI_ROTATION, TavliMatch, tavli_rules
+from tapa_ai.rules import outcomes
+
+from .test_match_vs_flow import HashBot, choose_move
+
+MAX_TURNS = 600
+
+
+def rebuild_dice(seed, pairs: int, games: int):
+    """The arena's draws for games 0..games-1: per game the (pairs, MAX_TURNS, 2) dice and the opening bits."""
+    rng = np.random.default_rng(seed)
+    tables, openers = [], []
+    for number in range(games):
+        tables.append(deal_dice(tavli_rules(number + 1), rng, pairs, MAX_TURNS))
+        openers.append(rng.random(pairs) < 0.5)
+    return tables, openers
+
+
+def replay_match(length: int, seat_players, dice_of_game, seat0_opens):
+    """One Tavli match through the reference flow, seat 0 as X; (match, per-game rows)."""
+    players = {"X": seat_players[0], "O": seat_players[1]}
+    match = TavliMatch.new(length)
+    games = []
+    while True:
+        number = match.game_number - 1
+        dice, turn, turns = dice_of_game(number), 0, 0
+        opener = None
+        while not match.game.is_over:
+            game = match.game
+            if game.phase == "opening":
+                match = match.rolled((2, 1) if seat0_opens(number) else (1, 2))  # the higher die opens
+            elif game.phase == "roll":
+                opener = opener or game.position.turn
+                match = match.rolled(tuple(int(d) for d in dice[turn]))
+                turn += 1
+            else:
+                match = match.play(choose_move(players[game.position.turn][match.variant], game))
+                turns += 1
+            assert turns < MAX_TURNS, "a replayed game ran past the turn limit"
+        result = match.game.result
+        points_x = 0 if result.winner is None else (1 if result.winner == "X" else -1) * match.game.points_won
+        games.append({"variant": match.variant, "opener": opener, "kind": result.kind, "points_x": points_x,
+                      "turns": turns})
+        if match.is_over:
+            return match, games
+        match = match.start_next_game()
+
+
+def test_arena_tavli_matches_replay_game_by_game_through_the_reference_flow():
+    # Portes between pip-lead players are hitting wars that rarely end: there the hash alone chooses.
+    a = {"portes": HashBot(1, "random"), "plakoto": HashBot(1, "lead"), "fevga": HashBot(1, "lead")}
+    b = {"portes": HashBot(2, "random"), "plakoto": HashBot(2, "lead"), "fevga": HashBot(2, "lead")}
+    checked = Counter()
+    for length, pairs in ((3, 4), (5, 3)):
+        seed = [23, length]
+        records = play_tavli_pairs(a, b, pairs, seed, length, max_turns=MAX_TURNS)
+        assert not records.match_unfinished.any()
+        tables, openers = rebuild_dice(seed, pairs, int(records.game.max()) + 1)
+        for slot in range(records.slots):
+            pair, a_seat0 = slot // 2, slot % 2 == 0
+            seat_players = (a, b) if a_seat0 else (b, a)
+            match, games = replay_match(length, seat_players, lambda g: tables[g][pair],
+                                        lambda g: bool(openers[g][pair]))
+            rows = np.flatnonzero(records.slot == slot)
+            assert len(rows) == len(games), (length, slot)
+            sign = 1 if a_seat0 else -1
+            a_side = "X" if a_seat0 else "O"
+            for game, row, variant in zip(games, rows, [records.variants()[r] for r in rows]):
+                where = (length, slot, int(records.game[row]))
+                assert variant == game["variant"], where
+                assert bool(records.a_opened[row]) == (game["opener"] == a_side), where
+                assert (outcomes.RESULT_KINDS[records.kind[row]] or "unfinished") == game["kind"], where
+                assert records.points_for_a[row] == sign * game["points_x"], where
+                assert records.turns[row] == game["turns"], where
+                checked[variant] += 1
+                checked[game["kind"]] += 1
+            final = match.score if a_seat0 else match.score[::-1]
+            assert tuple(records.match_points[slot]) == final, (length, slot)
+            assert bool(records.match_a_won[slot]) == (match.winner == a_side)
+            checked["matches"] += 1
+    # The replay covered every game of the rotation and more than one kind of result.
+    assert all(checked[variant] for variant in TAVLI_ROTATION), checked
+    assert checked["single"] and checked["gammon"], checked
