@@ -157,7 +157,8 @@ def test_match_tavli_refuses_options_it_cannot_use(extra, message, capsys):
 def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys):
     from tapa_ai.cli import main
 
-    assert main(["match", "tavli:heuristic,net:fevga,random", "random", "--tavli", "3", "--matches", "2", "--quiet"]) != 0
+    assert main(["match", "tavli:heuristic,net:fevga,random", "random", "--tavli", "3", "--matches", "2",
+                 "--quiet"]) != 0
     err = capsys.readouterr().err.strip()
     assert "cannot play plakoto (game 2 of the rotation)" in err and len(err.splitlines()) == 1
 
