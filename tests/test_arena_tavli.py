@@ -225,3 +225,12 @@ def test_a_game_past_the_turn_limit_leaves_its_match_unfinished_half_a_win_to_ea
     assert records.match_unfinished.all() and not records.match_a_won.any()
     assert records.kind.tolist() == [0, 0, 0, 0]  # one game each, then abandoned
     assert records.summary()["match_win_rate"] == 0.5
+
+
+@pytest.mark.parametrize("spec", ["net:tavli", "net:tavli@1ply", "tavli:heuristic,random,runner"])
+def test_a_tavli_player_outside_a_tavli_match_is_one_error_line(spec):
+    from tapa_ai.bots.spec import make_bot
+    from tapa_ai.rules.options import variant_rules
+
+    with pytest.raises(BotError, match=r"is a Tavli player .* use it with tapa-ai match --tavli N"):
+        make_bot(spec, variant_rules("portes"))

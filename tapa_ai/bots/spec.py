@@ -56,6 +56,10 @@ bear-off databases (which every ``net:`` bot and its search use by default,
 docs/bearoff.md): the pure network, for measurements. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
 
+``net:tavli`` and ``tavli:PORTES,PLAKOTO,FEVGA`` are Tavli players, a bot per game of a
+Tavli match (:mod:`tapa_ai.bots.tavli`, ``tapa-ai match --tavli N``); ``make_bot`` refuses them
+with one line saying so.
+
 A network plays the rule sets of its own board game: ``make_bot("net:backgammon",
 variant_rules("portes"))`` is the backgammon model playing Portes (RULES.md 9), shown
 every position as a backgammon position and valuing its outcome probabilities with
@@ -169,6 +173,9 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
     if not isinstance(spec, str) or not spec.strip():
         raise _bad(str(spec), "empty")
     text = spec.strip()
+    if text.startswith("tavli:") or re.match(r"^net:tavli(@\d+(ply)?)?(,|$)", text):
+        raise BotError(f"bot spec {text!r} is a Tavli player (a bot per game of Portes, Plakoto and Fevga): "
+                       "use it with tapa-ai match --tavli N (docs/arena.md)")
     base, options = _split_options(text)
     if not base:
         raise _bad(text, "empty")
