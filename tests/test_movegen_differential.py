@@ -694,3 +694,13 @@ def test_a_mother_win_worth_one_point_ends_the_game_like_any_other():
     assert {m.position for m in moves} == {m.position for m in legal_moves(position, (3, 1))}
     won = [m.position.result for m in moves if m.position.result is not None]
     assert won and {(r.winner, r.kind, r.points) for r in won} == {("X", "mother", 1)}
+
+
+def test_with_the_opponents_mother_already_pinned_leaving_the_24_point_wins_after_any_steps_before_it():
+    # tapa: X pins O's mother on X's 1-point and has one checker left on its 24-point. With 2-2, 24/22 wins at
+    # once, or after one, two or three other steps: each order that leaves the 24-point last is its own move.
+    position = board("tapa", "1:OX 24:X 10:XX 8:XXXX 6:XXXXX 5:XX 19:OOOOO 17:OOOOO 13:OOOO", turn="X")
+    moves = legal_moves_fast(position, (2, 2))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (2, 2))}
+    wins = {len(m.steps) for m in moves if m.position.result is not None and m.position.result.kind == "mother"}
+    assert wins == {1, 2, 3, 4}
