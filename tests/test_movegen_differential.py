@@ -704,3 +704,12 @@ def test_with_the_opponents_mother_already_pinned_leaving_the_24_point_wins_afte
     assert {m.position for m in moves} == {m.position for m in legal_moves(position, (2, 2))}
     wins = {len(m.steps) for m in moves if m.position.result is not None and m.position.result.kind == "mother"}
     assert wins == {1, 2, 3, 4}
+
+
+def test_a_checker_brought_to_the_1_point_by_the_smaller_die_may_bear_off_with_the_larger():
+    # X on its 3- and 1-points, 6-2: 3/off 1/off wins. The other move, 3/1 and then 1/off with the 6, is reached
+    # only with the 2 first: while a checker stands on the 3-point, the 6 bears off from there.
+    position = board("backgammon", "3:X 1:X 20:OOOOOOOOOOOOOOO", turn="X")
+    moves = legal_moves_fast(position, (6, 2))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (6, 2))}
+    assert sorted(m.position.off[0] for m in moves) == [14, 15]
