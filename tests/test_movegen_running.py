@@ -300,3 +300,22 @@ def test_prime_rule_the_opponents_home_board_may_not_be_closed_while_its_last_ch
     # Without the prime rule, 18/13 is played.
     free = board(variant_rules(game).replace(name=f"{game}-no-prime", prime_rule=False), LAST_ON_ITS_7)
     assert any(holds_prime(move.position, "X") for move in legal_moves_fast(free, (5, 1)))
+
+
+# A start rule without the prime rule and the quarter rule: the kernel must still check the restrictions.
+# With 5-2 from the start, 24/19 24/22 would take a second checker off the 24-point: the head rule allows one (not
+# a first-turn 6-6, 4-4 or 3-3), the runner rule none before a checker has passed the opponent's start.
+@pytest.mark.parametrize("game, changes", [
+    ("narde", {"prime_rule": False}),  # the head rule alone
+    ("fevga", {"prime_rule": False, "full_start_quarter_allowed": True}),  # the runner rule alone
+])
+def test_a_start_rule_alone_limits_the_checkers_leaving_the_24_point(game, changes):
+    rules = variant_rules(game).replace(name=f"{game}-start-rule-only", **changes)
+    assert rules.start_rule != "none" and rules.has_restrictions
+    start = start_position(rules)
+    moves = _same_moves(start, (5, 2))
+    assert all(after.checkers_on_point("X", 24) == 14 for after in moves)
+    for roll in ALL_ROLLS.tolist():
+        _same_moves(start, tuple(roll))
+    unrestricted = start_position(rules.replace(start_rule="none"))
+    assert any(m.position.checkers_on_point("X", 24) == 13 for m in legal_moves_fast(unrestricted, (5, 2)))
