@@ -20,7 +20,7 @@ from tapa_ai.rules import outcomes
 from tapa_ai.movegen.differential import compare_with_reference
 from tapa_ai.movegen.random_positions import endgame_positions, playout_positions, random_dice
 from tapa_ai.notation import board, position_from_json, position_to_json
-from tapa_ai.rules import RulesError, legal_moves, start_position
+from tapa_ai.rules import RulesError, legal_moves, start_position, variant_rules
 from tapa_ai.rules.position import PositionError, validate_position
 from tapa_ai.rules.reference import finished_result
 
@@ -667,3 +667,60 @@ def test_a_position_repeated_in_one_batch_gives_each_copy_the_reference_aftersta
     positions = [position_from_json(data) for data, _ in REPEATED for _ in range(2)]
     dice = np.array([roll for _, roll in REPEATED for _ in range(2)], dtype=np.int8)
     _assert_same_as_reference(PositionBatch.from_positions(positions), dice, replay_every=1)
+
+
+# -- found by mutation testing: tapa_ai/movegen/kernel.py, generate_range up to the step made ----------------------
+@pytest.mark.parametrize("variant, layout, winner, kind", [
+    ("backgammon", "20:OO", "X", "single"),  # X, to move, has borne off all 15
+    ("backgammon", "6:XX", "O", "single"),  # O has
+    ("tapa", "24:XO 12:O 5:XX", "O", "mother"),  # O pins X's mother and has left its own 24-point (X's 1)
+    ("tapa", "24:XO 12:O 5:XX 2:OX", "O", "mother"),  # the same, with an O checker pinned on X's 2-point
+    ("plakoto", "24:XO 12:O 1:XX", "O", "mother"),  # X's checkers on X's 1-point, O's 24-point, none of O's
+])
+def test_a_game_already_won_by_either_side_is_refused(variant, layout, winner, kind):
+    position = board(variant, layout, turn="X")
+    result = finished_result(position)
+    assert (result.winner, result.kind) == (winner, kind)
+    batch = PositionBatch.from_positions([start_position(variant), position])
+    for dice in [(3, 1), (2, 2)]:
+        with pytest.raises(PositionError):
+            legal_moves(position, dice)
+        with pytest.raises(PositionError, match="position 1 of the batch"):
+            generate(batch, dice)
+
+
+def test_a_die_outside_one_to_six_in_either_place_is_refused():
+    batch = PositionBatch.from_positions([start_position("tapa")] * 2)
+    for bad in [(0, 3), (3, 0), (7, 1), (1, 7)]:
+        with pytest.raises(RulesError, match="position 1"):
+            generate(batch, np.array([(3, 1), bad]))
+    assert len(generate(batch, np.array([(1, 6), (6, 1)]))) > 0
+
+
+def test_a_mother_win_worth_one_point_ends_the_game_like_any_other():
+    # tapa with one-point mothers: 4/1 pins O's mother, alone on X's 1-point, and X has left its 24-point.
+    rules = variant_rules("tapa").replace(name="tapa-mother-1", mother_points=1)
+    position = board(rules, "1:O 4:X 6:XXXXX 8:XXXX 13:XXXXX 19:OOOOO 17:OOOOO 12:OOOO", turn="X")
+    moves = legal_moves_fast(position, (3, 1))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (3, 1))}
+    won = [m.position.result for m in moves if m.position.result is not None]
+    assert won and {(r.winner, r.kind, r.points) for r in won} == {("X", "mother", 1)}
+
+
+def test_with_the_opponents_mother_already_pinned_leaving_the_24_point_wins_after_any_steps_before_it():
+    # tapa: X pins O's mother on X's 1-point and has one checker left on its 24-point. With 2-2, 24/22 wins at
+    # once, or after one, two or three other steps: each order that leaves the 24-point last is its own move.
+    position = board("tapa", "1:OX 24:X 10:XX 8:XXXX 6:XXXXX 5:XX 19:OOOOO 17:OOOOO 13:OOOO", turn="X")
+    moves = legal_moves_fast(position, (2, 2))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (2, 2))}
+    wins = {len(m.steps) for m in moves if m.position.result is not None and m.position.result.kind == "mother"}
+    assert wins == {1, 2, 3, 4}
+
+
+def test_a_checker_brought_to_the_1_point_by_the_smaller_die_may_bear_off_with_the_larger():
+    # X on its 3- and 1-points, 6-2: 3/off 1/off wins. The other move, 3/1 and then 1/off with the 6, is reached
+    # only with the 2 first: while a checker stands on the 3-point, the 6 bears off from there.
+    position = board("backgammon", "3:X 1:X 20:OOOOOOOOOOOOOOO", turn="X")
+    moves = legal_moves_fast(position, (6, 2))
+    assert {m.position for m in moves} == {m.position for m in legal_moves(position, (6, 2))}
+    assert sorted(m.position.off[0] for m in moves) == [14, 15]

@@ -24,8 +24,8 @@ from tapa_ai.movegen.random_positions import (EDGE_KINDS, endgame_positions, pla
 from tapa_ai.notation import board, position_from_json, position_to_json
 from tapa_ai.rules import legal_moves, outcomes, start_position, variant_rules
 from tapa_ai.rules.position import validate_position
-from tapa_ai.rules.reference import (DISTINCT_ROLLS, _landing_steps, broken_restriction, next_turn, play_step,
-                                     result_after_step, single_steps, turn_start)
+from tapa_ai.rules.reference import (DISTINCT_ROLLS, _landing_steps, broken_restriction, holds_prime, next_turn,
+                                     play_step, result_after_step, single_steps, turn_start)
 
 GAMES = ("fevga", "narde")
 SOURCES = {
@@ -276,3 +276,46 @@ def test_a_position_repeated_in_one_batch_gives_each_copy_the_same_afterstates()
         assert copies[0] == copies[1]
     assert len(after) > 2000
     _assert_same_as_reference(batch.take(np.arange(0, len(batch), 2)), dice[::2], replay_every=4)
+
+
+# The prime rule (RULES.md 8.4 b) when the opponent's last checker stands on its 7-point and its checkers hold
+# each of its points 7 to 13 (X's 19-24 and 1): the only run of six with every opposing checker behind it is the
+# opponent's home board, its points 1-6 (X's 13-18). X holds five of them, two checkers on its 18-point, and
+# 18/13 with a 5 would close the sixth. No other restriction can bind (no X checker on the 24-point, runners
+# on X's 10, 8 and 6, O on the starting quarter), so only the prime watch keeps the kernel from playing it.
+LAST_ON_ITS_7 = "18:XX 17:X 16:X 15:X 14:X 10:XXX 8:XXX 6:XXX 24:OOO 23:OO 22:OO 21:OO 20:OO 19:OO 1:OO"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_prime_rule_the_opponents_home_board_may_not_be_closed_while_its_last_checker_is_on_its_7_point(game):
+    position = board(game, LAST_ON_ITS_7)
+    made = play_step(position, "X", 18, 13)
+    assert holds_prime(made, "X")
+    assert broken_restriction(made, "X", turn_start(position, (5, 1))) == "prime"
+    for roll in ALL_ROLLS.tolist():
+        moves = _same_moves(position, tuple(roll))
+        assert not any(holds_prime(after, "X") for after in moves)
+    # 14/13 first and then 18/13 is legal (14 is left open); each move's steps replay one by one.
+    _assert_same_as_reference(PositionBatch.from_positions([position]), np.array([(5, 1)], dtype=np.int8), 1)
+    # Without the prime rule, 18/13 is played.
+    free = board(variant_rules(game).replace(name=f"{game}-no-prime", prime_rule=False), LAST_ON_ITS_7)
+    assert any(holds_prime(move.position, "X") for move in legal_moves_fast(free, (5, 1)))
+
+
+# A start rule without the prime rule and the quarter rule: the kernel must still check the restrictions.
+# With 5-2 from the start, 24/19 24/22 would take a second checker off the 24-point: the head rule allows one (not
+# a first-turn 6-6, 4-4 or 3-3), the runner rule none before a checker has passed the opponent's start.
+@pytest.mark.parametrize("game, changes", [
+    ("narde", {"prime_rule": False}),  # the head rule alone
+    ("fevga", {"prime_rule": False, "full_start_quarter_allowed": True}),  # the runner rule alone
+])
+def test_a_start_rule_alone_limits_the_checkers_leaving_the_24_point(game, changes):
+    rules = variant_rules(game).replace(name=f"{game}-start-rule-only", **changes)
+    assert rules.start_rule != "none" and rules.has_restrictions
+    start = start_position(rules)
+    moves = _same_moves(start, (5, 2))
+    assert all(after.checkers_on_point("X", 24) == 14 for after in moves)
+    for roll in ALL_ROLLS.tolist():
+        _same_moves(start, tuple(roll))
+    unrestricted = start_position(rules.replace(start_rule="none"))
+    assert any(m.position.checkers_on_point("X", 24) == 13 for m in legal_moves_fast(unrestricted, (5, 2)))
