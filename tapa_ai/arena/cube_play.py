@@ -44,7 +44,7 @@ from ..rules import outcomes
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 from .runner import GameRunner, Ply, deal_dice, mover_points
-from .stats import mean_ci
+from .stats import match_win_rate, mean_ci
 
 KIND_PASS = len(outcomes.RESULT_KINDS)
 """Result code of a game ended by a passed double (after the move generator's codes 0..5)."""
@@ -124,13 +124,11 @@ class CubeRecords:
                        win_rate_ci95=[max(0.0, win_ci[0]), min(1.0, win_ci[1])],
                        unfinished=int((self.kind == 0).sum()))
             return out
-        # An unfinished match counts as half a win to each side.
-        score = np.where(self.match_unfinished, 0.5, self.match_a_won.astype(np.float64))
-        rate, ci = mean_ci(score.reshape(pairs, 2).mean(axis=1))
+        rate, rate_ci = match_win_rate(self.match_a_won, self.match_unfinished)
         ppg, ppg_ci = mean_ci(np.bincount(self.slot // 2, weights=points, minlength=pairs)
                                / np.maximum(np.bincount(self.slot // 2, minlength=pairs), 1))
         out.update(match_length=self.match_length, matches=self.slots, pairs=pairs, match_win_rate=rate,
-                   match_win_ci95=[max(0.0, ci[0]), min(1.0, ci[1])],
+                   match_win_ci95=rate_ci,
                    mean_games_per_match=games / max(self.slots, 1),
                    crawford_games=int(self.crawford.sum()), ppg=ppg, ppg_ci95=list(ppg_ci),
                    unfinished=int(self.match_unfinished.sum()))

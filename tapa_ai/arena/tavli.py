@@ -36,7 +36,7 @@ from ..movegen import PositionBatch
 from ..rules import outcomes
 from ..rules.position import start_position
 from .runner import DealtDice, GameRunner, Ply, deal_dice, mover_points
-from .stats import mean_ci
+from .stats import match_win_rate
 from .workers import WORKER, play_jobs, warm_up
 
 __all__ = ["TavliRecords", "TavliMatchResult", "play_tavli_pairs", "run_tavli_match"]
@@ -92,8 +92,7 @@ class TavliRecords:
     def summary(self) -> dict:
         """Match wins with a 95% CI over the pairs, points, and the games' results per variant."""
         pairs = self.slots // 2
-        score = np.where(self.match_unfinished, 0.5, self.match_a_won.astype(np.float64))
-        rate, ci = mean_ci(score.reshape(pairs, 2).mean(axis=1))
+        rate, rate_ci = match_win_rate(self.match_a_won, self.match_unfinished)
         games = int(self.kind.size)
         per_variant = {}
         variants = np.asarray(self.game) % len(TAVLI_ROTATION)
@@ -103,7 +102,7 @@ class TavliRecords:
             per_variant[variant] = {"games": int(mask.sum()), "a_wins": int(self.a_won[mask].sum()),
                                     "points_for_a": float(self.points_for_a[mask].sum()), "kinds": dict(kinds)}
         return {"match_length": self.match_length, "matches": self.slots, "pairs": pairs, "match_win_rate": rate,
-                "match_win_ci95": [max(0.0, ci[0]), min(1.0, ci[1])], "games": games,
+                "match_win_ci95": rate_ci, "games": games,
                 "mean_games_per_match": games / max(self.slots, 1),
                 "points_a": int(self.match_points[:, 0].sum()), "points_b": int(self.match_points[:, 1].sum()),
                 "draws": int((self.kind == outcomes.RESULT_DRAW).sum()), "variants": per_variant,
