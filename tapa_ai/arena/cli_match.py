@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Optional
 
 from .command_options import arena_options, arena_rules, bots_help, check_arena_options
 
@@ -73,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
                            progress=not args.quiet, ray_address=args.ray_address, partial=args.partial,
                            record_games=record)
     recorded = result.write_games(args.record_games, rules) if args.record_games else 0
+    return _report(args, result, f"  recorded               {recorded} games in {args.record_games} (tapa-ai "
+                                 "analyse reads it)" if args.record_games else None)
+
+
+def _report(args: argparse.Namespace, result, recorded: Optional[str] = None) -> int:
+    """Write ``result`` to ``--out`` and print it (its JSON with ``--json``, else its report, the files written
+    and ``recorded``); the exit code."""
     if args.out:
         result.write(args.out, args.csv)
     if args.json:
@@ -81,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
         print(result.report())
         if args.out:
             print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
-        if args.record_games:
-            print(f"  recorded               {recorded} games in {args.record_games} (tapa-ai analyse reads it)")
+        if recorded:
+            print(recorded)
     return 0
 
 
@@ -102,12 +110,4 @@ def run_tavli(args: argparse.Namespace) -> int:
         raise BotError(f"--matches {args.matches}: play at least one pair (2)")
     result = run_tavli_match(args.bot_a, args.bot_b, args.tavli, args.matches or 1000, seed=args.seed,
                              workers=args.workers, progress=not args.quiet, ray_address=args.ray_address)
-    if args.out:
-        result.write(args.out, args.csv)
-    if args.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        print(result.report())
-        if args.out:
-            print(f"  written                {args.out} and {args.csv or Path(args.out).with_suffix('.csv')}")
-    return 0
+    return _report(args, result)
