@@ -1,6 +1,6 @@
 """Measure the result rates the match equity tables are built from, from the shipped nets.
 
-    python scripts/met_rates.py                       # all three variants, 20,000 games each (a few minutes)
+    python scripts/met_rates.py                       # every variant, 20,000 games each (a few minutes each)
     python scripts/met_rates.py --variants tapa       # one variant (the others stay as they are in the file)
     python scripts/met_rates.py --check               # play nothing: is the file measured with the shipped nets?
     python scripts/met_rates.py --markdown            # play nothing: docs/cube.md's rates and tables from the file
@@ -8,7 +8,8 @@
 For each variant: 20,000 games of cubeless self-play of checkpoints/<variant>.pt at 0-ply in duplicate
 pairs, seed 11 (the same games as
 ``tapa-ai match net:checkpoints/<v>.pt net:checkpoints/<v>.pt --games 20000 --seed 11``), counted by
-result kind. The counts go to tapa_ai/cube/result_rates.json (package data, read by tapa_ai/cube/met.py)
+result kind, and the decisive games the first mover won (game 2i of a pair has A moving first). Portes is
+played by checkpoints/backgammon.pt (``--variant portes``: Portes' points, tapa_ai/cube/met.py MODEL_OF). The counts go to tapa_ai/cube/result_rates.json (package data, read by tapa_ai/cube/met.py)
 with the command, the checkpoint's sha256 and generation; the match record to
 docs/cube/selfplay_<variant>.json. Run it whenever a model is shipped (scripts/ship_model.py says so):
 tests/test_met_rates.py fails while the file's hashes are not the shipped checkpoints'.
@@ -25,12 +26,28 @@ from pathlib import Path
 
 from tapa_ai.arena.match import run_match
 from tapa_ai.bots.base import BotError
-from tapa_ai.cube.met import RATES_FILE, VARIANTS, ResultRates, build_met, load_result_rates
+import numpy as np
+
+from tapa_ai.cube.met import RATES_FILE, VARIANTS, ResultRates, build_met, load_result_rates, model_variant
 from tapa_ai.rules.options import variant_rules
+from tapa_ai.rules.outcomes import RESULT_DRAW
 from tapa_ai.net.checkpoint import CheckpointError, load_checkpoint
 from tapa_ai.net.model_id import file_sha256, model_generation, model_label
 
 MATCH_COMMAND = "tapa-ai match net:{path} net:{path} --games {games} --seed {seed}"
+
+
+def match_command(variant: str, path: Path, games: int, seed: int) -> str:
+    """The ``tapa-ai match`` command playing the same games as the measurement of ``variant``."""
+    command = MATCH_COMMAND.format(path=path, games=games, seed=seed)
+    return command + (f" --variant {variant}" if model_variant(variant) != variant else "")
+
+
+def first_mover_wins(records) -> int:
+    """Decisive games won by the side that moved first (game 2i: A moved first, 2i + 1: B)."""
+    a_first = np.arange(records.games) % 2 == 0
+    decisive = (records.kind > 0) & (records.kind != RESULT_DRAW)
+    return int((decisive & (records.a_won == a_first)).sum())
 
 
 def stale_variants(rates_file: Path, checkpoints: Path) -> list[str]:
@@ -39,7 +56,7 @@ def stale_variants(rates_file: Path, checkpoints: Path) -> list[str]:
     entries = data.get("variants", {})
     stale = []
     for variant in VARIANTS:
-        path = checkpoints / f"{variant}.pt"
+        path = checkpoints / f"{model_variant(variant)}.pt"
         entry = entries.get(variant, {})
         if not path.is_file() or entry.get("sha256") != file_sha256(path):
             stale.append(variant)
@@ -49,10 +66,11 @@ def stale_variants(rates_file: Path, checkpoints: Path) -> list[str]:
 def measure(variant: str, checkpoints: Path, games: int, seed: int, workers: int, records: Path | None,
             progress: bool) -> dict:
     """Play the self-play match of one variant and return its entry of the rates file."""
-    path = checkpoints / f"{variant}.pt"
+    path = checkpoints / f"{model_variant(variant)}.pt"
     rules = load_checkpoint(path).rules()
-    if rules.name != variant:
-        raise ValueError(f"{path} plays {rules.name}, not {variant}")
+    if rules.name != model_variant(variant):
+        raise ValueError(f"{path} plays {rules.name}, not {model_variant(variant)}")
+    rules = variant_rules(variant)
     spec = f"net:{path}"
     result = run_match(spec, spec, rules, games, seed=seed, workers=workers, progress=progress,
                        desc=f"{variant} self-play")
@@ -63,7 +81,8 @@ def measure(variant: str, checkpoints: Path, games: int, seed: int, workers: int
         result.write(record_path)
         record_path.with_suffix(".csv").unlink(missing_ok=True)  # per-game rows: only the counts matter
     kinds = {kind: int(count) for kind, count in record["kinds"].items()}
-    rates = ResultRates.from_kinds(kinds, rules)  # refuses counts without a decisive game
+    first = first_mover_wins(result.records)
+    rates = ResultRates.from_kinds(kinds, rules, first_mover_wins=first)  # refuses counts without a decisive game
     return {
         "checkpoint": str(path),
         "sha256": file_sha256(path),
@@ -73,10 +92,12 @@ def measure(variant: str, checkpoints: Path, games: int, seed: int, workers: int
         "seed": seed,
         "plies": 0,
         "kinds": kinds,
+        "first_mover_wins": first,
         "unfinished": int(record["unfinished"]),
-        "command": MATCH_COMMAND.format(path=path, games=games, seed=seed),
+        "command": match_command(variant, path, games, seed),
         "shares": {"single": round(rates.single, 6), "gammon": round(rates.gammon, 6), "top": round(rates.top, 6),
-                   "top_points": rates.top_points, "draws_per_game": round(rates.draw, 6)},
+                   "top_points": rates.top_points, "draws_per_game": round(rates.draw, 6),
+                   "first_mover": round(rates.first_mover, 6)},
     }
 
 
@@ -85,19 +106,23 @@ def markdown(rates_file: Path, size: int = 7, compare: int = 15) -> str:
     data = json.loads(rates_file.read_text())
     rates = load_result_rates(rates_file)
     entries = data["variants"]
-    lines = ["Measured with " + ", ".join(f"`{entries[v]['checkpoint']}` ({entries[v]['model'].split(' (', 1)[1]}"
-                                         for v in VARIANTS) + ":", "",
-             "| variant | single | gammon | top (points) | draws per game |", "|---|---:|---:|---:|---:|"]
+    models = dict.fromkeys(f"`{entries[v]['checkpoint']}` ({entries[v]['model'].split(' (', 1)[1]}" for v in VARIANTS)
+    lines = ["Measured with " + ", ".join(models) + " (Portes: the backgammon model with Portes' points):", "",
+             "| variant | single | gammon | top (points) | draws per game | first mover wins |",
+             "|---|---:|---:|---:|---:|---:|"]
     for variant in VARIANTS:
         r, kinds = rates[variant], entries[variant]["kinds"]
         if variant == "tapa":
             top = f"({r.top_points}: {kinds['backgammon']:,} backgammons + {kinds['mother']:,} mother wins)"
         elif variant == "plakoto":
             top = f"({r.top_points}: mother wins)"
+        elif r.top == 0:
+            top = "(none)"
         else:
             top = f"({r.top_points})"
         draws = f"{r.draw:.2%}" if r.draw else "0"
-        lines.append(f"| {variant} | {r.single:.1%} | {r.gammon:.1%} | {r.top:.1%} {top} | {draws} |")
+        first = f"{r.first_mover:.1%}" if "first_mover_wins" in entries[variant] else "(not counted)"
+        lines.append(f"| {variant} | {r.single:.1%} | {r.gammon:.1%} | {r.top:.1%} {top} | {draws} | {first} |")
     tables = {}
     for variant in VARIANTS:
         rules = variant_rules(variant)

@@ -166,13 +166,16 @@ def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys
 # -- the arena's match bookkeeping, with scripted game results ------------------------------------------------
 class ScriptedGames:
     """Stands in for the arena's game runner: every game ``g`` of every match ends as ``SCRIPT[g]`` says,
-    (winner "A" / "B" / None for a draw, result kind); records who was to open each game."""
+    (winner "A" / "B" / None for a draw, result kind); records who was to open each game and the score (what A
+    and B still need) it was played at."""
 
     SCRIPT = [("A", "single"), (None, "draw"), ("B", "gammon"), ("A", "gammon")]
     started: list = []
 
-    def __init__(self, players, rng, slots, max_turns, dice) -> None:
-        self.number = len(ScriptedGames.started)
+    def __init__(self, players, rng, slots, max_turns, dice, away, number) -> None:
+        self.number = len(type(self).started)
+        assert number == self.number
+        self.away = away.copy()
         self.variant = players[0]
         self.points = np.zeros(slots, dtype=np.int64)
         self.a_won = np.zeros(slots, dtype=bool)
@@ -180,7 +183,7 @@ class ScriptedGames:
         self.plies = np.zeros(slots, dtype=np.int64)
 
     def start(self, games, positions, a_moves) -> None:
-        ScriptedGames.started.append((self.variant, games.copy(), a_moves.copy()))
+        type(self).started.append((self.variant, games.copy(), a_moves.copy(), self.away[games]))
         self.games = games
 
     def run(self) -> None:
@@ -204,6 +207,8 @@ def test_a_draw_scores_nothing_moves_the_rotation_on_and_the_next_game_opens_by_
     for number in (0, 2):  # the first game, and the game after the draw: the opening roll, the same in a pair
         seat0_opens = started[number][2] == seat0_is_a
         assert (seat0_opens[0::2] == seat0_opens[1::2]).all()
+    # The score each game is played at (A, B still need): 3-3, then A's single, the draw, B's gammon.
+    assert [tuple(np.unique(start[3], axis=0).ravel()) for start in started] == [(3, 3), (2, 3), (2, 3), (2, 1)]
     assert started[1][2].all()  # A won game 0: A opens game 1
     assert not started[3][2].any()  # B won game 2: B opens game 3
     assert (records.match_points == [3, 2]).all() and records.match_a_won.all()

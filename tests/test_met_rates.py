@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tapa_ai.cube.met import (RATES_FILE, VARIANT_RATES, VARIANTS, RatesFileError, ResultRates,
-                              load_result_rates)
+                              load_result_rates, model_variant)
 from tapa_ai.net.model_id import file_sha256, model_generation, model_label
 from tapa_ai.rules import variant_rules
 
@@ -35,17 +35,20 @@ def test_the_rates_were_measured_with_the_shipped_checkpoints():
     assert set(entries) == set(VARIANTS)
     for variant in VARIANTS:
         entry = entries[variant]
-        checkpoint = ROOT / "checkpoints" / f"{variant}.pt"
-        assert entry["checkpoint"] == f"checkpoints/{variant}.pt"
+        model = model_variant(variant)  # portes: the backgammon model
+        checkpoint = ROOT / "checkpoints" / f"{model}.pt"
+        assert entry["checkpoint"] == f"checkpoints/{model}.pt"
         assert entry["sha256"] == file_sha256(checkpoint), (
             f"{RATES_FILE.name} was measured with another {checkpoint.name}: a model was shipped without "
             f"`python scripts/met_rates.py --variants {variant}`")
         assert entry["generation"] == model_generation(checkpoint)
-        assert entry["model"] == model_label(checkpoint, name=f"checkpoints/{variant}.pt")
+        assert entry["model"] == model_label(checkpoint, name=f"checkpoints/{model}.pt")
         assert entry["games"] == 20000 and entry["plies"] == 0 and entry["unfinished"] == 0
         assert sum(entry["kinds"].values()) == entry["games"]
-        assert entry["command"] == (f"tapa-ai match net:checkpoints/{variant}.pt net:checkpoints/{variant}.pt "
-                                    f"--games {entry['games']} --seed {entry['seed']}")
+        assert 0 < entry["first_mover_wins"] <= entry["games"] - entry["kinds"].get("draw", 0)
+        assert entry["command"] == (f"tapa-ai match net:checkpoints/{model}.pt net:checkpoints/{model}.pt "
+                                    f"--games {entry['games']} --seed {entry['seed']}"
+                                    + (f" --variant {variant}" if model != variant else ""))
     assert rates_data()["command"].startswith("python scripts/met_rates.py")
 
 
@@ -53,10 +56,12 @@ def test_the_tables_are_built_from_the_files_counts():
     entries = rates_data()["variants"]
     for variant in VARIANTS:
         kinds = entries[variant]["kinds"]
-        expected = ResultRates.from_kinds(kinds, variant_rules(variant))
+        expected = ResultRates.from_kinds(kinds, variant_rules(variant),
+                                          first_mover_wins=entries[variant]["first_mover_wins"])
         rates = VARIANT_RATES[variant]
-        assert (rates.single, rates.gammon, rates.top, rates.top_points, rates.draw) == (
-            expected.single, expected.gammon, expected.top, expected.top_points, expected.draw)
+        assert (rates.single, rates.gammon, rates.top, rates.top_points, rates.draw, rates.first_mover) == (
+            expected.single, expected.gammon, expected.top, expected.top_points, expected.draw,
+            expected.first_mover)
         assert entries[variant]["command"] in rates.source and entries[variant]["sha256"][:12] in rates.source
         shares = entries[variant]["shares"]
         assert shares["single"] == pytest.approx(rates.single, abs=1e-6)
@@ -88,6 +93,9 @@ def write(path: Path, data) -> Path:
     (lambda d: d["variants"]["tapa"].update(kinds={"draw": 4}), "no decisive games"),
     (lambda d: d["variants"]["tapa"].pop("command"), "variants.tapa.command"),
     (lambda d: d["variants"]["backgammon"].update(sha256="abc"), "variants.backgammon.sha256"),
+    (lambda d: d["variants"]["fevga"].update(first_mover_wins=-3), "variants.fevga.first_mover_wins"),
+    (lambda d: d["variants"]["fevga"].update(first_mover_wins=10 ** 6), "more than the"),
+    (lambda d: d["variants"]["portes"].pop("kinds"), "variants.portes.kinds"),
 ])
 def test_a_malformed_rates_file_is_refused_with_its_name(tmp_path, change, fragment):
     data = rates_data()
@@ -125,5 +133,6 @@ def test_docs_cube_quotes_the_files_rates():
         assert row, f"docs/cube.md has no rates row for {variant}"
         assert [float(x) for x in row.groups()] == [round(100 * r, 1) for r in (rates.single, rates.gammon,
                                                                                rates.top)], variant
-        assert model_label(ROOT / "checkpoints" / f"{variant}.pt", name=f"checkpoints/{variant}.pt",
+        model = model_variant(variant)
+        assert model_label(ROOT / "checkpoints" / f"{model}.pt", name=f"checkpoints/{model}.pt",
                            markdown=True) in text

@@ -4,19 +4,56 @@ Every match the arena plays is replayed through :class:`tapa_ai.flow.tavli.Tavli
 the reference move generator) with the same dice (rebuilt from the seed: the bots below draw nothing from the
 generator, so the arena's draws are its dice and opening rolls alone) and the same deterministic moves
 (``HashBot`` of tests/test_match_vs_flow.py). Compared for every game: its variant, who opened, result kind,
-points, turns; for every match: the final score and the winner.
+points, turns; for every match: the final score and the winner. ``ScoreHashBot`` chooses by the score it
+is told (``choose_at_score``), so the replay also checks that every mover is told its own score and the game.
 """
 
+import zlib
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from tapa_ai.arena.runner import deal_dice
 from tapa_ai.arena.tavli import play_tavli_pairs
 from tapa_ai.flow.tavli import TAVLI_ROTATION, TavliMatch, tavli_rules
+from tapa_ai.movegen import PositionBatch
+from tapa_ai.movegen.choice import segment_argmax
 from tapa_ai.rules import outcomes
 
-from .test_match_vs_flow import HashBot, choose_move
+from .test_match_vs_flow import HashBot, choose_move, keys
+
+
+class ScoreHashBot(HashBot):
+    """A hash of each afterstate and of the score the bot is told (what the mover and the other side need, the
+    game of the rotation) chooses: a mover told another score would play other moves."""
+
+    def __init__(self, salt: int):
+        super().__init__(salt, "random")
+
+    def hashes(self, batch: PositionBatch, away, opponent_away, game) -> np.ndarray:
+        return np.array([zlib.crc32(key + repr((int(a), int(b), int(g) % 3)).encode(), self.salt)
+                         for key, a, b, g in zip(keys(batch), away, opponent_away, game)], dtype=np.float64)
+
+    def choose_at_score(self, afterstates, rng, score):
+        source = afterstates.source
+        return segment_argmax(self.hashes(afterstates.positions, score.away[source], score.opponent_away[source],
+                                          score.game[source]), afterstates.offsets)
+
+
+def choose_reference_move(bot, match: TavliMatch):
+    """The reference move ``bot`` chooses in ``match``'s game, at the match's score for a ScoreHashBot."""
+    game = match.game
+    if not isinstance(bot, ScoreHashBot):
+        return choose_move(bot, game)
+    moves = list(game.moves)
+    side = game.position.turn
+    mover, other = (0, 1) if side == "X" else (1, 0)
+    count = len(moves)
+    hashes = bot.hashes(PositionBatch.from_positions([move.position for move in moves]),
+                        [match.length - match.score[mover]] * count, [match.length - match.score[other]] * count,
+                        [match.game_number - 1] * count)
+    return moves[int(np.argmax(hashes))]
 
 MAX_TURNS = 600
 
@@ -49,7 +86,7 @@ def replay_match(length: int, seat_players, dice_of_game, seat0_opens):
                 match = match.rolled(tuple(int(d) for d in dice[turn]))
                 turn += 1
             else:
-                match = match.play(choose_move(players[game.position.turn][match.variant], game))
+                match = match.play(choose_reference_move(players[game.position.turn][match.variant], match))
                 turns += 1
             assert turns < MAX_TURNS, "a replayed game ran past the turn limit"
         result = match.game.result
@@ -61,10 +98,14 @@ def replay_match(length: int, seat_players, dice_of_game, seat0_opens):
         match = match.start_next_game()
 
 
-def test_arena_tavli_matches_replay_game_by_game_through_the_reference_flow():
+@pytest.mark.parametrize("by_score", [False, True])
+def test_arena_tavli_matches_replay_game_by_game_through_the_reference_flow(by_score):
     # Portes between pip-lead players are hitting wars that rarely end: there the hash alone chooses.
     a = {"portes": HashBot(1, "random"), "plakoto": HashBot(1, "lead"), "fevga": HashBot(1, "lead")}
     b = {"portes": HashBot(2, "random"), "plakoto": HashBot(2, "lead"), "fevga": HashBot(2, "lead")}
+    if by_score:  # Portes and Fevga by the score (plakoto: the pip lead keeps its games short)
+        a.update(portes=ScoreHashBot(3), fevga=ScoreHashBot(4))
+        b.update(portes=ScoreHashBot(5))
     checked = Counter()
     for length, pairs in ((3, 4), (5, 3)):
         seed = [23, length]

@@ -9,7 +9,11 @@ played by each side's bot for that variant. Per game and pair the dice are
 dealt once (:func:`~tapa_ai.arena.runner.deal_dice`) and an opening roll is
 drawn (True: seat 0 opens); the first game, and a game after a draw, opens by
 that roll, any other by the previous game's winner. Points are each game's own
-rules' (:mod:`tapa_ai.flow.tavli`); no cube. A game still going after
+rules' (:mod:`tapa_ai.flow.tavli`); no cube. Each side's bot chooses its moves
+at the match's score (:meth:`~tapa_ai.bots.base.Bot.choose_at_score` with a
+:class:`~tapa_ai.cube.tavli_met.TavliScore` of the Tavli match equity table):
+a network bot by match-winning chances, unless ``,money_play``; a plain
+policy function as always. A game still going after
 ``max_turns`` turns leaves its match unfinished (half a win to each side).
 ``tests/test_tavli_vs_flow.py`` replays seeded matches game by game through the reference
 flow (:class:`tapa_ai.flow.tavli.TavliMatch`).
@@ -31,11 +35,12 @@ from typing import Optional
 import numpy as np
 
 from ..bots.base import BotError
+from ..cube.tavli_met import TavliScore, tavli_met
 from ..flow.tavli import TAVLI_ROTATION, tavli_rules
 from ..movegen import PositionBatch
 from ..rules import outcomes
 from ..rules.position import start_position
-from .runner import DealtDice, GameRunner, Ply, deal_dice, mover_points
+from .runner import DealtDice, GameRunner, Ply, choose_by_mover, deal_dice, mover_points
 from .stats import match_win_rate
 from .workers import WORKER, play_jobs, warm_up
 
@@ -140,7 +145,7 @@ def play_tavli_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_l
         a_opens = np.where(last_winner_is_a == 0, by_roll, last_winner_is_a == 1)
         games = np.flatnonzero(playing)
         runner = _TavliGame((players_a[variant], players_b[variant]), rng, slots, max_turns,
-                            DealtDice(dice_table, pair))
+                            DealtDice(dice_table, pair), match_length - points, number)
         template = PositionBatch.from_positions([start_position(rules, "X")])
         runner.start(games, template.take(np.zeros(games.size, dtype=np.int64)), a_opens[games])
         runner.run()
@@ -170,13 +175,26 @@ def play_tavli_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_l
 
 
 class _TavliGame(GameRunner):
-    """One game of every Tavli match still going: who won, how, and the points."""
+    """One game (``number``, from 0) of every Tavli match still going, played at each match's score (``away``:
+    (S, 2) what A and B still need): who won, how, and the points."""
 
-    def __init__(self, players, rng, slots: int, max_turns: int, dice: DealtDice) -> None:
+    def __init__(self, players, rng, slots: int, max_turns: int, dice: DealtDice, away: np.ndarray,
+                 number: int) -> None:
         super().__init__(players, rng, slots, max_turns, dice)
+        self.away = away.copy()
+        self.number = number
         self.points = np.zeros(slots, dtype=np.int64)
         self.a_won = np.zeros(slots, dtype=bool)
         self.kind = np.zeros(slots, dtype=np.int8)
+
+    def choose(self, afterstates, mover_is_a: np.ndarray) -> np.ndarray:
+        away = self.away[self.games]
+        mover = np.where(mover_is_a, away[:, 0], away[:, 1])
+        other = np.where(mover_is_a, away[:, 1], away[:, 0])
+        score = TavliScore(tavli_met(), mover, other, self.number)
+        players = tuple(_at_score(player, score.take(np.flatnonzero(mask)))
+                        for player, mask in zip(self.players, (mover_is_a, ~mover_is_a)))
+        return choose_by_mover(afterstates, mover_is_a, *players, self.rng)
 
     def game_over(self, ply: Ply, rows: np.ndarray) -> None:
         games = ply.games[rows]
@@ -184,6 +202,15 @@ class _TavliGame(GameRunner):
         self.kind[games] = kind
         self.points[games] = points
         self.a_won[games] = ply.mover_is_a[rows] & (kind != outcomes.RESULT_DRAW)
+
+
+def _at_score(player, score: TavliScore):
+    """``player`` as a policy choosing at ``score`` (its :meth:`~tapa_ai.bots.base.Bot.choose_at_score`; a plain
+    policy function as it is)."""
+    at_score = getattr(player, "choose_at_score", None)
+    if at_score is None:
+        return player
+    return lambda afterstates, rng: at_score(afterstates, rng, score)
 
 
 # -- over processes ----------------------------------------------------------------------------------

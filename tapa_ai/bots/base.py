@@ -11,6 +11,11 @@ Bots that rank moves by a score per afterstate (``runner``, ``heuristic``,
 ``pubeval``, nets) subclass :class:`ScoringBot` and implement
 :meth:`ScoringBot.scores` only.
 
+Checker play in a match by the score is one more (:meth:`Bot.choose_at_score`): given what
+each outcome class is worth at the score of each position (a Tavli match's,
+:class:`tapa_ai.cube.tavli_met.TavliScore`), a bot with an evaluator plays the
+move of the highest match-winning chance; the others choose as they always do.
+
 Cube decisions are two more questions, vectorized the same way
 (:mod:`tapa_ai.cube.decisions`): :meth:`Bot.offer_double` and
 :meth:`Bot.accept_double`. Their defaults are the **passive cube** (never
@@ -62,6 +67,13 @@ class Bot:
     def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
         """(B,) int64: for each source position, the row of ``afterstates`` to play."""
         raise NotImplementedError
+
+    def choose_at_score(self, afterstates: Afterstates, rng: np.random.Generator, score) -> np.ndarray:
+        """(B,) int64 rows chosen in a match at ``score``: an object with ``class_values(points) -> (B, K)``,
+        what each outcome class is worth to each position's mover (match-winning chances; ``points`` the
+        classes' points, e.g. :class:`tapa_ai.cube.tavli_met.TavliScore`). Default: :meth:`choose` (a bot
+        without outcome classes plays as in money play)."""
+        return self.choose(afterstates, rng)
 
     def __call__(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
         """A bot is also a plain policy function (see :data:`tapa_ai.arena.duels.Policy`)."""

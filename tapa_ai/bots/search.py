@@ -225,6 +225,9 @@ class NetBot(Bot):
         """Janowski's cube life x of the cube decisions."""
         self.match_cube = True
         """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
+        self.score_play = True
+        """False: checker play in a match ignores the score (:meth:`choose_at_score` plays as :meth:`choose`,
+        by cubeless money equity); a baseline for measurements (``net:PATH,money_play``)."""
 
     @property
     def bearoff(self) -> bool:
@@ -302,25 +305,34 @@ class NetBot(Bot):
         values[~over] = afterstate_values(self.evaluator, afterstates.positions.take(going_on), plies, last_ply)
         return values
 
-    def ranked(self, afterstates: Afterstates, last_ply: Optional[tuple[int, np.random.Generator]] = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def ranked(self, afterstates: Afterstates, last_ply: Optional[tuple[int, np.random.Generator]] = None,
+               class_values: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For every row kept by the filter: (rows, distributions at the bot's plies, equities).
 
         Rows not kept are absent; rows are grouped by source position like ``afterstates``.
         ``last_ply``: the kept rows' full-depth values with the last ply's dice sampled
-        (:func:`afterstate_values`); the filters before them stay exact.
+        (:func:`afterstate_values`); the filters before them stay exact. ``class_values`` (B, K): what each
+        outcome class is worth to each source position's mover (a match's score, :meth:`choose_at_score`)
+        instead of :attr:`points`; the filters and the equities use them (the replies inside the search are
+        still chosen by the evaluator's points).
         """
+        if class_values is None:
+            worth = lambda values, rows: values @ self.points  # noqa: E731
+        else:
+            per_row = np.asarray(class_values, dtype=np.float64)[afterstates.source]
+            worth = lambda values, rows: np.einsum("nk,nk->n", values, per_row[rows])  # noqa: E731
         base = self.evaluator.afterstate_distributions(afterstates)
-        equities = base @ self.points
+        every = np.arange(len(afterstates))
+        equities = worth(base, every)
         if self.plies == 0:
-            return np.arange(len(afterstates)), base, equities
+            return every, base, equities
         rows = filter_candidates(equities, afterstates.offsets, self.candidates, self.margin)
         if self.refine is not None and self.plies >= 2:
-            shallower = self.evaluate(afterstates, rows, self.plies - 1) @ self.points
+            shallower = worth(self.evaluate(afterstates, rows, self.plies - 1), rows)
             kept = filter_candidates(shallower, np.searchsorted(rows, afterstates.offsets), *self.refine)
             rows = rows[kept]
         values = self.evaluate(afterstates, rows, last_ply=last_ply)
-        return rows, values, values @ self.points
+        return rows, values, worth(values, rows)
 
     def pre_roll_distributions(self, positions: PositionBatch, plies: Optional[int] = None) -> np.ndarray:
         """(B, K) outcome distributions of positions before their side to move rolls, from its view.
@@ -353,7 +365,18 @@ class NetBot(Bot):
         return self.cube_equities(positions, situation).take
 
     def choose(self, afterstates: Afterstates, rng: np.random.Generator) -> np.ndarray:
-        rows, _, equities = self.ranked(afterstates)
+        return self._choose(afterstates, rng, None)
+
+    def choose_at_score(self, afterstates: Afterstates, rng: np.random.Generator, score) -> np.ndarray:
+        """The move of the highest match-winning chance at ``score`` (each outcome class valued by
+        ``score.class_values``; :attr:`score_play` False: as :meth:`choose`)."""
+        if not self.score_play:
+            return self.choose(afterstates, rng)
+        return self._choose(afterstates, rng, score.class_values(self.evaluator.points))
+
+    def _choose(self, afterstates: Afterstates, rng: np.random.Generator,
+                class_values: Optional[np.ndarray]) -> np.ndarray:
+        rows, _, equities = self.ranked(afterstates, class_values=class_values)
         if self.plies == 0:
             return segment_argmax(equities, afterstates.offsets, rng)
         kept_offsets = np.searchsorted(rows, afterstates.offsets)

@@ -45,7 +45,8 @@ Cube options follow a comma: ``net:PATH,nocube`` plays the passive cube (never
 doubles, always takes) instead of the net's cube decisions, and
 ``net:PATH,cube_life=0.8`` sets Janowski's cube life of its decisions
 (default 0.68), and ``net:PATH,money_cube`` makes its match decisions as in
-money play, ignoring the score (a baseline). ``net:PATH,wins`` chooses its
+money play, ignoring the score (a baseline); ``net:PATH,money_play`` does the same for its checker
+play in a match played by the score (a Tavli match, docs/tavli.md). ``net:PATH,wins`` chooses its
 checker plays by the chance of winning instead of the expected points
 (gammons, backgammons and mother wins count as plain wins), as at double
 match point. ``net:PATH@2ply,refine=2:0.04`` adds a second move filter to a
@@ -84,9 +85,10 @@ SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0",
               "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon)", "net:PATH@0ply", "net:PATH@1ply",
               "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff",
-              "net:PATH,points=VARIANT")
+              "net:PATH,points=VARIANT", "net:PATH,money_play")
 """The valid forms, for error messages and ``--help``."""
-_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "wins", "refine=N:MARGIN", "nobearoff", "points=VARIANT")
+_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "money_play", "wins", "refine=N:MARGIN", "nobearoff",
+                 "points=VARIANT")
 
 _NET = re.compile(r"^(?P<kind>net|onnx):(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 """``net:PATH[@Nply]`` and ``onnx:PATH[@Nply]``: an evaluator's file and how deep its bot searches."""
@@ -224,6 +226,10 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
             if not isinstance(bot, NetBot):
                 raise _bad(text, "money_cube is an option of net: bots (the others play the passive cube)")
             bot.match_cube = False
+        elif option == "money_play":
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "money_play is an option of net: bots (the others never read the score)")
+            bot.score_play = False
         elif option.startswith("refine="):
             if not isinstance(bot, NetBot):
                 raise _bad(text, "refine= is an option of net: bots")

@@ -5,7 +5,7 @@ Spec forms (:func:`tavli_specs`):
 - ``tavli:PORTES,PLAKOTO,FEVGA``: a bot spec per game, in the rotation's
   order, e.g. ``tavli:net:backgammon,heuristic,net:fevga``. The commas split
   the three specs, except that a piece that is a bot option (``nocube``,
-  ``wins``, ``money_cube``, ``nobearoff``, ``points=...``, ``refine=...``,
+  ``wins``, ``money_cube``, ``money_play``, ``nobearoff``, ``points=...``, ``refine=...``,
   ``cube_life=...``) belongs to the spec before it, as it would on its own:
   ``tavli:net:backgammon,points=backgammon,heuristic,net:fevga@1ply,wins`` is
   ``net:backgammon,points=backgammon`` / ``heuristic`` / ``net:fevga@1ply,wins``.
@@ -16,6 +16,10 @@ Spec forms (:func:`tavli_specs`):
   shipped models ``net:backgammon`` (playing Portes with Portes' points),
   ``net:plakoto`` and ``net:fevga``, each with the same search depth and
   options.
+
+A network bot plays its checkers by the match score (the Tavli match equity
+table, :mod:`tapa_ai.cube.tavli_met`); ``,money_play`` (``net:tavli,money_play``)
+makes it play by cubeless money equity instead, the baseline of docs/tavli.md.
 - any other spec: the same bot plays all three games (``heuristic``,
   ``random``, ``runner``); a spec that cannot play one of them is one error
   line naming the game.
@@ -35,7 +39,7 @@ TAVLI_PREFIX = "tavli:"
 TAVLI_MODELS = ("net:backgammon", "net:plakoto", "net:fevga")
 """The shipped models ``net:tavli`` plays the rotation's games with, in its order."""
 _SHIPPED = re.compile(r"^net:tavli(?P<plies>@\d+(?:ply)?)?$")
-_FLAG_OPTIONS = ("nocube", "wins", "money_cube", "nobearoff")
+_FLAG_OPTIONS = ("nocube", "wins", "money_cube", "money_play", "nobearoff")
 _VALUE_OPTIONS = ("points=", "refine=", "cube_life=")
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
@@ -72,6 +72,9 @@ class ResultRates:
     """Draws per game (information only: a draw replays the game at the same score)."""
     source: str = ""
     """Where the numbers come from (a command)."""
+    first_mover: float = 0.5
+    """Share of decisive games won by the side that moves first (the Tavli table's opener, whom the winner of
+    the last game is; 1/2 where not measured)."""
 
     def __post_init__(self) -> None:
         shares = (self.single, self.gammon, self.top)
@@ -82,6 +85,8 @@ class ResultRates:
                              "must sum to 1 (shares of decisive games)")
         if self.top_points not in (2, 3):
             raise ValueError(f"top_points {self.top_points!r}: must be 2 or 3")
+        if not (isinstance(self.first_mover, (int, float)) and 0.0 <= self.first_mover <= 1.0):
+            raise ValueError(f"first_mover {self.first_mover!r}: a share of decisive games, in [0, 1]")
 
     @property
     def shares(self) -> np.ndarray:
@@ -92,20 +97,34 @@ class ResultRates:
         return np.array([1, 2, self.top_points])
 
     @classmethod
-    def from_kinds(cls, kinds: dict[str, int], rules: RuleOptions, source: str = "") -> "ResultRates":
-        """Rates from counts of result kinds (``single``, ``gammon``, ``backgammon``, ``mother``, ``draw``)."""
+    def from_kinds(cls, kinds: dict[str, int], rules: RuleOptions, source: str = "",
+                   first_mover_wins: Optional[int] = None) -> "ResultRates":
+        """Rates from counts of result kinds (``single``, ``gammon``, ``backgammon``, ``mother``, ``draw``) and,
+        where counted, of the decisive games the first mover won."""
         single, gammon = kinds.get("single", 0), kinds.get("gammon", 0)
         top = kinds.get("backgammon", 0) + kinds.get("mother", 0)
         decisive = single + gammon + top
         if decisive == 0:
             raise ValueError("no decisive games to take rates from")
+        if first_mover_wins is not None and not 0 <= first_mover_wins <= decisive:
+            raise ValueError(f"first_mover_wins {first_mover_wins}: more than the {decisive} decisive games")
         games = decisive + kinds.get("draw", 0)
+        first = 0.5 if first_mover_wins is None else first_mover_wins / decisive
         return cls(single / decisive, gammon / decisive, top / decisive, top_points(rules),
-                   kinds.get("draw", 0) / games, source)
+                   kinds.get("draw", 0) / games, source, first)
 
 
-VARIANTS = ("tapa", "plakoto", "backgammon")
+VARIANTS = ("tapa", "plakoto", "backgammon", "portes", "fevga", "narde")
 """The variants with measured rates (every other rule set uses its nearest one's, :func:`rates_for`)."""
+
+MODEL_OF = {"portes": "backgammon"}
+"""The shipped model a variant's rates are measured with, where it is another variant's (the backgammon net
+plays Portes with Portes' points); every other variant: its own."""
+
+
+def model_variant(variant: str) -> str:
+    """The variant whose shipped checkpoint plays ``variant``'s self-play for its rates."""
+    return MODEL_OF.get(variant, variant)
 
 RATES_FILE = Path(__file__).with_name("result_rates.json")
 """The measured counts of result kinds per variant (package data), written by ``scripts/met_rates.py``
@@ -154,10 +173,14 @@ def _read_rates(path: Path) -> dict[str, ResultRates]:
         if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
             raise RatesFileError(f"{where}.sha256: want the sha256 (64 hex digits) of the net measured, "
                                  f"got {digest!r}")
+        first = entry.get("first_mover_wins")
+        if first is not None and (isinstance(first, bool) or not isinstance(first, int) or first < 0):
+            raise RatesFileError(f"{where}.first_mover_wins: want a count (integer >= 0) of decisive games the "
+                                 f"first mover won, got {first!r}")
         model = entry.get("model")
         source = command + (f" ({model})" if isinstance(model, str) and model else "")
         try:
-            rates[variant] = ResultRates.from_kinds(kinds, variant_rules(variant), source)
+            rates[variant] = ResultRates.from_kinds(kinds, variant_rules(variant), source, first)
         except ValueError as error:
             raise RatesFileError(f"{where}: {error}") from None
     return rates
@@ -382,10 +405,10 @@ def rates_for(rules: RuleOptions) -> ResultRates:
     """The result rates of a rule set: its variant's measured ones, with the rule set's own top points."""
     base = VARIANT_RATES.get(rules.name)
     if base is None:
-        base = VARIANT_RATES["tapa" if rules.pins else "backgammon"]
+        base = VARIANT_RATES["tapa" if rules.pins else "fevga" if rules.paths == "parallel" else "backgammon"]
     top = top_points(rules)
     if top != base.top_points:
-        base = ResultRates(base.single, base.gammon, base.top, top, base.draw, base.source)
+        base = replace(base, top_points=top)
     return base
 
 

@@ -1,0 +1,209 @@
+"""The Tavli match equity table: match-winning chances by the score, the next game of the rotation and its opener.
+
+A Tavli match (RULES.md 9) has no cube, so its table is the plain game
+recursion of :mod:`tapa_ai.cube.met` with two more things in the state: which
+game of the rotation Portes, Plakoto, Fevga comes next (each has its own
+result rates), and who opens it (the winner of the last game; an opening roll
+for the first game and after a draw). ``M(a, b, g, o)`` is the chance that
+the side needing ``a`` points wins the match against a side needing ``b``,
+before game ``g`` of the rotation (:data:`~tapa_ai.flow.tavli.TAVLI_ROTATION`
+index) that ``o`` opens: :data:`OPENS` (the side), :data:`RECEIVES` (the
+opponent) or :data:`OPENING_ROLL`.
+
+Each game's rates are a :class:`~tapa_ai.cube.met.ResultRates` measured in
+cubeless 0-ply self-play of the shipped net (``scripts/met_rates.py``): ``f``,
+the share of decisive games the first mover wins; ``s_k``, the shares of wins
+by each result's points ``p_k`` (the same for both sides); ``d``, draws per
+game. With the side opening::
+
+    M(a, b, g, OPENS) = (1 - d) * [ f * sum_k s_k M(a - p_k, b, g + 1, OPENS)
+                                    + (1 - f) * sum_k s_k M(a, b - p_k, g + 1, RECEIVES) ]
+                        + d * M(a, b, g + 1, OPENING_ROLL)
+
+(the winner opens the next game, a draw scores nothing and the next game
+opens with an opening roll); ``RECEIVES`` swaps ``f`` and ``1 - f``;
+``M(., ., g, OPENING_ROLL)`` is the mean of the two. ``M(<= 0, b) = 1``,
+``M(a, <= 0) = 0``. A draw leaves the score as it is, so the states of one
+score are solved together (a fixed point; draws are rare: it converges in a
+few rounds).
+
+**Checker play by the score** (:class:`TavliScore`): in game ``g`` at ``(a,
+b)`` the mover's outcome classes are worth: a win by ``p`` points ``M(a - p,
+b, g + 1, OPENS)``, a loss by ``p`` ``M(a, b - p, g + 1, RECEIVES)``, a draw
+``M(a, b, g + 1, OPENING_ROLL)``; a bot with an evaluator plays the move of
+the highest expected match-winning chance
+(:meth:`~tapa_ai.bots.base.Bot.choose_at_score`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..flow.tavli import TAVLI_ROTATION
+from .met import MAX_MATCH_LENGTH, VARIANT_RATES, ResultRates
+
+__all__ = ["OPENS", "RECEIVES", "OPENING_ROLL", "TavliMatchEquityTable", "TavliScore", "build_tavli_met",
+           "tavli_met"]
+
+OPENS, RECEIVES, OPENING_ROLL = 0, 1, 2
+"""Who opens the next game: the side, its opponent, or an opening roll."""
+OPENER_NAMES = ("the side opens", "the opponent opens", "opening roll")
+_GAMES = len(TAVLI_ROTATION)
+
+
+@dataclass(frozen=True)
+class TavliMatchEquityTable:
+    """``M(a, b, g, o)`` for scores up to ``max_away`` away (module docstring); read it with :meth:`lookup`."""
+
+    rates: tuple[ResultRates, ...]
+    """The result rates of each game of the rotation, in :data:`TAVLI_ROTATION` order."""
+    max_away: int
+    table: np.ndarray = field(repr=False)
+    """(3 openers, 3 games, N + 1, N + 1): index 0 of ``a`` means 'already won', of ``b`` 'already lost'."""
+
+    def lookup(self, away, opponent_away, game, opener) -> np.ndarray:
+        """Match-winning chance(s) before game ``game`` (rotation index, any integer: taken mod 3) opened by
+        ``opener``; vectorized, arguments broadcast together. Aways ``<= 0`` are clipped to 0."""
+        a = np.clip(np.asarray(away, dtype=np.int64), 0, None)
+        b = np.clip(np.asarray(opponent_away, dtype=np.int64), 0, None)
+        if (a > self.max_away).any() or (b > self.max_away).any():
+            raise ValueError(f"the Tavli match equity table covers scores up to {self.max_away} away, got "
+                             f"{int(a.max())} and {int(b.max())}")
+        g = np.asarray(game, dtype=np.int64) % _GAMES
+        return self.table[np.asarray(opener, dtype=np.int64), g, a, b]
+
+    def equity(self, away: int, opponent_away: int, game: int = 0, opener: int = OPENING_ROLL) -> float:
+        """One state's match-winning chance."""
+        return float(self.lookup(away, opponent_away, game, opener))
+
+    def class_values(self, points: np.ndarray, away, opponent_away, game) -> np.ndarray:
+        """(B, K) what each outcome class of game ``game`` (rotation index) is worth to its mover, as match-winning
+        chances: ``points`` (K,) the classes' points for the mover (a win > 0, a loss < 0, a draw 0);
+        ``away``/``opponent_away`` (B,) what the mover and the other side need."""
+        points = np.asarray(points, dtype=np.float64)
+        away = np.atleast_1d(np.asarray(away, dtype=np.int64))
+        opponent_away = np.atleast_1d(np.asarray(opponent_away, dtype=np.int64))
+        after = np.asarray(game, dtype=np.int64) + 1
+        values = np.empty((away.size, points.size))
+        for k, value in enumerate(points):
+            size = int(round(abs(float(value))))
+            if value > 0:
+                values[:, k] = self.lookup(away - size, opponent_away, after, OPENS)
+            elif value < 0:
+                values[:, k] = self.lookup(away, opponent_away - size, after, RECEIVES)
+            else:
+                values[:, k] = self.lookup(away, opponent_away, after, OPENING_ROLL)
+        return values
+
+    def markdown(self, size: int = 7, game: int = 0, opener: int = OPENING_ROLL) -> str:
+        """The table to ``size``-away before game ``game`` opened by ``opener``, in percent (row: the side needs a)."""
+        rows = ["| a \\ b | " + " | ".join(str(b) for b in range(1, size + 1)) + " |", "|---:|" + "---:|" * size]
+        for a in range(1, size + 1):
+            cells = " | ".join(f"{100 * self.equity(a, b, game, opener):.1f}" for b in range(1, size + 1))
+            rows.append(f"| **{a}** | {cells} |")
+        return "\n".join(rows)
+
+    def to_dict(self, size: int = 7) -> dict[str, Any]:
+        return {"rotation": list(TAVLI_ROTATION), "max_away": self.max_away,
+                "rates": {variant: {"single": r.single, "gammon": r.gammon, "top": r.top, "top_points": r.top_points,
+                                    "draw": r.draw, "first_mover": r.first_mover, "source": r.source}
+                          for variant, r in zip(TAVLI_ROTATION, self.rates)},
+                "openers": list(OPENER_NAMES),
+                "table": {variant: [np.round(self.table[o, g, 1:size + 1, 1:size + 1], 6).tolist()
+                                    for o in range(3)] for g, variant in enumerate(TAVLI_ROTATION)}}
+
+
+def _outcomes(rates: ResultRates) -> tuple[np.ndarray, np.ndarray]:
+    """(shares, points) of a decisive game's results, the points as the game's rule set counts them."""
+    return rates.shares, rates.points.astype(np.int64)
+
+
+def build_tavli_met(rates: Sequence[ResultRates], max_away: int = MAX_MATCH_LENGTH,
+                    tolerance: float = 1e-13) -> TavliMatchEquityTable:
+    """The table of a rotation whose games have ``rates`` (in :data:`TAVLI_ROTATION` order; module docstring)."""
+    rates = tuple(rates)
+    if len(rates) != _GAMES:
+        raise ValueError(f"want the result rates of {_GAMES} games ({', '.join(TAVLI_ROTATION)}), got {len(rates)}")
+    if isinstance(max_away, bool) or not isinstance(max_away, int) or max_away < 1:
+        raise ValueError(f"max_away {max_away!r}: must be an integer >= 1")
+    size = max_away + 1
+    table = np.full((3, _GAMES, size, size), np.nan)
+    table[:, :, 0, :] = 1.0
+    table[:, :, :, 0] = 0.0
+    table[:, :, 0, 0] = 0.5  # never read
+    games = [_outcomes(r) for r in rates]
+
+    def value(a: int, b: int, g: int, o: int) -> float:
+        return 1.0 if a <= 0 else 0.0 if b <= 0 else float(table[o, g % _GAMES, a, b])
+
+    for total in range(2, 2 * max_away + 1):
+        for a in range(max(1, total - max_away), min(max_away, total - 1) + 1):
+            b = total - a
+            # What each game's decisive results lead to (scores already solved: fewer points needed).
+            win = np.zeros(_GAMES)
+            lose = np.zeros(_GAMES)
+            for g, (shares, points) in enumerate(games):
+                win[g] = sum(s * value(a - p, b, g + 1, OPENS) for s, p in zip(shares, points))
+                lose[g] = sum(s * value(a, b - p, g + 1, RECEIVES) for s, p in zip(shares, points))
+            table[:, :, a, b] = 0.5
+            for _ in range(1000):
+                before = table[:, :, a, b].copy()
+                for g, r in enumerate(rates):
+                    f, d = r.first_mover, r.draw
+                    draw = table[OPENING_ROLL, (g + 1) % _GAMES, a, b]
+                    table[OPENS, g, a, b] = (1 - d) * (f * win[g] + (1 - f) * lose[g]) + d * draw
+                    table[RECEIVES, g, a, b] = (1 - d) * ((1 - f) * win[g] + f * lose[g]) + d * draw
+                    table[OPENING_ROLL, g, a, b] = 0.5 * (table[OPENS, g, a, b] + table[RECEIVES, g, a, b])
+                if np.abs(table[:, :, a, b] - before).max() < tolerance:
+                    break
+    return TavliMatchEquityTable(rates, max_away, table)
+
+
+@lru_cache(maxsize=4)
+def _cached(rates: tuple[ResultRates, ...]) -> TavliMatchEquityTable:
+    return build_tavli_met(rates)
+
+
+def tavli_rates() -> tuple[ResultRates, ...]:
+    """The measured rates of the rotation's games (:data:`~tapa_ai.cube.met.VARIANT_RATES`), in its order."""
+    return tuple(VARIANT_RATES[variant] for variant in TAVLI_ROTATION)
+
+
+def tavli_met() -> TavliMatchEquityTable:
+    """The Tavli table of the measured rates (built once)."""
+    return _cached(tavli_rates())
+
+
+@dataclass
+class TavliScore:
+    """The score of ``B`` positions of Tavli matches, seen from each position's mover: what a bot needs to play
+    by it (:meth:`~tapa_ai.bots.base.Bot.choose_at_score`)."""
+
+    table: TavliMatchEquityTable
+    away: np.ndarray
+    """(B,) int64 points the mover still needs."""
+    opponent_away: np.ndarray
+    """(B,) int64 points the other side still needs."""
+    game: np.ndarray
+    """(B,) int64 the game being played, as a rotation index (game number - 1, mod 3 or not)."""
+
+    def __post_init__(self) -> None:
+        self.away = np.atleast_1d(np.asarray(self.away, dtype=np.int64))
+        count = self.away.size
+        self.opponent_away = np.broadcast_to(np.asarray(self.opponent_away, dtype=np.int64), (count,))
+        self.game = np.broadcast_to(np.asarray(self.game, dtype=np.int64), (count,))
+
+    def __len__(self) -> int:
+        return int(self.away.size)
+
+    def take(self, index) -> "TavliScore":
+        """The scores at ``index``."""
+        return TavliScore(self.table, self.away[index], self.opponent_away[index], self.game[index])
+
+    def class_values(self, points: np.ndarray) -> np.ndarray:
+        """(B, K) each outcome class's worth to the mover, as match-winning chances (``points``: the classes')."""
+        return self.table.class_values(points, self.away, self.opponent_away, self.game)

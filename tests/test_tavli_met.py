@@ -1,0 +1,168 @@
+"""The Tavli match equity table (tapa_ai/cube/tavli_met.py) and checker play by the score (``choose_at_score``).
+
+The table is checked by hand at small scores, against the plain cubeless table of tapa_ai/cube/met.py where the
+opener and the rotation cannot matter, and for its symmetry; the score-aware bot against the ``wins`` bot at
+double match point (where only winning counts) and against money play where the values are affine in the points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tapa_ai.bots.search import NetBot
+from tapa_ai.bots.spec import make_bot
+from tapa_ai.bots.tavli import make_tavli_player
+from tapa_ai.cube.met import ResultRates, build_met
+from tapa_ai.cube.tavli_met import (OPENING_ROLL, OPENS, RECEIVES, TavliScore, build_tavli_met, tavli_met,
+                                    tavli_rates)
+from tapa_ai.flow.tavli import TAVLI_ROTATION
+from tapa_ai.movegen import PositionBatch
+from tapa_ai.movegen.generate import generate
+from tapa_ai.rules import variant_rules
+from tapa_ai.rules.outcomes import outcome_points
+
+# Portes, Plakoto (draws, mother wins of 2), Fevga: made-up rates with clear differences.
+RATES = (ResultRates(0.70, 0.28, 0.02, 2, 0.0, first_mover=0.56),
+         ResultRates(0.55, 0.38, 0.07, 2, 0.02, first_mover=0.53),
+         ResultRates(0.80, 0.20, 0.00, 3, 0.0, first_mover=0.60))
+
+
+@pytest.fixture(scope="module")
+def table():
+    return build_tavli_met(RATES, max_away=9)
+
+
+def test_tavli_table_one_away_each_is_the_next_game_by_its_first_mover_rate(table):
+    for g, rates in enumerate(RATES):
+        d, f = rates.draw, rates.first_mover
+        after_draw = table.equity(1, 1, g + 1, OPENING_ROLL)
+        assert table.equity(1, 1, g, OPENS) == pytest.approx((1 - d) * f + d * after_draw)
+        assert table.equity(1, 1, g, RECEIVES) == pytest.approx((1 - d) * (1 - f) + d * after_draw)
+        assert table.equity(1, 1, g, OPENING_ROLL) == pytest.approx(0.5)
+
+
+def test_tavli_table_two_away_against_one_away_by_hand(table):
+    # Fevga next (no draws), the side needing 2 opens: a gammon wins at once; a single leaves 1-1 with the side
+    # opening Portes; a loss ends the match.
+    f, s, gammon = RATES[2].first_mover, RATES[2].single, RATES[2].gammon
+    portes_opened = RATES[0].first_mover  # 1-away each, Portes next, the side opens (Portes has no draws)
+    assert table.equity(2, 1, 2, OPENS) == pytest.approx(f * (gammon + s * portes_opened))
+    assert table.equity(2, 1, 2, RECEIVES) == pytest.approx((1 - f) * (gammon + s * portes_opened))
+
+
+def test_tavli_table_is_symmetric(table):
+    for a in range(1, 10):
+        for b in range(1, 10):
+            for g in range(3):
+                assert table.equity(a, b, g, OPENS) == pytest.approx(1 - table.equity(b, a, g, RECEIVES), abs=1e-12)
+                assert table.equity(a, b, g, OPENING_ROLL) == pytest.approx(
+                    1 - table.equity(b, a, g, OPENING_ROLL), abs=1e-12)
+
+
+def test_tavli_table_equals_the_plain_cubeless_table_when_neither_the_game_nor_the_opener_matters():
+    rates = ResultRates(0.6, 0.3, 0.1, 2, first_mover=0.5)
+    tavli = build_tavli_met((rates,) * 3, max_away=8)
+    plain = build_met(rates, max_away=8, cube=False, crawford=False)
+    for o in (OPENS, RECEIVES, OPENING_ROLL):
+        for g in range(3):
+            assert np.allclose(tavli.table[o, g, 1:, 1:], plain.pre_crawford(), atol=1e-12)
+
+
+def test_tavli_table_needing_fewer_points_is_better(table):
+    for o in range(3):
+        for g in range(3):
+            inner = table.table[o, g, 1:, 1:]
+            assert (np.diff(inner, axis=0) < 0).all() and (np.diff(inner, axis=1) > 0).all()
+
+
+def test_tavli_table_opening_is_worth_something(table):
+    assert all(table.equity(3, 3, g, OPENS) > table.equity(3, 3, g, RECEIVES) for g in range(3))
+
+
+def test_a_bad_tavli_table_request_is_one_clear_error(table):
+    with pytest.raises(ValueError, match="3 games"):
+        build_tavli_met(RATES[:2])
+    with pytest.raises(ValueError, match="max_away"):
+        build_tavli_met(RATES, max_away=0)
+    with pytest.raises(ValueError, match="up to 9 away"):
+        table.lookup(10, 1, 0, OPENS)
+
+
+def test_class_values_read_the_table_at_the_score_the_game_would_leave(table):
+    points = outcome_points(variant_rules("plakoto"))  # 1 2 2 -1 -2 -2 0 (draw)
+    values = table.class_values(points, [3], [2], 1)[0]  # plakoto (rotation index 1); fevga next
+    assert values[0] == pytest.approx(table.equity(2, 2, 2, OPENS))
+    assert values[1] == values[2] == pytest.approx(table.equity(1, 2, 2, OPENS))
+    assert values[3] == pytest.approx(table.equity(3, 1, 2, RECEIVES))
+    assert values[4] == values[5] == 0.0  # a gammon loss at 2-away ends the match
+    assert values[6] == pytest.approx(table.equity(3, 2, 2, OPENING_ROLL))
+    score = TavliScore(table, [3, 1], [2, 1], 1)
+    assert np.array_equal(score.take([0]).class_values(points), values[None, :])
+
+
+def test_the_shipped_tavli_table_is_built_from_the_measured_rates_of_the_rotation():
+    shipped = tavli_met()
+    assert shipped.rates == tavli_rates()
+    assert [r.top_points for r in shipped.rates][:2] == [2, 2]  # a backgammon counts 2 in Portes
+    assert all(0.45 < r.first_mover < 0.7 for r in shipped.rates)
+    assert shipped.max_away >= 7
+
+
+# -- checker play by the score ------------------------------------------------------------------------------
+def random_afterstates(variant: str, count: int, seed: int):
+    """Afterstates of positions from a few random plies into games of ``variant``."""
+    from tapa_ai.rules.position import start_position
+
+    rules = variant_rules(variant)
+    rng = np.random.default_rng(seed)
+    batch = PositionBatch.from_positions([start_position(rules, "X")] * count)
+    for _ in range(int(rng.integers(6, 30))):
+        afterstates = generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
+        rows = afterstates.offsets[:-1] + (rng.random(len(batch)) * np.diff(afterstates.offsets)).astype(np.int64)
+        rows = rows[~afterstates.game_over[rows]]
+        batch = afterstates.positions.take(rows).flipped()
+    return generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
+
+
+@pytest.mark.parametrize("variant,spec", [("plakoto", "net:plakoto"), ("fevga", "net:fevga")])
+def test_at_double_match_point_the_score_aware_bot_plays_for_wins(table, variant, spec):
+    rules = variant_rules(variant)
+    bot, wins = make_bot(spec, rules), make_bot(spec + ",wins", rules)
+    afterstates = random_afterstates(variant, 300, 5)
+    score = TavliScore(table, np.ones(len(afterstates.offsets) - 1), 1, TAVLI_ROTATION.index(variant))
+    rng = np.random.default_rng(0)
+    at_score = bot.choose_at_score(afterstates, rng, score)
+    _, _, win_equities = wins.ranked(afterstates)
+    # The same value as the wins bot's choice (a draw is worth 1/2 at DMP, nothing to P(win) - P(loss): both 0
+    # relative to a win and a loss); rows may differ only where the two are tied.
+    assert np.allclose(win_equities[at_score], win_equities[wins.choose(afterstates, rng)], atol=1e-9)
+    money = bot.choose(afterstates, rng)
+    assert (money != at_score).any(), "the money bot plays for gammons somewhere; at DMP it should not"
+
+
+def test_values_affine_in_the_points_choose_as_money_play():
+    rules = variant_rules("fevga")
+    bot = make_bot("net:fevga", rules)
+    afterstates = random_afterstates("fevga", 200, 6)
+
+    class Affine:
+        def class_values(self, points):
+            return np.tile(0.5 + 0.1 * np.asarray(points), (len(afterstates.offsets) - 1, 1))
+
+    rng = np.random.default_rng(1)
+    assert np.array_equal(bot.choose_at_score(afterstates, rng, Affine()), bot.choose(afterstates, rng))
+
+
+def test_money_play_option_ignores_the_score(table):
+    bot = make_bot("net:fevga,money_play", variant_rules("fevga"))
+    assert isinstance(bot, NetBot) and not bot.score_play
+    afterstates = random_afterstates("fevga", 100, 7)
+    score = TavliScore(table, np.ones(len(afterstates.offsets) - 1), 1, 2)
+    assert np.array_equal(bot.choose_at_score(afterstates, np.random.default_rng(2), score),
+                          bot.choose(afterstates, np.random.default_rng(2)))
+    player = make_tavli_player("net:tavli,money_play")
+    assert all(not b.score_play for b in player.players.values())
+    assert all(b.score_play for b in make_tavli_player("net:tavli").players.values())
+    with pytest.raises(Exception, match="money_play is an option of net: bots"):
+        make_bot("heuristic,money_play", variant_rules("fevga"))
