@@ -292,3 +292,78 @@ def test_bot_move_refuses_other_bots_and_bad_seeds():
                             ({"bot": "random", "seed": "x"}, "'seed' must be an integer")):
         status, answer = engine.respond({"cmd": "bot_move", "position": start, "dice": [4, 2], **extra})
         assert status == 400 and fragment in answer["error"], answer
+
+
+# -- best_move and hint at a Tavli match's score ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def plakoto_engine():
+    return Engine(bot="net:plakoto")
+
+
+def tavli_random_positions(count: int, seed: int):
+    """Plakoto positions a few random plies into a game, with a roll each."""
+    import numpy as np
+
+    from tapa_ai.rules import reference, variant_rules
+
+    rng = np.random.default_rng(seed)
+    positions = []
+    while len(positions) < count:
+        position = start_position(variant_rules("plakoto"), "XO"[len(positions) % 2])
+        for _ in range(int(rng.integers(4, 20))):
+            moves = reference.legal_moves(position, tuple(int(d) for d in rng.integers(1, 7, 2)))
+            following = moves[int(rng.integers(len(moves)))].position
+            if following.result is not None:
+                break
+            position = reference.next_turn(following)
+        else:
+            positions.append((position, tuple(int(d) for d in rng.integers(1, 7, 2))))
+    return positions
+
+
+def test_best_move_and_hint_at_a_tavli_score_rank_by_the_match_winning_chance(plakoto_engine):
+    import numpy as np
+
+    from tapa_ai.bots.spec import make_bot
+    from tapa_ai.bots.base import one_position_afterstates
+    from tapa_ai.cube.tavli_met import TavliScore, tavli_met
+    from tapa_ai.rules import variant_rules
+
+    bot = make_bot("net:plakoto", variant_rules("plakoto"))
+    changed = 0
+    for (position, dice), score in zip(tavli_random_positions(40, 3), [(3, 4), (4, 3), (0, 0), (2, 4)] * 10):
+        request = {"cmd": "best_move", "position": position_to_json(position), "dice": list(dice),
+                   "tavli": {"length": 5, "score": {"X": score[0], "O": score[1]}, "game": 2}}
+        answer = ask(plakoto_engine, request)
+        mover = 0 if position.turn == "X" else 1
+        away, other = 5 - score[mover], 5 - score[1 - mover]
+        afterstates = one_position_afterstates(position, dice)
+        row = int(bot.choose_at_score(afterstates, np.random.default_rng(0), TavliScore(tavli_met(), [away], other,
+                                                                                          1))[0])
+        values = tavli_met().class_values(bot.evaluator.points, [away], [other], 1)[0]
+        rows_value = bot.evaluate(afterstates) @ values
+        # The engine's move is the bot's at the score (or one of equal value: a tie).
+        assert answer["match_winning_chance"] == pytest.approx(rows_value.max(), abs=1e-6)
+        assert answer["match_winning_chance"] == pytest.approx(float(rows_value[row]), abs=1e-6)
+        money = ask(plakoto_engine, {key: value for key, value in request.items() if key != "tavli"})
+        changed += money["move"] != answer["move"]
+        hint = ask(plakoto_engine, {**request, "cmd": "hint", "count": 3})
+        assert hint["moves"][0]["move"] == answer["move"] and hint["moves"][0]["difference"] == 0
+        chances = [m["match_winning_chance"] for m in hint["moves"]]
+        assert chances == sorted(chances, reverse=True)
+        assert [m["difference"] for m in hint["moves"]] == pytest.approx([c - chances[0] for c in chances])
+    assert changed, "the score never changed the move in 40 positions"
+
+
+@pytest.mark.parametrize("tavli,fragment", [
+    ({"length": 5, "score": {"X": 0, "O": 0}, "game": 1}, "game 1 of a Tavli match is portes"),
+    ({"length": 5, "score": {"X": 5, "O": 0}, "game": 2}, "the match is over"),
+    ({"length": 5, "score": {"X": 0}, "game": 2}, "tavli.score"),
+    ({"length": "5", "game": 2}, "tavli.length"),
+    ({"length": 5, "game": 2, "cube": 2}, "unknown key"),
+    ([5, 2], "must be an object"),
+])
+def test_a_bad_tavli_context_is_a_clear_error(plakoto_engine, tavli, fragment):
+    request = {"cmd": "best_move", "position": position_to_json(start_position("plakoto")), "dice": [6, 5],
+               "tavli": tavli}
+    assert fragment in ask(plakoto_engine, request)["error"]

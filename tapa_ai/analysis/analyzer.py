@@ -66,6 +66,14 @@ class RankedMove:
     """Expected points for the mover."""
     plies: int
     """Depth this move was searched at (candidates at the requested depth, the others at 0)."""
+    match_winning_chance: Optional[float] = None
+    """At a match's score (``rank(..., class_values=...)``): the mover's chance to win the match, which ranks the
+    moves; else None."""
+
+    @property
+    def value(self) -> float:
+        """What ranks the move: its match-winning chance at a score, else its equity."""
+        return self.equity if self.match_winning_chance is None else self.match_winning_chance
 
 
 class Analyzer:
@@ -202,10 +210,15 @@ class Analyzer:
         return probabilities, float(probabilities @ self.points), False
 
     def rank(self, position: Position, dice: tuple[int, int], plies: Optional[int] = None,
-             limit: Optional[int] = None) -> tuple[list[RankedMove], int]:
+             limit: Optional[int] = None, class_values: Optional[np.ndarray] = None
+             ) -> tuple[list[RankedMove], int]:
         """The best ``limit`` legal moves (None: all), best first, and how many legal moves there are.
 
-        See the module docstring for how moves are valued; ``plies`` defaults to the bot's.
+        See the module docstring for how moves are valued; ``plies`` defaults to the bot's. ``class_values``
+        (K,): what each outcome class is worth to the mover at a match's score (match-winning chances, e.g.
+        :meth:`tapa_ai.cube.tavli_met.TavliMatchEquityTable.class_values`): the moves are filtered and ranked
+        by them, and each move's :attr:`RankedMove.value` is its match-winning chance (``equity`` stays its
+        expected points).
         """
         from ..bots.search import filter_candidates
         from ..movegen.batch import PositionBatch
@@ -217,25 +230,28 @@ class Analyzer:
             raise AnalysisError("the game is already over in this position (it has a result); start a new game")
         with self.locked():
             afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+            worth = self.points if class_values is None else np.asarray(class_values, dtype=np.float64)
             base = self.evaluator.afterstate_distributions(afterstates)
-            base_equities = base @ self.points
+            base_values = base @ worth
             if plies == 0:
                 deep_rows = np.arange(len(afterstates))
                 deep_values = base
             else:
-                deep_rows = filter_candidates(base_equities, afterstates.offsets, self.bot.candidates,
+                deep_rows = filter_candidates(base_values, afterstates.offsets, self.bot.candidates,
                                               self.bot.margin)
                 deep_values = self.bot.evaluate(afterstates, deep_rows, plies)
-        deep_equities = deep_values @ self.points
-        order = np.argsort(-deep_equities, kind="stable")
-        ranked = [(int(deep_rows[i]), deep_values[i], float(deep_equities[i]), plies) for i in order]
+        deep_worth = deep_values @ worth
+        order = np.argsort(-deep_worth, kind="stable")
+        ranked = [(int(deep_rows[i]), deep_values[i], plies) for i in order]
         rest = np.setdiff1d(np.arange(len(afterstates)), deep_rows)
-        for i in rest[np.argsort(-base_equities[rest], kind="stable")]:
-            ranked.append((int(i), base[i], float(base_equities[i]), 0))
+        for i in rest[np.argsort(-base_values[rest], kind="stable")]:
+            ranked.append((int(i), base[i], 0))
         if limit is not None:
             ranked = ranked[:limit]
-        moves = [RankedMove(row, afterstates.move_text(row), afterstates.position(row), values, value, depth)
-                 for row, values, value, depth in ranked]
+        moves = [RankedMove(row, afterstates.move_text(row), afterstates.position(row), values,
+                            float(values @ self.points), depth,
+                            None if class_values is None else float(values @ worth))
+                 for row, values, depth in ranked]
         return moves, len(afterstates)
 
     def cube(self, position: Position, cube, match=None, plies: Optional[int] = None,

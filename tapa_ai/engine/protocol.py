@@ -28,6 +28,10 @@ With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
   ``{"move": ..., "position": {...}, "equity": e, "probabilities": {...}, "plies": 1}``
 - ``{"cmd": "hint", "position": {...}, "dice": [5, 2], "count": 5}`` ->
   ``{"moves": [{"move": ..., "equity": e, "difference": d, "probabilities": {...}, ...}, ...]}``
+- ``best_move`` and ``hint`` with ``"tavli": {"length": 5, "score": {"X": 2, "O": 3}, "game": 4}`` (the
+  position is game 4 of a Tavli match to 5, so a Portes position): the moves ranked by the mover's
+  match-winning chance at that score (the Tavli match equity table, docs/tavli.md), each with its
+  ``"match_winning_chance"``; ``difference`` is then in match-winning chance
 - ``{"cmd": "cube", "position": {...}, "cube": {"value": 2, "owner": "X"}, "match": {"length": 7,
   "score": {"X": 3, "O": 5}, "crawford": false}}`` -> ``{"action": "double", "response": "take",
   "equities": {"no_double": ..., "double_take": ..., "double_pass": ...}, ...}`` (``match`` left out:
@@ -386,14 +390,32 @@ class Engine:
         dice = self._dice(request)
         self._playable(position)
         plies = self._plies(request, analyzer)
-        moves, total = analyzer.rank(position, dice, plies, limit=limit)
+        class_values = None
+        if request.get("tavli") is not None:
+            from ..cube.tavli_met import tavli_met
+            from ..flow.tavli import TavliContext
+
+            from ..flow.errors import FlowError
+
+            try:
+                context = TavliContext.from_request(request["tavli"], position.rules)
+            except FlowError as error:
+                raise RequestError(str(error)) from None
+            away, opponent_away = context.away(position.turn)
+            class_values = tavli_met().class_values(analyzer.points, [away], [opponent_away], context.game - 1)[0]
+        moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
         return analyzer, plies, moves, total
+
+    @staticmethod
+    def _move_fields(move) -> dict:
+        """A ranked move's match-winning chance, when it was ranked at a Tavli match's score."""
+        return {} if move.match_winning_chance is None else {"match_winning_chance": move.match_winning_chance}
 
     def _cmd_best_move(self, request: dict) -> dict:
         analyzer, plies, moves, _ = self._ranked(request, "best_move", 1)
         best = moves[0]
         return {"move": best.move, "position": position_to_json(best.position), "equity": best.equity,
-                "probabilities": analyzer.named(best.probabilities), "plies": best.plies}
+                "probabilities": analyzer.named(best.probabilities), "plies": best.plies, **self._move_fields(best)}
 
     def _cmd_hint(self, request: dict) -> dict:
         self._model(request, "hint")
@@ -402,10 +424,10 @@ class Engine:
             raise RequestError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
                                f"got {quoted(count, 40)}")
         analyzer, plies, moves, total = self._ranked(request, "hint", count)
-        best = moves[0].equity
-        return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.equity - best,
+        best = moves[0].value
+        return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.value - best,
                            "probabilities": analyzer.named(m.probabilities), "plies": m.plies,
-                           "position": position_to_json(m.position)} for m in moves],
+                           "position": position_to_json(m.position), **self._move_fields(m)} for m in moves],
                 "legal_moves": total, "plies": plies}
 
 

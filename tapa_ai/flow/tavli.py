@@ -17,16 +17,18 @@ end and the game records are the match's. What Tavli adds:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ..rules.options import RuleOptions, variant_rules
+from ..rules.position import SIDES, other
+from ..rules.quoting import quoted
 from ..rules.reference import Move
 from .dice import DiceSource
 from .errors import FlowError
 from .game import GameState
 from .match import GameRecord, MatchState
 
-__all__ = ["TAVLI_ROTATION", "TavliMatch", "tavli_rules", "tavli_variant"]
+__all__ = ["TAVLI_ROTATION", "TavliContext", "TavliMatch", "tavli_rules", "tavli_variant"]
 
 TAVLI_ROTATION = ("portes", "plakoto", "fevga")
 """The variants of a Tavli match's games, in turn."""
@@ -112,3 +114,58 @@ class TavliMatch:
         opener = self.game.winner  # None after a draw: an opening roll
         game = GameState.new(tavli_rules(following.game_number), opener=opener)
         return TavliMatch(replace(following, game=game))
+
+
+@dataclass(frozen=True)
+class TavliContext:
+    """Where a position stands in a Tavli match: the match ``length``, the ``score`` (points of X, O) and the
+    ``game`` being played (from 1; its variant is ``tavli_variant(game)``). What a bot needs to play by the
+    score (the engine protocol's ``"tavli"`` key, docs/protocol.md)."""
+
+    length: int
+    score: tuple[int, int]
+    game: int
+
+    @property
+    def variant(self) -> str:
+        return tavli_variant(self.game)
+
+    def away(self, side: str) -> tuple[int, int]:
+        """(points ``side`` still needs, points the other side needs)."""
+        index = SIDES.index(side)
+        return self.length - self.score[index], self.length - self.score[SIDES.index(other(side))]
+
+    @classmethod
+    def of(cls, match: TavliMatch) -> "TavliContext":
+        return cls(match.length, match.score, match.game_number)
+
+    @classmethod
+    def from_request(cls, data: Any, rules: Optional[RuleOptions] = None, where: str = "tavli") -> "TavliContext":
+        """A Tavli match in play from ``{"length": 5, "score": {"X": 2, "O": 3}, "game": 4}``; ``rules``, the
+        position's rule set, must be game ``game``'s variant. FlowError, one line, for anything else."""
+        if not isinstance(data, dict):
+            raise FlowError(f"{where}: must be an object like {{\"length\": 5, \"score\": {{\"X\": 0, \"O\": 0}}, "
+                            f"\"game\": 1}}, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"length", "score", "game"})
+        if unknown:
+            raise FlowError(f"{where}: unknown key(s) {quoted(unknown)}; known: ['game', 'length', 'score']")
+
+        def integer(value, name: str, low: int) -> int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise FlowError(f"{where}.{name}: must be an integer >= {low}, got {quoted(value)}")
+            return value
+
+        length = integer(data.get("length"), "length", 1)
+        score_data = data.get("score", {"X": 0, "O": 0})
+        if not isinstance(score_data, dict) or sorted(score_data) != ["O", "X"]:
+            raise FlowError(f"{where}.score: must be an object {{\"X\": n, \"O\": n}}, got {quoted(score_data, 60)}")
+        score = tuple(integer(score_data[side], f"score.{side}", 0) for side in SIDES)
+        for side, value in zip(SIDES, score):
+            if value >= length:
+                raise FlowError(f"{where}.score.{side}: {value} has reached the match length {length}; the match "
+                                f"is over (scores must be 0..{length - 1})")
+        game = integer(data.get("game", 1), "game", 1)
+        if rules is not None and rules.name != tavli_variant(game):
+            raise FlowError(f"{where}.game: game {game} of a Tavli match is {tavli_variant(game)} (the rotation "
+                            f"{', '.join(TAVLI_ROTATION)}), but the position is {rules.name}")
+        return cls(length, score, game)  # type: ignore[arg-type]
