@@ -1,6 +1,6 @@
 """Find positions where the Tavli match score changes the move (docs/tavli.md).
 
-    python scripts/tavli_positions.py                             # 200 matches to 5 at 0 ply, the 6 largest
+    python scripts/tavli_positions.py                   # 200 matches to 5 at 0 ply, the 2 largest per game
     python scripts/tavli_positions.py --length 7 --matches 100 --show 4 --json tavli-positions.json
 
 The positions are real: those of Tavli matches that ``net:tavli`` (the shipped
@@ -12,8 +12,10 @@ plays is compared with the move the same model plays by cubeless money equity
 outcome class is worth differs (match-winning chances from the Tavli match
 equity table at the score, or points). A decision counts where the two moves
 differ and the score-aware move wins the match more often by more than
-``--min-gain`` (no ties). The counts per game of the rotation and the largest
-differences are printed as Markdown, as docs/tavli.md shows them.
+``--min-gain`` (no ties). The matches come in duplicate pairs (the same dice
+with the seats swapped), so a position met twice at the same score counts
+once. The counts per game of the rotation and the largest differences of
+each game are printed as Markdown, as docs/tavli.md shows them.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ class Args:
     seed: int = 52
     min_gain: float = 0.002
     """Match-winning chance by which the score-aware move must beat the money move to count."""
-    show: int = 6
-    """Differences printed (the largest first)."""
+    show: int = 2
+    """Differences printed per game of the rotation (the largest first)."""
     json: str = ""
     """Write every difference found to this JSON file."""
 
@@ -67,6 +69,8 @@ class Recorder:
     def __init__(self, bot, variant: str, args: Args, found: list, counts: Counter) -> None:
         self.bot, self.variant, self.args, self.found, self.counts = bot, variant, args, found, counts
         self.rng = np.random.default_rng(args.seed + 1)  # the money choice's ties: not the match's generator
+        self.seen: set = set()
+        """(position, dice, score) of every decision counted (the pair's other match meets it again)."""
 
     def __call__(self, afterstates, rng):  # a plain policy (unused: the arena asks at the score)
         return self.bot.choose(afterstates, rng)
@@ -77,8 +81,15 @@ class Recorder:
         rows, distributions, money = self.bot.ranked(afterstates)
         money_rows = rows[segment_argmax(money, np.searchsorted(rows, afterstates.offsets), self.rng)]
         several = np.diff(afterstates.offsets) > 1
-        self.counts[self.variant, "decisions"] += int(several.sum())
-        for index in np.flatnonzero(several & (chosen != money_rows)).tolist():
+        for index in np.flatnonzero(several).tolist():
+            key = (afterstates.inputs.position(index), tuple(afterstates.dice[index].tolist()),
+                   int(score.away[index]), int(score.opponent_away[index]))
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            self.counts[self.variant, "decisions"] += 1
+            if chosen[index] == money_rows[index]:
+                continue
             both = np.array([chosen[index], money_rows[index]])
             probabilities = self.bot.evaluate(afterstates, both)
             mwc = probabilities @ values[index]
@@ -139,7 +150,9 @@ def main() -> int:
     for variant in TAVLI_ROTATION:
         decisions, differ = counts[variant, "decisions"], counts[variant, "differ"]
         print(f"| {variant} | {decisions:,} | {differ:,} | {differ / max(decisions, 1):.1%} |")
-    for number, example in enumerate(found[:args.show], start=1):
+    shown = [example for variant in TAVLI_ROTATION
+             for example in [e for e in found if e["variant"] == variant][:args.show]]
+    for number, example in enumerate(shown, start=1):
         print()
         print(markdown(example, number))
     if args.json:
