@@ -225,6 +225,12 @@ class NetBot(Bot):
         """Janowski's cube life x of the cube decisions."""
         self.match_cube = True
         """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
+        self.noise = 0.0
+        """Points of noise on each move's value before the best is taken (a weaker level of play,
+        :mod:`tapa_ai.bots.noise`); 0: none."""
+        self.noise_seed: Optional[int] = None
+        """With :attr:`noise`: an integer makes the noise a function of the seed and the position after the move
+        (deterministic); None draws it from the bot's generator."""
         self.score_play = True
         """False: checker play in a match ignores the score (:meth:`choose_at_score` plays as :meth:`choose`,
         by cubeless money equity); a baseline for measurements (``net:PATH,money_play``)."""
@@ -334,6 +340,19 @@ class NetBot(Bot):
         values = self.evaluate(afterstates, rows, last_ply=last_ply)
         return rows, values, worth(values, rows)
 
+    def move_noise(self, afterstates: Afterstates, rows: np.ndarray, rng: np.random.Generator,
+                   class_values: Optional[np.ndarray] = None) -> np.ndarray:
+        """(R,) the noise :meth:`choose` adds to the values of ``rows`` (:attr:`noise` points; at a match score
+        in the match-winning chance a point is worth there: half a single win's value minus a single loss's)."""
+        from ..rules.outcomes import LOSE_SINGLE, WIN_SINGLE
+        from .noise import noise_draws
+
+        draws = noise_draws(afterstates.positions.take(rows), self.noise_seed, rng)
+        if class_values is None:
+            return self.noise * draws
+        worth = np.asarray(class_values, dtype=np.float64)[afterstates.source[rows]]
+        return self.noise * 0.5 * (worth[:, WIN_SINGLE] - worth[:, LOSE_SINGLE]) * draws
+
     def pre_roll_distributions(self, positions: PositionBatch, plies: Optional[int] = None) -> np.ndarray:
         """(B, K) outcome distributions of positions before their side to move rolls, from its view.
 
@@ -377,6 +396,8 @@ class NetBot(Bot):
     def _choose(self, afterstates: Afterstates, rng: np.random.Generator,
                 class_values: Optional[np.ndarray]) -> np.ndarray:
         rows, _, equities = self.ranked(afterstates, class_values=class_values)
+        if self.noise:
+            equities = equities + self.move_noise(afterstates, rows, rng, class_values)
         if self.plies == 0:
             return segment_argmax(equities, afterstates.offsets, rng)
         kept_offsets = np.searchsorted(rows, afterstates.offsets)

@@ -52,7 +52,9 @@ checker plays by the chance of winning instead of the expected points
 match point. ``net:PATH@2ply,refine=2:0.04`` adds a second move filter to a
 search of 2 plies or more: the candidates are searched one ply less deep first
 and only the best 2 within 0.04 points of the best are searched at the full
-depth. ``net:PATH,nobearoff`` values bear-offs by the network instead of the
+depth. ``net:PATH,noise=0.05`` adds noise of 0.05 points to each move's value before taking the best (a weaker
+level, docs/levels.md; ``,noise_seed=N`` makes it a function of N and the position, so the same position
+gets the same move). ``net:PATH,nobearoff`` values bear-offs by the network instead of the
 bear-off databases (which every ``net:`` bot and its search use by default,
 docs/bearoff.md): the pure network, for measurements. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
@@ -85,10 +87,10 @@ SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0",
               "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon)", "net:PATH@0ply", "net:PATH@1ply",
               "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff",
-              "net:PATH,points=VARIANT", "net:PATH,money_play")
+              "net:PATH,points=VARIANT", "net:PATH,money_play", "net:PATH,noise=X", "net:PATH,noise=X,noise_seed=N")
 """The valid forms, for error messages and ``--help``."""
 _CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "money_play", "wins", "refine=N:MARGIN", "nobearoff",
-                 "points=VARIANT")
+                 "points=VARIANT", "noise=X", "noise_seed=N")
 
 _NET = re.compile(r"^(?P<kind>net|onnx):(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 """``net:PATH[@Nply]`` and ``onnx:PATH[@Nply]``: an evaluator's file and how deep its bot searches."""
@@ -242,6 +244,19 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
                 bot.refine = check_refine(numbers)
             except BotError as error:
                 raise _bad(text, f"{option!r}: {error}") from None
+        elif option.startswith(("noise=", "noise_seed=")):
+            if not isinstance(bot, NetBot):
+                raise _bad(text, f"{option.split('=')[0]}= is an option of net: bots (the others have no move values)")
+            from .noise import check_noise, check_noise_seed
+
+            name, _, value = option.partition("=")
+            try:
+                if name == "noise":
+                    bot.noise = check_noise(_number(value, float))
+                else:
+                    bot.noise_seed = check_noise_seed(_number(value, int))
+            except ValueError as error:
+                raise _bad(text, f"{option!r}: {error}") from None
         elif option.startswith("cube_life="):
             if not isinstance(bot, NetBot):
                 raise _bad(text, "cube_life= is an option of net: bots (the others play the passive cube)")
@@ -257,6 +272,14 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
     if options:
         bot.name = bot.name + "," + ",".join(options)
     return bot
+
+
+def _number(text: str, kind: type):
+    """``text`` as a ``kind`` (int or float), or the text itself (for the range check to refuse by name)."""
+    try:
+        return kind(text)
+    except ValueError:
+        return text
 
 
 def _build(text: str, rules: Optional[RuleOptions]) -> Bot:

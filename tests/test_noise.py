@@ -1,0 +1,125 @@
+"""Noise on a network bot's move values (tapa_ai/bots/noise.py): the deterministic draw as its docstring
+specifies it (checked against a plain transcription with Python integers), its distribution, and the bot
+playing with it (``net:...,noise=X[,noise_seed=N]``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tapa_ai.bots.noise import afterstate_bytes, afterstate_keys, deterministic_draws
+from tapa_ai.bots.spec import make_bot
+from tapa_ai.movegen import PositionBatch
+from tapa_ai.movegen.generate import generate
+from tapa_ai.rules import variant_rules
+from tapa_ai.rules.position import start_position
+
+
+def plain_fnv1a(data: bytes) -> int:
+    h = 2166136261
+    for byte in data:
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def plain_mulberry32(state: int) -> tuple[int, float]:
+    """The JavaScript original, with Python integers (imul: the low 32 bits of the product)."""
+    state = (state + 0x6D2B79F5) & 0xFFFFFFFF
+    t = ((state ^ (state >> 15)) * (state | 1)) & 0xFFFFFFFF
+    t = (t ^ ((t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF)) & 0xFFFFFFFF
+    return state, ((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296.0
+
+
+def plain_draw(key: int, seed: int) -> float:
+    state = key ^ ((seed * 2654435761) % 2**32)
+    total = 0.0
+    for _ in range(4):
+        state, uniform = plain_mulberry32(state)
+        total += uniform
+    return (total - 2.0) * math.sqrt(3.0)
+
+
+def afterstates_of(variant: str, count: int, seed: int):
+    rules = variant_rules(variant)
+    rng = np.random.default_rng(seed)
+    batch = PositionBatch.from_positions([start_position(rules, "X")] * count)
+    for _ in range(int(rng.integers(3, 25))):
+        afterstates = generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
+        rows = afterstates.offsets[:-1] + (rng.random(len(batch)) * np.diff(afterstates.offsets)).astype(np.int64)
+        rows = rows[~afterstates.game_over[rows]]
+        batch = afterstates.positions.take(rows).flipped()
+    return generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
+
+
+@pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon", "fevga"])
+def test_deterministic_noise_is_the_documented_hash_and_generator(variant):
+    afterstates = afterstates_of(variant, 40, 1)
+    data = afterstate_bytes(afterstates.positions)
+    keys = afterstate_keys(afterstates.positions)
+    assert data.shape == (len(afterstates), 52)
+    assert [plain_fnv1a(bytes(row)) for row in data] == keys.tolist()
+    # The bytes are the mover-relative arrays, each int8 as its two's-complement byte.
+    row = 0
+    expected = [int(v) & 0xFF for v in np.concatenate([afterstates.positions.board[row], afterstates.positions.pinned[row],
+                                                        afterstates.positions.off[row], afterstates.positions.bar[row]])]
+    assert list(data[row]) == expected
+    for seed in (0, 1, 4294967295):
+        draws = deterministic_draws(keys, seed)
+        assert draws.tolist() == [plain_draw(int(k), seed) for k in keys]
+
+
+def test_deterministic_draws_have_mean_zero_variance_one_and_change_with_the_seed():
+    keys = np.arange(200_000, dtype=np.uint32) * np.uint32(2654435761)
+    draws = deterministic_draws(keys, 3)
+    assert abs(draws.mean()) < 0.01 and abs(draws.var() - 1.0) < 0.01
+    assert np.abs(draws).max() <= 2 * math.sqrt(3)
+    assert np.corrcoef(draws, deterministic_draws(keys, 4))[0, 1] < 0.01
+
+
+def test_a_noise_seed_plays_the_same_move_in_the_same_position_and_no_noise_is_the_plain_bot():
+    rules = variant_rules("tapa")
+    afterstates = afterstates_of("tapa", 200, 2)
+    plain = make_bot("net:tapa", rules)
+    seeded = make_bot("net:tapa,noise=0.3,noise_seed=9", rules)
+    zero = make_bot("net:tapa,noise=0", rules)
+    first = seeded.choose(afterstates, np.random.default_rng(1))
+    assert np.array_equal(first, seeded.choose(afterstates, np.random.default_rng(2)))
+    reordered = afterstates.of_sources(np.arange(len(afterstates.offsets) - 1)[::-1].copy())
+    # The same positions in another batch order: the same moves (the noise is the afterstates', not the rows').
+    back = seeded.choose(reordered, np.random.default_rng(3))
+    moves = [afterstates.move_text(int(r)) for r in first]
+    assert [reordered.move_text(int(r)) for r in back] == moves[::-1]
+    assert np.array_equal(zero.choose(afterstates, np.random.default_rng(1)),
+                          plain.choose(afterstates, np.random.default_rng(1)))
+    assert (first != plain.choose(afterstates, np.random.default_rng(1))).any()
+    other_seed = make_bot("net:tapa,noise=0.3,noise_seed=10", rules)
+    assert (other_seed.choose(afterstates, np.random.default_rng(1)) != first).any()
+    unseeded = make_bot("net:tapa,noise=0.3", rules)
+    assert (unseeded.choose(afterstates, np.random.default_rng(1))
+            != unseeded.choose(afterstates, np.random.default_rng(2))).any()
+
+
+def test_more_noise_loses_more_equity():
+    rules = variant_rules("plakoto")
+    afterstates = afterstates_of("plakoto", 300, 4)
+    judge = make_bot("net:plakoto", rules)
+    _, _, equities = judge.ranked(afterstates)
+    best = np.maximum.reduceat(equities, afterstates.offsets[:-1])
+    losses = []
+    for noise in (0.0, 0.02, 0.1, 0.4):
+        bot = make_bot(f"net:plakoto,noise={noise},noise_seed=1", rules)
+        losses.append(float((best - equities[bot.choose(afterstates, np.random.default_rng(0))]).mean()))
+    assert losses[0] == 0.0 and losses == sorted(losses) and losses[-1] > 5 * losses[1] > 0
+
+
+def test_at_a_score_the_noise_is_in_the_match_winning_chance_of_a_point():
+    rules = variant_rules("fevga")
+    bot = make_bot("net:fevga,noise=0.5,noise_seed=3", rules)
+    afterstates = afterstates_of("fevga", 20, 5)
+    rows = np.arange(len(afterstates))
+    values = np.tile(np.array([0.8, 0.9, 0.9, 0.4, 0.2, 0.2]), (len(afterstates.offsets) - 1, 1))
+    noise = bot.move_noise(afterstates, rows, np.random.default_rng(0), values)
+    plain = bot.move_noise(afterstates, rows, np.random.default_rng(0))
+    assert np.allclose(noise, 0.5 * (0.8 - 0.4) * plain)
