@@ -34,8 +34,8 @@ the exported model (:mod:`tapa_ai.bots.onnx_bot`): every option of ``net:``
 below applies to it too.
 
 The ``PATH`` of ``net:PATH`` is a checkpoint file, else the name of a shipped
-model (:func:`tapa_ai.net.shipped.resolve_model_path`): ``tapa``, ``plakoto`` or
-``backgammon`` (the models installed with the package, ``tapa_ai/models/``, which
+model (:func:`tapa_ai.net.shipped.resolve_model_path`): ``tapa``, ``plakoto``,
+``backgammon``, ``fevga`` or ``narde`` (the models installed with the package, ``tapa_ai/models/``, which
 a checkout links as ``checkpoints/``), a kept generation such as ``tapa-g3``, or
 the documented ``checkpoints/tapa.pt`` where the current directory has no such
 file; anything else is one error line listing the shipped names. So
@@ -84,7 +84,7 @@ from ..rules.options import RuleOptions
 from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
-              "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon)", "net:PATH@0ply", "net:PATH@1ply",
+              "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon|fevga|narde)", "net:PATH@0ply", "net:PATH@1ply",
               "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff",
               "net:PATH,points=VARIANT", "net:PATH,money_play", "net:PATH,noise=X", "net:PATH,noise=X,noise_seed=N")
