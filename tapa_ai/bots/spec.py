@@ -54,7 +54,9 @@ search of 2 plies or more: the candidates are searched one ply less deep first
 and only the best 2 within 0.04 points of the best are searched at the full
 depth. ``net:PATH,noise=0.05`` adds noise of 0.05 points to each move's value before taking the best (a weaker
 level, docs/levels.md; ``,noise_seed=N`` makes it a function of N and the position, so the same position
-gets the same move). ``net:PATH,nobearoff`` values bear-offs by the network instead of the
+gets the same move); ``net:tapa,level=intermediate`` plays one of the variant's calibrated levels of
+play, a depth and a noise (docs/levels.md: beginner, casual, intermediate, advanced, expert,
+world-class). ``net:PATH,nobearoff`` values bear-offs by the network instead of the
 bear-off databases (which every ``net:`` bot and its search use by default,
 docs/bearoff.md): the pure network, for measurements. Bots without an evaluator always
 play the passive cube (``,nocube`` is accepted and changes nothing).
@@ -87,10 +89,11 @@ SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0",
               "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon|fevga|narde)", "net:PATH@0ply", "net:PATH@1ply",
               "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff",
-              "net:PATH,points=VARIANT", "net:PATH,money_play", "net:PATH,noise=X", "net:PATH,noise=X,noise_seed=N")
+              "net:PATH,points=VARIANT", "net:PATH,money_play", "net:PATH,noise=X", "net:PATH,noise=X,noise_seed=N",
+              "net:NAME,level=LEVEL")
 """The valid forms, for error messages and ``--help``."""
 _CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "money_play", "wins", "refine=N:MARGIN", "nobearoff",
-                 "points=VARIANT", "noise=X", "noise_seed=N")
+                 "points=VARIANT", "noise=X", "noise_seed=N", "level=LEVEL")
 
 _NET = re.compile(r"^(?P<kind>net|onnx):(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 """``net:PATH[@Nply]`` and ``onnx:PATH[@Nply]``: an evaluator's file and how deep its bot searches."""
@@ -244,6 +247,19 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
                 bot.refine = check_refine(numbers)
             except BotError as error:
                 raise _bad(text, f"{option!r}: {error}") from None
+        elif option.startswith("level="):
+            if not isinstance(bot, NetBot):
+                raise _bad(text, "level= is an option of net: bots (docs/levels.md)")
+            base = _NET.match(_split_options(text)[0])
+            if base is not None and base.group("plies") is not None:
+                raise _bad(text, "level= sets the depth (a level is a depth and a noise): leave @Nply out")
+            from .levels import LevelError, find_level
+
+            try:
+                level = find_level(bot.evaluator.model_rules.name, option.split("=", 1)[1])
+            except LevelError as error:
+                raise BotError(f"bot spec {text!r}: {error}") from None
+            bot.plies, bot.noise = level.plies, level.noise
         elif option.startswith(("noise=", "noise_seed=")):
             if not isinstance(bot, NetBot):
                 raise _bad(text, f"{option.split('=')[0]}= is an option of net: bots (the others have no move values)")

@@ -32,6 +32,10 @@ With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
   position is game 4 of a Tavli match to 5, so a Portes position): the moves ranked by the mover's
   match-winning chance at that score (the Tavli match equity table, docs/tavli.md), each with its
   ``"match_winning_chance"``; ``difference`` is then in match-winning chance
+- ``best_move`` and ``hint`` with ``"level": "intermediate"`` (and optionally ``"noise_seed": 7``): the move
+  that level of play chooses (its depth and noise, docs/levels.md; with a seed the same move every time in
+  the same position), as ``best_move``'s move and as ``"level_move"`` beside ``hint``'s list, which is ranked
+  at the level's depth without noise
 - ``{"cmd": "cube", "position": {...}, "cube": {"value": 2, "owner": "X"}, "match": {"length": 7,
   "score": {"X": 3, "O": 5}, "crawford": false}}`` -> ``{"action": "double", "response": "take",
   "equities": {"no_double": ..., "double_take": ..., "double_pass": ...}, ...}`` (``match`` left out:
@@ -56,6 +60,8 @@ import sys
 import threading
 import traceback
 from typing import IO, Any, Callable
+
+import numpy as np
 
 
 from ..deadline import DeadlineExceeded, time_limit
@@ -389,22 +395,60 @@ class Engine:
         analyzer, position = self._model_and_position(request, command)
         dice = self._dice(request)
         self._playable(position)
-        plies = self._plies(request, analyzer)
-        class_values = None
-        if request.get("tavli") is not None:
-            from ..cube.tavli_met import tavli_met
-            from ..flow.tavli import TavliContext
-
-            from ..flow.errors import FlowError
-
-            try:
-                context = TavliContext.from_request(request["tavli"], position.rules)
-            except FlowError as error:
-                raise RequestError(str(error)) from None
-            away, opponent_away = context.away(position.turn)
-            class_values = tavli_met().class_values(analyzer.points, [away], [opponent_away], context.game - 1)[0]
+        level = self._level(request, analyzer)
+        plies = level.plies if level is not None else self._plies(request, analyzer)
+        score = self._tavli_score(request, analyzer, position)
+        class_values = None if score is None else score.class_values(analyzer.points)[0]
         moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
-        return analyzer, plies, moves, total
+        choice = None
+        if level is not None:
+            seed = request.get("noise_seed")
+            rng = np.random.default_rng(seed)
+            choice = (level, seed, analyzer.level_move(position, dice, level.plies, level.noise, seed, rng, score))
+        return analyzer, plies, moves, total, choice
+
+    @staticmethod
+    def _level(request: dict, analyzer):
+        """The request's ``"level"`` (with its ``"noise_seed"``) as a :class:`~tapa_ai.bots.levels.Level` of the
+        model's variant, or None."""
+        if request.get("level") is None:
+            if "noise_seed" in request:
+                raise RequestError("noise_seed goes with a level: add \"level\" (docs/levels.md)")
+            return None
+        from ..bots.levels import LevelError, find_level
+        from ..bots.noise import check_noise_seed
+
+        name = request["level"]
+        if not isinstance(name, str):
+            raise RequestError(f"level must be a level's name (a string), got {quoted(name)}")
+        if request.get("plies") is not None:
+            raise RequestError("give a level or plies, not both: a level sets the depth (docs/levels.md)")
+        if request.get("noise_seed") is not None:
+            try:
+                check_noise_seed(request["noise_seed"])
+            except ValueError as error:
+                raise RequestError(str(error)) from None
+        try:
+            return find_level(analyzer.bot.evaluator.model_rules.name, name)
+        except LevelError as error:
+            raise RequestError(str(error)) from None
+
+    @staticmethod
+    def _tavli_score(request: dict, analyzer, position):
+        """The request's ``"tavli"`` context as a one-position :class:`~tapa_ai.cube.tavli_met.TavliScore`, or
+        None."""
+        if request.get("tavli") is None:
+            return None
+        from ..cube.tavli_met import TavliScore, tavli_met
+        from ..flow.errors import FlowError
+        from ..flow.tavli import TavliContext
+
+        try:
+            context = TavliContext.from_request(request["tavli"], position.rules)
+        except FlowError as error:
+            raise RequestError(str(error)) from None
+        away, opponent_away = context.away(position.turn)
+        return TavliScore(tavli_met(), [away], [opponent_away], context.game - 1)
 
     @staticmethod
     def _move_fields(move) -> dict:
@@ -412,10 +456,20 @@ class Engine:
         return {} if move.match_winning_chance is None else {"match_winning_chance": move.match_winning_chance}
 
     def _cmd_best_move(self, request: dict) -> dict:
-        analyzer, plies, moves, _ = self._ranked(request, "best_move", 1)
-        best = moves[0]
+        analyzer, plies, moves, _, choice = self._ranked(request, "best_move", 1)
+        best = moves[0] if choice is None else choice[2]
         return {"move": best.move, "position": position_to_json(best.position), "equity": best.equity,
-                "probabilities": analyzer.named(best.probabilities), "plies": best.plies, **self._move_fields(best)}
+                "probabilities": analyzer.named(best.probabilities), "plies": best.plies, **self._move_fields(best),
+                **self._level_fields(choice)}
+
+    @staticmethod
+    def _level_fields(choice) -> dict:
+        """A level's name, noise and seed, and the move it chose, when the request named a level."""
+        if choice is None:
+            return {}
+        level, seed, chosen = choice
+        return {"level": {"name": level.name, "plies": level.plies, "noise": level.noise, "noise_seed": seed},
+                "level_move": chosen.move}
 
     def _cmd_hint(self, request: dict) -> dict:
         self._model(request, "hint")
@@ -423,12 +477,12 @@ class Engine:
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_HINT_COUNT:
             raise RequestError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
                                f"got {quoted(count, 40)}")
-        analyzer, plies, moves, total = self._ranked(request, "hint", count)
+        analyzer, plies, moves, total, choice = self._ranked(request, "hint", count)
         best = moves[0].value
         return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.value - best,
                            "probabilities": analyzer.named(m.probabilities), "plies": m.plies,
                            "position": position_to_json(m.position), **self._move_fields(m)} for m in moves],
-                "legal_moves": total, "plies": plies}
+                "legal_moves": total, "plies": plies, **self._level_fields(choice)}
 
 
     def _cmd_cube(self, request: dict) -> dict:
