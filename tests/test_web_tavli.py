@@ -7,6 +7,7 @@ the install line where it is missing)."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -66,7 +67,7 @@ def score_cases():
         bot.bearoff = False  # the page values bear-offs with the network too
         rng = np.random.default_rng(5)
         changed = same = 0
-        for i, data in enumerate(mixed_positions(variant, 60, rng).to_json()):
+        for i, data in enumerate(mixed_positions(variant, 160, rng).to_json()):
             position = position_from_json(data)
             dice = tuple(int(d) for d in rng.integers(1, 7, 2))
             if position.result is not None:
@@ -111,7 +112,7 @@ def test_the_pages_choice_at_a_tavli_score_is_the_python_bots_choose_at_score(br
     open_board(browser, server, variant="tavli", length=5, seed=1)
     cases = score_cases()
     assert {case["variant"] for case in cases} == set(ROTATION)
-    assert sum(case["differs"] for case in cases) >= 3, "the score never changed the move"
+    assert {case["variant"] for case in cases if case["differs"]} == set(ROTATION), "the score never changed a move"
     for case in cases:
         mover = case["position"]["turn"]
         values = page_class_values(browser, case["variant"], mover, case["context"])
@@ -124,17 +125,21 @@ def test_the_pages_choice_at_a_tavli_score_is_the_python_bots_choose_at_score(br
         " out.push([atScore, money[0].position]); } return out; })().then(done, e => done({error: String(e)}));",
         cases)
     assert not isinstance(answers, dict), answers
-    changed = engine = 0
+    changed = engine = same = 0
     for case, (ranked, money) in zip(cases, answers, strict=True):
         best = ranked[0]
         assert [m["mwc"] for m in ranked] == sorted((m["mwc"] for m in ranked), reverse=True)
         assert best["mwc"] == pytest.approx(float(np.dot(best["probabilities"], case["values"])), abs=1e-12)
+        same += board(best["position"]) == board(case["at_score"]) and board(money) == board(case["money"])
         if board(best["position"]) != board(case["at_score"]):  # only a tie within the page's precision
             python_value = next(m["mwc"] for m in ranked if board(m["position"]) == board(case["at_score"]))
             assert best["mwc"] - python_value < 1e-5, (case["context"], best["move"])
         if board(money) != board(case["money"]):
-            money_values = {json.dumps(board(m["position"])): m["equity"] for m in ranked}
-            assert abs(money_values[json.dumps(board(money))] - money_values[json.dumps(board(case["money"]))]) < 1e-5
+            money_values = {json.dumps(board(m["position"]), sort_keys=True): m["equity"] for m in ranked}
+            page_money, python_money = (json.dumps(board(p), sort_keys=True) for p in (money, case["money"]))
+            assert page_money in money_values and python_money in money_values, (page_money, python_money,
+                                                                                  list(money_values))
+            assert abs(money_values[page_money] - money_values[python_money]) < 1e-5
         changed += case["differs"] and board(best["position"]) != board(money)
         # The engine protocol's best_move at the score agrees (it is the Python bot's ranking at 0 plies; the
         # engine values bear-offs by the database).
@@ -144,8 +149,9 @@ def test_the_pages_choice_at_a_tavli_score_is_the_python_bots_choose_at_score(br
             assert status == 200
             assert answer["match_winning_chance"] == pytest.approx(best["mwc"], abs=1e-5)
             engine += 1
-    assert changed >= 3, "the page's move at the score never differed from its money move"
+    assert changed >= 6, "the page's move at the score seldom differed from its money move"
     assert engine >= 2
+    assert same >= len(cases) - 2, f"near-ties broken otherwise on {len(cases) - same} of {len(cases)} positions"
 
 
 def drive_match(driver, limit=12):
@@ -190,7 +196,8 @@ def test_a_tavli_match_rotates_the_games_scores_them_and_ends_with_the_winner(br
     assert browser.execute_script("return document.getElementById('variant').value") == "tavli"
     assert browser.execute_script("return document.getElementById('match-length').value") == "3"
     info = browser.find_element("id", "tavli-info")
-    assert info.is_displayed() and info.text.startswith("Game 1 of the Tavli match: Portes (")
+    assert info.is_displayed()
+    assert re.match(r"^Game 1 of the Tavli match: Portes\. [XO] opens: won the opening roll \d-\d\. ", info.text), info.text
     assert "Next: game 2, Plakoto, opened by the winner of this game." in info.text
     assert browser.find_element("id", "score").text == "Tavli match to 3: X 0 – O 0"  # no cube
     wait_for(browser, "['human', 'bot'].includes(document.body.dataset.phase)")
@@ -207,7 +214,7 @@ def test_a_tavli_match_rotates_the_games_scores_them_and_ends_with_the_winner(br
         variant = ROTATION[(number - 1) % 3]
         assert game["variant"] == game["board"] == game["record"]["variant"] == variant
         assert (game["paths"] == "parallel") == (variant == "fevga")
-        assert f"Game {number} of the Tavli match: {variant.capitalize()} (" in game["info"]
+        assert game["info"].startswith(f"Game {number} of the Tavli match: {variant.capitalize()}. ")
         assert f"Game {number} of the Tavli match: {variant.capitalize()}." in game["log"]
         history = game["record"]["history"]
         previous = games[number - 2]["record"]["result"] if number > 1 else None
@@ -270,7 +277,7 @@ def test_a_drawn_game_scores_nothing_and_the_next_game_opens_with_an_opening_rol
     state = browser.execute_script("const s = tapaWeb.state; return [s.variant, s.games[1].history, s.log]")
     assert state[0] == "plakoto" and "O won the last game and opens this one." in state[2]
     assert browser.find_element("id", "tavli-info").text.startswith(
-        "Game 2 of the Tavli match: Plakoto (O opens (the winner of the last game)).")
+        "Game 2 of the Tavli match: Plakoto. O opens: the winner of the last game.")
     assert browser.execute_script("return tapaWeb.endGame({winner: null, kind: 'draw', points: 0})")
     text = browser.find_element("id", "game-over-text").text
     assert text.startswith("Both mothers are pinned: nobody scores. Score: X 0, O 1 (Tavli match to 5).")

@@ -393,13 +393,13 @@
       if (!first && rules.nextOpener === "winner" && S.match.lastWinner) {
         opener = S.match.lastWinner;
         dice = [die(), die()];
-        S.opened = opener + " opens (the winner of the last game)";
+        S.opened = opener + " opens: the winner of the last game";
         addLog(opener + " won the last game and opens this one.");
       } else {
         let x, o;
         do { x = die(); o = die(); } while (x === o);
         opener = x > o ? "X" : "O";
-        S.opened = opener + " opens (won the opening roll " + x + "-" + o + ")";
+        S.opened = opener + " opens: won the opening roll " + x + "-" + o;
         recordEvent({ action: "opening", dice: [x, o] });
         if (rules.opening === "use-opening-dice") {
           dice = opener === "X" ? [x, o] : [o, x];
@@ -783,7 +783,7 @@
     box.hidden = !S.match.tavli;
     if (!S.match.tavli) return;
     const match = S.match;
-    let text = tavliGameTitle() + (S.opened ? " (" + S.opened + ")" : "") + ".";
+    let text = tavliGameTitle() + "." + (S.opened ? " " + S.opened + "." : "");
     if (match.over) {
       text += " The match is over: " + (match.winner === HUMAN ? "you win" : "the bot wins") + " " +
         match.score[match.winner] + "–" + match.score[other(match.winner)] + ".";
