@@ -179,7 +179,8 @@ def drive_match(driver, limit=12):
         "   header: $('moves-value').textContent, label: $('chances-label').textContent});"
         "  if (s.match.over) return games;"
         "  const game = s.game; $('next-game').click();"
-        "  while (tapaWeb.state.game === game || !['human', 'bot', 'over', 'error'].includes(document.body.dataset.phase))"
+        "  while (tapaWeb.state.game === game ||"
+        "   !['human', 'bot', 'over', 'error'].includes(document.body.dataset.phase))"
         "   await sleep(5);"
         " } return games; })().then(done, e => done({error: String(e)}));", limit)
 
@@ -197,7 +198,8 @@ def test_a_tavli_match_rotates_the_games_scores_them_and_ends_with_the_winner(br
     assert browser.execute_script("return document.getElementById('match-length').value") == "3"
     info = browser.find_element("id", "tavli-info")
     assert info.is_displayed()
-    assert re.match(r"^Game 1 of the Tavli match: Portes\. [XO] opens: won the opening roll \d-\d\. ", info.text), info.text
+    opened = r"^Game 1 of the Tavli match: Portes\. [XO] opens: won the opening roll \d-\d\. "
+    assert re.match(opened, info.text), info.text
     assert "Next: game 2, Plakoto, opened by the winner of this game." in info.text
     assert browser.find_element("id", "score").text == "Tavli match to 3: X 0 – O 0"  # no cube
     wait_for(browser, "['human', 'bot'].includes(document.body.dataset.phase)")
