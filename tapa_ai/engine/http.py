@@ -3,15 +3,16 @@
 One request, one response; the commands and their JSON are those of the
 JSON-lines protocol (docs/protocol.md, "HTTP"):
 
-==========================  ==================================================================
-``POST /``                  body: one request object with its ``"cmd"``
-``POST /v1/<cmd>``          body: the request object without ``"cmd"`` (``{}`` or empty for none)
-``GET /health``             ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}`` (no file paths)
-``GET /``                   the web board (``tapa_ai/web/index.html``; docs/web.md)
-``GET /web/<file>``         the board's scripts and style sheet
-``GET /model/<variant>.*``  the variant's exported network for the board, ``.json`` or ``.npz``
-``OPTIONS *``               CORS preflight: 204 with the ``Access-Control-*`` headers (allowed origins only)
-==========================  ==================================================================
+=============================  ==================================================================
+``POST /``                     body: one request object with its ``"cmd"``
+``POST /v1/<cmd>``             body: the request object without ``"cmd"`` (``{}`` or empty for none)
+``GET /health``                ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}`` (no file paths)
+``GET /``                      the web board (``tapa_ai/web/index.html``; docs/web.md)
+``GET /web/<file>``            the board's scripts and style sheet
+``GET /model/<variant>.*``     the variant's exported network for the board, ``.json`` or ``.npz``
+``GET /model/tavli-met.json``  the Tavli match equity table, for the board's Tavli matches
+``OPTIONS *``                  CORS preflight: 204 with the ``Access-Control-*`` headers (allowed origins only)
+=============================  ==================================================================
 
 Status codes: 200 answer, 400 bad request (the body says what is wrong, as
 ``{"error": ...}``), 403 a Host or Origin this server does not answer, 404
@@ -47,7 +48,8 @@ from ..rules.quoting import quoted
 from .http_limits import (AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits,
                           late_message)
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error
-from .web_board import ModelFiles, WebFileError, engine_checkpoint_of, model_path_of, static_file
+from .web_board import (TAVLI_MET_PATH, ModelFiles, WebFileError, engine_checkpoint_of, model_path_of,
+                        static_file)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -217,7 +219,8 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             info = self.server.engine.describe()
             info["bot"] = without_directories(info.get("bot"))
             self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__, **info})
-        elif path in ("/", "/index.html") or path.startswith("/web/") or model_path_of(path) is not None:
+        elif path in ("/", "/index.html", TAVLI_MET_PATH) or path.startswith("/web/") or \
+                model_path_of(path) is not None:
             self._get_board_file(path)
         elif self._command_of(path) is not None:
             self._method_not_allowed(f"{path} takes POST with a JSON request body")
@@ -253,7 +256,9 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         """The web board's page, its files and its models (:mod:`tapa_ai.engine.web_board`)."""
         try:
             model = model_path_of(path)
-            if model is not None:
+            if path == TAVLI_MET_PATH:
+                self._send_file(self.server.models.tavli_met(), "application/json; charset=utf-8")
+            elif model is not None:
                 variant, kind = model
                 npz, text = self.server.models.files(variant)
                 if kind == "npz":

@@ -5,6 +5,8 @@
 ``GET /web/<file>``            the page's scripts and style sheet: files of ``tapa_ai/web/`` only, by name
 ``GET /model/<variant>.json``  the network of that variant as JSON (:func:`model_json`): weights in base64
 ``GET /model/<variant>.npz``   the same network as the exporter writes it (``tapa-ai export --format npz``)
+``GET /model/tavli-met.json``  the Tavli match equity table (:func:`tavli_met_json`): the page's bot plays a
+                               Tavli match by the score with it
 =============================  ===========================================================================
 
 Every model is made by the project's exporter (:func:`tapa_ai.export.export_checkpoint`) from
@@ -49,6 +51,10 @@ WEB_MODEL_FORMAT_VERSION = 1
 
 MODEL_VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 """The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each)."""
+
+TAVLI_MET_PATH = "/model/tavli-met.json"
+"""Where the page gets the Tavli match equity table (:func:`tavli_met_json`)."""
+TAVLI_MET_FORMAT = "tapa-ai-tavli-met"
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
@@ -121,6 +127,28 @@ def model_json(npz_bytes: bytes) -> dict[str, Any]:
     return web
 
 
+def tavli_met_json() -> dict[str, Any]:
+    """The Tavli match equity table as the page reads it (:func:`tapa_ai.cube.tavli_met.tavli_met`).
+
+    ``{"format": "tapa-ai-tavli-met", "format_version": 1, "rotation": ["portes", "plakoto", "fevga"],
+    "max_away": 25, "openers": [...], "table": T}``: ``T[o][g][a][b]`` is the chance that the side needing
+    ``a`` points wins the match against a side needing ``b``, before game ``g`` of the rotation (an index of
+    ``rotation``) opened by ``o`` (0 the side, 1 its opponent, 2 an opening roll); ``a`` and ``b`` run from 0
+    (``a`` 0: already won, 1; ``b`` 0: already lost, 0) to ``max_away``, every number as Python's float
+    (the JSON text reads back as exactly the same double). What each outcome class of game ``g`` at ``(a, b)``
+    is worth to the mover, as :meth:`~tapa_ai.cube.tavli_met.TavliMatchEquityTable.class_values` computes it:
+    a win by ``p`` ``T[0][(g + 1) % 3][max(a - p, 0)][b]``, a loss by ``p`` ``T[1][(g + 1) % 3][a][max(b - p, 0)]``,
+    a draw ``T[2][(g + 1) % 3][a][b]``.
+    """
+    from ..cube.tavli_met import OPENER_NAMES, tavli_met
+    from ..flow.tavli import TAVLI_ROTATION
+
+    table = tavli_met()
+    return {"format": TAVLI_MET_FORMAT, "format_version": 1, "rotation": list(TAVLI_ROTATION),
+            "max_away": table.max_away, "openers": list(OPENER_NAMES),
+            "table": [[[[float(x) for x in row] for row in game] for game in opener] for opener in table.table]}
+
+
 class ModelFiles:
     """The exported models of the page, built on first request and kept (thread-safe).
 
@@ -139,6 +167,14 @@ class ModelFiles:
         self.engine_checkpoint = engine_checkpoint
         self._built: dict[str, tuple[bytes, bytes]] = {}
         self._locks = {variant: threading.Lock() for variant in MODEL_VARIANTS}
+        self._tavli_met: Optional[bytes] = None
+
+    def tavli_met(self) -> bytes:
+        """The JSON bytes of :func:`tavli_met_json` (built once)."""
+        if self._tavli_met is None:
+            text = json.dumps(tavli_met_json(), separators=(",", ":"), allow_nan=False)
+            self._tavli_met = text.encode("utf-8")
+        return self._tavli_met
 
     def checkpoint(self, variant: str) -> Path:
         """The checkpoint of ``variant``'s model; :class:`WebFileError` (404) naming where it looked."""

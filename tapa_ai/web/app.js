@@ -4,9 +4,14 @@
 // for the n-ply bot). The numbers shown and the 0-ply bot's choices come from the exported network running
 // in this page (model.js, encoding.js), evaluating every legal resulting position.
 //
-// URL parameters (for reproducible games and the tests): variant, length (match points), strength (plies, or a
-// fixed bot of the server: heuristic, runner, random), seed (the dice), delay (ms before the bot's move is played,
-// default 700).
+// URL parameters (for reproducible games and the tests): variant (or "tavli": a Tavli match), length (match
+// points), strength (plies, or a fixed bot of the server: heuristic, runner, random), seed (the dice), delay (ms
+// before the bot's move is played, default 700).
+//
+// A Tavli match (RULES.md 9; "Tavli match" in the variant list): a match to N points of games rotating Portes,
+// Plakoto, Fevga, no cube, each game played with its own variant's rules, drawing and model. The bot plays by the
+// score: each outcome class is valued by the Tavli match equity table (GET model/tavli-met.json), as the engine's
+// Bot.choose_at_score does, and the panel shows match-winning chances.
 //
 // A variant without a model (a server started without one for it) is played all the same: the bot is one of the
 // server's fixed bots (`/v1/bot_move`), and the analysis panel says why it has no numbers.
@@ -30,6 +35,11 @@
     fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
     narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
   };
+  // The Tavli match (RULES.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % 3] (tapa_ai/flow/tavli.py).
+  const TAVLI_ROTATION = ["portes", "plakoto", "fevga"];
+  const TAVLI_NAMES = { portes: "Portes", plakoto: "Plakoto", fevga: "Fevga" };
+  const MAX_TAVLI_LENGTH = 25; // the Tavli match equity table's reach
+  const tavliVariant = (number) => TAVLI_ROTATION[(number - 1) % TAVLI_ROTATION.length];
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const HUMAN = "X", BOT = "O";
   const other = (side) => (side === "X" ? "O" : "X");
@@ -37,7 +47,8 @@
 
   const params = new URLSearchParams(location.search);
   const S = {
-    variant: VARIANTS[params.get("variant")] ? params.get("variant") : "tapa",
+    variant: VARIANTS[params.get("variant")] ? params.get("variant") : params.get("variant") === "tavli" ? "portes" : "tapa",
+    tavliMet: null, // the Tavli match equity table (model/tavli-met.json), once a Tavli match has loaded it
     delay: params.has("delay") ? Math.max(0, Number(params.get("delay")) || 0) : 700,
     health: null,
     models: {},
@@ -45,7 +56,7 @@
     phase: "loading",
     position: null, dice: null, legal: null, ranked: null, chances: null, plan: null, selected: null,
     hints: null, lastMove: null, moved: null, log: [], cube: 1,
-    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false },
+    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: params.get("variant") === "tavli" },
     games: [], // the records of this match's games (tapa-ai/games), the current one last
     analysis: null, // the server's analysis of the last finished game
   };
@@ -107,6 +118,56 @@
     return S.models[variant];
   }
 
+  // The Tavli match equity table (GET model/tavli-met.json; tapa_ai/engine/web_board.py tavli_met_json).
+  let tavliMetLoading = null;
+  async function loadTavliMet() {
+    if (!tavliMetLoading) {
+      tavliMetLoading = (async function () {
+        const response = await fetch("model/tavli-met.json");
+        const answer = await response.json();
+        if (!response.ok) throw new ServerError(answer.error || "no Tavli match equity table");
+        if (answer.format !== "tapa-ai-tavli-met") throw new ServerError("not a Tavli match equity table");
+        return answer;
+      })();
+      tavliMetLoading.catch(() => { tavliMetLoading = null; });
+    }
+    return tavliMetLoading;
+  }
+
+  // What each of the model's outcome classes is worth to `side` in game `context.game` of a Tavli match to
+  // `context.length` at `context.score`, as match-winning chances (TavliMatchEquityTable.class_values): a win by p
+  // points leads to the next game opened by the side, p points nearer; a loss to the next game opened by the
+  // opponent; a draw to the next game opened by an opening roll.
+  function tavliClassValues(met, points, side, context) {
+    const table = met.table, next = context.game % met.rotation.length; // the rotation index of the next game
+    const away = context.length - context.score[side], opponentAway = context.length - context.score[other(side)];
+    return points.map(function (value) {
+      const size = Math.round(Math.abs(value));
+      if (value > 0) return table[0][next][Math.max(away - size, 0)][opponentAway];
+      if (value < 0) return table[1][next][away][Math.max(opponentAway - size, 0)];
+      return table[2][next][away][opponentAway];
+    });
+  }
+
+  // The current game's Tavli context (the engine protocol's "tavli": length, score, game), or null.
+  function tavliContext() {
+    if (!S.match.tavli || !S.games.length) return null;
+    return { length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O }, game: S.games.length };
+  }
+
+  // The class values of `side` at the score of this Tavli match, or null (not a Tavli match, no table, no model).
+  function scoreValues(side) {
+    const context = tavliContext();
+    return context && S.tavliMet && S.model ? tavliClassValues(S.tavliMet, S.model.outcomePoints, side, context) : null;
+  }
+
+  // The expected value of outcome probabilities under class values.
+  function worth(probabilities, values) {
+    let total = 0;
+    for (let k = 0; k < values.length; k++) total += probabilities[k] * values[k];
+    return total;
+  }
+
   // -- values --------------------------------------------------------------------------------------
   // A bear-off (no contact left): every checker on its own home board or off, none on the bar or pinned. The
   // engine's bots value these with the bear-off database; this page shows the network's value and marks them.
@@ -146,8 +207,10 @@
 
   // Every legal move valued for the mover at 0 plies: its resulting position with the opponent to roll,
   // read back from the mover's side (docs/export.md: "evaluate its afterstate from the opponent's view and
-  // negate the equity"). Best first; ties keep the server's order.
-  function rank(model, moves) {
+  // negate the equity"). Best first; ties keep the server's order. With `values` (a Tavli match: what each outcome
+  // class is worth to the mover at the score) each move also gets its match-winning chance, `mwc`, the sum of
+  // p_k * values_k, and the moves are ranked by it (Bot.choose_at_score at 0 plies).
+  function rank(model, moves, values) {
     const ranked = moves.map(function (move, order) {
       const mover = move.position.turn;
       let value;
@@ -158,9 +221,11 @@
         value = { probabilities: TapaModel.swapSides(seen.probabilities), equity: -seen.equity, exact: false,
           bearoff: isBearoff(after) };
       }
+      if (values) value.mwc = worth(value.probabilities, values);
       return Object.assign({ move: move.move, position: move.position, order: order }, value);
     });
-    ranked.sort((a, b) => b.equity - a.equity || a.order - b.order);
+    if (values) ranked.sort((a, b) => b.mwc - a.mwc || a.order - b.order);
+    else ranked.sort((a, b) => b.equity - a.equity || a.order - b.order);
     return ranked;
   }
 
@@ -194,7 +259,9 @@
   const parallel = () => !!(VARIANTS[S.variant] || {}).parallel;
 
   async function newMatch() {
-    S.match = { length: Number($("match-length").value), score: { X: 0, O: 0 }, lastWinner: null, over: false };
+    const tavli = $("variant").value === "tavli";
+    const length = Math.min(Math.max(Math.round(Number($("match-length").value)) || 1, 1), tavli ? MAX_TAVLI_LENGTH : 1e9);
+    S.match = { length: length, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: tavli, winner: null };
     S.games = [];
     await newGame(true);
   }
@@ -226,16 +293,31 @@
       games: JSON.parse(JSON.stringify(games || S.games)) };
   }
 
+  // A Tavli match as one file (docs/web.md): its length, score and winner, and each game with its variant, its
+  // players, the score before it and its history and result as in tapa-ai/games (one game of it, with
+  // "variant": that game's, is a tapa-ai/games record that tapa-ai analyse reads).
+  function tavliRecord() {
+    return { format: "tapa-ai/tavli-match", version: 1, source: "the web board", rotation: TAVLI_ROTATION.slice(),
+      length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O }, winner: S.match.winner || null,
+      players: { X: "human", O: botLabel() }, games: JSON.parse(JSON.stringify(S.games)) };
+  }
+
   function saveGame() {
     if (!S.games.length || !S.games[0].history.length) return;
-    const blob = new Blob([JSON.stringify(gameRecord(), null, 1) + "\n"], { type: "application/json" });
+    const record = S.match.tavli ? tavliRecord() : gameRecord();
+    const blob = new Blob([JSON.stringify(record, null, 1) + "\n"], { type: "application/json" });
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
-    link.download = S.variant + "-game.json";
+    link.download = S.match.tavli ? "tavli-match.json" : S.variant + "-game.json";
     document.body.appendChild(link);
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+    if (S.match.tavli) {
+      showMessage("Saved " + link.download + ": the Tavli match to " + S.match.length + ", " + S.games.length + " game" +
+        (S.games.length > 1 ? "s" : "") + ", score X " + S.match.score.X + " – O " + S.match.score.O + ".");
+      return;
+    }
     showMessage("Saved " + link.download + ": " + S.games.length + " game" + (S.games.length > 1 ? "s" : "") +
       " (tapa-ai analyse " + link.download + " rates it).");
   }
@@ -268,17 +350,30 @@
     const game = ++S.game;
     $("game-over").hidden = true;
     setPhase("loading");
-    S.variant = $("variant").value;
+    S.variant = S.match.tavli ? tavliVariant(S.games.length + 1) : $("variant").value;
     document.body.dataset.variant = S.variant;
+    document.body.dataset.mode = S.match.tavli ? "tavli" : "single";
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
-      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "" });
-    S.games.push({ number: S.games.length + 1, players: { X: "human", O: botLabel() },
+      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "",
+      opener: null, opened: "" });
+    const entry = { number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
-      history: [], result: null });
+      history: [], result: null };
+    if (S.match.tavli) entry.variant = S.variant;
+    S.games.push(entry);
     updateStrengthChoices();
     showMessage("Loading the " + S.variant + " model…");
     render();
     try {
+      if (S.match.tavli && !S.tavliMet) {
+        try {
+          S.tavliMet = await loadTavliMet();
+        } catch (error) { // an older server: the bot plays as in money play, and the panel says so
+          if (!(error instanceof ServerError)) throw error;
+          S.tavliMetWhy = error.message;
+        }
+        if (game !== S.game) return;
+      }
       let model = null;
       try {
         model = await loadModel(S.variant);
@@ -298,11 +393,13 @@
       if (!first && rules.nextOpener === "winner" && S.match.lastWinner) {
         opener = S.match.lastWinner;
         dice = [die(), die()];
+        S.opened = opener + " opens: the winner of the last game";
         addLog(opener + " won the last game and opens this one.");
       } else {
         let x, o;
         do { x = die(); o = die(); } while (x === o);
         opener = x > o ? "X" : "O";
+        S.opened = opener + " opens: won the opening roll " + x + "-" + o;
         recordEvent({ action: "opening", dice: [x, o] });
         if (rules.opening === "use-opening-dice") {
           dice = opener === "X" ? [x, o] : [o, x];
@@ -311,6 +408,12 @@
           dice = [die(), die()];
           addLog("Opening roll: X " + x + ", O " + o + ": " + opener + " starts and rolls " + dice.join("-") + ".");
         }
+      }
+      S.opener = opener;
+      if (S.match.tavli) {
+        addLog(tavliGameTitle() + ".");
+        if (!S.tavliMet) addLog("No Tavli match equity table from the server (" + (S.tavliMetWhy || "not loaded") +
+          "): the bot plays as in money play.");
       }
       const start = await api("start", { variant: S.variant, turn: opener });
       if (game !== S.game) return;
@@ -331,8 +434,10 @@
     const answer = await api("legal_moves", { position: S.position, dice: dice });
     if (game !== S.game) return;
     S.legal = answer.moves;
-    S.ranked = S.model ? rank(S.model, S.legal) : null;
+    S.values = scoreValues(mover); // a Tavli match: what each outcome class is worth to the mover at the score
+    S.ranked = S.model ? rank(S.model, S.legal, S.values) : null;
     S.chances = S.model ? evaluateBeforeRoll(S.model, S.position) : null;
+    if (S.chances && S.values) S.chances.mwc = worth(S.chances.probabilities, S.values);
     const pass = S.legal.length === 1 && S.legal[0].move === "";
     if (mover === HUMAN) {
       S.plan = new TapaSteps.Planner(S.position, dice, S.legal);
@@ -370,8 +475,11 @@
     }
     const plies = strength();
     if (plies > 0) {
-      const answer = await api("best_move", { position: S.position, dice: S.dice, plies: plies });
-      return { move: answer.move, position: answer.position, equity: answer.equity, plies: answer.plies };
+      const request = { position: S.position, dice: S.dice, plies: plies };
+      if (tavliContext()) request.tavli = tavliContext(); // ranked by the match-winning chance at the score
+      const answer = await api("best_move", request);
+      return { move: answer.move, position: answer.position, equity: answer.equity, plies: answer.plies,
+        mwc: answer.match_winning_chance };
     }
     return Object.assign({ plies: 0 }, S.ranked[0]);
   }
@@ -407,6 +515,9 @@
     setPhase("over");
     const record = currentRecord();
     if (record) record.result = { winner: result.winner, kind: result.kind, points: result.points };
+    if (S.match.tavli && result.kind === "draw") { // RULES.md 9: nothing scored, the rotation moves on
+      addLog("A draw in a Tavli match scores nothing; the next game opens with an opening roll.");
+    }
     const match = S.match;
     let title, text;
     if (result.kind === "draw") {
@@ -423,14 +534,25 @@
       text = (result.winner === HUMAN ? "X" : "O") + " scores " + result.points + (result.points === 1 ? " point." : " points.");
     }
     match.over = match.score.X >= match.length || match.score.O >= match.length;
-    if (match.length > 1) {
+    if (match.over) match.winner = match.score.X >= match.length ? "X" : "O";
+    if (match.tavli) {
+      text += " Score: X " + match.score.X + ", O " + match.score.O + " (Tavli match to " + match.length + ").";
+      if (match.over) {
+        text += match.winner === HUMAN ? " You win the Tavli match!" : " The bot wins the Tavli match.";
+        addLog("The Tavli match is over: " + (match.winner === HUMAN ? "you win" : "the bot wins") + " " +
+          Math.max(match.score.X, match.score.O) + "–" + Math.min(match.score.X, match.score.O) + ".");
+      } else {
+        text += " Next: " + nextGameText() + ".";
+      }
+    } else if (match.length > 1) {
       text += " Score: X " + match.score.X + ", O " + match.score.O + " (match to " + match.length + ").";
       if (match.over) text += match.score.X > match.score.O ? " You win the match!" : " The bot wins the match.";
     }
     addLog("Game over: " + title.toLowerCase() + ".");
     $("game-over-title").textContent = title;
     $("game-over-text").textContent = text;
-    $("next-game").textContent = match.over ? "New game" : "Next game";
+    $("next-game").textContent = match.over ? (match.tavli ? "New Tavli match" : "New game") :
+      match.tavli ? "Next game: " + TAVLI_NAMES[tavliVariant(S.games.length + 1)] : "Next game";
     $("analyse-over").disabled = !analysisAvailable();
     $("analyse-over").title = analysisAvailable() ? "" : analyseHelp();
     $("analyse-over-why").textContent = analysisAvailable() ? "" : analyseHelp();
@@ -517,7 +639,8 @@
       for (const step of move.move.split(/\s+/).filter(Boolean)) {
         for (const word of step.split("/")) if (/^\d+$/.test(word)) S.hints.add(Number(word));
       }
-      const value = move.equity === undefined ? "" : " (equity " + signed(move.equity) + ")";
+      const value = move.mwc !== undefined && move.mwc !== null ? " (match-winning chance " + percent(move.mwc) + ")" :
+        move.equity === undefined ? "" : " (equity " + signed(move.equity) + ")";
       const by = move.bot ? move.bot + " (server)" : move.plies + "-ply" + (move.plies ? " (server)" : " (this page's network)");
       showMessage("Hint, " + by + ": " + (move.move || "no move (pass)") + value + ".");
       render();
@@ -620,9 +743,11 @@
       $("player-" + side).textContent = (side === HUMAN ? "X (you)" : "O (bot)") + " · " + pips(shown, side) +
         " pips · " + shown.off[side] + " off" + (position.turn === side && S.phase !== "over" ? " · to move" : "");
     }
-    const score = S.match.length > 1 ? "match to " + S.match.length + ": X " + S.match.score.X + " – O " + S.match.score.O :
-      "single game";
+    const score = S.match.tavli ? "Tavli match to " + S.match.length + ": X " + S.match.score.X + " – O " +
+      S.match.score.O : S.match.length > 1 ? "match to " + S.match.length + ": X " + S.match.score.X + " – O " +
+      S.match.score.O : "single game";
     $("score").textContent = score + (rules.cube ? " · cube " + S.cube : "");
+    renderTavli();
     $("dice-text").textContent = S.dice && S.phase !== "over" ? position.turn + " rolled " + S.dice.join("-") : "";
 
     const human = S.phase === "human";
@@ -637,6 +762,37 @@
     $("analyse-why").textContent = !analysisAvailable() ? analyseHelp() : S.phase !== "over" ? "once the game is over" : "";
     renderAnalysis();
     renderGameAnalysis();
+  }
+
+  // -- the Tavli match -----------------------------------------------------------------------------
+  function tavliGameTitle() {
+    return "Game " + S.games.length + " of the Tavli match: " + TAVLI_NAMES[S.variant];
+  }
+
+  // The next game of the rotation and who opens it (the winner of this game; an opening roll after a draw).
+  function nextGameText() {
+    const number = S.games.length + 1, name = TAVLI_NAMES[tavliVariant(number)];
+    const record = currentRecord(), result = record && record.result;
+    const opener = !result ? "opened by the winner of this game" : result.kind === "draw" ?
+      "opened by an opening roll (this game was drawn)" : "opened by " + (result.winner === HUMAN ? "X (you)" : "O (the bot)");
+    return "game " + number + ", " + name + ", " + opener;
+  }
+
+  function renderTavli() {
+    const box = $("tavli-info");
+    box.hidden = !S.match.tavli;
+    if (!S.match.tavli) return;
+    const match = S.match;
+    let text = tavliGameTitle() + "." + (S.opened ? " " + S.opened + "." : "");
+    if (match.over) {
+      text += " The match is over: " + (match.winner === HUMAN ? "you win" : "the bot wins") + " " +
+        match.score[match.winner] + "–" + match.score[other(match.winner)] + ".";
+    } else {
+      text += " Next: " + nextGameText() + ".";
+    }
+    box.textContent = text;
+    box.dataset.game = String(S.games.length);
+    box.dataset.variant = S.variant;
   }
 
   function analyseHelp() {
@@ -708,8 +864,11 @@
     $("measure").disabled = false;
     const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
     $("analysis-side").textContent = "(" + mover + " to move)";
+    const tavli = chances.mwc !== undefined;
     $("chances-label").textContent = mover + "'s chances before the roll, equity " + signed(chances.equity) +
-      (chances.bearoff ? " †" : "");
+      (chances.bearoff ? " †" : "") + (tavli ? " · match-winning chance " + percent(chances.mwc) + " at X " +
+      S.match.score.X + " – O " + S.match.score.O + " (to " + S.match.length + ")" : "");
+    $("moves-value").textContent = tavli ? "match win" : "equity";
     const draw = p.length > 6 ? p[6] : 0;
     const parts = [["win-top", p[2]], ["win-gammon", p[1]], ["win-single", p[0]], ["draw", draw],
       ["lose-single", p[3]], ["lose-gammon", p[4]], ["lose-top", p[5]]];
@@ -724,13 +883,15 @@
     $("chances-legend").textContent = "win " + percent(win) + " (gammon or more " + percent(p[1] + p[2]) + ", " + top +
       " " + percent(p[2]) + ") · draw " + percent(draw) + " · lose " + percent(p[3] + p[4] + p[5]) +
       " (gammon or more " + percent(p[4] + p[5]) + ", " + top + " " + percent(p[5]) + ")";
-    const best = S.ranked[0].equity;
+    const best = tavli ? S.ranked[0].mwc : S.ranked[0].equity;
     S.ranked.slice(0, 8).forEach(function (move, k) {
       const row = body.insertRow();
       if (k === 0) row.className = "best";
       const mark = move.exact ? " =" : move.bearoff ? " †" : "";
-      const cells = [String(k + 1), (move.move || "(no move)") + mark, signed(move.equity),
-        k === 0 ? "" : (move.equity - best).toFixed(3), percent(move.probabilities[0] + move.probabilities[1] + move.probabilities[2])];
+      const value = tavli ? percent(move.mwc) : signed(move.equity);
+      const diff = k === 0 ? "" : tavli ? (100 * (move.mwc - best)).toFixed(2) + "%" : (move.equity - best).toFixed(3);
+      const cells = [String(k + 1), (move.move || "(no move)") + mark, value, diff,
+        percent(move.probabilities[0] + move.probabilities[1] + move.probabilities[2])];
       cells.forEach(function (text, c) {
         const cell = row.insertCell();
         cell.textContent = text;
@@ -738,7 +899,9 @@
       });
     });
     $("analysis-note").textContent = S.ranked.length + " legal moves with " + S.dice.join("-") + ", valued for " + mover +
-      " at 0 plies by the network in this page. † a bear-off: the engine's bots value it with the bear-off " +
+      " at 0 plies by the network in this page" + (tavli ? ", ranked by " + mover + "'s match-winning chance at the " +
+      "score (each outcome valued by the Tavli match equity table)" : S.match.tavli ? " (no Tavli match equity " +
+      "table: valued as in money play)" : "") + ". † a bear-off: the engine's bots value it with the bear-off " +
       "database instead; = the game ends, exact.";
     const meta = model.metadata;
     $("model-info").textContent = "Model: " + meta.variant + ", " + Number(meta.training_games).toLocaleString("en") +
@@ -778,11 +941,17 @@
 
   // -- start ---------------------------------------------------------------------------------------
   async function init() {
-    $("variant").value = S.variant;
-    if (params.has("length")) $("match-length").value = params.get("length");
+    $("variant").value = S.match.tavli ? "tavli" : S.variant;
+    if (params.has("length")) setMatchLength(params.get("length"));
+    else if (S.match.tavli) setMatchLength(5);
+    labelLengths();
     $("board").addEventListener("click", onBoardClick);
     $("new-game").addEventListener("click", () => newMatch());
-    $("variant").addEventListener("change", () => newMatch());
+    $("variant").addEventListener("change", function () {
+      if ($("variant").value === "tavli" && $("match-length").value === "1") setMatchLength(5);
+      labelLengths();
+      newMatch();
+    });
     $("match-length").addEventListener("change", () => newMatch());
     $("undo").addEventListener("click", function () {
       if (S.phase !== "human" || !S.plan) return;
@@ -818,6 +987,27 @@
     await newMatch();
   }
 
+  // A match length of the list, added to it when it is not there (?length=N: any 1..25 in a Tavli match).
+  function setMatchLength(value) {
+    const length = Math.round(Number(value));
+    if (!(length >= 1)) return;
+    const select = $("match-length");
+    if (!Array.from(select.options).some((o) => Number(o.value) === length)) {
+      const option = document.createElement("option");
+      option.value = String(length);
+      option.textContent = length + " points";
+      const after = Array.from(select.options).find((o) => Number(o.value) > length);
+      select.insertBefore(option, after || null);
+    }
+    select.value = String(length);
+  }
+
+  // A Tavli match to 1 is a match, not a single game.
+  function labelLengths() {
+    const one = $("match-length").querySelector("option[value='1']");
+    if (one) one.textContent = $("variant").value === "tavli" ? "1 point" : "single game";
+  }
+
   // For the tests and for curious readers (the browser console): the page's state, encoder and model.
   window.tapaWeb = {
     state: S,
@@ -834,6 +1024,30 @@
     measure: measure,
     isBearoff: isBearoff,
     record: gameRecord,
+    tavliRecord: tavliRecord,
+    // The page's 0-ply choice in a Tavli match: the legal moves of `position` with `dice` (from the server), ranked
+    // by the match-winning chance at `context` ({length, score: {X, O}, game}) as the bot ranks them; without
+    // `context`, as in money play.
+    rankAtScore: async function (position, dice, context) {
+      const model = await loadModel(position.variant);
+      const values = context ? tavliClassValues(await loadTavliMet(), model.outcomePoints, position.turn, context) : null;
+      const answer = await api("legal_moves", { position: position, dice: dice });
+      return rank(model, answer.moves, values).map((m) => ({ move: m.move, position: m.position, equity: m.equity,
+        mwc: m.mwc === undefined ? null : m.mwc, probabilities: Array.from(m.probabilities) }));
+    },
+    // For the tests: end the current game now with `result` ({winner, kind, points}, as the server's), as if its last
+    // move had; a draw is {winner: null, kind: "draw", points: 0}. Answers still on their way are dropped.
+    endGame: function (result) {
+      if (!S.position || S.phase === "over") return false;
+      S.game++;
+      S.position = Object.assign({}, S.position, { result: result });
+      gameOver(result);
+      return true;
+    },
+    classValues: async function (variant, side, context) {
+      const model = await loadModel(variant);
+      return tavliClassValues(await loadTavliMet(), model.outcomePoints, side, context);
+    },
     analyse: analyseGame,
     ready: null,
   };
