@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the tests need, on a fresh machine (the first half of the README's test command; .ci/run runs it):
-#   1. headless Chromium and its driver for the web board's browser tests (tests/test_web.py): installed with
-#      apt-get when missing and run as root; otherwise one line says what to run (the browser tests skip
-#      without them, and fail under CI=true);
+#   1. headless Chromium and its driver for the web board's browser tests (tests/test_web.py), and Node.js for
+#      the JavaScript run outside a browser: installed with apt-get when missing and run as root; otherwise one
+#      line says what to run (those tests skip without them, and fail under CI=true);
 #   2. the project, editable, with its test extra (pytest, xdist, selenium, onnx, ray, ...), into the
 #      `python` on PATH, the one that runs `python -m pytest`.
 set -euo pipefail
@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 chromium=${TAPA_AI_CHROMIUM:-/usr/bin/chromium}
 chromedriver=${TAPA_AI_CHROMEDRIVER:-/usr/bin/chromedriver}
 packages="chromium chromium-driver"
-if [ -x "$chromium" ] && [ -x "$chromedriver" ]; then
+# Node.js runs the JavaScript of tapa_ai/web/ outside a browser (tests/test_levels_js.py, test_encoding_v4.py).
+command -v node >/dev/null 2>&1 || packages="$packages nodejs"
+if [ -x "$chromium" ] && [ -x "$chromedriver" ] && command -v node >/dev/null 2>&1; then
     :
 elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup_tests: installing $packages with apt-get (the web board's browser tests)"
@@ -19,7 +21,7 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends $packages
 else
-    echo "setup_tests: no $chromium or $chromedriver, so the web board's browser tests will skip: run" \
+    echo "setup_tests: no $chromium, $chromedriver or node, so the browser and Node.js tests will skip: run" \
          "\`sudo apt-get install -y --no-install-recommends $packages\` (Debian/Ubuntu), or point" \
          "TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER at them" >&2
 fi

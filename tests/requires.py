@@ -81,3 +81,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker in item.iter_markers(name="requires"):
         for module in marker.args:
             require(module)
+
+
+def require_node() -> str:
+    """The ``node`` executable (Node.js, which runs tapa_ai/web/'s JavaScript outside a browser); missing: the
+    test skips saying what to install (scripts/setup_tests.sh installs it as root), under ``CI=true`` it fails."""
+    __tracebackhide__ = True
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        skip_or_fail("needs Node.js (`node`): scripts/setup_tests.sh installs it (apt-get install nodejs)",
+                     "the Node.js test")
+    return node

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -404,8 +403,10 @@ def test_every_export_format_evaluates_a_running_game_race_network(variant, form
     assert np.abs(equity - expected_equity).max() < TOLERANCE * 4
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run tapa_ai/web/model.js")
 def test_the_web_model_tells_running_game_races_as_race_rows(running, existing, tmp_path):
+    from tests.requires import require_node
+
+    require_node()
     features = encode(PositionBatch.from_positions(running + existing), version=4)
     expected = race_rows(torch.from_numpy(features)).numpy()
     rows = tmp_path / "features.json"

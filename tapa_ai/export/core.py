@@ -70,7 +70,28 @@ def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", sour
         "source_checkpoint": source,
         "source_sha256": source_sha256,
         "source_tapa_ai_version": source_tapa_ai_version,
+        **_levels_metadata(rules.name, source_sha256),
     }
+
+
+def _levels_metadata(variant: str, source_sha256: str) -> dict[str, Any]:
+    """``{"levels": {name: {"plies", "noise"}, ...}}``: the variant's levels of play (docs/levels.md) when they were
+    calibrated with this very network (the file's sha256), else nothing (another network's noise would not give
+    the levels' strengths)."""
+    import json
+
+    from ..bots.levels import LEVELS_FILE
+
+    if not source_sha256 or not LEVELS_FILE.is_file():
+        return {}
+    try:
+        entry = json.loads(LEVELS_FILE.read_text()).get("variants", {}).get(variant, {})
+    except (OSError, ValueError):
+        return {}
+    if entry.get("sha256") != source_sha256:
+        return {}
+    return {"levels": {name: {"plies": level["plies"], "noise": level["noise"]}
+                       for name, level in entry.get("levels", {}).items()}}
 
 
 def _write(path: Path, write: Callable[[Any], None]) -> Path:
