@@ -308,3 +308,27 @@ def test_tapa_ai_play_tavli_as_a_process(tmp_path):
     assert "Game 1 of the Tavli match: portes (the next game is plakoto). Score: you 0, O 0 (Tavli match to 1). " \
            "It opens with an opening roll." in screen
     assert "No advice: advice is off (--advisor none)." in screen
+
+
+def test_resign_gives_up_the_game_not_the_match_and_undo_stays_within_a_game():
+    session, out = tavli_session("runner", 3, seed=6)
+    session.start()
+    play_until(session, lambda s: s.turn is not None)
+    session.handle_line("resign")
+    session.handle_line("y")
+    screen = out.getvalue()
+    # at the start nothing is borne off: a gammon, as if the bot bore off now (RULES.md 3.5)
+    assert "Game over: O wins 2 points, you resigned: a gammon." in screen
+    assert ("Game 2 of the Tavli match: plakoto (the next game is fevga). Score: you 0, O 2 (Tavli match to 3). "
+            "O opens, rolling both dice (O won game 1).") in screen
+    match = session.match
+    assert isinstance(match, TavliMatch) and match.game_number == 2 and match.score == (0, 2)
+    assert len(match.played) == 1 and match.played[0].winner == "O" and match.game.history[0].side == "O"
+    # The first decision of game 2: nothing of game 1 can be taken back.
+    play_until(session, lambda s: s.turn is not None)
+    before = len(out.getvalue())
+    session.handle_line("undo")
+    assert "Nothing to undo." in out.getvalue()[before:] and session.match.game_number == 2
+    # The whole match, saved now, loads back (a resigned game has no final move in its history).
+    data = session.saved_game()
+    assert TavliMatch.from_dict(data.match.to_dict()) == session.match
