@@ -289,8 +289,10 @@ def test_tavli_and_other_sessions_refuse_each_others_saves_and_bad_options(tmp_p
         launch(tavli=2, variant="tapa", input=io.StringIO(""), output=io.StringIO())
     with pytest.raises(LaunchError, match="it takes no --match-length$"):
         launch(tavli=2, match_length=3, input=io.StringIO(""), output=io.StringIO())
-    with pytest.raises(LaunchError, match=r"^--tavli 0: a Tavli match is to 1 point or more"):
-        launch(tavli=0, input=io.StringIO(""), output=io.StringIO())
+    for length in (0, 26):
+        with pytest.raises(LaunchError, match=rf"^--tavli {length}: a Tavli match is to 1 to 25 points, the Tavli "
+                                              "match equity table's"):
+            launch(tavli=length, input=io.StringIO(""), output=io.StringIO())
 
 
 def test_tapa_ai_play_tavli_as_a_process(tmp_path):
