@@ -128,6 +128,7 @@ class Turns:
         session.turn = None
         session.undo_stack.clear()
         if session.is_tavli:
+            session.last_bot_move = None  # eval reviews a move of this game, at its score
             session.say(session.palette.bold(session.reports.tavli_game_text()))
             return
         crawford = " This is the Crawford game: no doubling." if session.match.game.crawford else ""
