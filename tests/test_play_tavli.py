@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tapa_ai.bots.tavli import make_tavli_player
-from tapa_ai.cube.tavli_met import TavliScore, tavli_met
+from tapa_ai.cube.tavli_met import tavli_met
 from tapa_ai.flow import GameState, MatchState
 from tapa_ai.flow.match import GameRecord
 from tapa_ai.flow.tavli import TAVLI_ROTATION, TavliMatch, tavli_rules, tavli_variant
@@ -88,7 +88,8 @@ def test_a_whole_tavli_match_rotates_the_games_and_the_winner_opens_the_next(spe
         else:  # the winner of the game before opens, rolling both dice
             assert game.history[0].action == "move" and game.history[0].side == previous.winner
             who = "you" if previous.winner == human else previous.winner
-            assert re.search(rf"{re.escape(line)} Score: [^\n]*\. {'You open' if who == 'you' else who + ' opens'}, rolling both "
+            opens = "You open" if who == "you" else who + " opens"
+            assert re.search(rf"{re.escape(line)} Score: [^\n]*\. {opens}, rolling both "
                              rf"dice \({who} won game {number - 1}\)\.", screen)
     assert tuple(score) == match.score and max(score) >= length
     lines = screen.splitlines()
@@ -102,8 +103,8 @@ def test_a_whole_tavli_match_rotates_the_games_and_the_winner_opens_the_next(spe
 def test_a_drawn_game_scores_nothing_moves_the_rotation_on_and_the_next_opens_with_an_opening_roll():
     session, out = tavli_session("runner", 3, seed=2)
     # Game 2 (Plakoto) at 1-0: O has pinned X's mother, X pins O's with 3/1: both mothers pinned, a draw.
-    game = GameState.new(PLAKOTO, opener="X", position=board(PLAKOTO, "24:XO 1:O 3:X 10:" + "X" * 13 + " 15:" + "O" * 13,
-                                                             turn="X")).rolled((2, 1))
+    layout = "24:XO 1:O 3:X 10:" + "X" * 13 + " 15:" + "O" * 13
+    game = GameState.new(PLAKOTO, opener="X", position=board(PLAKOTO, layout, turn="X")).rolled((2, 1))
     session.match = TavliMatch(MatchState(game, 3, (1, 0), 2, results=(GameRecord(1, "X", "single", 1, 1),)))
     session.start()
     assert session.turn is not None  # X has a choice: the move is asked for
@@ -133,7 +134,8 @@ def test_the_net_bot_plays_by_the_match_score_and_hint_ranks_by_the_match_winnin
     session = PlaySession.tavli(net_player, 3, advisors=tavli_advisors(net_player, None), seed=4,
                                 input=io.StringIO(""), output=out, colour=False)
     # Game 4 (Portes again) at X 1, O 2: X needs 2, O 1.
-    records = (GameRecord(1, "X", "single", 1, 1), GameRecord(2, "O", "gammon", 1, 2), GameRecord(3, None, "draw", 1, 0))
+    records = (GameRecord(1, "X", "single", 1, 1), GameRecord(2, "O", "gammon", 1, 2),
+               GameRecord(3, None, "draw", 1, 0))
     session.match = TavliMatch(MatchState(GameState.new(PORTES), 3, (1, 2), 4, results=records))
     seen = []
     bot = net_player.bot("portes")
@@ -218,8 +220,8 @@ def test_save_and_load_keep_the_whole_match_and_the_same_dice(tmp_path):
     screen = out.getvalue()
     assert "tapa-ai play: a Tavli match to 3 points (portes, plakoto, fevga in turn, no cube)." in screen
     assert "the bot (runner) is O" in screen
-    assert re.search(rf"Loaded {re.escape(str(path))}: game 2 \(plakoto\) of a Tavli match to 3, X to move with \d-\d\.",
-                     screen)
+    assert re.search(rf"Loaded {re.escape(str(path))}: game 2 \(plakoto\) of a Tavli match to 3, X to move with "
+                     r"\d-\d\.", screen)
     assert "Game 2 of the Tavli match: plakoto (the next game is fevga)." in screen
 
 

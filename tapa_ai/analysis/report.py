@@ -137,8 +137,8 @@ def tavli_report(analysis, name: Optional[str] = None) -> str:
     lines += ["", f"error: the best move's match-winning chance minus the played move's, both at "
                   f"{_plies(analysis.plies)}, at the score of the game (the Tavli match equity table); = the move "
                   "played is the best; forced moves are not rated. MWC lost: the errors' sum over the match.",
-              f"? an error (over {analysis.error_mp:g} mp), ?? a blunder (over {analysis.blunder_mp:g} mp) of the error "
-              "normalized to points: divided by half the spread between winning and losing a single game at that "
+              f"? an error (over {analysis.error_mp:g} mp), ?? a blunder (over {analysis.blunder_mp:g} mp) of the "
+              "error normalized to points: divided by half the spread between winning and losing a single game at that "
               "score.",
               "luck: the roll's best 0-ply value minus the mean over the 21 rolls, in MWC at the score "
               "(docs/analysis.md)."]

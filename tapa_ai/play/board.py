@@ -232,8 +232,9 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
     if info.tavli:
         from ..flow.tavli import tavli_variant
 
-        score = (f"game {info.game_number} {tavli_variant(info.game_number)} (next {tavli_variant(info.game_number + 1)}),"
-                 f" Tavli match to {info.match_length}: you {mine}, {other(human)} {theirs}")
+        number = info.game_number
+        score = (f"game {number} {tavli_variant(number)} (next {tavli_variant(number + 1)}), Tavli match to "
+                 f"{info.match_length}: you {mine}, {other(human)} {theirs}")
     elif info.match_length:
         score = f"game {info.game_number}, match to {info.match_length}: you {mine}, {other(human)} {theirs}"
     else:
