@@ -17,7 +17,8 @@ command (the web board's analysis of a finished game) uses it.
 from importlib import import_module
 
 _HOMES = {**dict.fromkeys(("Analysis", "CubeAction", "DEFAULT_BLUNDER_MP", "DEFAULT_ERROR_MP", "GameAnalysis",
-                           "MoveRating", "PlayerTotals", "analyse_record", "analysis_bot"), "analyse"),
+                           "MoveRating", "PlayerTotals", "analyse_record", "analyse_tavli_record", "analysis_bot"),
+                          "analyse"),
           **dict.fromkeys(("Record", "RecordError", "RecordedGame", "Turn", "read_record", "record_from_json"),
                           "records"),
           "AnalysisError": "analyzer"}

@@ -28,6 +28,13 @@ without doubling where a double was allowed (a **no double**, rated on the move 
 **normalized to a cube of 1**: money equity divided by the cube's value, match-winning chances by half the
 spread between winning and losing the cube's value now (GNU Backgammon's equivalent money game), in mp, and
 marked with the moves' thresholds.
+**A Tavli match** (:attr:`~tapa_ai.analysis.records.Record.tavli`, :func:`analyse_tavli_record`) is rated
+game by game with the network of each game's variant, and its moves **by the match-winning chance** (MWC) at
+the score of their game (the Tavli match equity table, :mod:`tapa_ai.cube.tavli_met`, as the bots play by it):
+a move's value is its mover's chance to win the match, the error the best move's MWC minus the played move's
+(in MWC, reported in percentage points), the luck the roll's in MWC. A move is marked by its error normalized
+to points, divided by half the spread between winning and losing a single game now (GNU Backgammon's
+equivalent money game), against the same thresholds.
 Moves are rated in batches, with the cube decisions among them, that the search's budget of afterstates
 holds (:mod:`tapa_ai.analysis.batching`: one move a batch at 3 plies), which the progress callback counts
 and a served request's time limit (:mod:`tapa_ai.deadline`) checks.
@@ -49,7 +56,8 @@ from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..net.model import outcome_points
 from ..notation.json_position import position_to_json, result_to_json
-from ..rules.position import Position
+from ..flow.tavli import TAVLI_ROTATION
+from ..rules.position import SIDES, Position
 from ..rules.quoting import quoted
 from .analyzer import AnalysisError
 from .batching import batch_sizes, batches, decisions_of
@@ -65,7 +73,7 @@ ANALYSIS_FORMAT = "tapa-ai/analysis"
 ANALYSIS_VERSION = 1
 
 __all__ = ["AnalysisError", "MoveRating", "CubeRating", "CubeAction", "PlayerTotals", "GameAnalysis", "Analysis", "analysis_bot",
-           "analyse_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
+           "analyse_record", "analyse_tavli_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,12 @@ class MoveRating:
     """``""``, ``error`` or ``blunder``."""
     cube: Optional[CubeRating] = None
     """The decision not to double before this roll, where the mover could have (None: it could not)."""
+    units: str = "points"
+    """``points``: :attr:`equity`, :attr:`best_equity` and :attr:`luck` are cubeless equities; ``mwc``
+    (a Tavli match): they are match-winning chances at the game's score."""
+    scale: float = 1.0
+    """What one point is worth in :attr:`units` here (``mwc``: half the spread between winning and losing a
+    single game now): the mark compares ``error / scale`` with the thresholds."""
 
     action = "move"
 
@@ -139,12 +153,23 @@ class MoveRating:
     def forced(self) -> bool:
         return self.legal <= 1
 
+    @property
+    def normalized_error_mp(self) -> float:
+        """The error in equivalent millipoints (``error / scale``), which the mark is set by."""
+        return self.error_mp / self.scale
+
     def to_dict(self, positions: bool = True) -> dict[str, Any]:
         data = {"index": self.index, "action": "move", "side": self.side, "player": self.player,
-                "dice": list(self.dice), "move": self.move, "best": self.best, "equity": self.equity,
-                "best_equity": self.best_equity, "error_mp": self.error_mp, "luck": self.luck,
-                "legal_moves": self.legal, "forced": self.forced, "opening": self.opening, "mark": self.mark,
-                "cube": None if self.cube is None else self.cube.to_dict()}
+                "dice": list(self.dice), "move": self.move, "best": self.best}
+        if self.units == "mwc":
+            data.update({"units": "mwc", "match_winning_chance": self.equity,
+                         "best_match_winning_chance": self.best_equity, "error_mwc": self.error,
+                         "error_normalized_mp": self.normalized_error_mp, "luck_mwc": self.luck})
+        else:
+            data.update({"equity": self.equity, "best_equity": self.best_equity, "error_mp": self.error_mp,
+                         "luck": self.luck})
+        data.update({"legal_moves": self.legal, "forced": self.forced, "opening": self.opening, "mark": self.mark,
+                     "cube": None if self.cube is None else self.cube.to_dict()})
         if positions:
             data["position"] = position_to_json(self.position)
         return data
@@ -195,6 +220,14 @@ class PlayerTotals:
     """Points lost in all on them, normalized to a cube of 1."""
     cube_errors: int = 0
     cube_blunders: int = 0
+    units: str = "points"
+    """``points``, or ``mwc`` (a Tavli match): :attr:`error` and :attr:`luck` are match-winning chances."""
+
+    def merge(self, other: "PlayerTotals") -> None:
+        """Add ``other``'s totals (the same player's, in the same units) to these."""
+        for name in ("moves", "rated", "error", "errors", "blunders", "luck", "cube_decisions", "cube_error",
+                     "cube_errors", "cube_blunders"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
     def error_rate_mp(self) -> float:
@@ -219,6 +252,10 @@ class PlayerTotals:
         self.blunders += rating.mark == "blunder"
 
     def to_dict(self) -> dict[str, Any]:
+        if self.units == "mwc":
+            return {"player": self.player, "units": "mwc", "moves": self.moves, "rated_moves": self.rated,
+                    "error_total_mwc": self.error, "error_rate_mwc": self.error / self.rated if self.rated else 0.0,
+                    "errors": self.errors, "blunders": self.blunders, "luck_mwc": self.luck}
         return {"player": self.player, "moves": self.moves, "rated_moves": self.rated,
                 "error_total_mp": 1000.0 * self.error, "error_rate_mp": self.error_rate_mp, "errors": self.errors,
                 "blunders": self.blunders, "luck": self.luck, "cube_decisions": self.cube_decisions,
@@ -236,7 +273,8 @@ class GameAnalysis:
         game = self.game
         result = None if game.result is None else {**result_to_json(game.result),
                                                     "score_points": game.result.points * game.cube}
-        return {"number": game.number, "players": dict(game.players), "match_length": game.match_length,
+        return {"number": game.number, "variant": game.rules.name, "players": dict(game.players),
+                "match_length": game.match_length,
                 "score": {"X": game.score[0], "O": game.score[1]}, "result": result, "ending": game.ending,
                 "cube": game.cube, "turns": [entry.to_dict(positions) for entry in self.entries]}
 
@@ -252,6 +290,8 @@ class Analysis:
     blunder_mp: float
     games: list[GameAnalysis]
     players: dict[str, PlayerTotals]
+    units: str = "points"
+    """``points`` (cubeless equities), or ``mwc``: a Tavli match's moves by the match-winning chance."""
 
     @property
     def moves(self) -> list[MoveRating]:
@@ -259,11 +299,15 @@ class Analysis:
 
     def to_dict(self, positions: bool = True) -> dict[str, Any]:
         """The whole analysis as JSON data (``tapa-ai analyse --json``, the engine's ``analyse``)."""
-        return {"format": ANALYSIS_FORMAT, "version": ANALYSIS_VERSION, "source": self.record.source,
-                "variant": self.record.rules.name, "bot": self.bot, "plies": self.plies, "cubeless": True,
+        data = {"format": ANALYSIS_FORMAT, "version": ANALYSIS_VERSION, "source": self.record.source,
+                "variant": "tavli" if self.record.tavli else self.record.rules.name, "bot": self.bot,
+                "plies": self.plies, "cubeless": True,
                 "thresholds": {"error_mp": self.error_mp, "blunder_mp": self.blunder_mp},
                 "players": [totals.to_dict() for totals in self.players.values()],
                 "games": [game.to_dict(positions) for game in self.games]}
+        if self.record.tavli:
+            data.update(units="mwc", tavli={"length": self.record.tavli, "rotation": list(TAVLI_ROTATION)})
+        return data
 
     def report(self, name: Optional[str] = None) -> str:
         from .report import text_report
@@ -322,7 +366,11 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
     ``progress(n)`` is called after each batch (:func:`~tapa_ai.analysis.batching.batches`) with the number
     of moves it rated (a batch rates the cube decisions among its moves too).
     """
+    if len({game.rules for game in record.games}) > 1:
+        raise AnalysisError("the record's games are of more than one variant (a Tavli match): each needs the "
+                            "network of its own (analyse_tavli_record, tapa-ai analyse FILE)")
     check_rules(bot, record)
+    by_score = bool(record.tavli)
     if plies is not None and plies != bot.plies:
         bot = copy.copy(bot)
         bot.plies = plies
@@ -333,7 +381,9 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
         for kind, rate, found in (("move", _rate, rated), ("cube", _rate_cube, cube)):
             chunk = [(game, turn) for each, game, turn in batch if each == kind]
             if chunk:
-                for (game, turn), rating in zip(chunk, rate(bot, chunk, error_mp, blunder_mp)):
+                ratings = rate(bot, chunk, error_mp, blunder_mp, by_score) if kind == "move" else \
+                    rate(bot, chunk, error_mp, blunder_mp)
+                for (game, turn), rating in zip(chunk, ratings):
                     found[(id(game), turn.index)] = rating
         if progress is not None:
             progress(sum(kind == "move" for kind, _, _ in batch))
@@ -342,7 +392,8 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
     for game in record.games:
         analysis = GameAnalysis(game)
         for side in ("X", "O"):
-            players.setdefault(game.players[side], PlayerTotals(game.players[side]))
+            players.setdefault(game.players[side], PlayerTotals(game.players[side],
+                                                                units="mwc" if by_score else "points"))
         for turn in game.turns:
             player = game.players[turn.side]
             decision = cube.get((id(game), turn.index))
@@ -358,29 +409,85 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
                 analysis.entries.append(CubeAction(game.number, turn.index, turn.side, player, turn.action, turn.cube,
                                                    turn.position, decision))
         games.append(analysis)
-    return Analysis(record, bot.name, bot.plies, float(error_mp), float(blunder_mp), games, players)
+    return Analysis(record, bot.name, bot.plies, float(error_mp), float(blunder_mp), games, players,
+                    "mwc" if by_score else "points")
 
 
-def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float
-          ) -> list[MoveRating]:
-    """The ratings of a batch of moves: one generator call, the bot's ranking, the played moves, the luck."""
+def analyse_tavli_record(record: Record, bots: dict[str, NetBot], *, error_mp: float = DEFAULT_ERROR_MP,
+                         blunder_mp: float = DEFAULT_BLUNDER_MP, plies: Optional[int] = None,
+                         progress: Optional[Callable[[int], None]] = None) -> Analysis:
+    """Rate a Tavli match (:attr:`Record.tavli`): the games of each variant with ``bots[variant]`` (the
+    network of that variant; Portes': the backgammon model playing Portes' points), every move by the
+    match-winning chance at its game's score (module docstring); the games in order, the totals over the match."""
+    if not record.tavli:
+        raise AnalysisError("not a Tavli match: analyse it with analyse_record")
+    parts = []
+    for variant in TAVLI_ROTATION:
+        games = tuple(game for game in record.games if game.rules.name == variant)
+        if games:
+            part = replace(record, rules=games[0].rules, games=games)
+            parts.append(analyse_record(part, playing_record_rules(bots[variant], part), error_mp=error_mp,
+                                        blunder_mp=blunder_mp, plies=plies, progress=progress))
+    games = sorted((game for part in parts for game in part.games), key=lambda game: game.game.number)
+    players: dict[str, PlayerTotals] = {}
+    for game in games:  # in the order the players appear in the match
+        for side in ("X", "O"):
+            players.setdefault(game.game.players[side], PlayerTotals(game.game.players[side], units="mwc"))
+    for part in parts:
+        for name, totals in part.players.items():
+            players[name].merge(totals)
+    names = ", ".join(f"{part.bot} ({part.record.rules.name})" for part in parts)
+    return Analysis(record, names, parts[0].plies, float(error_mp), float(blunder_mp), games, players, "mwc")
+
+
+def _score_values(chunk: list[tuple[RecordedGame, Turn]], points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """((M, K) what each outcome class is worth to each move's mover as match-winning chances at its Tavli
+    game's score, (M,) half the spread between winning and losing a single game there: a point's worth)."""
+    from ..cube.tavli_met import tavli_met
+
+    table = tavli_met()
+    away = np.array([game.match_length - game.score[SIDES.index(turn.side)] for game, turn in chunk])
+    opponent = np.array([game.match_length - game.score[1 - SIDES.index(turn.side)] for game, turn in chunk])
+    number = np.array([game.number - 1 for game, _ in chunk])
+    worth = table.class_values(points, away, opponent, number)
+    single = table.class_values(np.array([1.0, -1.0]), away, opponent, number)
+    return worth, np.maximum((single[:, 0] - single[:, 1]) / 2, 1e-9)
+
+
+def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float,
+          by_score: bool = False) -> list[MoveRating]:
+    """The ratings of a batch of moves: one generator call, the bot's ranking, the played moves, the luck
+    (``by_score``: by the match-winning chance at each Tavli game's score)."""
     rules = bot.rules
     points = outcome_points(rules).astype(np.float64)
     batch = PositionBatch.from_positions([turn.position for _, turn in chunk])
     dice = np.array([turn.dice for _, turn in chunk], dtype=np.int8)
     afterstates = generate(batch, dice)
     offsets = afterstates.offsets
-    rows, values, _ = bot.ranked(afterstates)  # the candidates at the bot's depth, grouped by position
+    if by_score:
+        worth, scale = _score_values(chunk, np.asarray(bot.evaluator.points, dtype=np.float64))
+    else:
+        worth, scale = np.broadcast_to(points, (len(chunk), points.size)), np.ones(len(chunk))
+    source = afterstates.source
+
+    def value(distributions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        if not by_score:
+            return distributions @ points
+        return np.einsum("nk,nk->n", distributions, worth[source[rows]])
+
+    # the candidates at the bot's depth, grouped by position
+    rows, values, _ = bot.ranked(afterstates, class_values=worth if by_score else None)
     kept = np.searchsorted(rows, offsets)
-    deep = values @ points
+    deep = value(values, rows)
     played = [_played_row(afterstates, i, turn) for i, (_, turn) in enumerate(chunk)]
     candidate = set(rows.tolist())
     missing = [row for row in played if row not in candidate]
     extra = {}
     if missing:  # the move played, outside the filter's candidates: valued at the bot's depth too
-        extra = dict(zip(missing, (bot.evaluate(afterstates, np.array(missing, dtype=np.int64)) @ points).tolist()))
+        missing_rows = np.array(missing, dtype=np.int64)
+        extra = dict(zip(missing, value(bot.evaluate(afterstates, missing_rows), missing_rows).tolist()))
     position_of_row = {row: k for k, row in enumerate(rows.tolist())}
-    luck = _luck(bot, batch, dice, [turn.opening for _, turn in chunk], points)
+    luck = _luck(bot, batch, dice, [turn.opening for _, turn in chunk], points, worth if by_score else None)
     ratings = []
     for i, (game, turn) in enumerate(chunk):
         row = played[i]
@@ -391,11 +498,12 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
             if deep[k] > equity + 1e-12:
                 best_row, best_equity = int(rows[k]), float(deep[k])
         legal = int(offsets[i + 1] - offsets[i])
-        loss = 1000.0 * max(0.0, best_equity - equity)
+        loss = 1000.0 * max(0.0, best_equity - equity) / scale[i]
         mark = "" if legal <= 1 else "blunder" if loss > blunder_mp else "error" if loss > error_mp else ""
         ratings.append(MoveRating(game.number, turn.index, turn.side, game.players[turn.side], turn.dice, turn.move,
                                   afterstates.move_text(best_row) if best_row != row else turn.move, equity,
-                                  best_equity, legal, float(luck[i]), turn.position, turn.opening, mark))
+                                  best_equity, legal, float(luck[i]), turn.position, turn.opening, mark,
+                                  units="mwc" if by_score else "points", scale=float(scale[i])))
     return ratings
 
 
@@ -464,8 +572,10 @@ def _played_row(afterstates, index: int, turn: Turn) -> int:
                         "is none of the legal moves' (please report it with the file)")
 
 
-def _luck(bot: NetBot, batch: PositionBatch, dice: np.ndarray, opening: list[bool], points: np.ndarray) -> np.ndarray:
-    """(M,) each roll's luck in points, from the roller's view (module docstring)."""
+def _luck(bot: NetBot, batch: PositionBatch, dice: np.ndarray, opening: list[bool], points: np.ndarray,
+          worth: Optional[np.ndarray] = None) -> np.ndarray:
+    """(M,) each roll's luck from the roller's view (module docstring): in points, or valued by ``worth`` (M, K),
+    the match-winning chances at a Tavli game's score."""
     luck = np.zeros(len(batch))
     opening = np.asarray(opening, dtype=bool)
 
@@ -475,5 +585,6 @@ def _luck(bot: NetBot, batch: PositionBatch, dice: np.ndarray, opening: list[boo
     for mask, weights in ((~opening, ROLL_WEIGHTS), (opening, OPENING_WEIGHTS)):
         index = np.flatnonzero(mask)
         if index.size:
-            luck[index] = roll_luck(bot.evaluator, batch.take(index), dice[index], points, values, weights) @ points
+            difference = roll_luck(bot.evaluator, batch.take(index), dice[index], points, values, weights)
+            luck[index] = difference @ points if worth is None else np.einsum("mk,mk->m", difference, worth[index])
     return luck

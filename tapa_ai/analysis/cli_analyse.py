@@ -9,11 +9,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, TextIO
 
-from .analyse import DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record, analysis_bot
+from .analyse import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record, analyse_tavli_record,
+                      analysis_bot)
 from .records import read_record
 
 DEFAULT_PLIES = 1
 """Depth of the default analysing bot, the shipped network of the record's variant."""
+DEFAULT_TAVLI_BOT = f"net:tavli@{DEFAULT_PLIES}ply"
+"""The default analysing networks of a Tavli match: the shipped model of each game's variant."""
 
 
 def add_parser(subparsers) -> None:
@@ -23,7 +26,8 @@ def add_parser(subparsers) -> None:
     analyse.add_argument("file", metavar="FILE", help="a game saved by tapa-ai play, the web board's Save game, or "
                          "tapa-ai match --record-games")
     analyse.add_argument("--bot", metavar="SPEC", help="the analysing network, net:PATH[@Nply] (default: the shipped "
-                         "net:<variant>@1ply of the record's variant)")
+                         "net:<variant>@1ply of the record's variant; a saved Tavli match: net:tavli@1ply, the "
+                         "network of each game's variant, or tavli:net:A,net:B,net:C)")
     analyse.add_argument("--json", metavar="PATH", help="also write the full analysis here as JSON")
     analyse.add_argument("--blunder", type=float, default=80.0, metavar="MP",
                          help="mark a move losing more than MP millipoints a blunder (default 80)")
@@ -62,15 +66,22 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
         record = replace(record, games=chosen, source=f"{record.source}: game {game} of {len(record.games)}")
     from ..net.shipped import model_variant
 
-    spec = bot or f"net:{model_variant(record.rules.name)}@{DEFAULT_PLIES}ply"  # portes: the backgammon model
-    the_bot = analysis_bot(spec, record)
+    if record.tavli:
+        bots = tavli_bots(bot or DEFAULT_TAVLI_BOT, record)
+    else:
+        spec = bot or f"net:{model_variant(record.rules.name)}@{DEFAULT_PLIES}ply"  # portes: the backgammon model
+        the_bot = analysis_bot(spec, record)
     moves = sum(len(g.moves) for g in record.games)
     from tqdm import tqdm
 
     with tqdm(total=moves, unit="move", desc=f"analysing {Path(path).name}", disable=quiet,
               dynamic_ncols=True, file=errors) as bar:
-        analysis = analyse_record(record, the_bot, error_mp=error_mp, blunder_mp=blunder_mp,
-                                  progress=bar.update)
+        if record.tavli:
+            analysis = analyse_tavli_record(record, bots, error_mp=error_mp, blunder_mp=blunder_mp,
+                                            progress=bar.update)
+        else:
+            analysis = analyse_record(record, the_bot, error_mp=error_mp, blunder_mp=blunder_mp,
+                                      progress=bar.update)
     if json_path:
         target = Path(json_path)
         try:
@@ -82,6 +93,25 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
     if json_path:
         output.write(f"written: {json_path}\n")
     return 0
+
+
+def tavli_bots(spec: str, record) -> dict:
+    """The analysing network of each variant of a Tavli match's games, from a Tavli spec of networks
+    (``net:tavli@1ply``: ``net:backgammon`` for Portes, with Portes' points; ``tavli:net:A,net:B,net:C``)."""
+    from ..bots.base import BotError
+    from ..bots.tavli import tavli_specs
+    from ..flow.tavli import TAVLI_ROTATION
+
+    try:
+        specs = dict(zip(TAVLI_ROTATION, tavli_specs(spec)))
+    except BotError as error:
+        raise AnalysisError(f"--bot: {error}") from None
+    bots = {}
+    for variant, one in specs.items():
+        games = tuple(game for game in record.games if game.rules.name == variant)
+        if games:
+            bots[variant] = analysis_bot(one, replace(record, rules=games[0].rules, games=games))
+    return bots
 
 
 def _ranges(numbers: list[int]) -> str:

@@ -6,7 +6,9 @@ What each source saves, and what is read of it (docs/analysis.md):
   with the **current game's** history (its earlier games only as results);
   that game is read, from its opening roll (or, for a game opened by the
   previous winner, from its first roll). The side the person played is
-  ``human``, the other the saved bot spec.
+  ``human``, the other the saved bot spec. A saved **Tavli match**
+  (``tapa-ai play --tavli N``) holds every game: all are read, each of its
+  own variant (:attr:`Record.tavli`).
 - The web board's *Save game* and ``tapa-ai match --record-games FILE``
   (format ``tapa-ai/games``, :mod:`tapa_ai.arena.recorded_games`): every game
   with its history and result.
@@ -101,7 +103,7 @@ class RecordedGame:
 
 @dataclass(frozen=True)
 class Record:
-    """The games of one file (or request), all of one rule set."""
+    """The games of one file (or request), all of one rule set, but for a Tavli match (:attr:`tavli`)."""
 
     source: str
     """Where it comes from, in words: ``a game saved by tapa-ai play``, ``games of tapa-ai match`` ..."""
@@ -113,6 +115,9 @@ class Record:
     """The games were played with the cube, so a roll without a double where one was allowed was a decision:
     ``tapa-ai play``'s saves and game or match snapshots (the rules having a cube), a games file where a game
     has a cube action (the arena's and the web board's games are played without it)."""
+    tavli: int = 0
+    """A Tavli match to this many points (RULES.md 9; 0: not one): its games rotate Portes, Plakoto and Fevga,
+    each game's :attr:`RecordedGame.rules` its own, :attr:`rules` the first's."""
 
 
 def read_record(path: str | Path) -> Record:
@@ -161,20 +166,58 @@ def _play_save(data: dict, where: str) -> Record:
                           f"{quoted(data.get('version'), 40)}")
     if "match" not in data:
         raise RecordError(f"{where}: a hand-written position file without 'match': there are no moves to analyse")
+    if "tavli" in data:
+        return _tavli_save(data, where)
     match = MatchState.from_dict(data["match"], f"{where}.match")
     if "variant" in data and data["variant"] != match.rules.name:
         raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match "
                           f"({quoted(match.rules.name)})")
+    players = _save_players(data, where)
+    return Record("a game saved by tapa-ai play", match.rules, (_current_game(match, players, f"{where}.match.game"),),
+                  players, match.rules.cube)
+
+
+def _save_players(data: dict, where: str) -> dict[str, str]:
+    """The player of each side of a ``tapa-ai play`` save: ``human`` and the saved bot spec."""
     human, bot = data.get("human"), data.get("bot")
     if human not in (*SIDES, None):
         raise RecordError(f"{where}.human: must be 'X' or 'O', got {quoted(human, 40)}")
     bot_name = bot if isinstance(bot, str) and bot else "the bot"
     if human is None:
-        players = {"X": "X", "O": "O"}
-    else:
-        players = {human: "human", ("O" if human == "X" else "X"): bot_name}
-    return Record("a game saved by tapa-ai play", match.rules, (_current_game(match, players, f"{where}.match.game"),),
-                  players, match.rules.cube)
+        return {"X": "X", "O": "O"}
+    return {human: "human", ("O" if human == "X" else "X"): bot_name}
+
+
+def _tavli_save(data: dict, where: str) -> Record:
+    """Every game of a saved Tavli match, each replayed with its own variant's rules at the score before it."""
+    from ..flow.tavli import TavliMatch, tavli_rules
+
+    tavli = data["tavli"]
+    if not isinstance(tavli, dict) or "match" in tavli:
+        raise RecordError(f"{where}.tavli: must be an object of the Tavli match's length and finished games")
+    try:
+        match = TavliMatch.from_dict({**tavli, "match": data["match"]}, f"{where}.tavli")
+    except RulesError as error:
+        raise RecordError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
+    if "variant" in data and data["variant"] != match.variant:
+        raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match (game "
+                          f"{match.game_number} of the Tavli match, {match.variant})")
+    players = _save_players(data, where)
+    state = match.match
+    games = []
+    score = [0, 0]
+    for number, game in enumerate(match.played + (state.game,), start=1):
+        if not game.history:
+            continue  # the current game has not begun
+        if game.is_over and game.winner is not None:
+            score[SIDES.index(game.winner)] += game.points_won
+        at = MatchState(game, state.length, (score[0], score[1]), number)  # the score after it, as a save has it
+        inner = f"{where}.tavli.played[{number - 1}].game" if number < state.game_number else f"{where}.match.game"
+        games.append(_current_game(at, players, inner))
+    if not games:
+        raise RecordError(f"{where}: the Tavli match has not begun: there are no moves to analyse")
+    return Record(f"a Tavli match to {state.length} saved by tapa-ai play", tavli_rules(1), tuple(games), players,
+                  False, state.length)
 
 
 def _current_game(match: MatchState, players: dict[str, str], where: str) -> RecordedGame:

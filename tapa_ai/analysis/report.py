@@ -12,10 +12,12 @@ def _plies(plies: int) -> str:
     return f"{plies} ply" if plies == 1 else f"{plies} plies"
 
 
-def _game_head(game) -> str:
+def _game_head(game, tavli: bool = False) -> str:
     rec = game.game
     players = f"X {rec.players['X']}, O {rec.players['O']}"
     setting = f" (match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]})" if rec.match_length else ""
+    if tavli:
+        setting = f", {rec.rules.name} (Tavli match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]})"
     if rec.result is None:
         end = "not finished"
     elif rec.result.winner is None:
@@ -56,14 +58,20 @@ def _no_double_line(entry) -> Optional[str]:
 def _move_line(entry) -> str:
     dice = f"{entry.dice[0]}-{entry.dice[1]}"
     played = entry.move or "(no move)"
+    mwc = entry.units == "mwc"
     if entry.forced:
         best, error = "(forced)", "-"
     else:
         best = "=" if entry.best == entry.move else (entry.best or "(no move)")
-        error = f"{entry.error_mp:.1f}"
+        error = f"{100 * entry.error:.2f}%" if mwc else f"{entry.error_mp:.1f}"
     mark = MARKS[entry.mark]
-    return (f"{entry.index:4d}  {entry.side}  {dice}  {played:<24} {best:<24} {error:>8} {_signed(entry.luck)}"
+    luck = _percent(entry.luck) if mwc else _signed(entry.luck)
+    return (f"{entry.index:4d}  {entry.side}  {dice}  {played:<24} {best:<24} {error:>8} {luck}"
             f"  {mark}").rstrip()
+
+
+def _percent(value: float) -> str:
+    return f"{round(100 * value, 2) + 0.0:+7.2f}%"  # no -0.00
 
 
 def _signed(value: float) -> str:
@@ -72,6 +80,8 @@ def _signed(value: float) -> str:
 
 def text_report(analysis, name: Optional[str] = None) -> str:
     """The report ``tapa-ai analyse`` prints."""
+    if analysis.units == "mwc":
+        return tavli_report(analysis, name)
     record = analysis.record
     where = f"{name}: " if name else ""
     lines = [f"{where}{record.source} ({record.rules.name})",
@@ -104,4 +114,32 @@ def text_report(analysis, name: Optional[str] = None) -> str:
         lines.append("cube: the decisions rated (doubles, takes, passes, rolls without a double where one was allowed; "
                      "a no double is shown where doubling was right or it is marked), by cubeful equities normalized "
                      "to a cube of 1; cube mp: their error in all.")
+    return "\n".join(lines)
+
+
+def tavli_report(analysis, name: Optional[str] = None) -> str:
+    """The report of a Tavli match (every move by the match-winning chance at its game's score)."""
+    record = analysis.record
+    where = f"{name}: " if name else ""
+    lines = [f"{where}{record.source} (Tavli: portes, plakoto, fevga in turn)",
+             f"analysed by {analysis.bot} at {_plies(analysis.plies)}; moves by the match-winning chance (MWC) at "
+             "each game's score: the error in percentage points of MWC for the mover, the luck in MWC for the roller"]
+    for game in analysis.games:
+        lines += ["", _game_head(game, tavli=True),
+                  f"{'#':>4}  side dice {'played':<24} {'best':<24} {'error':>8} {'luck':>8}"]
+        lines += [_move_line(entry) for entry in game.entries]
+    lines += ["", f"{'player':<28} {'moves':>5} {'rated':>5} {'MWC lost':>9} {'per move':>8} {'errors':>6} "
+                  f"{'blunders':>8} {'luck':>8}"]
+    for totals in analysis.players.values():
+        rate = totals.error / totals.rated if totals.rated else 0.0
+        lines.append(f"{totals.player[:28]:<28} {totals.moves:5d} {totals.rated:5d} {100 * totals.error:8.2f}% "
+                     f"{100 * rate:7.2f}% {totals.errors:6d} {totals.blunders:8d} {_percent(totals.luck)}")
+    lines += ["", f"error: the best move's match-winning chance minus the played move's, both at "
+                  f"{_plies(analysis.plies)}, at the score of the game (the Tavli match equity table); = the move "
+                  "played is the best; forced moves are not rated. MWC lost: the errors' sum over the match.",
+              f"? an error (over {analysis.error_mp:g} mp), ?? a blunder (over {analysis.blunder_mp:g} mp) of the "
+              "error normalized to points: divided by half the spread between winning and losing a single game at that "
+              "score.",
+              "luck: the roll's best 0-ply value minus the mean over the 21 rolls, in MWC at the score "
+              "(docs/analysis.md)."]
     return "\n".join(lines)

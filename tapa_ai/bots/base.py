@@ -95,11 +95,14 @@ class Bot:
         return np.ones(len(positions), dtype=bool)
 
     def choose_position(self, position: Position, dice: tuple[int, int],
-                        rng: Optional[np.random.Generator] = None) -> Position:
-        """The position after this bot's move (the side that moved still ``turn``; see ``Move.position``)."""
+                        rng: Optional[np.random.Generator] = None, score=None) -> Position:
+        """The position after this bot's move (the side that moved still ``turn``; see ``Move.position``);
+        ``score``: the match score of the position to choose at (:meth:`choose_at_score`), None: as in money
+        play (:meth:`choose`)."""
         afterstates = one_position_afterstates(position, dice)
-        row = int(self.choose(afterstates, rng or np.random.default_rng())[0])
-        return afterstates.position(row)
+        rng = rng or np.random.default_rng()
+        rows = self.choose(afterstates, rng) if score is None else self.choose_at_score(afterstates, rng, score)
+        return afterstates.position(int(rows[0]))
 
     def close(self) -> None:
         """Release resources (processes, files); the default has none."""

@@ -1,4 +1,5 @@
-"""``tapa-ai play``: a game or a match against any bot in the terminal (docs/play.md).
+"""``tapa-ai play``: a game or a match against any bot in the terminal (docs/play.md), or a Tavli match
+(``--tavli N``: Portes, Plakoto, Fevga in turn, :meth:`PlaySession.tavli`).
 
 - :mod:`.session`: :class:`PlaySession`, the session's state and the input loop over injected text streams,
   composed of :class:`~.turns.Turns` (playing on to the human's next decision: dice, bot, move entry),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
 from ..errors import TapaError
 from ..rules.position import Position
 
@@ -110,46 +112,96 @@ class Advisor:
         self._analyzer = analyzer
         return analyzer
 
+    # -- the score of a Tavli match ----------------------------------------------------------------
+    def class_values(self, analyzer, side: str, context) -> Optional[np.ndarray]:
+        """(K,) what each outcome class of the game is worth to ``side`` as match-winning chances at the Tavli
+        match's score (``context``: a :class:`~tapa_ai.flow.tavli.TavliContext`), as the engine protocol's
+        ``"tavli"`` key ranks moves; None outside a Tavli match."""
+        if context is None:
+            return None
+        from ..cube.tavli_met import tavli_met
+
+        away, opponent_away = context.away(side)
+        return tavli_met().class_values(analyzer.points, [away], [opponent_away], context.game - 1)[0]
+
+    @staticmethod
+    def _score_words(context, side: str, viewer: str) -> str:
+        away, opponent_away = context.away(side)
+        who = "you" if side == viewer else side
+        return (f"game {context.game} of a Tavli match to {context.length}, {who} need{'' if who == 'you' else 's'} "
+                f"{away}, the other side {opponent_away}")
+
     # -- moves ---------------------------------------------------------------------------------
-    def hint(self, position: Position, dice: tuple[int, int], count: int = 5) -> list[str]:
-        """The best ``count`` moves for the side to move, best first, with equities and win chances."""
+    def hint(self, position: Position, dice: tuple[int, int], count: int = 5, context=None) -> list[str]:
+        """The best ``count`` moves for the side to move, best first, with equities and win chances; in a Tavli
+        match (``context``) ranked by the match-winning chance at its score."""
         analyzer = self.analyzer()
-        ranked, total = analyzer.rank(position, dice, limit=count)
+        values = self.class_values(analyzer, position.turn, context)
+        ranked, total = analyzer.rank(position, dice, limit=count, class_values=values)
+        width = max((len(move.move or "(pass)") for move in ranked), default=6)
+        if values is not None:
+            lines = [f"{total} legal move{'s' if total != 1 else ''} with {dice[0]}-{dice[1]}; the best by "
+                     f"{self.name} at the score ({self._score_words(context, position.turn, position.turn)}): "
+                     "your match-winning chance, and the equity (points per game):"]
+            best = ranked[0].match_winning_chance if ranked else 0.0
+            for index, move in enumerate(ranked, 1):
+                wins = self._wins(analyzer, move.probabilities)
+                difference = f"  ({100 * (move.match_winning_chance - best):+.2f}%)" if index > 1 else ""
+                lines.append(f"  {index:>2}. {move.move or '(pass)':<{width}}  match {move.match_winning_chance:6.2%}"
+                             f"  equity {move.equity:+.3f}  win {wins:5.1%}{difference}")
+            return lines
         lines = [f"{total} legal move{'s' if total != 1 else ''} with {dice[0]}-{dice[1]}; the best by "
                  f"{self.name}, equity for you (points per game, before the cube):"]
         best = ranked[0].equity if ranked else 0.0
-        width = max((len(move.move or "(pass)") for move in ranked), default=6)
         for index, move in enumerate(ranked, 1):
-            named = analyzer.named(move.probabilities)
-            wins = sum(p for name, p in named.items() if name.startswith("win_"))
+            wins = self._wins(analyzer, move.probabilities)
             difference = f"  ({move.equity - best:+.3f})" if index > 1 else ""
             lines.append(f"  {index:>2}. {move.move or '(pass)':<{width}}  {move.equity:+.3f}  "
                          f"win {wins:5.1%}{difference}")
         return lines
 
-    def evaluation(self, position: Position, viewer: str) -> list[str]:
-        """The network's evaluation of ``position`` before its side to move rolls, from ``viewer``'s view."""
+    @staticmethod
+    def _wins(analyzer, probabilities) -> float:
+        return sum(p for name, p in analyzer.named(probabilities).items() if name.startswith("win_"))
+
+    def evaluation(self, position: Position, viewer: str, context=None) -> list[str]:
+        """The network's evaluation of ``position`` before its side to move rolls, from ``viewer``'s view (in a
+        Tavli match, ``context``, with ``viewer``'s match-winning chance at the score)."""
         analyzer = self.analyzer()
         probabilities, equity, exact = analyzer.evaluate(position)
+        values = self.class_values(analyzer, position.turn, context)
         named = analyzer.named(probabilities)
         if position.turn != viewer:
             named, equity = _swap(named), -equity
         when = "final result" if exact else f"{position.turn} to roll"
-        return [f"evaluation by {self.name} ({when}), for you ({viewer}):",
-                f"  {summarize(named)}",
-                f"  equity {equity:+.3f} points per game before the cube"]
+        lines = [f"evaluation by {self.name} ({when}), for you ({viewer}):",
+                 f"  {summarize(named)}",
+                 f"  equity {equity:+.3f} points per game before the cube"]
+        if values is not None:
+            chance = float(probabilities @ values)
+            chance = chance if position.turn == viewer else 1.0 - chance
+            lines.append(f"  match-winning chance {chance:.2%} for you ({self._score_words(context, viewer, viewer)})")
+        return lines
 
-    def review(self, position: Position, dice: tuple[int, int], played: Position, mover: str) -> list[str]:
-        """How the network ranks the move a side played from ``position`` (reaching ``played``)."""
+    def review(self, position: Position, dice: tuple[int, int], played: Position, mover: str,
+               context=None) -> list[str]:
+        """How the network ranks the move a side played from ``position`` (reaching ``played``); in a Tavli match
+        (``context``) by the match-winning chance at its score."""
         analyzer = self.analyzer()
-        ranked, total = analyzer.rank(position, dice)
+        values = self.class_values(analyzer, position.turn, context)
+        ranked, total = analyzer.rank(position, dice, class_values=values)
         place = next((i for i, move in enumerate(ranked) if _same_board(move.position, played)), None)
         if place is None:  # pragma: no cover - every legal move is ranked
             return [f"{self.name} cannot find that move among the {total} legal moves"]
         chosen, best = ranked[place], ranked[0]
-        verdict = ("the best" if place == 0 else
-                   f"number {place + 1}, {chosen.equity - best.equity:+.3f} behind {best.move or '(pass)'}")
-        return [f"{mover}'s move {chosen.move or '(pass)'} with {dice[0]}-{dice[1]}: equity {chosen.equity:+.3f} "
+        if values is None:
+            behind = f"{chosen.equity - best.equity:+.3f}"
+            worth = f"equity {chosen.equity:+.3f}"
+        else:
+            behind = f"{100 * (chosen.match_winning_chance - best.match_winning_chance):+.2f}% match-winning chance"
+            worth = f"match-winning chance {chosen.match_winning_chance:.2%} (equity {chosen.equity:+.3f})"
+        verdict = "the best" if place == 0 else f"number {place + 1}, {behind} behind {best.move or '(pass)'}"
+        return [f"{mover}'s move {chosen.move or '(pass)'} with {dice[0]}-{dice[1]}: {worth} "
                 f"for {mover}; by {self.name} {verdict} of {total}",
                 f"  {summarize(analyzer.named(chosen.probabilities))}"]
 

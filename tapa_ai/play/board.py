@@ -95,6 +95,8 @@ class BoardInfo:
     score: tuple[int, int] = (0, 0)
     match_length: int = 0
     game_number: int = 1
+    tavli: bool = False
+    """A Tavli match (RULES.md 9): the footer names the game's variant and the next one."""
 
 
 def _cells(stack: str, palette: Palette) -> list[str]:
@@ -227,7 +229,13 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
     lines = []
     x, o = info.score
     mine, theirs = (x, o) if human == "X" else (o, x)
-    if info.match_length:
+    if info.tavli:
+        from ..flow.tavli import tavli_variant
+
+        number = info.game_number
+        score = (f"game {number} {tavli_variant(number)} (next {tavli_variant(number + 1)}), Tavli match to "
+                 f"{info.match_length}: you {mine}, {other(human)} {theirs}")
+    elif info.match_length:
         score = f"game {info.game_number}, match to {info.match_length}: you {mine}, {other(human)} {theirs}"
     else:
         score = f"game {info.game_number}, money play: you {mine}, {other(human)} {theirs}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional, TextIO
 
+from ..cube.met import MAX_MATCH_LENGTH
 from ..errors import TapaError
 from ..rules.options import VARIANTS, RuleOptions, variant_rules
 from ..rules.quoting import quoted
@@ -14,6 +15,8 @@ from .session import PlaySession
 
 DEFAULT_PLIES = 1
 """Search depth of the default bot (the shipped network of the variant)."""
+DEFAULT_TAVLI_BOT = "net:tavli@1ply"
+"""The default opponent of a Tavli match: the shipped networks of its three games at 1 ply."""
 
 
 def add_parser(subparsers) -> None:
@@ -27,6 +30,9 @@ def add_parser(subparsers) -> None:
                       "heuristic); " + bots_help())
     play.add_argument("--match-length", type=int, default=0, metavar="N",
                       help="play a match to N points (default 0: money play, game after game)")
+    play.add_argument("--tavli", type=int, metavar="N", help="play a Tavli match to N points: Portes, Plakoto and "
+                      "Fevga in turn, no cube (RULES.md 9); --bot then takes a Tavli player spec (default "
+                      f"{DEFAULT_TAVLI_BOT}; tavli:PORTES,PLAKOTO,FEVGA, or one spec for all three)")
     play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
     play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")
     play.add_argument("--advisor", metavar="SPEC", help="network behind hint and eval: net:PATH[@Nply] or none "
@@ -43,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
     return launch(variant=args.variant, bot=args.bot, match_length=args.match_length, seed=args.seed,
                   human=args.human, no_color=args.no_color, advisor=args.advisor, load=args.load,
-                  show_eval=args.show_eval)
+                  show_eval=args.show_eval, tavli=args.tavli)
 
 
 class LaunchError(TapaError, ValueError):
@@ -93,14 +99,35 @@ def no_network_note(rules: RuleOptions) -> str:
 def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_length: int = 0,
            seed: Optional[int] = None, human: str = "X", no_color: bool = False, advisor: Optional[str] = None,
            load: Optional[str] = None, show_eval: bool = False, input: Optional[TextIO] = None,
-           output: Optional[TextIO] = None) -> int:
+           output: Optional[TextIO] = None, tavli: Optional[int] = None) -> int:
     """Build and run a session; returns the exit code (130 for Ctrl-C). Bad options raise a
     :class:`~tapa_ai.errors.TapaError` (:class:`LaunchError`, a ``BotError``, ``SaveError``, ``RulesError``):
     ``tapa-ai`` prints it as one line, exit code 2."""
     from ..bots.search import NetBot
     from ..bots.spec import make_bot
 
+    if tavli is not None and (variant or match_length):
+        raise LaunchError(f"--tavli {tavli} plays Portes, Plakoto and Fevga in turn to {tavli} points: it takes no "
+                          f"{'--variant' if variant else '--match-length'}")
+    if tavli is not None and not 1 <= tavli <= MAX_MATCH_LENGTH:
+        raise LaunchError(f"--tavli {tavli}: a Tavli match is to 1 to {MAX_MATCH_LENGTH} points, the Tavli match "
+                          "equity table's (3, 5 or 7 are usual)")
     saved = load_game(read_file(load), "file") if load else None
+    if saved is not None and saved.is_tavli:
+        if variant or match_length:
+            raise LaunchError(f"{load} holds a Tavli match to {saved.match.length}: it takes no "
+                              f"{'--variant' if variant else '--match-length'}")
+        if tavli is not None and tavli != saved.match.length:
+            raise LaunchError(f"--tavli {tavli} but {load} holds a Tavli match to {saved.match.length}")
+        tavli = saved.match.length
+    elif saved is not None and tavli is not None:
+        raise LaunchError(f"--tavli {tavli} but {load} holds a {saved.rules.name} "
+                          f"{'money session' if not saved.match.length else f'match to {saved.match.length}'}, "
+                          "not a Tavli match")
+    if tavli is not None:
+        return _launch_tavli(tavli, bot or (saved.bot if saved is not None else None), seed=seed, human=human,
+                             no_color=no_color, advisor=advisor, saved=saved, load=load, show_eval=show_eval,
+                             input=input, output=output)
     rules = choose_rules(variant, bot, saved)
     if match_length < 0:
         raise LaunchError(f"--match-length {match_length}: must be 0 (money play) or more")
@@ -126,16 +153,63 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
     session = PlaySession(rules, the_bot, human=human, match_length=match_length, seed=seed,
                           advisor=the_advisor, input=input, output=output,
                           colour=False if no_color else None, show_eval=show_eval)
+    return _run(session, saved, load, notes)
+
+
+def _run(session: PlaySession, saved: Optional[SavedGame], load: Optional[str], notes: list[str]) -> int:
+    """Load ``saved`` into ``session`` if given, then play; the exit code."""
+    from .commands import loaded_variant
+
     session.start_notes = notes
     if saved is not None:
         loaded = session.load(saved)
-        session.start_notes = [f"Loaded {load}: game {session.match.game_number}, "
+        session.start_notes = [f"Loaded {load}: game {session.match.game_number}{loaded_variant(session)}, "
                                f"{game_summary(session.match.game)}.", *loaded, *notes]
     try:
         return session.run()
     except KeyboardInterrupt:
         session.say("\nInterrupted.")
         return 130
+
+
+def tavli_advisors(player, advisor: Optional[str]) -> dict[str, Advisor]:
+    """The advisor of each game of a Tavli match: ``--advisor none``; a Tavli spec of networks
+    (``net:tavli@0ply``, ``tavli:net:A,net:B,net:C``); else the player's network for the game when it is one,
+    else the game's shipped network (``net:backgammon`` for Portes)."""
+    from ..bots.search import NetBot
+    from ..bots.tavli import tavli_specs
+    from ..flow.tavli import TAVLI_ROTATION, tavli_rules
+
+    rules = {variant: tavli_rules(number) for number, variant in enumerate(TAVLI_ROTATION, start=1)}
+    if advisor == "none":
+        return {variant: Advisor(None, rules[variant], why_none="advice is off (--advisor none)")
+                for variant in TAVLI_ROTATION}
+    if advisor:
+        return {variant: Advisor(spec, rules[variant]) for variant, spec in zip(TAVLI_ROTATION, tavli_specs(advisor))}
+    advisors = {}
+    for variant in TAVLI_ROTATION:
+        bot = player.bot(variant)
+        if isinstance(bot, NetBot):
+            advisors[variant] = Advisor(bot, rules[variant])
+        else:
+            advisors[variant] = Advisor(default_advisor_spec(variant), rules[variant],
+                                        why_none=f"no network for {variant}: give --advisor net:tavli")
+    return advisors
+
+
+def _launch_tavli(length: int, bot: Optional[str], *, seed, human, no_color, advisor, saved, load, show_eval,
+                  input, output) -> int:
+    """``tapa-ai play --tavli N``: a Tavli match against the Tavli player ``bot``."""
+    from ..bots.tavli import make_tavli_player
+
+    player = make_tavli_player(bot or DEFAULT_TAVLI_BOT)
+    session = PlaySession.tavli(player, length, advisors=tavli_advisors(player, advisor), human=human, seed=seed,
+                                input=input, output=output, colour=False if no_color else None,
+                                show_eval=show_eval)
+    try:
+        return _run(session, saved, load, [])
+    finally:
+        player.close()
 
 
 __all__ = ["add_parser", "run", "launch", "choose_rules", "default_bot_spec", "no_network_note", "LaunchError"]

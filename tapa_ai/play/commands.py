@@ -47,6 +47,13 @@ def move_examples(rules) -> str:
     return RUNNING_MOVE_EXAMPLES if rules.parallel else MOVE_EXAMPLES
 
 
+def loaded_variant(session) -> str:
+    """`` (plakoto) of a Tavli match to 3``: what game of a Tavli match a loaded file is at ("" for others)."""
+    if not session.is_tavli:
+        return ""
+    return f" ({session.match.variant}) of a Tavli match to {session.match.length}"
+
+
 class QuitSession(Exception):
     """Raised by ``quit`` (and a "no" to another game) to end the session."""
 
@@ -145,7 +152,8 @@ class Commands:
         turn = session.turn
         if game.phase == "move" and turn is not None:
             note = " (for the whole turn, from its start)" if turn.entered else ""
-            advice(lambda: advisor.hint(turn.position, turn.dice, count), note)
+            context = session.tavli_context()
+            advice(lambda: advisor.hint(turn.position, turn.dice, count, context), note)
         elif game.phase == "roll" and game.side_to_act == session.human and game.may_double:
             advice(lambda: advisor.cube(game.position, game.cube_value, game.cube_owner, session.match.match_score,
                                         session.human))
@@ -158,6 +166,7 @@ class Commands:
     def eval(self, _: str) -> None:
         session = self.session
         game = session.match.game
+        context = session.tavli_context()
         try:
             session.advisor.analyzer()
         except AdviceUnavailable as error:
@@ -166,11 +175,11 @@ class Commands:
         if game.is_over:
             session.say("The game is over.")
         else:
-            session.reports.advice(lambda: session.advisor.evaluation(game.position, session.human))
+            session.reports.advice(lambda: session.advisor.evaluation(game.position, session.human, context))
         last = session.last_bot_move
-        if last is not None and last.text:
+        if last is not None and last.text and last.position.rules == session.rules:
             session.reports.advice(lambda: session.advisor.review(last.position, last.dice, last.played,
-                                                                  session.bot_side))
+                                                                  session.bot_side, context))
 
     # ------------------------------------------------------------------ undo
     def undo(self, _: str) -> None:
@@ -270,7 +279,9 @@ class Commands:
         score[SIDES.index(result.winner)] += over.points_won
         record = GameRecord(match.game_number, result.winner, result.kind, over.cube_value, over.points_won,
                             False, over.crawford)
-        session.match = replace(match, game=over, score=(score[0], score[1]), results=match.results + (record,))
+        state = match.match if session.is_tavli else match  # a Tavli match's MatchState
+        state = replace(state, game=over, score=(score[0], score[1]), results=state.results + (record,))
+        session.match = match.with_match(state) if session.is_tavli else state
         session.resigned.add(match.game_number)
         session.turn = None
 
@@ -295,7 +306,8 @@ class Commands:
         except SaveError as error:
             session.error(f"Cannot load {argument}: {error}. The game goes on.")
             return
-        session.say(f"Loaded {argument}: game {session.match.game_number}, {game_summary(session.match.game)}.")
+        session.say(f"Loaded {argument}: game {session.match.game_number}{loaded_variant(session)}, "
+                    f"{game_summary(session.match.game)}.")
         for note in notes:
             session.say(note)
 

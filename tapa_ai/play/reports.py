@@ -43,7 +43,7 @@ class Reports:
             dice_left=turn.dice_left if turn is not None else None,
             cube_value=game.cube_value, cube_owner=game.cube_owner, cube_in_use=session.rules.cube,
             crawford=game.crawford, score=match.score, match_length=match.length,
-            game_number=match.game_number)
+            game_number=match.game_number, tavli=session.is_tavli)
         session.say()
         session.say(render_board(position, info, session.palette))
 
@@ -76,15 +76,46 @@ class Reports:
         session = self.session
         winner = session.match.winner
         x, o = session.match.score
-        text = (f"You win the match {max(x, o)}-{min(x, o)}!" if winner == session.human else
-                f"{winner} wins the match {max(x, o)}-{min(x, o)}.")
+        what = "the Tavli match" if session.is_tavli else "the match"
+        if session.is_tavli:
+            session.say("Games: " + "; ".join(self._tavli_result(variant, record)
+                                              for variant, record in session.match.results) + ".")
+        text = (f"You win {what} {max(x, o)}-{min(x, o)}!" if winner == session.human else
+                f"{winner} wins {what} {max(x, o)}-{min(x, o)}.")
         session.say(session.palette.bold(text))
+
+    def _tavli_result(self, variant: str, record) -> str:
+        """``2 plakoto: O +2 (a mother win)``: one finished game of a Tavli match."""
+        if record.winner is None:
+            return f"{record.number} {variant}: a draw"
+        return (f"{record.number} {variant}: {self.session.name_of(record.winner)} +{record.points} "
+                f"({kind_words(record.kind)})")
+
+    def tavli_game_text(self) -> str:
+        """The game of a Tavli match being played: its variant, the next one, the score and who opens it."""
+        session = self.session
+        match = session.match
+        number = match.game_number
+        line = (f"Game {number} of the Tavli match: {match.variant} (the next game is {match.next_variant}). "
+                f"{self.score_text()}.")
+        previous = match.match.results[number - 2] if number > 1 and len(match.match.results) >= number - 1 \
+            else None
+        if previous is None:
+            return line + " It opens with an opening roll."
+        if previous.winner is None:
+            return line + f" It opens with an opening roll: game {number - 1} was a draw."
+        opener = session.name_of(previous.winner)
+        verb = "open" if previous.winner == session.human else "opens"
+        return line + f" {opener.capitalize() if opener == 'you' else opener} {verb}, rolling both dice " \
+                      f"({opener} won game {number - 1})."
 
     def score_text(self) -> str:
         session = self.session
         match = session.match
         x, o = match.score
         mine, theirs = (x, o) if session.human == "X" else (o, x)
+        if session.is_tavli:
+            return f"Score: you {mine}, {session.bot_side} {theirs} (Tavli match to {match.length})"
         if match.length:
             return f"Score: you {mine}, {session.bot_side} {theirs} (match to {match.length})"
         return f"Score: you {mine}, {session.bot_side} {theirs} (money play, after {len(match.results)} " \

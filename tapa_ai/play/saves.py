@@ -12,6 +12,19 @@ The file (format ``tapa-ai/play``, version 1)::
      "match": {...MatchState.to_dict(): the whole state...},
      "rng": {"dice": {...}, "bot": {...}}}
 
+A Tavli match (``tapa-ai play --tavli N``) adds ``tavli``, its length and
+its finished games, each with its variant and whole game snapshot (history
+included); ``match`` and the fields before it are then the current game's
+(its variant, the match score, the game number)::
+
+     "tavli": {"format": "tapa-ai/tavli", "version": 1, "length": 3,
+               "rotation": ["portes", "plakoto", "fevga"],
+               "played": [{"number": 1, "variant": "portes", "game": {...}}]}
+
+``tavli`` and ``match`` load together as a
+:class:`~tapa_ai.flow.tavli.TavliMatch` (:meth:`~tapa_ai.flow.tavli.TavliMatch.from_dict`:
+every game of its variant, the results, the score and the openers checked).
+
 ``match`` is the whole state (:meth:`tapa_ai.flow.MatchState.to_dict`)
 and is what loading uses; the fields before it are the same facts in
 readable form and must agree with it. ``rng`` continues the same dice after a
@@ -30,6 +43,7 @@ from typing import Any, Optional
 
 from ..errors import TapaError
 from ..flow import SNAPSHOT_VERSION, FlowError, GameState, MatchState
+from ..flow.tavli import TavliMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions, RulesError
@@ -50,7 +64,8 @@ class SaveError(TapaError, ValueError):
 class SavedGame:
     """What a save file holds."""
 
-    match: MatchState
+    match: MatchState | TavliMatch
+    """The match (a :class:`~tapa_ai.flow.tavli.TavliMatch` for a Tavli match)."""
     human: Optional[str] = None
     """The side the human played (None: not said)."""
     bot: Optional[str] = None
@@ -61,12 +76,17 @@ class SavedGame:
 
     @property
     def rules(self) -> RuleOptions:
+        """The rules of the current game."""
         return self.match.rules
+
+    @property
+    def is_tavli(self) -> bool:
+        return isinstance(self.match, TavliMatch)
 
 
 def save_game(path: str | Path, saved: SavedGame) -> Path:
     """Write ``saved`` to ``path`` as JSON (atomically: a temporary file renamed)."""
-    match = saved.match
+    match = saved.match.match if saved.is_tavli else saved.match
     summary = _summary(match)
     data: dict[str, Any] = {
         "format": FORMAT,
@@ -80,6 +100,10 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
         "history": [event.to_dict() for event in match.game.history],
         "match": match.to_dict(),
     }
+    if saved.is_tavli:
+        tavli = saved.match.to_dict()
+        del tavli["match"]
+        data["tavli"] = tavli
     if saved.rng is not None:
         data["rng"] = saved.rng
     path = Path(path)
@@ -135,7 +159,18 @@ def load_game(data: Any, where: str = "file") -> SavedGame:
         except RulesError as error:
             raise SaveError(str(error)) from None
         _check_summary(data, match, where)
+        if "tavli" in data:
+            tavli = data["tavli"]
+            if not isinstance(tavli, dict) or "match" in tavli:
+                raise SaveError(f"{where}.tavli: must be an object of the Tavli match's length and finished games "
+                                f"(its current game is {where}.match)")
+            try:
+                match = TavliMatch.from_dict({**tavli, "match": data["match"]}, f"{where}.tavli")
+            except RulesError as error:
+                raise SaveError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
     else:
+        if "tavli" in data:
+            raise SaveError(f"{where}.tavli: a Tavli match needs 'match' (the state of its current game)")
         if "position" not in data:
             raise SaveError(f"{where}: needs 'match' (the whole state) or at least 'position'")
         match = _from_position(data["position"], data, where)

@@ -28,6 +28,11 @@ Decisions:
   win when the bot has pinned the human's mother; times the cube.
 - In money play each game is followed by "another game?"; a match goes on to
   the next game by itself until a side reaches the match length.
+- A Tavli match (RULES.md 9, :meth:`PlaySession.tavli`): :attr:`match` is a
+  :class:`~tapa_ai.flow.tavli.TavliMatch` instead of a ``MatchState`` (they
+  share the game actions); the current game's variant gives :attr:`rules`,
+  :attr:`bot` (the Tavli player's bot for it, choosing its moves by the match
+  score) and :attr:`advisor` (hints ranked by the match-winning chance).
 
 The session holds the state (the match, the dice and the bot's generators,
 the move being entered, the undo stack) and the streams with the input loop;
@@ -49,6 +54,7 @@ import numpy as np
 
 from ..bots.base import Bot
 from ..flow import MatchState
+from ..flow.tavli import TAVLI_ROTATION, TavliContext, TavliMatch, tavli_rules
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, other
 from ..rules.quoting import quoted
@@ -75,8 +81,9 @@ class PlaySession:
         if isinstance(match_length, bool) or not isinstance(match_length, int) or match_length < 0:
             raise ValueError(f"match length {quoted(match_length)}: must be an integer >= 0 (0: money play)")
         bot.check_rules(rules)
-        self.rules = rules
-        self.bot = bot
+        self._bot = bot
+        self.player = None
+        """The Tavli player (:class:`~tapa_ai.bots.tavli.TavliPlayer`) of a Tavli session, else None."""
         self.human = human
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stdout
@@ -85,11 +92,12 @@ class PlaySession:
         self.echo = (not interactive) if echo is None else echo
         self._use_input_builtin = interactive and self.input is sys.stdin and self.output is sys.stdout
         self.show_eval = show_eval
-        self.advisor = advisor if advisor is not None else Advisor(None, rules)
+        self.advisors: dict[str, Advisor] = {rules.name: advisor if advisor is not None else Advisor(None, rules)}
+        """The advisor of each variant played (one, but for a Tavli match)."""
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.dice_rng = np.random.default_rng([self.seed, 0])
         self.bot_rng = np.random.default_rng([self.seed, 1])
-        self.match = MatchState.new(rules, match_length)
+        self.match: MatchState | TavliMatch = MatchState.new(rules, match_length)
         self.turn: Optional[TurnInProgress] = None
         """The human's move being entered (None while not the human's move)."""
         self.undo_stack: list[UndoSnapshot] = []
@@ -107,6 +115,68 @@ class PlaySession:
         self.reports = Reports(self)
         self.turns = Turns(self)
         self.commands = Commands(self)
+
+    @classmethod
+    def tavli(cls, player, length: int, *, advisors: Optional[dict[str, Advisor]] = None,
+              **options) -> "PlaySession":
+        """A Tavli match to ``length`` points (RULES.md 9) against ``player``, a
+        :class:`~tapa_ai.bots.tavli.TavliPlayer`; ``advisors``: an :class:`Advisor` per variant of the rotation
+        (default: none). ``options`` as for the constructor (``human``, ``seed``, the streams ...)."""
+        from ..cube.met import MAX_MATCH_LENGTH
+
+        if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_MATCH_LENGTH:
+            raise ValueError(f"Tavli match length {quoted(length)}: must be an integer 1..{MAX_MATCH_LENGTH} (the "
+                             "Tavli match equity table's)")
+        first = tavli_rules(1)
+        session = cls(first, player.bot(first.name), **options)
+        session.player = player
+        session.match = TavliMatch.new(length)
+        advisors = advisors or {}
+        session.advisors = {variant: advisors.get(variant) or Advisor(None, tavli_rules(number),
+                                                                      why_none="no advisor for this game")
+                            for number, variant in enumerate(TAVLI_ROTATION, start=1)}
+        return session
+
+    # ------------------------------------------------------------------ the game being played
+    @property
+    def is_tavli(self) -> bool:
+        """The session plays a Tavli match."""
+        return isinstance(self.match, TavliMatch)
+
+    @property
+    def rules(self):
+        """The rule set of the game being played."""
+        return self.match.rules
+
+    @property
+    def bot(self) -> Bot:
+        """The bot playing the current game (a Tavli player's bot for the game's variant)."""
+        return self.player.bot(self.rules.name) if self.player is not None else self._bot
+
+    @property
+    def bot_label(self) -> str:
+        """The opponent as named to the player: the Tavli player's spec, else the bot's name."""
+        return self.player.spec if self.player is not None else self.bot.name
+
+    @property
+    def advisor(self) -> Advisor:
+        """The advisor of the game being played."""
+        return self.advisors[self.rules.name]
+
+    def tavli_context(self) -> Optional[TavliContext]:
+        """Where the current game stands in the Tavli match (None: not a Tavli match)."""
+        return TavliContext.of(self.match) if self.is_tavli else None
+
+    def score_for(self, side: str):
+        """The match score as the bot plays by it (a :class:`~tapa_ai.cube.tavli_met.TavliScore` seen from
+        ``side``, the mover), or None outside a Tavli match."""
+        context = self.tavli_context()
+        if context is None:
+            return None
+        from ..cube.tavli_met import TavliScore, tavli_met
+
+        away, opponent_away = context.away(side)
+        return TavliScore(tavli_met(), [away], [opponent_away], context.game - 1)
 
     # ------------------------------------------------------------------ sides and names
     @property
@@ -172,11 +242,18 @@ class PlaySession:
         """Say hello and play up to the human's first decision."""
         length = self.match.length
         kind = f"a match to {length} point{'s' if length != 1 else ''}" if length else "money play"
-        self.say(self.palette.bold(f"tapa-ai play: {self.rules.name}, {kind}. You are {self.human}, "
-                                   f"the bot ({self.bot.name}) is {self.bot_side}. Seed {self.seed}."))
+        if self.is_tavli:
+            what = f"a Tavli match to {length} point{'s' if length != 1 else ''} ({', '.join(TAVLI_ROTATION)} in " \
+                   "turn, no cube)"
+        else:
+            what = f"{self.rules.name}, {kind}"
+        self.say(self.palette.bold(f"tapa-ai play: {what}. You are {self.human}, "
+                                   f"the bot ({self.bot_label}) is {self.bot_side}. Seed {self.seed}."))
         self.say("Enter moves like " + move_examples(self.rules) + "; 'help' lists the commands.")
         for note in self.start_notes:
             self.say(note)
+        if self.is_tavli:
+            self.say(self.reports.tavli_game_text())
         self.turns.advance()
 
     @property
@@ -235,20 +312,27 @@ class PlaySession:
     def saved_game(self) -> SavedGame:
         """The session as a save file holds it."""
         rng = {"dice": self.dice_rng.bit_generator.state, "bot": self.bot_rng.bit_generator.state}
-        return SavedGame(self.match, self.human, self.bot.name, self.seed, rng)
+        return SavedGame(self.match, self.human, self.bot_label, self.seed, rng)
 
     def load(self, saved: SavedGame) -> list[str]:
         """Continue from a saved game; :class:`SaveError` when it cannot be played here.
 
         Returns notes for the player (another bot, another side).
         """
-        if saved.rules != self.rules:
+        if saved.is_tavli != self.is_tavli:
+            if saved.is_tavli:
+                raise SaveError(f"it is a Tavli match to {saved.match.length} and this session plays "
+                                f"{self.rules.name}; start tapa-ai play --load FILE")
+            raise SaveError(f"it is a {saved.rules.name} game and this session plays a Tavli match; start "
+                            "tapa-ai play --load FILE")
+        if not self.is_tavli and saved.rules != self.rules:  # a Tavli player plays every game of the rotation
             if saved.rules.name != self.rules.name:
                 raise SaveError(f"it is a {saved.rules.name} game and this session plays {self.rules.name}; "
                                 f"start tapa-ai play --variant {saved.rules.name} --load FILE")
             raise SaveError(f"its rule options differ from this session's {self.rules.name} rules")
         try:
-            self.bot.check_rules(saved.rules)
+            if not self.is_tavli:
+                self.bot.check_rules(saved.rules)
         except ValueError as error:
             raise SaveError(str(error)) from None
         rng = saved.rng or {}
@@ -262,8 +346,8 @@ class PlaySession:
         except (TypeError, ValueError, KeyError) as error:
             raise SaveError(f"rng: not a generator state ({error})") from None
         notes = []
-        if saved.bot is not None and saved.bot != self.bot.name:
-            notes.append(f"(The game was saved against {saved.bot}; you now play {self.bot.name}.)")
+        if saved.bot is not None and saved.bot != self.bot_label:
+            notes.append(f"(The game was saved against {saved.bot}; you now play {self.bot_label}.)")
         if saved.human is not None and saved.human != self.human:
             self.human = saved.human
             notes.append(f"(You play {self.human} in this game, as saved.)")

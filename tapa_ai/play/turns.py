@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..flow import FlowError, MatchState
+from ..flow.tavli import TavliMatch
 from ..notation.move_text import MoveTextError, broken_rule, format_move
 from ..rules.position import Position
 from ..rules.quoting import quoted
@@ -19,7 +20,7 @@ __all__ = ["UndoSnapshot", "BotMove", "Turns"]
 class UndoSnapshot:
     """The state before one of the human's move decisions (for ``undo``)."""
 
-    match: MatchState
+    match: MatchState | TavliMatch
     dice_state: dict
     bot_state: dict
     last_bot_move: Optional["BotMove"]
@@ -126,6 +127,10 @@ class Turns:
         session.match = session.match.start_next_game()
         session.turn = None
         session.undo_stack.clear()
+        if session.is_tavli:
+            session.last_bot_move = None  # eval reviews a move of this game, at its score
+            session.say(session.palette.bold(session.reports.tavli_game_text()))
+            return
         crawford = " This is the Crawford game: no doubling." if session.match.game.crawford else ""
         session.say(session.palette.bold(f"Game {session.match.game_number}. {session.reports.score_text()}.")
                     + crawford)
@@ -156,7 +161,7 @@ class Turns:
         if len(moves) == 1:
             move = moves[0]
         else:
-            chosen = session.bot.choose_position(position, dice, session.bot_rng)
+            chosen = session.bot.choose_position(position, dice, session.bot_rng, session.score_for(position.turn))
             move = _move_reaching(moves, chosen)
         text = format_move(move)
         session.match = session.match.play(move)
@@ -168,7 +173,8 @@ class Turns:
                         f"(on your board: {in_other_view(shown, session.rules.parallel)}).")
         session.last_bot_move = BotMove(position, dice, move.position, text)
         if session.show_eval and len(moves) > 1:
-            session.reports.advice(lambda: session.advisor.review(position, dice, move.position, bot))
+            context = session.tavli_context()
+            session.reports.advice(lambda: session.advisor.review(position, dice, move.position, bot, context))
 
     def _bot_cube_decision(self, question: str) -> bool:
         """The bot's cube decision: ``"double"`` (double now?) or ``"take"`` (take the double on offer?).
