@@ -61,11 +61,9 @@ import threading
 import traceback
 from typing import IO, Any, Callable
 
-import numpy as np
-
-
 from ..deadline import DeadlineExceeded, time_limit
 from .bot_move_command import FIXED_BOTS
+from .move_command import DEFAULT_HINT_COUNT, MAX_HINT_COUNT  # noqa: F401  (part of this module's interface)
 from ..errors import TapaError
 from ..notation.json_position import position_from_json, position_to_json
 from ..notation.move_text import MoveTextError, find_move, format_move
@@ -79,14 +77,11 @@ MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
 
 MAX_REQUEST_BYTES = 64 * 1024
 """Longest request accepted (a position is about 400 bytes); longer lines get an error, unread."""
-MAX_HINT_COUNT = 100
-"""Most moves a ``hint`` answer lists."""
 MAX_ROLLOUT_GAMES = 100_000
 """Most games one ``rollout`` request may play (games a move times the moves), on stdin/stdout."""
 HTTP_MAX_ROLLOUT_GAMES = 2 * 1296
 """The same over HTTP (``tapa-ai serve``, where any client may ask): two rollouts of the default 1296 games."""
 
-DEFAULT_HINT_COUNT = 5
 MODEL_COMMANDS = ("encode", "evaluate", "best_move", "hint", "cube", "rollout", "analyse")
 """Commands answered by the engine's model (``--bot net:PATH``); ``encode`` also works without one."""
 
@@ -391,99 +386,24 @@ class Engine:
             response["exact"] = True
         return response
 
-    def _ranked(self, request: dict, command: str, limit: int):
+    def _move_request(self, request: dict, command: str):
+        """The model, position, dice and depth of a ``best_move`` or ``hint`` request (None: a level's depth)."""
         analyzer, position = self._model_and_position(request, command)
         dice = self._dice(request)
         self._playable(position)
-        level = self._level(request, analyzer)
-        plies = level.plies if level is not None else self._plies(request, analyzer)
-        score = self._tavli_score(request, analyzer, position)
-        class_values = None if score is None else score.class_values(analyzer.points)[0]
-        moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
-        choice = None
-        if level is not None:
-            seed = request.get("noise_seed")
-            rng = np.random.default_rng(seed)
-            choice = (level, seed, analyzer.level_move(position, dice, level.plies, level.noise, seed, rng, score))
-        return analyzer, plies, moves, total, choice
-
-    @staticmethod
-    def _level(request: dict, analyzer):
-        """The request's ``"level"`` (with its ``"noise_seed"``) as a :class:`~tapa_ai.bots.levels.Level` of the
-        model's variant, or None."""
-        if request.get("level") is None:
-            if "noise_seed" in request:
-                raise RequestError("noise_seed goes with a level: add \"level\" (docs/levels.md)")
-            return None
-        from ..bots.levels import LevelError, find_level
-        from ..bots.noise import check_noise_seed
-
-        name = request["level"]
-        if not isinstance(name, str):
-            raise RequestError(f"level must be a level's name (a string), got {quoted(name)}")
-        if request.get("plies") is not None:
-            raise RequestError("give a level or plies, not both: a level sets the depth (docs/levels.md)")
-        if request.get("noise_seed") is not None:
-            try:
-                check_noise_seed(request["noise_seed"])
-            except ValueError as error:
-                raise RequestError(str(error)) from None
-        try:
-            return find_level(analyzer.bot.evaluator.model_rules.name, name)
-        except LevelError as error:
-            raise RequestError(str(error)) from None
-
-    @staticmethod
-    def _tavli_score(request: dict, analyzer, position):
-        """The request's ``"tavli"`` context as a one-position :class:`~tapa_ai.cube.tavli_met.TavliScore`, or
-        None."""
-        if request.get("tavli") is None:
-            return None
-        from ..cube.tavli_met import TavliScore, tavli_met
-        from ..flow.errors import FlowError
-        from ..flow.tavli import TavliContext
-
-        try:
-            context = TavliContext.from_request(request["tavli"], position.rules)
-        except FlowError as error:
-            raise RequestError(str(error)) from None
-        away, opponent_away = context.away(position.turn)
-        return TavliScore(tavli_met(), [away], [opponent_away], context.game - 1)
-
-    @staticmethod
-    def _move_fields(move) -> dict:
-        """A ranked move's match-winning chance, when it was ranked at a Tavli match's score."""
-        return {} if move.match_winning_chance is None else {"match_winning_chance": move.match_winning_chance}
+        plies = None if request.get("level") is not None else self._plies(request, analyzer)
+        return analyzer, position, dice, plies
 
     def _cmd_best_move(self, request: dict) -> dict:
-        analyzer, plies, moves, _, choice = self._ranked(request, "best_move", 1)
-        best = moves[0] if choice is None else choice[2]
-        return {"move": best.move, "position": position_to_json(best.position), "equity": best.equity,
-                "probabilities": analyzer.named(best.probabilities), "plies": best.plies, **self._move_fields(best),
-                **self._level_fields(choice)}
+        from .move_command import answer_best_move
 
-    @staticmethod
-    def _level_fields(choice) -> dict:
-        """A level's name, noise and seed, and the move it chose, when the request named a level."""
-        if choice is None:
-            return {}
-        level, seed, chosen = choice
-        return {"level": {"name": level.name, "plies": level.plies, "noise": level.noise, "noise_seed": seed},
-                "level_move": chosen.move}
+        return answer_best_move(request, *self._move_request(request, "best_move"))
 
     def _cmd_hint(self, request: dict) -> dict:
-        self._model(request, "hint")
-        count = request.get("count", DEFAULT_HINT_COUNT)
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_HINT_COUNT:
-            raise RequestError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
-                               f"got {quoted(count, 40)}")
-        analyzer, plies, moves, total, choice = self._ranked(request, "hint", count)
-        best = moves[0].value
-        return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.value - best,
-                           "probabilities": analyzer.named(m.probabilities), "plies": m.plies,
-                           "position": position_to_json(m.position), **self._move_fields(m)} for m in moves],
-                "legal_moves": total, "plies": plies, **self._level_fields(choice)}
+        from .move_command import answer_hint
 
+        self._model(request, "hint")
+        return answer_hint(request, *self._move_request(request, "hint"))
 
     def _cmd_cube(self, request: dict) -> dict:
         from ..rules.cube import Cube, MatchScore

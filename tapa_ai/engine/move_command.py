@@ -1,0 +1,122 @@
+"""The engine's ``best_move`` and ``hint``: the legal moves of a roll ranked by the model (docs/protocol.md).
+
+Besides the money ranking at the request's depth, a request may carry:
+
+- ``"tavli": {"length", "score", "game"}``: the position is game ``game`` of a Tavli match at that score; the
+  moves are ranked by the mover's match-winning chance (:mod:`tapa_ai.cube.tavli_met`), each with its
+  ``match_winning_chance``;
+- ``"level"`` (and ``"noise_seed"``): a level of play of the model's variant (:mod:`tapa_ai.bots.levels`):
+  ``best_move`` answers the level's move, ``hint`` adds it as ``level_move`` beside its list.
+
+Bad input raises :class:`~tapa_ai.analysis.analyzer.AnalysisError` (one line), which the engine answers as an
+error.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..analysis.analyzer import AnalysisError
+from ..notation.json_position import position_to_json
+from ..rules.quoting import quoted
+
+DEFAULT_HINT_COUNT = 5
+MAX_HINT_COUNT = 100
+"""Most moves a ``hint`` answer lists."""
+
+
+def level_of(request: dict, analyzer):
+    """The request's ``"level"`` (its ``"noise_seed"`` checked) as a :class:`~tapa_ai.bots.levels.Level` of the
+    model's variant, or None."""
+    if request.get("level") is None:
+        if "noise_seed" in request:
+            raise AnalysisError("noise_seed goes with a level: add \"level\" (docs/levels.md)")
+        return None
+    from ..bots.levels import LevelError, find_level
+    from ..bots.noise import check_noise_seed
+
+    name = request["level"]
+    if not isinstance(name, str):
+        raise AnalysisError(f"level must be a level's name (a string), got {quoted(name)}")
+    if request.get("plies") is not None:
+        raise AnalysisError("give a level or plies, not both: a level sets the depth (docs/levels.md)")
+    if request.get("noise_seed") is not None:
+        try:
+            check_noise_seed(request["noise_seed"])
+        except ValueError as error:
+            raise AnalysisError(str(error)) from None
+    try:
+        return find_level(analyzer.bot.evaluator.model_rules.name, name)
+    except LevelError as error:
+        raise AnalysisError(str(error)) from None
+
+
+def tavli_score(request: dict, position):
+    """The request's ``"tavli"`` context as a one-position :class:`~tapa_ai.cube.tavli_met.TavliScore`, or None."""
+    if request.get("tavli") is None:
+        return None
+    from ..cube.tavli_met import TavliScore, tavli_met
+    from ..flow.errors import FlowError
+    from ..flow.tavli import TavliContext
+
+    try:
+        context = TavliContext.from_request(request["tavli"], position.rules)
+    except FlowError as error:
+        raise AnalysisError(str(error)) from None
+    away, opponent_away = context.away(position.turn)
+    return TavliScore(tavli_met(), [away], [opponent_away], context.game - 1)
+
+
+def _ranked(request: dict, analyzer, position, dice, plies: Optional[int], limit: int):
+    """(depth, ranked moves, legal move count, the level's choice or None)."""
+    level = level_of(request, analyzer)
+    plies = level.plies if level is not None else plies
+    score = tavli_score(request, position)
+    class_values = None if score is None else score.class_values(analyzer.points)[0]
+    moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
+    choice = None
+    if level is not None:
+        seed = request.get("noise_seed")
+        chosen = analyzer.level_move(position, dice, level.plies, level.noise, seed, np.random.default_rng(seed),
+                                     score)
+        choice = (level, seed, chosen)
+    return plies, moves, total, choice
+
+
+def _move_fields(move) -> dict:
+    """A ranked move's match-winning chance, when it was ranked at a Tavli match's score."""
+    return {} if move.match_winning_chance is None else {"match_winning_chance": move.match_winning_chance}
+
+
+def _level_fields(choice) -> dict:
+    """A level's name, noise and seed, and the move it chose, when the request named a level."""
+    if choice is None:
+        return {}
+    level, seed, chosen = choice
+    return {"level": {"name": level.name, "plies": level.plies, "noise": level.noise, "noise_seed": seed},
+            "level_move": chosen.move}
+
+
+def answer_best_move(request: dict, analyzer, position, dice, plies: Optional[int]) -> dict:
+    """``best_move``: the best move (a level's move with ``"level"``) with its value."""
+    _, moves, _, choice = _ranked(request, analyzer, position, dice, plies, 1)
+    best = moves[0] if choice is None else choice[2]
+    return {"move": best.move, "position": position_to_json(best.position), "equity": best.equity,
+            "probabilities": analyzer.named(best.probabilities), "plies": best.plies, **_move_fields(best),
+            **_level_fields(choice)}
+
+
+def answer_hint(request: dict, analyzer, position, dice, plies: Optional[int]) -> dict:
+    """``hint``: the best ``count`` moves, each with its difference to the best."""
+    count = request.get("count", DEFAULT_HINT_COUNT)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_HINT_COUNT:
+        raise AnalysisError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
+                            f"got {quoted(count, 40)}")
+    plies, moves, total, choice = _ranked(request, analyzer, position, dice, plies, count)
+    best = moves[0].value
+    return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.value - best,
+                       "probabilities": analyzer.named(m.probabilities), "plies": m.plies,
+                       "position": position_to_json(m.position), **_move_fields(m)} for m in moves],
+            "legal_moves": total, "plies": plies, **_level_fields(choice)}
