@@ -118,3 +118,19 @@ def test_the_protocols_level_move_is_the_level_bots_choice():
                             ({"level": "casual", "noise_seed": -2}, "noise seed")):
         answer = engine.respond({"cmd": "best_move", "position": position, "dice": [3, 1], **extra})
         assert answer[0] == 400 and fragment in answer[1]["error"], (extra, answer)
+
+
+def test_tapa_ai_play_offers_the_levels():
+    import io
+
+    from tapa_ai.errors import TapaError
+    from tapa_ai.play.cli_play import launch
+
+    out = io.StringIO()
+    assert launch(variant="plakoto", level="casual", seed=3, input=io.StringIO("quit\ny\n"), output=out,
+                  no_color=True) == 0
+    assert "the bot (net:" in out.getvalue() and ",level=casual)" in out.getvalue()
+    with pytest.raises(TapaError, match="'fevga' has no levels of play"):
+        launch(variant="fevga", level="casual", input=io.StringIO(""), output=io.StringIO())
+    with pytest.raises(TapaError, match="unknown level 'pro'"):
+        launch(variant="tapa", level="pro", input=io.StringIO(""), output=io.StringIO())

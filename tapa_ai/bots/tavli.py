@@ -5,8 +5,9 @@ Spec forms (:func:`tavli_specs`):
 - ``tavli:PORTES,PLAKOTO,FEVGA``: a bot spec per game, in the rotation's
   order, e.g. ``tavli:net:backgammon,heuristic,net:fevga``. The commas split
   the three specs, except that a piece that is a bot option (``nocube``,
-  ``wins``, ``money_cube``, ``money_play``, ``nobearoff``, ``points=...``, ``refine=...``,
-  ``cube_life=...``) belongs to the spec before it, as it would on its own:
+  ``wins``, ``money_cube``, ``money_play``, ``nobearoff``, ``points=...``,
+  ``refine=...``, ``cube_life=...``, ``level=...``, ``noise=...``,
+  ``noise_seed=...``) belongs to the spec before it, as it would on its own:
   ``tavli:net:backgammon,points=backgammon,heuristic,net:fevga@1ply,wins`` is
   ``net:backgammon,points=backgammon`` / ``heuristic`` / ``net:fevga@1ply,wins``.
   No bot spec begins with an option's name, so the split is unambiguous.
@@ -40,7 +41,7 @@ TAVLI_MODELS = ("net:backgammon", "net:plakoto", "net:fevga")
 """The shipped models ``net:tavli`` plays the rotation's games with, in its order."""
 _SHIPPED = re.compile(r"^net:tavli(?P<plies>@\d+(?:ply)?)?$")
 _FLAG_OPTIONS = ("nocube", "wins", "money_cube", "money_play", "nobearoff")
-_VALUE_OPTIONS = ("points=", "refine=", "cube_life=")
+_VALUE_OPTIONS = ("points=", "refine=", "cube_life=", "level=", "noise=", "noise_seed=")
 
 
 def _is_option(piece: str) -> bool:

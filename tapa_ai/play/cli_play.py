@@ -37,6 +37,9 @@ def add_parser(subparsers) -> None:
     play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")
     play.add_argument("--advisor", metavar="SPEC", help="network behind hint and eval: net:PATH[@Nply] or none "
                       "(default: the bot if it is a net, else the shipped net:<variant>)")
+    play.add_argument("--level", metavar="NAME", help="the bot at a level of play: beginner, casual, intermediate, "
+                      "advanced, expert or world-class (docs/levels.md; the shipped net of the variant, or --bot's "
+                      "net: spec, with ,level=NAME)")
     play.add_argument("--load", metavar="FILE", help="continue a game saved with 'save FILE' (or start from a "
                       "JSON position)")
     play.add_argument("--show-eval", action="store_true", help="show the engine's view of every bot move")
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
     return launch(variant=args.variant, bot=args.bot, match_length=args.match_length, seed=args.seed,
                   human=args.human, no_color=args.no_color, advisor=args.advisor, load=args.load,
-                  show_eval=args.show_eval, tavli=args.tavli)
+                  show_eval=args.show_eval, tavli=args.tavli, level=args.level)
 
 
 class LaunchError(TapaError, ValueError):
@@ -99,7 +102,7 @@ def no_network_note(rules: RuleOptions) -> str:
 def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_length: int = 0,
            seed: Optional[int] = None, human: str = "X", no_color: bool = False, advisor: Optional[str] = None,
            load: Optional[str] = None, show_eval: bool = False, input: Optional[TextIO] = None,
-           output: Optional[TextIO] = None, tavli: Optional[int] = None) -> int:
+           output: Optional[TextIO] = None, tavli: Optional[int] = None, level: Optional[str] = None) -> int:
     """Build and run a session; returns the exit code (130 for Ctrl-C). Bad options raise a
     :class:`~tapa_ai.errors.TapaError` (:class:`LaunchError`, a ``BotError``, ``SaveError``, ``RulesError``):
     ``tapa-ai`` prints it as one line, exit code 2."""
@@ -124,6 +127,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
         raise LaunchError(f"--tavli {tavli} but {load} holds a {saved.rules.name} "
                           f"{'money session' if not saved.match.length else f'match to {saved.match.length}'}, "
                           "not a Tavli match")
+    if level is not None and tavli is not None:
+        bot = f"{bot or 'net:tavli'},level={level}"
     if tavli is not None:
         return _launch_tavli(tavli, bot or (saved.bot if saved is not None else None), seed=seed, human=human,
                              no_color=no_color, advisor=advisor, saved=saved, load=load, show_eval=show_eval,
@@ -136,6 +141,12 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
                           f"{'money play' if not saved.match.length else f'a match to {saved.match.length}'}")
     spec = bot or (saved.bot if saved is not None and saved.bot else None)
     notes = []
+    if level is not None:
+        base = bot or default_advisor_spec(rules.name)
+        if not base:
+            raise LaunchError(f"--level {level}: there is no {rules.name} network to play at a level (levels are "
+                              "settings of a net: bot; docs/levels.md)")
+        spec = f"{base},level={level}"
     if not spec:
         spec = default_bot_spec(rules)
         if spec == "heuristic":
