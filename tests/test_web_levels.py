@@ -72,8 +72,8 @@ def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server)
     assert served_levels(server, "fevga") is None
     open_board(browser, server, variant="fevga", seed=3, level="casual")
     state = level_state(browser)
-    assert state["disabled"] and state["note"] == "No levels: fevga's model has no calibrated levels (docs/levels.md).", \
-        state
+    assert state["disabled"], state
+    assert state["note"] == "No levels: fevga's model has no calibrated levels (docs/levels.md)."
     assert not state["strength"]  # no level plays: the Bot list chooses
     # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed.
     open_board(browser, server, variant="plakoto", seed=3, level="casual", noise_seed=41)
