@@ -104,7 +104,8 @@ def model_json(npz_bytes: bytes) -> dict[str, Any]:
     the same form, for a race network's: the page evaluates a position with no contact left by them): each
     ``weight`` is the (out, in) float32 matrix of ``x @ W.T + b``, row-major, and each ``bias`` the (out,)
     vector, as little-endian float32 bytes in base64: exactly the exported numbers, in less than half the text
-    of their shortest decimal forms.
+    of their shortest decimal forms. The metadata is the exporter's, so it carries the variant's levels of play
+    (``"levels"``, docs/levels.md) where they were calibrated with this network: the page's Level choice.
     """
     from ..export import numpy_model
 

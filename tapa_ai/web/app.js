@@ -5,8 +5,18 @@
 // in this page (model.js, encoding.js), evaluating every legal resulting position.
 //
 // URL parameters (for reproducible games and the tests): variant (or "tavli": a Tavli match), length (match
-// points), strength (plies, or a fixed bot of the server: heuristic, runner, random), seed (the dice), delay (ms
-// before the bot's move is played, default 700).
+// points), strength (plies, or a fixed bot of the server: heuristic, runner, random), level (a level of play, below),
+// seed (the dice), noise_seed (the levels' noise; default the seed), delay (ms before the bot's move is played,
+// default 700).
+//
+// Levels of play (docs/levels.md; "Level" in the header): where the model of the variant carries its calibrated
+// levels (metadata.levels), the bot may play one. A 0-ply level (beginner to expert) plays in the page with levels.js:
+// the network's value of each move plus the level's noise, a deterministic draw from the game's noise seed (the
+// noise_seed parameter, default the dice's seed, plus the game's number less 1) and the position after the move, so
+// the same seeds replay the same game, and the move is the Python bot's `net:<variant>,level=NAME,noise_seed=SEED`
+// (bear-offs valued by the network). World-class (2 plies) asks the server's best_move with "level". In a Tavli
+// match the level plays at the score: the values are match-winning chances and the noise is in the match-winning
+// chance of a point there, as Bot.choose_at_score adds it.
 //
 // A Tavli match (RULES.md 9; "Tavli match" in the variant list): a match to N points of games rotating Portes,
 // Plakoto, Fevga, no cube, each game played with its own variant's rules, drawing and model. The bot plays by the
@@ -41,6 +51,7 @@
   const MAX_TAVLI_LENGTH = 25; // the Tavli match equity table's reach
   const tavliVariant = (number) => TAVLI_ROTATION[(number - 1) % TAVLI_ROTATION.length];
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
+  const LEVEL_NAMES = ["beginner", "casual", "intermediate", "advanced", "expert", "world-class"]; // docs/levels.md
   const HUMAN = "X", BOT = "O";
   const other = (side) => (side === "X" ? "O" : "X");
   const $ = (id) => document.getElementById(id);
@@ -76,6 +87,9 @@
   const random = makeRandom(seed);
   const botRandom = makeRandom(seed ^ 0x5bd1e995); // the seeds of the fixed bots' tie-breaks: the dice stay the same
   const die = () => 1 + Math.floor(random() * 6);
+  // The levels' noise seed of game n of the match (from 1): the noise_seed parameter (default the dice's seed) + n - 1.
+  const noiseSeedBase = params.has("noise_seed") ? Number(params.get("noise_seed")) : seed;
+  const gameNoiseSeed = (number) => ((noiseSeedBase || 0) + number - 1) >>> 0;
 
   // -- the server ----------------------------------------------------------------------------------
   class ServerError extends Error {}
@@ -269,6 +283,11 @@
   // -- the game record (tapa-ai/games, docs/analysis.md) ---------------------------------------------------------
   // The bot in words: "heuristic, server", "2-ply, server", "0-ply, in the page".
   function botName() {
+    const level = activeLevel();
+    if (level) {
+      return level.name + " level, " + (level.plies > 0 ? level.plies + "-ply, server" : "0-ply, in the page") +
+        (level.noise ? ", noise seed " + level.seed : "");
+    }
     if (fixedBot()) return fixedBot() + ", server";
     const plies = strength();
     return plies > 0 ? plies + "-ply, server" : "0-ply, in the page";
@@ -356,6 +375,7 @@
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
       selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "",
       opener: null, opened: "" });
+    S.noiseSeed = gameNoiseSeed(S.games.length + 1); // this game's noise seed for the levels
     const entry = { number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
       history: [], result: null };
@@ -388,6 +408,12 @@
       const record = currentRecord();
       if (record) record.players.O = botLabel();
       if (!model) showMessage("No " + S.variant + " model in this page: the bot is " + botName() + ".");
+      const level = activeLevel();
+      if (level) {
+        addLog("The bot plays the " + level.name + " level: " + (level.plies > 0 ? level.plies + " plies on the server" :
+          "0-ply in the page" + (level.noise ? ", noise " + level.noise + " with noise seed " + level.seed : ", no noise")) +
+          ".");
+      } else if ($("level").value && S.levelWhy) addLog("No " + $("level").value + " level here: " + S.levelWhy + ".");
       const rules = VARIANTS[S.variant];
       let opener, dice;
       if (!first && rules.nextOpener === "winner" && S.match.lastWinner) {
@@ -465,8 +491,24 @@
     }
   }
 
-  // The bot's move: the page's 0-ply choice, or the server's n-ply best_move.
-  async function chooseMove(game) {
+  // The bot's move: the page's 0-ply choice, or the server's n-ply best_move; with a level, the level's move. A hint
+  // (`hint` true) is the best move at the level's depth, without noise.
+  async function chooseMove(game, hint) {
+    const level = activeLevel();
+    if (level && level.plies > 0) {
+      const request = { position: S.position, dice: S.dice };
+      if (hint) request.plies = level.plies;
+      else Object.assign(request, { level: level.name, noise_seed: level.seed });
+      if (tavliContext()) request.tavli = tavliContext();
+      const answer = await api("best_move", request);
+      return { move: answer.move, position: answer.position, equity: answer.equity, plies: answer.plies,
+        mwc: answer.match_winning_chance, level: hint ? null : level.name };
+    }
+    if (level) {
+      if (hint) return Object.assign({ plies: 0 }, S.ranked[0]);
+      return Object.assign({ plies: 0, level: level.name }, levelChoice(S.model, S.position, S.legal, S.ranked,
+        S.values, level));
+    }
     const fixed = fixedBot();
     if (fixed) {
       const answer = await api("bot_move", { bot: fixed, position: S.position, dice: S.dice,
@@ -633,7 +675,7 @@
     S.moved = null;
     const game = S.game;
     try {
-      const move = await chooseMove(game);
+      const move = await chooseMove(game, true);
       if (game !== S.game) return;
       S.hints = new Set();
       for (const step of move.move.split(/\s+/).filter(Boolean)) {
@@ -711,6 +753,86 @@
     if (!chosen || chosen.disabled) {
       $("strength").value = !modelMissing ? "0" : fixed.includes("heuristic") ? "heuristic" : "0";
     }
+    updateLevelChoices();
+  }
+
+  // -- levels of play (docs/levels.md) --------------------------------------------------------------
+  // The calibrated levels of the model playing this game (its metadata's: name -> {plies, noise}), or null.
+  function modelLevels() {
+    const levels = S.model && S.model.metadata && S.model.metadata.levels;
+    return levels && LEVEL_NAMES.every((name) => levels[name]) ? levels : null;
+  }
+
+  // Why no level can be played in this game ("" when one can, or while the model loads).
+  function noLevelsWhy() {
+    if (!S.model) return S.modelWhy ? "no " + S.variant + " model in this page" : "";
+    if (modelLevels()) return "";
+    const net = modelVariant(S.variant);
+    return net + "'s model has no calibrated levels (docs/levels.md)";
+  }
+
+  // Why a level deeper than 0 ply cannot play here ("" when the server can search it).
+  function deepLevelWhy() {
+    return serverPlies() ? "" : "world-class searches 2 plies on the server, which has no " + modelVariant(S.variant) +
+      " model: " + modelHelp("the world-class").replace(/ bot$/, " level");
+  }
+
+  // The level the bot plays: {name, plies, noise, seed} (seed: this game's noise seed), or null (none chosen, or the
+  // model has no levels). World-class without the server's model: expert plays instead (the note says so).
+  function activeLevel() {
+    const levels = modelLevels();
+    let name = $("level").value;
+    if (!name || !levels || !levels[name]) return null;
+    if (levels[name].plies > 0 && deepLevelWhy()) name = "expert";
+    const level = levels[name];
+    return { name: name, plies: level.plies, noise: level.noise, seed: S.noiseSeed === undefined ? gameNoiseSeed(1) : S.noiseSeed };
+  }
+
+  // The Level list and its one-line note: disabled with the reason where the model has no levels; world-class
+  // disabled with the reason where the server has no model of the variant. A level sets the bot: the Bot list is
+  // disabled while one plays.
+  function updateLevelChoices() {
+    const select = $("level"), why = noLevelsWhy(), deep = deepLevelWhy();
+    S.levelWhy = why;
+    select.disabled = !!why;
+    select.title = why ? "no levels: " + why : "a level of play (docs/levels.md): the network with noise on its move " +
+      "values, or searching 2 plies";
+    const worldClass = select.querySelector("option[value='world-class']");
+    worldClass.disabled = !!deep;
+    worldClass.title = deep || "the server's model searching 2 plies, no noise";
+    const level = activeLevel(), chosen = select.value;
+    $("strength").disabled = !!level;
+    $("strength").title = level ? "the level sets the bot (Level: none to choose here)" : "";
+    let note = "";
+    if (why) note = "No levels: " + why + ".";
+    else if (level && level.name !== chosen) note = deep + "; expert plays.";
+    else if (level && level.plies > 0) note = level.name + ": " + level.plies + " plies on the server.";
+    else if (level) note = level.name + ": 0-ply in the page, " + (level.noise ? "noise " + level.noise +
+      ", noise seed " + level.seed + " (game " + S.games.length + ")" : "no noise") + ".";
+    $("level-note").textContent = note;
+    $("level-note").dataset.seed = level ? String(level.seed) : "";
+  }
+
+  // The move a 0-ply level plays (docs/levels.md): the network's value of each move plus the level's noise (a
+  // deterministic draw from the level's seed and the position after the move), the best taken: levels.js's
+  // levelMove, the Python bot's `net:<variant>,level=NAME,noise_seed=SEED,nobearoff` choice. At a Tavli score
+  // (`values`: what each outcome class is worth to the mover) the values are the match-winning chances and the noise
+  // is in the match-winning chance of a point there, half a single win's value minus a single loss's, as the Python
+  // bot's choose_at_score adds it. `ranked`: rank(model, moves, values); the answer is one of its entries.
+  function levelChoice(model, position, moves, ranked, values, level) {
+    let index = -1;
+    if (!values) {
+      index = TapaLevels.levelMove(model, position, moves, level.name, level.seed);
+    } else {
+      const scale = 0.5 * (values[0] - values[3]); // WIN_SINGLE, LOSE_SINGLE
+      let best = -Infinity;
+      for (const m of ranked.slice().sort((a, b) => a.order - b.order)) { // ties: the first, as levelMove
+        let value = m.mwc;
+        if (level.noise) value += level.noise * scale * TapaLevels.noiseDraw(TapaLevels.afterstateKey(m.position), level.seed);
+        if (value > best) { best = value; index = m.order; }
+      }
+    }
+    return ranked.find((m) => m.order === index);
   }
 
   // How to get a server model for this variant, for the greyed-out choices.
@@ -975,6 +1097,13 @@
     $("analyse").addEventListener("click", analyseGame);
     $("analyse-over").addEventListener("click", analyseGame);
     $("strength").addEventListener("change", () => showMessage("Bot: " + $("strength").selectedOptions[0].textContent + "."));
+    if (LEVEL_NAMES.includes(params.get("level"))) $("level").value = params.get("level");
+    $("level").addEventListener("change", function () {
+      updateLevelChoices();
+      const record = currentRecord();
+      if (record && !record.result) record.players.O = botLabel();
+      showMessage("Bot: " + botName() + ".");
+    });
     try {
       const response = await fetch("health");
       S.health = await response.json();
@@ -1049,6 +1178,19 @@
       return tavliClassValues(await loadTavliMet(), model.outcomePoints, side, context);
     },
     analyse: analyseGame,
+    // The move a 0-ply level `name` of the model plays in `position` with `dice` and the noise seed `seed` (at the
+    // Tavli `context` when given, else as in money play): the same function the bot plays with.
+    levelMove: async function (position, dice, name, seed, context) {
+      const model = await loadModel(position.variant);
+      const values = context ? tavliClassValues(await loadTavliMet(), model.outcomePoints, position.turn, context) : null;
+      const answer = await api("legal_moves", { position: position, dice: dice });
+      const levels = model.metadata.levels || {};
+      if (!levels[name] || levels[name].plies) throw new Error("no 0-ply level " + name + " in the " + position.variant + " model");
+      const level = { name: name, plies: levels[name].plies, noise: levels[name].noise, seed: seed };
+      const chosen = levelChoice(model, position, answer.moves, rank(model, answer.moves, values), values, level);
+      return { move: chosen.move, position: chosen.position, equity: chosen.equity,
+        mwc: chosen.mwc === undefined ? null : chosen.mwc };
+    },
     ready: null,
   };
   window.tapaWeb.ready = init().catch(failed);
