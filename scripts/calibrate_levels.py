@@ -4,6 +4,9 @@
     python scripts/calibrate_levels.py --variants tapa          # one (the others stay as they are in the file)
     python scripts/calibrate_levels.py --check                  # play nothing: were the levels calibrated with the
                                                                 # shipped nets?
+    python scripts/calibrate_levels.py --markdown tapa          # play nothing: docs/levels.md's table of a variant,
+                                                                # from the file, docs/levels/<v>/tournament.json and
+                                                                # docs/levels/<v>/score.json
 
 For each variant: every legal move of the set's positions valued by the shipped net at 0 ply and by the
 judge (the net at 1 ply), then the noise of each weaker level found by bisection so that it loses its target
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tapa_ai.arena.benchmark.file import shipped_sets  # noqa: E402
 from tapa_ai.arena.levels import CALIBRATION_SEEDS, EXTRA_MP, calibrate_levels, decision_table  # noqa: E402
 from tapa_ai.bots.levels import LEVEL_NAMES, LEVELS_FILE  # noqa: E402
+from tapa_ai.net.atomic_files import atomic_write  # noqa: E402
 from tapa_ai.net.model_id import file_sha256, model_label  # noqa: E402
 from tapa_ai.net.shipped import find_model_path  # noqa: E402
 from tapa_ai.rules.options import VARIANTS  # noqa: E402
@@ -42,14 +46,65 @@ def stale(path: Path) -> list[str]:
             if entries.get(variant, {}).get("sha256") != file_sha256(find_model_path(variant))]
 
 
+def _short(spec: str) -> str:
+    """``net:tapa,level=casual,noise_seed=1`` -> ``casual``; ``net:tapa`` -> ``expert``; others as they are."""
+    if "level=" in spec:
+        return spec.split("level=", 1)[1].split(",", 1)[0]
+    return "expert" if spec.startswith("net:") and "," not in spec and "@" not in spec else spec
+
+
+def markdown(variant: str, levels_file: Path, measured: Path, world_class: str, world_class_duel: str) -> str:
+    """docs/levels.md's table of ``variant``: each level's settings, the judge's extra loss, the loss on the set's
+    rollouts (``measured/score.json``, ``tapa-ai benchmark score``), the round robin's Elo and the duel against
+    the level below (``measured/tournament.json``, ``tapa-ai tournament``). ``world_class``: its loss on the
+    set, measured elsewhere; ``world_class_duel``: its duel against expert."""
+    entry = json.loads(levels_file.read_text())["variants"][variant]
+    score = {}
+    if (measured / "score.json").is_file():
+        for bot in json.loads((measured / "score.json").read_text())["bots"]:
+            score[_short(bot["bot"])] = (bot["mean_loss_mp"], bot["mean_loss_mp_ci95"])
+    tournament = json.loads((measured / "tournament.json").read_text())
+    elo = {_short(r["bot"]): (r["elo"], r["elo_ci95"]) for r in tournament["ratings"]}
+    duel = {}
+    for pairing in tournament["pairings"]:
+        a, b, ppg, (low, high) = _short(pairing["bot_a"]), _short(pairing["bot_b"]), pairing["ppg"], pairing["ppg_ci95"]
+        duel[a, b], duel[b, a] = (ppg, low, high), (-ppg, -high, -low)
+    rows = ["| level | plies | noise (points) | extra loss by the judge (mp a move) | loss on the set's rollouts "
+            "(mp a move, 95% CI) | Elo, round robin [95% CI] | against the level below (points a game [95% CI]) |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for index, name in enumerate(LEVEL_NAMES):
+        level = entry["levels"][name]
+        judge = f"{level['judge_extra_mp']:.1f}" if "judge_extra_mp" in level else "0 (the net)" \
+            if name == "expert" else "—"
+        loss = (f"{score[name][0]:.1f} [{score[name][1][0]:.1f}, {score[name][1][1]:.1f}]" if name in score
+                else world_class if name == "world-class" else "—")
+        rating = f"{elo[name][0]:+.0f} [{elo[name][1][0]:+.0f}, {elo[name][1][1]:+.0f}]" if name in elo \
+            else "(not in the round robin)"
+        below = LEVEL_NAMES[index - 1] if index else None
+        against = (f"{duel[name, below][0]:+.2f} [{duel[name, below][1]:+.2f}, {duel[name, below][2]:+.2f}]"
+                   if (name, below) in duel else world_class_duel if name == "world-class" else "—")
+        rows.append(f"| `{name}` | {level['plies']} | {level['noise']:.3f} | {judge} | {loss} | {rating} | {against} |")
+    if "heuristic" in elo:
+        low, high = elo["heuristic"][1]
+        rows.append(f"| `heuristic` (for scale) | | | | | {elo['heuristic'][0]:+.0f} [{low:+.0f}, {high:+.0f}] | |")
+    return "\n".join(rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variants", nargs="+", default=None, help="default: every variant with a shipped set")
     parser.add_argument("--judge-plies", type=int, default=1)
     parser.add_argument("--out", default=str(LEVELS_FILE))
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--markdown", metavar="VARIANT", help="print docs/levels.md's table of VARIANT; play nothing")
+    parser.add_argument("--world-class", default="—", help="with --markdown: world-class's loss on the set")
+    parser.add_argument("--world-class-duel", default="—", help="with --markdown: world-class against expert")
     args = parser.parse_args()
     out = Path(args.out)
+    if args.markdown:
+        print(markdown(args.markdown, out, Path("docs/levels") / args.markdown, args.world_class,
+                       args.world_class_duel))
+        return 0
     if args.check:
         late = stale(out)
         if late:
@@ -85,9 +140,9 @@ def main() -> int:
             "command": "python " + " ".join(shlex.quote(a) for a in ["scripts/calibrate_levels.py"] + sys.argv[1:]),
             "variants": {v: entries[v] for v in VARIANTS if v in entries}}
     out.parent.mkdir(parents=True, exist_ok=True)
-    temporary = out.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(temporary, out)
+    text = (json.dumps(data, indent=1) + "\n").encode()
+    atomic_write(out, lambda handle: handle.write(text))
+    os.chmod(out, 0o644)  # package data: readable by all (the temporary file was private)
     print(f"written {out}")
     return 0
 

@@ -11,10 +11,8 @@ import pytest
 
 from tapa_ai.bots.noise import afterstate_bytes, afterstate_keys, deterministic_draws
 from tapa_ai.bots.spec import make_bot
-from tapa_ai.movegen import PositionBatch
-from tapa_ai.movegen.generate import generate
 from tapa_ai.rules import variant_rules
-from tapa_ai.rules.position import start_position
+from tests.test_tavli_met import random_afterstates
 
 
 def plain_fnv1a(data: bytes) -> int:
@@ -41,21 +39,9 @@ def plain_draw(key: int, seed: int) -> float:
     return (total - 2.0) * math.sqrt(3.0)
 
 
-def afterstates_of(variant: str, count: int, seed: int):
-    rules = variant_rules(variant)
-    rng = np.random.default_rng(seed)
-    batch = PositionBatch.from_positions([start_position(rules, "X")] * count)
-    for _ in range(int(rng.integers(3, 25))):
-        afterstates = generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
-        rows = afterstates.offsets[:-1] + (rng.random(len(batch)) * np.diff(afterstates.offsets)).astype(np.int64)
-        rows = rows[~afterstates.game_over[rows]]
-        batch = afterstates.positions.take(rows).flipped()
-    return generate(batch, rng.integers(1, 7, size=(len(batch), 2)).astype(np.int8))
-
-
 @pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon", "fevga"])
 def test_deterministic_noise_is_the_documented_hash_and_generator(variant):
-    afterstates = afterstates_of(variant, 40, 1)
+    afterstates = random_afterstates(variant, 40, 1)
     data = afterstate_bytes(afterstates.positions)
     keys = afterstate_keys(afterstates.positions)
     assert data.shape == (len(afterstates), 52)
@@ -80,7 +66,7 @@ def test_deterministic_draws_have_mean_zero_variance_one_and_change_with_the_see
 
 def test_a_noise_seed_plays_the_same_move_in_the_same_position_and_no_noise_is_the_plain_bot():
     rules = variant_rules("tapa")
-    afterstates = afterstates_of("tapa", 200, 2)
+    afterstates = random_afterstates("tapa", 200, 2)
     plain = make_bot("net:tapa", rules)
     seeded = make_bot("net:tapa,noise=0.3,noise_seed=9", rules)
     zero = make_bot("net:tapa,noise=0", rules)
@@ -103,7 +89,7 @@ def test_a_noise_seed_plays_the_same_move_in_the_same_position_and_no_noise_is_t
 
 def test_more_noise_loses_more_equity():
     rules = variant_rules("plakoto")
-    afterstates = afterstates_of("plakoto", 300, 4)
+    afterstates = random_afterstates("plakoto", 300, 4)
     judge = make_bot("net:plakoto", rules)
     _, _, equities = judge.ranked(afterstates)
     best = np.maximum.reduceat(equities, afterstates.offsets[:-1])
@@ -117,7 +103,7 @@ def test_more_noise_loses_more_equity():
 def test_at_a_score_the_noise_is_in_the_match_winning_chance_of_a_point():
     rules = variant_rules("fevga")
     bot = make_bot("net:fevga,noise=0.5,noise_seed=3", rules)
-    afterstates = afterstates_of("fevga", 20, 5)
+    afterstates = random_afterstates("fevga", 20, 5)
     rows = np.arange(len(afterstates))
     values = np.tile(np.array([0.8, 0.9, 0.9, 0.4, 0.2, 0.2]), (len(afterstates.offsets) - 1, 1))
     noise = bot.move_noise(afterstates, rows, np.random.default_rng(0), values)
