@@ -128,7 +128,8 @@ def main() -> int:
         table = decision_table(variant, judge_plies=args.judge_plies)
         levels = calibrate_levels(table)
         entries[variant] = {"model": model_label(path, name=f"checkpoints/{variant}.pt"), "sha256": file_sha256(path),
-                            "set": variant, "positions": table.positions, "judge": f"net:{variant}@{args.judge_plies}ply",
+                            "set": variant, "positions": table.positions,
+                            "judge": f"net:{variant}@{args.judge_plies}ply",
                             "seeds": len(CALIBRATION_SEEDS), "levels": levels,
                             "cpu_seconds": round(time.process_time() - started, 1)}
         print(f"{variant}: " + ", ".join(f"{name} {levels[name]['plies']}-ply noise {levels[name]['noise']}"

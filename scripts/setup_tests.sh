@@ -12,8 +12,9 @@ chromium=${TAPA_AI_CHROMIUM:-/usr/bin/chromium}
 chromedriver=${TAPA_AI_CHROMEDRIVER:-/usr/bin/chromedriver}
 packages="chromium chromium-driver"
 # Node.js runs the JavaScript of tapa_ai/web/ outside a browser (tests/test_levels_js.py, test_encoding_v4.py).
-command -v node >/dev/null 2>&1 || packages="$packages nodejs"
-if [ -x "$chromium" ] && [ -x "$chromedriver" ] && command -v node >/dev/null 2>&1; then
+node=${TAPA_AI_NODE:-node}
+command -v "$node" >/dev/null 2>&1 || packages="$packages nodejs"
+if [ -x "$chromium" ] && [ -x "$chromedriver" ] && command -v "$node" >/dev/null 2>&1; then
     :
 elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup_tests: installing $packages with apt-get (the web board's browser tests)"
@@ -21,7 +22,8 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends $packages
 else
-    echo "setup_tests: no $chromium, $chromedriver or node, so the browser and Node.js tests will skip: run" \
+    echo "setup_tests: no $chromium or $chromedriver, or no node, so the browser tests will skip" \
+         "(and the Node.js ones): run" \
          "\`sudo apt-get install -y --no-install-recommends $packages\` (Debian/Ubuntu), or point" \
          "TAPA_AI_CHROMIUM / TAPA_AI_CHROMEDRIVER at them" >&2
 fi

@@ -346,9 +346,10 @@ echo "{name} $*" >> "{log}"
 """
 
 
-def _run_setup(tmp_path: Path, uid: int, chromium: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+def _run_setup(tmp_path: Path, uid: int, chromium: str, node: str = "/bin/sh"
+               ) -> tuple[subprocess.CompletedProcess, list[str]]:
     """scripts/setup_tests.sh with stand-ins for id, apt-get and python first on PATH: what it ran, in order."""
-    fake = tmp_path / f"bin{uid}{len(chromium)}"
+    fake = tmp_path / f"bin{uid}{len(chromium)}{len(node)}"
     fake.mkdir()
     log = fake / "log"
     log.touch()
@@ -356,7 +357,7 @@ def _run_setup(tmp_path: Path, uid: int, chromium: str) -> tuple[subprocess.Comp
         (fake / name).write_text(_FAKE.format(name=name, log=log, body=body))
         (fake / name).chmod(0o755)
     env = {**os.environ, "PATH": f"{fake}:/usr/bin:/bin", "TAPA_AI_CHROMIUM": chromium,
-           "TAPA_AI_CHROMEDRIVER": "/bin/sh"}
+           "TAPA_AI_CHROMEDRIVER": "/bin/sh", "TAPA_AI_NODE": node}
     done = subprocess.run(["bash", str(ROOT / "scripts" / "setup_tests.sh")], env=env, capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)
     ran = [line for line in log.read_text().splitlines() if not line.startswith("id")]
@@ -377,6 +378,10 @@ def test_setup_tests_installs_chromium_as_root_and_says_what_to_run_otherwise(tm
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "`sudo apt-get install -y --no-install-recommends chromium chromium-driver`" in lines[0]
     assert missing in lines[0] and "browser tests will skip" in lines[0]
+    # Root, Chromium present but no Node.js: apt-get installs the list with nodejs (the Node.js tests need it).
+    done, ran = _run_setup(tmp_path, 0, "/bin/sh", node=str(tmp_path / "no-node"))
+    install = "apt-get install -y -qq --no-install-recommends chromium chromium-driver nodejs"
+    assert done.returncode == 0 and ran[1] == install, ran
     # Both there: nothing to install but the test extra, nothing said.
     done, ran = _run_setup(tmp_path, 0, "/bin/sh")
     assert done.returncode == 0 and ran == [pip] and done.stderr == "", (ran, done.stderr)

@@ -48,8 +48,9 @@ def test_deterministic_noise_is_the_documented_hash_and_generator(variant):
     assert [plain_fnv1a(bytes(row)) for row in data] == keys.tolist()
     # The bytes are the mover-relative arrays, each int8 as its two's-complement byte.
     row = 0
-    expected = [int(v) & 0xFF for v in np.concatenate([afterstates.positions.board[row], afterstates.positions.pinned[row],
-                                                        afterstates.positions.off[row], afterstates.positions.bar[row]])]
+    positions = afterstates.positions
+    expected = [int(v) & 0xFF for v in np.concatenate([positions.board[row], positions.pinned[row],
+                                                        positions.off[row], positions.bar[row]])]
     assert list(data[row]) == expected
     for seed in (0, 1, 4294967295):
         draws = deterministic_draws(keys, seed)
