@@ -15,7 +15,7 @@ import pytest
 from tapa_ai.engine.http import make_server, serve_in_thread
 from tests.test_web import browser, console_errors, get, message_of, open_board, wait_for  # noqa: F401
 
-LEVELLED = ("tapa", "plakoto", "backgammon")
+LEVELLED = ("tapa", "plakoto", "backgammon", "fevga")
 """The variants calibrated in tapa_ai/models/levels.json."""
 NOISY = ("beginner", "casual", "intermediate", "advanced", "expert")
 """The 0-ply levels, played in the page."""
@@ -48,8 +48,9 @@ def level_state(driver):
 
 
 def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server):
-    """tapa, plakoto and backgammon offer the six levels (world-class only where the server has the model, else
-    disabled saying how to get it); fevga's model has no levels: the list is disabled with the reason. ?level=NAME
+    """The calibrated variants offer the six levels (world-class only where the server has the model, else
+    disabled saying how to get it); a model the levels were not calibrated for has none: the list is disabled
+    with the reason. ?level=NAME
     chooses one, which then sets the bot (the Bot list is disabled) and shows the game's noise seed."""
     from tapa_ai.bots.levels import LEVEL_NAMES, find_level
 
@@ -69,12 +70,21 @@ def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server)
             assert not world_class[1]
         else:
             assert world_class[1] and f"--bot net:checkpoints/{variant}.pt" in world_class[2], world_class
-    assert served_levels(server, "fevga") is None
-    open_board(browser, server, variant="fevga", seed=3, level="casual")
-    state = level_state(browser)
-    assert state["disabled"], state
-    assert state["note"] == "No levels: fevga's model has no calibrated levels (docs/levels.md)."
-    assert not state["strength"]  # no level plays: the Bot list chooses
+    # A server whose tapa model is another network (generation 1): the levels were calibrated for the shipped
+    # one, so its model carries none and the list is disabled with the reason.
+    other = make_server("127.0.0.1", 0, bot="net:tapa-g1", quiet=True)
+    thread = serve_in_thread(other)
+    try:
+        assert served_levels(other, "tapa") is None
+        open_board(browser, other, variant="tapa", seed=3, level="casual")
+        state = level_state(browser)
+        assert state["disabled"], state
+        assert state["note"] == "No levels: tapa's model has no calibrated levels (docs/levels.md).", state
+        assert not state["strength"]  # no level plays: the Bot list chooses
+    finally:
+        other.shutdown()
+        other.server_close()
+        thread.join(10)
     # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed.
     open_board(browser, server, variant="plakoto", seed=3, level="casual", noise_seed=41)
     state = level_state(browser)
@@ -142,7 +152,7 @@ def page_level_moves(driver, cases):
 
 
 def test_a_0_ply_level_plays_the_python_bots_moves_with_the_same_noise_seed(browser, server):
-    """On positions of the shipped benchmark sets of tapa, plakoto and backgammon, each 0-ply level with a noise seed
+    """On positions of the shipped benchmark sets of the calibrated variants, each 0-ply level with a noise seed
     plays in the page (the function the bot plays with) the move of the Python bot
     ``net:<variant>,level=NAME,noise_seed=SEED,nobearoff``."""
     from tapa_ai.notation.json_position import position_from_json

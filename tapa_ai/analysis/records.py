@@ -32,7 +32,7 @@ from ..errors import TapaError
 from ..flow import Event, FlowError, GameState, MatchState
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
 from ..notation.json_position import position_from_json, result_from_json
-from ..rules.options import RuleOptions, RulesError, variant_rules
+from ..rules.options import VARIANTS, RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
 from ..rules.quoting import quoted
 
@@ -263,7 +263,7 @@ def _games_file(data: dict, where: str) -> Record:
     except RulesError as error:
         raise RecordError(f"{where}.variant: {error}") from None
     if rules is None:
-        raise RecordError(f"{where}.variant: missing (tapa, plakoto or backgammon)")
+        raise RecordError(f"{where}.variant: missing (one of {', '.join(VARIANTS)})")
     if "rules" in data:
         try:
             file_rules = RuleOptions.from_dict(data["rules"])

@@ -10,7 +10,7 @@ def add_parser(subparsers) -> None:
     export = subparsers.add_parser("export", help="write a checkpoint's network as ONNX, TorchScript or npz "
                                    "(docs/export.md)")
     export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, or a shipped model's "
-                        "name: tapa, plakoto, backgammon")
+                        "name: tapa, plakoto, backgammon, fevga, narde")
     export.add_argument("--format", required=True, metavar="FORMAT", help="onnx, torchscript or npz")
     export.add_argument("--out", required=True, metavar="PATH", help="the file to write (parent folders are made)")
     export.set_defaults(func=run)
