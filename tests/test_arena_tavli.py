@@ -154,6 +154,18 @@ def test_match_tavli_refuses_options_it_cannot_use(extra, message, capsys):
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("length", ["26", "-2"])
+def test_match_tavli_length_is_within_the_tavli_match_equity_table(length, capsys):
+    """A Tavli match longer than the table (25 points) is refused up front, as tapa-ai play refuses it, not
+    after games are played, in the table."""
+    from tapa_ai.cli import main
+
+    assert main(["match", "net:tavli", "net:tavli", "--tavli", length, "--matches", "2", "--quiet"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err == (f"tapa-ai match: --tavli {length}: a Tavli match is to 1 to 25 points, the Tavli match equity "
+                   "table's (3, 5 or 7 are usual)")
+
+
 def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys):
     from tapa_ai.cli import main
 

@@ -99,8 +99,11 @@ def run_tavli(args: argparse.Namespace) -> int:
     from ..bots.base import BotError
     from .tavli import run_tavli_match
 
-    if args.tavli < 1:
-        raise BotError(f"--tavli {args.tavli}: the points to win a Tavli match must be at least 1")
+    from ..cube.met import MAX_MATCH_LENGTH
+
+    if not 1 <= args.tavli <= MAX_MATCH_LENGTH:
+        raise BotError(f"--tavli {args.tavli}: a Tavli match is to 1 to {MAX_MATCH_LENGTH} points, the Tavli "
+                       "match equity table's (3, 5 or 7 are usual)")
     others = [name for name, given in (("--variant", args.variant), ("--match-length", args.match_length),
                                         ("--cube", args.cube), ("--partial", args.partial),
                                         ("--record-games", args.record_games)) if given]
