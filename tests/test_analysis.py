@@ -129,6 +129,26 @@ def test_at_one_ply_the_move_played_is_valued_at_one_ply_too(bot):
     assert second.best_equity <= values.max() + 1e-9 and second.error > 0
 
 
+def test_the_analyzer_ranks_as_the_bot_plays_its_refined_search_included(bot):
+    """The analyzer's ranking is the bot's own (NetBot.ranked): with ``refine`` the moves the 1-ply refinement
+    drops are not searched at 2 plies but shown at 0 ply below those searched, and the best is the bot's move."""
+    from tapa_ai.bots.search import filter_candidates
+
+    refined = analysis_bot(TAPA + "@2ply,refine=2:0.02")
+    position, dice = bot_game(bot, seed=6, moves=6).position, (3, 1)
+    afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
+    rows, _, equities = refined.ranked(afterstates)
+    searched = list(rows[np.argsort(-equities, kind="stable")])
+    base = refined.evaluator.afterstate_distributions(afterstates) @ refined.points
+    filtered = filter_candidates(base, afterstates.offsets, refined.candidates, refined.margin)
+    assert 2 <= len(searched) < len(filtered)  # the refinement dropped some of the filter's candidates
+    ranked, count = Analyzer(refined).rank(position, dice)
+    assert count == len(afterstates)
+    assert [move.row for move in ranked[:len(searched)]] == searched
+    assert [move.plies for move in ranked] == [2] * len(searched) + [0] * (count - len(searched))
+    assert ranked[0].row == int(refined.choose(afterstates, np.random.default_rng(0))[0])
+
+
 # -- luck --------------------------------------------------------------------------------------------------
 def best_0ply(analyzer, position, dice) -> float:
     return analyzer.rank(position, dice, plies=0, limit=1)[0][0].equity

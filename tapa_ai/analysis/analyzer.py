@@ -220,7 +220,6 @@ class Analyzer:
         by them, and each move's :attr:`RankedMove.value` is its match-winning chance (``equity`` stays its
         expected points).
         """
-        from ..bots.search import filter_candidates
         from ..movegen.batch import PositionBatch
         from ..movegen.generate import generate
 
@@ -231,16 +230,11 @@ class Analyzer:
         with self.locked():
             afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
             worth = self.points if class_values is None else np.asarray(class_values, dtype=np.float64)
-            base = self.evaluator.afterstate_distributions(afterstates)
+            # the bot's own ranking (its filter, refinement and search), then the moves it did not search at 0 ply
+            deep_rows, deep_values, deep_worth = self.bot.ranked(
+                afterstates, class_values=None if class_values is None else worth[None], plies=plies)
+            base = deep_values if plies == 0 else self.evaluator.afterstate_distributions(afterstates)
             base_values = base @ worth
-            if plies == 0:
-                deep_rows = np.arange(len(afterstates))
-                deep_values = base
-            else:
-                deep_rows = filter_candidates(base_values, afterstates.offsets, self.bot.candidates,
-                                              self.bot.margin)
-                deep_values = self.bot.evaluate(afterstates, deep_rows, plies)
-        deep_worth = deep_values @ worth
         order = np.argsort(-deep_worth, kind="stable")
         ranked = [(int(deep_rows[i]), deep_values[i], plies) for i in order]
         rest = np.setdiff1d(np.arange(len(afterstates)), deep_rows)

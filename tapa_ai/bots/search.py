@@ -312,16 +312,19 @@ class NetBot(Bot):
         return values
 
     def ranked(self, afterstates: Afterstates, last_ply: Optional[tuple[int, np.random.Generator]] = None,
-               class_values: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For every row kept by the filter: (rows, distributions at the bot's plies, equities).
+               class_values: Optional[np.ndarray] = None, plies: Optional[int] = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For every row kept by the filter: (rows, distributions at ``plies`` (default: the bot's), equities).
 
         Rows not kept are absent; rows are grouped by source position like ``afterstates``.
         ``last_ply``: the kept rows' full-depth values with the last ply's dice sampled
         (:func:`afterstate_values`); the filters before them stay exact. ``class_values`` (B, K): what each
         outcome class is worth to each source position's mover (a match's score, :meth:`choose_at_score`)
         instead of :attr:`points`; the filters and the equities use them (the replies inside the search are
-        still chosen by the evaluator's points).
+        still chosen by the evaluator's points). The one ranking of the bot's moves: :meth:`choose` plays by it
+        and the analyzer (:meth:`tapa_ai.analysis.analyzer.Analyzer.rank`) shows it.
         """
+        plies = self.plies if plies is None else plies
         if class_values is None:
             worth = lambda values, rows: values @ self.points  # noqa: E731
         else:
@@ -330,14 +333,14 @@ class NetBot(Bot):
         base = self.evaluator.afterstate_distributions(afterstates)
         every = np.arange(len(afterstates))
         equities = worth(base, every)
-        if self.plies == 0:
+        if plies == 0:
             return every, base, equities
         rows = filter_candidates(equities, afterstates.offsets, self.candidates, self.margin)
-        if self.refine is not None and self.plies >= 2:
-            shallower = worth(self.evaluate(afterstates, rows, self.plies - 1), rows)
+        if self.refine is not None and plies >= 2:
+            shallower = worth(self.evaluate(afterstates, rows, plies - 1), rows)
             kept = filter_candidates(shallower, np.searchsorted(rows, afterstates.offsets), *self.refine)
             rows = rows[kept]
-        values = self.evaluate(afterstates, rows, last_ply=last_ply)
+        values = self.evaluate(afterstates, rows, plies, last_ply=last_ply)
         return rows, values, worth(values, rows)
 
     def move_noise(self, afterstates: Afterstates, rows: np.ndarray, rng: np.random.Generator,
