@@ -124,6 +124,21 @@ def test_matches_depend_on_the_seed_only(records):
     assert np.array_equal(again.match_points, records.match_points)
 
 
+def test_chunks_join_into_one_numbering_of_the_matches_whatever_the_workers():
+    """run_tavli_match plays chunks of pairs (in worker processes) and joins their records: every match once,
+    numbered in order, the same records with one worker or two; a length past the Tavli table is refused."""
+    from tapa_ai.arena.tavli import run_tavli_match
+
+    one = run_tavli_match("heuristic", "runner", 3, 12, seed=5, workers=1, chunk_pairs=2, progress=False)
+    two = run_tavli_match("heuristic", "runner", 3, 12, seed=5, workers=2, chunk_pairs=2, progress=False)
+    assert one.records.slots == 12 and sorted(set(one.records.slot.tolist())) == list(range(12))
+    assert np.all(np.diff(one.records.slot) >= 0)
+    for name in ("slot", "game", "points_for_a", "kind", "a_opened", "match_points", "match_a_won"):
+        assert np.array_equal(getattr(one.records, name), getattr(two.records, name)), name
+    with pytest.raises(BotError, match="from 1 to 25"):
+        run_tavli_match("heuristic", "runner", 26, 2, progress=False)
+
+
 # -- the command --------------------------------------------------------------------------------------------
 def test_match_tavli_reports_match_wins_and_records_each_games_variant(tmp_path, capsys):
     from tapa_ai.cli import main

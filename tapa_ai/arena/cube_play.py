@@ -44,7 +44,7 @@ from ..rules import outcomes
 from ..rules.options import RuleOptions
 from ..rules.position import start_position
 from .runner import GameRunner, Ply, deal_dice, mover_points
-from .stats import match_win_rate, mean_ci
+from .stats import concatenate_slot_records, match_win_rate, mean_ci
 
 KIND_PASS = len(outcomes.RESULT_KINDS)
 """Result code of a game ended by a passed double (after the move generator's codes 0..5)."""
@@ -93,14 +93,7 @@ class CubeRecords:
 
     @staticmethod
     def concatenate(parts: "list[CubeRecords]") -> "CubeRecords":
-        offset, slots = 0, []
-        for part in parts:
-            slots.append(part.slot + offset)
-            offset += part.slots
-        names = ("game", "points_for_a", "a_won", "kind", "turns", "cube", "doubles", "crawford",
-                 "match_a_won", "match_points", "match_unfinished")
-        values = {name: np.concatenate([getattr(part, name) for part in parts]) for name in names}
-        return CubeRecords(parts[0].match_length, np.concatenate(slots), **values)
+        return concatenate_slot_records(parts)
 
     def summary(self) -> dict:
         """The results: points per game (money) or match wins (matches), with 95% CIs over the pairs."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -23,3 +24,17 @@ def match_win_rate(match_a_won: np.ndarray, match_unfinished: np.ndarray) -> tup
     score = np.where(match_unfinished, 0.5, match_a_won.astype(np.float64))
     rate, ci = mean_ci(score.reshape(-1, 2).mean(axis=1))
     return rate, [max(0.0, ci[0]), min(1.0, ci[1])]
+
+
+def concatenate_slot_records(parts: list):
+    """Records of several runs of duplicate slots joined into one, each part's slots numbered after those of the
+    parts before it: ``parts`` are dataclasses of one type with ``match_length``, ``slot`` ((G,) slot of each
+    game), ``slots`` (their count) and every other field an array to join (per game or per slot)."""
+    first = parts[0]
+    offset, slots = 0, []
+    for part in parts:
+        slots.append(part.slot + offset)
+        offset += part.slots
+    values = {field.name: np.concatenate([getattr(part, field.name) for part in parts])
+              for field in dataclasses.fields(first) if field.name not in ("match_length", "slot")}
+    return type(first)(first.match_length, np.concatenate(slots), **values)

@@ -41,7 +41,7 @@ from ..movegen import PositionBatch
 from ..rules import outcomes
 from ..rules.position import start_position
 from .runner import DealtDice, GameRunner, Ply, choose_by_mover, deal_dice, mover_points
-from .stats import match_win_rate
+from .stats import concatenate_slot_records, match_win_rate
 from .workers import WORKER, play_jobs, warm_up
 
 __all__ = ["TavliRecords", "TavliMatchResult", "play_tavli_pairs", "run_tavli_match"]
@@ -85,14 +85,7 @@ class TavliRecords:
 
     @staticmethod
     def concatenate(parts: "list[TavliRecords]") -> "TavliRecords":
-        offset, slots = 0, []
-        for part in parts:
-            slots.append(part.slot + offset)
-            offset += part.slots
-        names = ("game", "points_for_a", "a_won", "kind", "turns", "a_opened", "match_a_won", "match_points",
-                 "match_unfinished")
-        values = {name: np.concatenate([getattr(part, name) for part in parts]) for name in names}
-        return TavliRecords(parts[0].match_length, np.concatenate(slots), **values)
+        return concatenate_slot_records(parts)
 
     def summary(self) -> dict:
         """Match wins with a 95% CI over the pairs, points, and the games' results per variant."""
@@ -306,8 +299,11 @@ def run_tavli_match(spec_a: str, spec_b: str, match_length: int, count: int, see
         raise BotError(f"matches={count}: play at least one pair (2)")
     if workers < 1:
         raise BotError(f"workers={workers}: must be at least 1")
-    if isinstance(match_length, bool) or not isinstance(match_length, int) or match_length < 1:
-        raise BotError(f"Tavli match length {match_length!r}: must be an integer >= 1")
+    from ..cube.met import MAX_MATCH_LENGTH
+
+    if isinstance(match_length, bool) or not isinstance(match_length, int) or not 1 <= match_length <= MAX_MATCH_LENGTH:
+        raise BotError(f"Tavli match length {match_length!r}: must be an integer from 1 to {MAX_MATCH_LENGTH} (the "
+                       "Tavli match equity table's)")
     check_and_warm_up_tavli((spec_a, spec_b))
     pairs = math.ceil(count / 2)
     jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns, match_length)
