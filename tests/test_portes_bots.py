@@ -189,6 +189,23 @@ def test_the_portes_bot_and_the_backgammon_bot_each_play_the_best_move_by_their_
     assert changed >= 1  # measured: a few of these 150 positions
 
 
+def test_the_terminal_shows_a_portes_backgammon_inside_the_gammon_it_is_worth(portes_bot, backgammon_bot):
+    """tapa-ai play's eval and hints (play/advice.py) show the outcomes as the game scores them: in Portes the
+    backgammon model's backgammon class is added to the gammon; backgammon keeps it apart, plakoto its mother."""
+    from tapa_ai.analysis.analyzer import Analyzer
+    from tapa_ai.play.advice import scored_named, summarize
+
+    probabilities = np.array([0.30, 0.10, 0.05, 0.35, 0.15, 0.05])
+    portes = scored_named(Analyzer(portes_bot), probabilities)
+    assert list(portes) == ["win_single", "win_gammon", "lose_single", "lose_gammon"]
+    assert portes["win_gammon"] == pytest.approx(0.15) and portes["lose_gammon"] == pytest.approx(0.20)
+    assert summarize(portes) == "win 45.0% (gammon 15.0%) | lose 55.0% (gammon 20.0%)"
+    assert scored_named(Analyzer(backgammon_bot), probabilities) == Analyzer(backgammon_bot).named(probabilities)
+    plakoto = Analyzer(make_bot("net:plakoto", PLAKOTO))
+    seven = np.array([0.3, 0.1, 0.05, 0.3, 0.1, 0.05, 0.1])
+    assert list(scored_named(plakoto, seven)) == list(plakoto.named(seven)) and "win_mother" in plakoto.named(seven)
+
+
 def test_heuristic_plays_portes_games_to_the_end_without_backgammons():
     from tapa_ai.arena.duels import duel
 

@@ -51,6 +51,21 @@ def summarize(named: dict[str, float]) -> str:
     return " | ".join(parts)
 
 
+def scored_named(analyzer, probabilities) -> dict[str, float]:
+    """The probabilities by outcome name as the analyzer's rules score them: where its model has a backgammon class
+    and the rules no backgammons (Portes played by the backgammon model: a backgammon counts as a gammon), it is
+    added to the gammon and not shown apart."""
+    named = analyzer.named(probabilities)
+    if analyzer.rules.backgammons or "win_backgammon" not in named:
+        return named
+    folded: dict[str, float] = {}
+    for name, p in named.items():
+        side = next((prefix for prefix in ("win_", "lose_") if name.startswith(prefix)), None)
+        key = name if side is None or name in (side + "single", side + "gammon") else side + "gammon"
+        folded[key] = folded.get(key, 0.0) + p
+    return folded
+
+
 def _swap(named: dict[str, float]) -> dict[str, float]:
     """The same probabilities from the other side's view."""
     swapped = {}
@@ -162,7 +177,7 @@ class Advisor:
 
     @staticmethod
     def _wins(analyzer, probabilities) -> float:
-        return sum(p for name, p in analyzer.named(probabilities).items() if name.startswith("win_"))
+        return sum(p for name, p in scored_named(analyzer, probabilities).items() if name.startswith("win_"))
 
     def evaluation(self, position: Position, viewer: str, context=None) -> list[str]:
         """The network's evaluation of ``position`` before its side to move rolls, from ``viewer``'s view (in a
@@ -170,7 +185,7 @@ class Advisor:
         analyzer = self.analyzer()
         probabilities, equity, exact = analyzer.evaluate(position)
         values = self.class_values(analyzer, position.turn, context)
-        named = analyzer.named(probabilities)
+        named = scored_named(analyzer, probabilities)
         if position.turn != viewer:
             named, equity = _swap(named), -equity
         when = "final result" if exact else f"{position.turn} to roll"
@@ -203,7 +218,7 @@ class Advisor:
         verdict = "the best" if place == 0 else f"number {place + 1}, {behind} behind {best.move or '(pass)'}"
         return [f"{mover}'s move {chosen.move or '(pass)'} with {dice[0]}-{dice[1]}: {worth} "
                 f"for {mover}; by {self.name} {verdict} of {total}",
-                f"  {summarize(analyzer.named(chosen.probabilities))}"]
+                f"  {summarize(scored_named(analyzer, chosen.probabilities))}"]
 
     # -- the cube -------------------------------------------------------------------------------
     def cube(self, position: Position, cube_value: int, cube_owner: Optional[str], match_score,
