@@ -11,7 +11,8 @@
 For each variant: every legal move of the set's positions valued by the shipped net at 0 ply and by the
 judge (the net at 1 ply), then the noise of each weaker level found by bisection so that it loses its target
 more millipoints per move than the plain net (tapa_ai/arena/levels.py). Written to tapa_ai/models/levels.json
-(package data, read by tapa_ai/bots/levels.py) with the net's sha256 and the command. A few minutes a variant.
+(package data, read by tapa_ai/bots/levels.py) with each net's sha256 and the command that calibrated it. A few
+minutes a variant.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def main() -> int:
         return 2
     data = json.loads(out.read_text()) if out.is_file() else {}
     entries = data.get("variants", {})
+    command = "python " + " ".join(shlex.quote(a) for a in ["scripts/calibrate_levels.py"] + sys.argv[1:])
     for variant in variants:
         started = time.process_time()
         path = find_model_path(variant)
@@ -131,14 +133,13 @@ def main() -> int:
                             "set": variant, "positions": table.positions,
                             "judge": f"net:{variant}@{args.judge_plies}ply",
                             "seeds": len(CALIBRATION_SEEDS), "levels": levels,
-                            "cpu_seconds": round(time.process_time() - started, 1)}
+                            "cpu_seconds": round(time.process_time() - started, 1), "command": command}
         print(f"{variant}: " + ", ".join(f"{name} {levels[name]['plies']}-ply noise {levels[name]['noise']}"
                                          for name in LEVEL_NAMES), flush=True)
     data = {"about": "Levels of play per variant: a depth and a noise each (docs/levels.md), calibrated on the "
                      "variant's shipped benchmark set by scripts/calibrate_levels.py: each weaker level loses "
                      f"{', '.join(f'{n} {v:g}' for n, v in EXTRA_MP.items())} millipoints per move more than the "
                      "plain 0-ply net, by the judge.",
-            "command": "python " + " ".join(shlex.quote(a) for a in ["scripts/calibrate_levels.py"] + sys.argv[1:]),
             "variants": {v: entries[v] for v in VARIANTS if v in entries}}
     out.parent.mkdir(parents=True, exist_ok=True)
     text = (json.dumps(data, indent=1) + "\n").encode()
