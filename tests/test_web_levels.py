@@ -15,7 +15,7 @@ import pytest
 from tapa_ai.engine.http import make_server, serve_in_thread
 from tests.test_web import browser, console_errors, get, message_of, open_board, wait_for  # noqa: F401
 
-LEVELLED = ("tapa", "plakoto", "backgammon", "fevga")
+LEVELLED = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 """The variants calibrated in tapa_ai/models/levels.json."""
 NOISY = ("beginner", "casual", "intermediate", "advanced", "expert")
 """The 0-ply levels, played in the page."""
