@@ -143,3 +143,24 @@ def test_tapa_ai_play_offers_the_levels(monkeypatch):
         launch(variant="fevga", level="casual", input=io.StringIO(""), output=io.StringIO())
     with pytest.raises(TapaError, match="unknown level 'pro'"):
         launch(variant="tapa", level="pro", input=io.StringIO(""), output=io.StringIO())
+
+
+def test_a_tavli_match_plays_every_game_at_the_level_its_model_was_calibrated_for():
+    """``tapa-ai play --tavli 5 --level casual`` (``net:tavli,level=casual``): Portes by the backgammon model at
+    backgammon's casual noise, Plakoto and Fevga each at its own, every level of every game's model calibrated."""
+    import io
+
+    from tapa_ai.bots.tavli import make_tavli_player
+    from tapa_ai.play.cli_play import launch
+
+    player = make_tavli_player("net:tavli,level=casual")
+    try:
+        assert {variant: (bot.evaluator.model_rules.name, bot.plies, bot.noise)
+                for variant, bot in player.players.items()} == {
+            variant: (model, 0, find_level(model, "casual").noise)
+            for variant, model in (("portes", "backgammon"), ("plakoto", "plakoto"), ("fevga", "fevga"))}
+    finally:
+        player.close()
+    out = io.StringIO()
+    assert launch(tavli=5, level="casual", seed=3, input=io.StringIO("quit\ny\n"), output=out, no_color=True) == 0
+    assert "the bot (net:tavli,level=casual)" in out.getvalue()
