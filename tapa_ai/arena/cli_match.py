@@ -99,11 +99,9 @@ def run_tavli(args: argparse.Namespace) -> int:
     from ..bots.base import BotError
     from .tavli import run_tavli_match
 
-    from ..cube.met import MAX_MATCH_LENGTH
+    from ..cube.tavli_met import check_tavli_length
 
-    if not 1 <= args.tavli <= MAX_MATCH_LENGTH:
-        raise BotError(f"--tavli {args.tavli}: a Tavli match is to 1 to {MAX_MATCH_LENGTH} points, the Tavli "
-                       "match equity table's (3, 5 or 7 are usual)")
+    check_tavli_length(args.tavli, f"--tavli {args.tavli}", BotError)
     others = [name for name, given in (("--variant", args.variant), ("--match-length", args.match_length),
                                         ("--cube", args.cube), ("--partial", args.partial),
                                         ("--record-games", args.record_games)) if given]

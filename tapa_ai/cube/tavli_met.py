@@ -122,6 +122,15 @@ def _outcomes(rates: ResultRates) -> tuple[np.ndarray, np.ndarray]:
     return rates.shares, rates.points.astype(np.int64)
 
 
+def check_tavli_length(length: int, label: str, error: type[Exception] = ValueError) -> None:
+    """``error`` naming ``label`` (the option, e.g. ``--tavli 30``) unless ``length`` is a Tavli match length the
+    table covers (1 to :data:`~tapa_ai.cube.met.MAX_MATCH_LENGTH` points): the one check of ``tapa-ai play --tavli``
+    and ``tapa-ai match --tavli``."""
+    if not 1 <= length <= MAX_MATCH_LENGTH:
+        raise error(f"{label}: a Tavli match is to 1 to {MAX_MATCH_LENGTH} points, the Tavli match equity "
+                    "table's (3, 5 or 7 are usual)")
+
+
 def build_tavli_met(rates: Sequence[ResultRates], max_away: int = MAX_MATCH_LENGTH,
                     tolerance: float = 1e-13) -> TavliMatchEquityTable:
     """The table of a rotation whose games have ``rates`` (in :data:`TAVLI_ROTATION` order; module docstring)."""

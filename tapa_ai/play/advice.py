@@ -177,7 +177,7 @@ class Advisor:
 
     @staticmethod
     def _wins(analyzer, probabilities) -> float:
-        return sum(p for name, p in scored_named(analyzer, probabilities).items() if name.startswith("win_"))
+        return sum(p for name, p in analyzer.named(probabilities).items() if name.startswith("win_"))
 
     def evaluation(self, position: Position, viewer: str, context=None) -> list[str]:
         """The network's evaluation of ``position`` before its side to move rolls, from ``viewer``'s view (in a

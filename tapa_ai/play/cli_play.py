@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional, TextIO
 
-from ..cube.met import MAX_MATCH_LENGTH
+from ..cube.tavli_met import check_tavli_length
 from ..errors import TapaError
 from ..rules.options import VARIANTS, RuleOptions, variant_rules
 from ..rules.quoting import quoted
@@ -112,9 +112,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
     if tavli is not None and (variant or match_length):
         raise LaunchError(f"--tavli {tavli} plays Portes, Plakoto and Fevga in turn to {tavli} points: it takes no "
                           f"{'--variant' if variant else '--match-length'}")
-    if tavli is not None and not 1 <= tavli <= MAX_MATCH_LENGTH:
-        raise LaunchError(f"--tavli {tavli}: a Tavli match is to 1 to {MAX_MATCH_LENGTH} points, the Tavli match "
-                          "equity table's (3, 5 or 7 are usual)")
+    if tavli is not None:
+        check_tavli_length(tavli, f"--tavli {tavli}", LaunchError)
     saved = load_game(read_file(load), "file") if load else None
     if saved is not None and saved.is_tavli:
         if variant or match_length:
