@@ -135,7 +135,7 @@ def test_chunks_join_into_one_numbering_of_the_matches_whatever_the_workers():
     assert np.all(np.diff(one.records.slot) >= 0)
     for name in ("slot", "game", "points_for_a", "kind", "a_opened", "match_points", "match_a_won"):
         assert np.array_equal(getattr(one.records, name), getattr(two.records, name)), name
-    with pytest.raises(BotError, match="from 1 to 25"):
+    with pytest.raises(BotError, match="Tavli match length 26: a Tavli match is to 1 to 25 points"):
         run_tavli_match("heuristic", "runner", 26, 2, progress=False)
 
 

@@ -295,6 +295,10 @@ def test_tavli_and_other_sessions_refuse_each_others_saves_and_bad_options(tmp_p
         with pytest.raises(LaunchError, match=rf"^--tavli {length}: a Tavli match is to 1 to 25 points, the Tavli "
                                               "match equity table's"):
             launch(tavli=length, input=io.StringIO(""), output=io.StringIO())
+    runner = make_tavli_player("runner")
+    for length, shown in ((0, "0"), (26, "26"), (True, "True"), (2.5, "2.5"), ("3", "'3'")):
+        with pytest.raises(ValueError, match=rf"^Tavli match length {shown}: a Tavli match is to 1 to 25 points"):
+            PlaySession.tavli(runner, length, input=io.StringIO(""), output=io.StringIO())
 
 
 def test_tapa_ai_play_tavli_as_a_process(tmp_path):

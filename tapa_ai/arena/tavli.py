@@ -299,11 +299,9 @@ def run_tavli_match(spec_a: str, spec_b: str, match_length: int, count: int, see
         raise BotError(f"matches={count}: play at least one pair (2)")
     if workers < 1:
         raise BotError(f"workers={workers}: must be at least 1")
-    from ..cube.met import MAX_MATCH_LENGTH
+    from ..cube.tavli_met import check_tavli_length
 
-    if isinstance(match_length, bool) or not isinstance(match_length, int) or not 1 <= match_length <= MAX_MATCH_LENGTH:
-        raise BotError(f"Tavli match length {match_length!r}: must be an integer from 1 to {MAX_MATCH_LENGTH} (the "
-                       "Tavli match equity table's)")
+    check_tavli_length(match_length, f"Tavli match length {match_length!r}", BotError)
     check_and_warm_up_tavli((spec_a, spec_b))
     pairs = math.ceil(count / 2)
     jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns, match_length)

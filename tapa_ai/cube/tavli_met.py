@@ -124,9 +124,10 @@ def _outcomes(rates: ResultRates) -> tuple[np.ndarray, np.ndarray]:
 
 def check_tavli_length(length: int, label: str, error: type[Exception] = ValueError) -> None:
     """``error`` naming ``label`` (the option, e.g. ``--tavli 30``) unless ``length`` is a Tavli match length the
-    table covers (1 to :data:`~tapa_ai.cube.met.MAX_MATCH_LENGTH` points): the one check of ``tapa-ai play --tavli``
-    and ``tapa-ai match --tavli``."""
-    if not 1 <= length <= MAX_MATCH_LENGTH:
+    table covers (an integer, 1 to :data:`~tapa_ai.cube.met.MAX_MATCH_LENGTH` points): the one check of a Tavli
+    match played by bots (``tapa-ai play --tavli``, ``tapa-ai match --tavli``, :func:`tapa_ai.arena.tavli.
+    run_tavli_match`, :meth:`tapa_ai.play.session.PlaySession.tavli`)."""
+    if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_MATCH_LENGTH:
         raise error(f"{label}: a Tavli match is to 1 to {MAX_MATCH_LENGTH} points, the Tavli match equity "
                     "table's (3, 5 or 7 are usual)")
 

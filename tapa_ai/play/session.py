@@ -122,11 +122,9 @@ class PlaySession:
         """A Tavli match to ``length`` points (RULES.md 9) against ``player``, a
         :class:`~tapa_ai.bots.tavli.TavliPlayer`; ``advisors``: an :class:`Advisor` per variant of the rotation
         (default: none). ``options`` as for the constructor (``human``, ``seed``, the streams ...)."""
-        from ..cube.met import MAX_MATCH_LENGTH
+        from ..cube.tavli_met import check_tavli_length
 
-        if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_MATCH_LENGTH:
-            raise ValueError(f"Tavli match length {quoted(length)}: must be an integer 1..{MAX_MATCH_LENGTH} (the "
-                             "Tavli match equity table's)")
+        check_tavli_length(length, f"Tavli match length {quoted(length)}", ValueError)
         first = tavli_rules(1)
         session = cls(first, player.bot(first.name), **options)
         session.player = player
