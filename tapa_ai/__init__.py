@@ -8,7 +8,8 @@ functions too):
 
 - foundation: ``config`` (typed configs), ``ray_cluster`` (the optional Ray
   dependency), ``deadline`` (cooperative time limits), ``errors`` (``TapaError``,
-  the base of every error a user can act on) and this package's ``__version__``;
+  the base of every error a user can act on), ``quoting`` (bad input quoted, bounded, in every error),
+  ``schema`` (the declared JSON Schemas of every request and file, and their one validator) and this package's ``__version__``;
   they import no other layer;
 - ``rules``: rule options, positions, the reference move generator, the cube's
   rules (pure Python, no torch);
@@ -35,7 +36,7 @@ functions too):
 __version__ = "0.1.0"
 
 LAYERS = (
-    ("config", "ray_cluster", "deadline", "errors"),
+    ("config", "ray_cluster", "deadline", "errors", "quoting", "schema"),
     ("rules",),
     ("notation",),
     ("flow",),

@@ -1,5 +1,5 @@
 """Issue 49, item 8: errors quote hostile input by a bounded prefix and its length, never whole
-(tapa_ai.rules.quoting.quoted, used by every layer's errors)."""
+(tapa_ai.quoting.quoted, used by every layer's errors)."""
 
 import http.client
 import io
@@ -20,7 +20,7 @@ SHORT = 330
 
 
 def test_quoted_keeps_short_input_whole_and_cuts_long_input_with_its_length():
-    from tapa_ai.rules.quoting import quoted
+    from tapa_ai.quoting import quoted
 
     assert quoted("24/20") == "'24/20'" and quoted([6, 5]) == "[6, 5]" and quoted(None) == "None"
     long = quoted("24/20 " * 100_000)
@@ -32,8 +32,8 @@ def test_quoted_keeps_short_input_whole_and_cuts_long_input_with_its_length():
 
 
 def test_quoted_keeps_up_to_the_limit_whole_and_cuts_at_the_last_character_that_fits():
-    # Found by mutation testing of tapa_ai/rules/quoting.py: the edges of the limit.
-    from tapa_ai.rules.quoting import QUOTE_LIMIT, quoted
+    # Found by mutation testing of tapa_ai/quoting.py: the edges of the limit.
+    from tapa_ai.quoting import QUOTE_LIMIT, quoted
 
     assert QUOTE_LIMIT == 80
     assert quoted("x" * 80) == repr("x" * 80)
@@ -46,7 +46,7 @@ def test_quoted_keeps_up_to_the_limit_whole_and_cuts_at_the_last_character_that_
 
 
 def test_quoted_shortens_a_repr_longer_than_the_limit_and_keeps_one_of_exactly_the_limit():
-    from tapa_ai.rules.quoting import quoted
+    from tapa_ai.quoting import quoted
 
     assert quoted([1, 2, 3], limit=9) == "[1, 2, 3]"
     assert quoted([1, 2, 3], limit=8) == "[1, 2, 3... (3 items)"

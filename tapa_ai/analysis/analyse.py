@@ -57,7 +57,7 @@ from ..movegen.generate import generate
 from ..net.model import outcome_points
 from ..flow.tavli import TAVLI_ROTATION
 from ..rules.position import SIDES
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from .analyzer import AnalysisError
 from .batching import batch_sizes, batches, decisions_of
 from .ratings import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, Analysis, CubeAction, CubeRating, GameAnalysis,

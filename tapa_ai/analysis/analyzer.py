@@ -39,7 +39,7 @@ from ..deadline import acquire
 from ..errors import TapaError
 from ..rules import reference
 from ..rules.position import Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 MAX_REQUEST_PLIES = 2
 """Deepest search a single request may ask for (a bot spec may set 3 as its own default)."""

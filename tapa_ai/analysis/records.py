@@ -34,7 +34,7 @@ from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nes
 from ..notation.json_position import position_from_json, result_from_json
 from ..rules.options import VARIANTS, RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 PLAY_FORMAT = "tapa-ai/play"
 MAX_GAMES = 100_000

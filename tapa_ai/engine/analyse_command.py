@@ -21,7 +21,7 @@ from typing import Any
 
 from ..analysis.analyse import DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record
 from ..analysis.records import RecordError, record_from_json
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..analysis.analyzer import MAX_REQUEST_PLIES
 
 MAX_ANALYSE_MOVES = 2000

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..rules.position import SIDES, Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..analysis.analyzer import AnalysisError
 
 

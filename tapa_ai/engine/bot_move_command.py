@@ -14,7 +14,7 @@ from ..analysis.analyzer import AnalysisError
 from ..notation.json_position import position_to_json
 from ..notation.move_text import format_move
 from ..rules.position import Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 FIXED_BOTS = ("heuristic", "runner", "random")
 """The bots ``bot_move`` plays: no model, any variant."""

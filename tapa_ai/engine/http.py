@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Iterable, Optional, Union
 
 from .. import __version__
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from .http_limits import (AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits,
                           late_message)
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error

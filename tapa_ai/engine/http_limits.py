@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from http.server import HTTPServer
 from typing import Iterable, Optional, Union
 
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 __all__ = ["ServerLimits", "AccessPolicy", "DeadlineReader", "RequestTimedOut", "PooledHTTPServer", "host_name",
            "Arrival", "request_end", "late_message"]

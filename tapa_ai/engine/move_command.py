@@ -20,7 +20,7 @@ import numpy as np
 
 from ..analysis.analyzer import AnalysisError
 from ..notation.json_position import position_to_json
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 DEFAULT_HINT_COUNT = 5
 MAX_HINT_COUNT = 100

@@ -70,7 +70,7 @@ from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, Position, start_position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..analysis.analyzer import MAX_REQUEST_PLIES, AnalysisError
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..rules.position import Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..analysis.analyzer import AnalysisError
 
 ROLLOUT_KEYS = ("position", "dice", "moves", "candidates", "games", "truncate", "bearoff", "rotate", "luck", "seed",

@@ -31,7 +31,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..errors import TapaError
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 """The page's files (package data)."""

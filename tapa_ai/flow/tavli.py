@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from ..rules.options import RuleOptions, variant_rules
 from ..rules.position import SIDES, other
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..rules.reference import Move
 from .dice import DiceSource
 from .errors import FlowError

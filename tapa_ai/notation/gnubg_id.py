@@ -30,7 +30,7 @@ import re
 
 from ..rules.options import BACKGAMMON, CHECKERS_PER_SIDE, RuleOptions
 from ..rules.position import SIDES, Position, PositionError, absolute_index, other, validate_position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 __all__ = ["GnubgIdError", "position_to_gnubg_id", "position_from_gnubg_id"]
 

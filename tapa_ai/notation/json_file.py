@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TapaError
-from ..rules.quoting import PATH_LIMIT, quoted
+from ..quoting import PATH_LIMIT, quoted
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file read (a long match's save or record is well under 1 MB); reading stops there."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position, PositionError, validate_position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 _KNOWN_KEYS = {"variant", "points", "off", "bar", "turn", "result", "rules"}
 

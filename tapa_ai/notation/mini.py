@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..rules.options import RuleOptions, variant_rules
 from ..rules.position import CHECKERS_PER_SIDE, SIDES, Position, PositionError, validate_position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 
 __all__ = ["board"]
 

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..rules.options import RulesError
 from ..rules.position import BAR_POINT, OFF_POINT, SIDES, Position, other
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..rules.reference import (RESTRICTIONS, Move, Step, TurnStart, broken_restriction, check_dice, legal_moves,
                                play_step, result_after_step, single_steps, turn_start)
 

@@ -8,7 +8,7 @@ from typing import Optional, TextIO
 from ..cube.tavli_met import check_tavli_length
 from ..errors import TapaError
 from ..rules.options import VARIANTS, RuleOptions, variant_rules
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from .advice import Advisor, default_advisor_spec
 from .saves import SavedGame, game_summary, load_game, read_file
 from .session import PlaySession

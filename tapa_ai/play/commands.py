@@ -9,7 +9,7 @@ from typing import Callable
 
 from ..flow import GameRecord
 from ..rules.position import SIDES, GameResult, Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..rules.reference import mother_is_pinned, normal_win
 from .advice import AdviceUnavailable
 from .moves import legal_moves_text

@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 
 from ..notation.move_text import MoveTextError, Segment, find_move, format_move, parse_move_text
 from ..rules.position import BAR_POINT, OFF_POINT, Position, other
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from ..rules.reference import (Move, Step, all_checkers_home, has_free_checker, is_closed, play_step,
                                result_after_step, single_steps, turn_start)
 

@@ -48,7 +48,7 @@ from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, rea
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES
-from ..rules.quoting import PATH_LIMIT, quoted
+from ..quoting import PATH_LIMIT, quoted
 
 FORMAT = "tapa-ai/play"
 VERSION = 1

@@ -57,7 +57,7 @@ from ..flow import MatchState
 from ..flow.tavli import TAVLI_ROTATION, TavliContext, TavliMatch, tavli_rules
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, other
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from .advice import AdviceUnavailable, Advisor
 from .board import Palette, colour_wanted
 from .commands import COMMANDS, Commands, QuitSession, move_examples

@@ -9,7 +9,7 @@ from ..flow import FlowError, MatchState
 from ..flow.tavli import TavliMatch
 from ..notation.move_text import MoveTextError, broken_rule, format_move
 from ..rules.position import Position
-from ..rules.quoting import quoted
+from ..quoting import quoted
 from .moves import TurnInProgress, display_move, illegal_reason, in_other_view, legal_moves_text
 from .reports import dice_text
 

@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from .options import RuleOptions, RulesError
 from .position import SIDES, GameResult, other
-from .quoting import quoted
+from ..quoting import quoted
 
 MAX_CUBE = 64
 CUBE_VALUES = (1, 2, 4, 8, 16, 32, 64)

@@ -14,7 +14,7 @@ from dataclasses import MISSING, asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import TapaError
-from .quoting import quoted
+from ..quoting import quoted
 
 #: Bumped whenever a rule change alters legal moves or results; stored in checkpoints.
 RULES_VERSION = 1

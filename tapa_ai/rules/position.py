@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from .options import CHECKERS_PER_SIDE, RuleOptions, RulesError, variant_rules
-from .quoting import quoted
+from ..quoting import quoted
 
 SIDES = ("X", "O")
 BAR_POINT = 25

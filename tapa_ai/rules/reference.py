@@ -30,7 +30,7 @@ from .position import (
     absolute_index,
     other,
 )
-from .quoting import quoted
+from ..quoting import quoted
 
 
 @dataclass(frozen=True)
