@@ -86,7 +86,7 @@ HAND_PICKED = {
          "bar:XO 24:XX 13:XXXX 8:XXX 6:XXXXX 1:OO 12:OOOOO 17:OOO 19:OOOO", "X"),
         ("pure race, O to move", "6:XXXX 5:XXX 3:XX 19:OOO 20:OOOO 22:OO 24:OOOO", "O"),
     ],
-    # The running games (RULES.md 8): X's point numbers as everywhere; O's own point q is X's q + 12 or q - 12.
+    # The running games (docs/rules.md 8): X's point numbers as everywhere; O's own point q is X's q + 12 or q - 12.
     "fevga": [
         ("docs/encoding.md version-4 example: blockades both ways, both sides passed",
          "24:XXXX 20:XX 14:X 5:XXX 12:OO 16:OOO 21:O 22:O 23:O", "X"),
@@ -109,7 +109,7 @@ HAND_PICKED = {
 
 def positions_of(variant: str, rng: np.random.Generator) -> list[tuple[str, object]]:
     """(name, Position) pairs of one variant: start positions, hand-picked ones, random ones (in the running
-    games also one board at the edge of each restriction of RULES.md 8.4, ``running_edge_positions``)."""
+    games also one board at the edge of each restriction of docs/rules.md 8.4, ``running_edge_positions``)."""
     rules = variant_rules(variant)
     cases = [(f"{variant} start, X to move", start_position(rules, "X")),
              (f"{variant} start, O to move", start_position(rules, "O"))]

@@ -1,6 +1,6 @@
-"""An independent second implementation of the move rules of RULES.md.
+"""An independent second implementation of the move rules of docs/rules.md.
 
-Written only from ``/work/shared/RULES.md`` (sections 1-4, 7 and 8), without
+Written only from ``docs/rules.md`` (sections 1-4, 7 and 8), without
 looking at the project's reference generator, so that the two can be compared
 position by position (``tests/test_reference_vs_independent.py``). It imports
 nothing from ``tapa_ai``.
@@ -39,7 +39,7 @@ from typing import Any, Iterable, Optional
 N_CHECKERS = 15
 HOME = range(1, 7)
 
-# The three variants of RULES.md section 6, reduced to what the move rules need.
+# The three variants of docs/rules.md section 6, reduced to what the move rules need.
 VARIANTS = {
     "tapa": {"contact": "pin", "mother_points": 3, "backgammons": True},
     "plakoto": {"contact": "pin", "mother_points": 2, "backgammons": False},
@@ -452,7 +452,7 @@ def start_breaks_restriction(data: dict) -> Optional[str]:
     """For a running-game position: the restriction of 8.4 the mover already breaks before moving.
 
     Such a board cannot arise in play (the opponent's moves cannot make the mover break one), and
-    RULES.md does not say how a turn from it goes; the comparisons leave these boards out.
+    docs/rules.md does not say how a turn from it goes; the comparisons leave these boards out.
     """
     rules, (points, offx, offo, _, _, _), mover = parse_state(data)
     if not isinstance(rules, RunningRules):

@@ -602,7 +602,7 @@ RUNNING = ("fevga", "narde")
 
 @pytest.mark.parametrize("variant", RUNNING)
 def test_running_game_bear_offs_never_meet_again_and_end_in_singles_and_gammons(variant):
-    """In the running games the other's home is the mover's points 13-18 (RULES.md 8.1): once both sides
+    """In the running games the other's home is the mover's points 13-18 (docs/rules.md 8.1): once both sides
     are home, every legal move of every roll leads to a bear-off again or a single or gammon win."""
     from tapa_ai.bearoff.evaluate import bearoff_mask
     from tapa_ai.movegen import PositionBatch

@@ -178,7 +178,7 @@ def test_missing_package_is_a_bot_error_saying_how_to_install(monkeypatch):
         PubevalBot(BACKGAMMON)
 
 
-# --- Portes (RULES.md 9): gnubg's probabilities valued with Portes' points ---------------------------------
+# --- Portes (docs/rules.md 9): gnubg's probabilities valued with Portes' points ---------------------------------
 
 PORTES = variant_rules("portes")
 

@@ -36,7 +36,7 @@ def reference_contact(position: Position) -> np.ndarray:
     for side in (position.turn, other(position.turn)):
         foe = other(side)
 
-        def is_open(point: int) -> bool:  # RULES.md 3.2, for `side`
+        def is_open(point: int) -> bool:  # docs/rules.md 3.2, for `side`
             stack = position.stack(side, point)
             return not stack.endswith(foe) or stack == foe
 

@@ -1,4 +1,4 @@
-"""Game and match flow (RULES.md section 5): opening, turns, cube, Crawford, matches, snapshots."""
+"""Game and match flow (docs/rules.md section 5): opening, turns, cube, Crawford, matches, snapshots."""
 
 from __future__ import annotations
 

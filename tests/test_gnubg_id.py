@@ -257,7 +257,7 @@ def test_ids_agree_with_gnubg_on_random_positions():
 def test_backgammon_moves_agree_with_gnubg_on_random_positions():
     """gnubg moves the second half of the board (the player on roll), so equal move sets confirm the order.
 
-    Positions where a move ends the game are skipped: there RULES.md's
+    Positions where a move ends the game are skipped: there docs/rules.md's
     Decision (a game-ending step counts as using every die) allows e.g.
     ``2/off`` with 41 beside gnubg's only move ``2/1* 1/off``.
     """

@@ -1,7 +1,7 @@
-"""The vectorized generator plays the running games (fevga, narde: RULES.md 8) exactly as the reference does.
+"""The vectorized generator plays the running games (fevga, narde: docs/rules.md 8) exactly as the reference does.
 
 For random positions of both games (uniform playouts, playouts that prefer holding points in a row,
-end-game boards, and boards built at the edges of the restrictions of RULES.md 8.4: primes nearly made,
+end-game boards, and boards built at the edges of the restrictions of docs/rules.md 8.4: primes nearly made,
 the head on the first turns, the runner about to pass, the starting quarter nearly full) the set of
 afterstates, results included, must equal the reference's, and the steps the fast generator gives for an
 afterstate must be a legal sequence reaching it: each step a legal single step of the reference with the
@@ -278,7 +278,7 @@ def test_a_position_repeated_in_one_batch_gives_each_copy_the_same_afterstates()
     _assert_same_as_reference(batch.take(np.arange(0, len(batch), 2)), dice[::2], replay_every=4)
 
 
-# The prime rule (RULES.md 8.4 b) when the opponent's last checker stands on its 7-point and its checkers hold
+# The prime rule (docs/rules.md 8.4 b) when the opponent's last checker stands on its 7-point and its checkers hold
 # each of its points 7 to 13 (X's 19-24 and 1): the only run of six with every opposing checker behind it is the
 # opponent's home board, its points 1-6 (X's 13-18). X holds five of them, two checkers on its 18-point, and
 # 18/13 with a 5 would close the sixth. No other restriction can bind (no X checker on the 24-point, runners

@@ -505,7 +505,7 @@ def test_moves_are_shown_with_repeats_counted_and_in_the_other_numbering():
 
 
 # --------------------------------------------------------------------------
-# The running games (fevga, narde: RULES.md 8)
+# The running games (fevga, narde: docs/rules.md 8)
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("human", ["X", "O"])
@@ -537,7 +537,7 @@ def test_the_bots_move_in_a_running_game_is_shown_in_the_humans_numbering():
 
 
 def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks():
-    """Fevga's start rule (RULES.md 8.4 a): a second checker may not leave the 24-point before the first has
+    """Fevga's start rule (docs/rules.md 8.4 a): a second checker may not leave the 24-point before the first has
     passed the opponent's start. Typed at the terminal, the refusal names it."""
     position = board("fevga", "24:XXXXXXXXXXXXXX 16:X 12:OOOOOOOOOOOOOO 5:O", turn="X")
     data = {"format": "tapa-ai/play", "version": 1, "position": position_to_json(position), "dice": [6, 4]}

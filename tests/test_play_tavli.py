@@ -1,4 +1,4 @@
-"""``tapa-ai play --tavli N``: a Tavli match (RULES.md 9) in the terminal, driven as a person drives it.
+"""``tapa-ai play --tavli N``: a Tavli match (docs/rules.md 9) in the terminal, driven as a person drives it.
 
 The rotation Portes, Plakoto, Fevga; the first game and a game after a draw open with an opening roll, any
 other game is opened by the winner of the one before; the bot of each game's variant plays by the match score
@@ -325,7 +325,7 @@ def test_resign_gives_up_the_game_not_the_match_and_undo_stays_within_a_game():
     session.handle_line("resign")
     session.handle_line("y")
     screen = out.getvalue()
-    # at the start nothing is borne off: a gammon, as if the bot bore off now (RULES.md 3.5)
+    # at the start nothing is borne off: a gammon, as if the bot bore off now (docs/rules.md 3.5)
     assert "Game over: O wins 2 points, you resigned: a gammon." in screen
     assert ("Game 2 of the Tavli match: plakoto (the next game is fevga). Score: you 0, O 2 (Tavli match to 3). "
             "O opens, rolling both dice (O won game 1).") in screen

@@ -1,4 +1,4 @@
-"""Portes (RULES.md 9): backgammon's board game with no cube, a backgammon counted as a gammon, the opener
+"""Portes (docs/rules.md 9): backgammon's board game with no cube, a backgammon counted as a gammon, the opener
 rolling both dice afresh and the winner of a game opening the next. The rules layer and the move generators."""
 
 from __future__ import annotations

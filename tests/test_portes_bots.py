@@ -1,4 +1,4 @@
-"""Portes (RULES.md 9) played by the bots: the backgammon model plays it from its outcome probabilities with
+"""Portes (docs/rules.md 9) played by the bots: the backgammon model plays it from its outcome probabilities with
 Portes' points (one mechanism, :class:`tapa_ai.net.evaluator.RulesEvaluator`, behind every net-like bot: 0-ply,
 the n-ply search, ``onnx:``, the engine protocol, analysis, ``tapa-ai play``), ``heuristic`` plays it, and a net
 of another board game is refused in one line. (``gnubg:N`` playing Portes: tests/test_bots_gnubg.py.)"""

@@ -1,4 +1,4 @@
-"""Portes on the web board (docs/web.md, RULES.md 9): the page plays it with the backgammon model, shown every
+"""Portes on the web board (docs/web.md, docs/rules.md 9): the page plays it with the backgammon model, shown every
 position as a backgammon position and valued with Portes' points, no cube, the opener rolling both dice afresh.
 Headless Chromium as in tests/test_web.py (skipped with the install line where it is missing)."""
 

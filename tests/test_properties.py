@@ -2,7 +2,7 @@
 
 A game is played from the start position by rolling seeded dice and choosing
 a random legal move until the game ends. Every position on the way, and every
-legal afterstate offered, must keep the invariants of RULES.md, survive the
+legal afterstate offered, must keep the invariants of docs/rules.md, survive the
 JSON, move-text and (backgammon) gnubg Position ID round trips, and the game
 must end.
 """

@@ -1,6 +1,6 @@
 """Cross-check the reference move generator against an independent one.
 
-``tests/independent_rules.py`` implements the move rules of RULES.md a second
+``tests/independent_rules.py`` implements the move rules of docs/rules.md a second
 time, from the text alone. Here both generate every legal result of a turn
 for the same position and dice, and the sets of resulting positions must be
 equal. Positions come from three sources, for each variant:
@@ -24,7 +24,7 @@ breaks a restriction of 8.4 cannot arise in play and are left out.
 
 Hand-worked cases (``HAND_CASES``, ``RUNNING_HAND_CASES``; the latter each
 checked for both colours) pin the independent implementation itself
-to answers derived by hand from RULES.md. Each comparison also checks that the
+to answers derived by hand from docs/rules.md. Each comparison also checks that the
 reference lists every resulting position once and keeps ``turn`` = the mover.
 The per-test line printed with ``-s`` gives counts and a coverage summary.
 
@@ -436,7 +436,7 @@ def test_random_endgames_custom_rules(variant, overrides):
     checker.finish()
 
 
-# -- a few hand-made cases where the text of RULES.md is explicit ------------------
+# -- a few hand-made cases where the text of docs/rules.md is explicit ------------------
 
 def _board(variant: str, layout: str, turn: str = "X", bar: dict | None = None) -> dict:
     points = [""] * 24
@@ -453,7 +453,7 @@ def _board(variant: str, layout: str, turn: str = "X", bar: dict | None = None) 
 
 # (variant, layout, turn, bar, dice, expected): the layout uses X's point numbers
 # (absolute index + 1), stacks bottom to top; ``expected`` lists every legal
-# result as (layout, bar, result), worked out by hand from RULES.md.
+# result as (layout, bar, result), worked out by hand from docs/rules.md.
 HAND_CASES = [
     # bearing off: a pinned checker on the highest point blocks the 6; only the 1 plays (3.3)
     ("tapa", "5:XO 3:XX 19:OOOOOOOOOOOOOO", "X", None, (6, 1),
@@ -562,7 +562,7 @@ START = "24:X*15 12:O*15"
 PASS = "pass"  # expected: the turn is passed (the position unchanged)
 
 # (name, variant, rule overrides, layout, dice, expected): ``expected`` lists every legal result as
-# (layout, result) or is PASS; each worked out by hand from RULES.md section 8 (reasoning in the comments).
+# (layout, result) or is PASS; each worked out by hand from docs/rules.md section 8 (reasoning in the comments).
 RUNNING_HAND_CASES = [
     # -- first turns. Fevga: the runner rule lets one checker only leave the 24-point until one
     # stands on points 1-11; the opponent's 15 on its 24-point close X's 12-point.

@@ -1,4 +1,4 @@
-"""One test per rule of RULES.md, named after the rule, asserting exact move sets or results.
+"""One test per rule of docs/rules.md, named after the rule, asserting exact move sets or results.
 
 Positions are written in the mini-language of ``tapa_ai.notation.mini``:
 ``"20:X 17:OX"`` places stacks by X's point number, bottom to top; checkers

@@ -1,4 +1,4 @@
-"""One test per rule of RULES.md section 8 (Fevga and Narde), asserting exact move sets or results.
+"""One test per rule of docs/rules.md section 8 (Fevga and Narde), asserting exact move sets or results.
 
 Positions are written in the mini-language of ``tapa_ai.notation.mini``: stacks are placed by **X's**
 point number (the absolute board + 1), so an O checker on O's own point ``q`` is written at ``q + 12``
@@ -292,7 +292,7 @@ def test_the_engine_protocol_plays_the_running_games_and_names_a_broken_rule():
 # ------------------------------------------------------------------ 8.6 the presets and their options
 
 def test_the_running_presets_have_the_options_of_the_rules_table():
-    # RULES.md 8.6.
+    # docs/rules.md 8.6.
     table = {
         "fevga": (((24, 15),), "parallel", "block", "runner", True, False, False, False, "reroll", "winner"),
         "narde": (((24, 15),), "parallel", "block", "head", True, True, False, False, "reroll", "winner"),

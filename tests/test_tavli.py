@@ -1,4 +1,4 @@
-"""The Tavli match flow (RULES.md section 9): the rotation, who opens, draws, scores, the match end."""
+"""The Tavli match flow (docs/rules.md section 9): the rotation, who opens, draws, scores, the match end."""
 
 from __future__ import annotations
 

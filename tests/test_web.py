@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
 VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
 RUNNING = ("fevga", "narde")
-"""The running games (RULES.md 8): their models read encoding version 4; the vectors hold feature cases of them."""
+"""The running games (docs/rules.md 8): their models read encoding version 4; the vectors hold feature cases of them."""
 CHROMIUM = os.environ.get("TAPA_AI_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("TAPA_AI_CHROMEDRIVER", "/usr/bin/chromedriver")
 INSTALL = "apt-get install -y --no-install-recommends chromium chromium-driver"
@@ -604,7 +604,7 @@ def test_a_finished_game_is_analysed_by_the_server_and_saved_as_a_record(browser
     assert console_errors(browser) == []
 
 
-# -- the running games (fevga, narde: RULES.md 8) ------------------------------------------------------------
+# -- the running games (fevga, narde: docs/rules.md 8) ------------------------------------------------------------
 def test_the_running_games_models_are_served_in_encoding_version_4_and_the_fixed_bots_listed(server):
     for variant in RUNNING:
         status, kind, body = get(server, f"/model/{variant}.json")
@@ -676,7 +676,7 @@ def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made
 
 
 def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks(browser, server):
-    """Fevga's start rule (RULES.md 8.4 a): with 3-1 at the start, two checkers may not leave the 24-point; the
+    """Fevga's start rule (docs/rules.md 8.4 a): with 3-1 at the start, two checkers may not leave the 24-point; the
     server refuses the typed move and the page shows the rule; a legal typed move is played."""
     console_errors(browser)
     open_board(browser, server, variant="fevga", seed=3)
@@ -708,7 +708,7 @@ def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks(browser, serve
 
 def test_the_pages_step_planner_plays_the_running_games_as_the_reference(browser, server):
     """The click planner (steps.js) offers exactly the first steps of the reference's legal sequences, the
-    restrictions of RULES.md 8.4 included, over positions of random fevga and narde games, both sides."""
+    restrictions of docs/rules.md 8.4 included, over positions of random fevga and narde games, both sides."""
     from tapa_ai.notation import format_move, position_to_json
     from tapa_ai.play.moves import LegalSequences
     from tapa_ai.rules import legal_moves, start_position

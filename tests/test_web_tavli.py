@@ -1,4 +1,4 @@
-"""The Tavli match on the web board (docs/web.md, RULES.md 9): games rotating Portes, Plakoto, Fevga to N points,
+"""The Tavli match on the web board (docs/web.md, docs/rules.md 9): games rotating Portes, Plakoto, Fevga to N points,
 no cube, the first game opened by an opening roll and the winner opening the next; the in-page bot plays by the
 score, valuing each outcome class by the Tavli match equity table the server serves (GET /model/tavli-met.json),
 and chooses as the Python bot's ``choose_at_score`` does. Headless Chromium as in tests/test_web.py (skipped with
@@ -269,7 +269,7 @@ def next_game(driver):
 
 
 def test_a_drawn_game_scores_nothing_and_the_next_game_opens_with_an_opening_roll(browser, server):
-    """RULES.md 9 on a draw (both mothers pinned in Plakoto), games ended by the page's test hook: game 1 won by O,
+    """docs/rules.md 9 on a draw (both mothers pinned in Plakoto), games ended by the page's test hook: game 1 won by O,
     so O opens game 2 (Plakoto) rolling both dice; game 2 drawn: the score stays, the rotation moves on, and game 3
     (Fevga) opens with an opening roll."""
     open_board(browser, server, variant="tavli", length=5, seed=6)

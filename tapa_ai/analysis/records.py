@@ -116,7 +116,7 @@ class Record:
     ``tapa-ai play``'s saves and game or match snapshots (the rules having a cube), a games file where a game
     has a cube action (the arena's and the web board's games are played without it)."""
     tavli: int = 0
-    """A Tavli match to this many points (RULES.md 9; 0: not one): its games rotate Portes, Plakoto and Fevga,
+    """A Tavli match to this many points (docs/rules.md 9; 0: not one): its games rotate Portes, Plakoto and Fevga,
     each game's :attr:`RecordedGame.rules` its own, :attr:`rules` the first's."""
 
 

@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
     match.add_argument("--match-length", type=int, default=0, metavar="N",
                        help="play matches to N points with the cube and Crawford rule (match-win %%, 95%% CI)")
     match.add_argument("--tavli", type=int, default=0, metavar="N",
-                       help="play Tavli matches to N points (RULES.md 9: portes, plakoto, fevga in turn, no cube); "
+                       help="play Tavli matches to N points (docs/rules.md 9: portes, plakoto, fevga in turn, no cube); "
                        "A and B are Tavli players: net:tavli, tavli:PORTES,PLAKOTO,FEVGA or a bot that plays all "
                        "three (docs/arena.md)")
     match.add_argument("--matches", type=int, default=None, metavar="M",

@@ -320,7 +320,7 @@ class _CubeGames(GameRunner):
 
     def start_next_games(self, following: np.ndarray, winner_is_a: np.ndarray, decisive: np.ndarray) -> None:
         """The next game of each continuing match: Crawford, a centred cube, its opener; after the games going on."""
-        # Crawford: the game after the winner first reaches length - 1 (RULES.md 5).
+        # Crawford: the game after the winner first reaches length - 1 (docs/rules.md 5).
         self.post_crawford[following] |= self.crawford_game[following]
         winner_points = np.where(winner_is_a, self.points[following, 0], self.points[following, 1])
         self.crawford_game[following] = ((self.rules.crawford and self.match_length >= 2)

@@ -1,4 +1,4 @@
-"""Tavli matches (RULES.md 9) between two Tavli players in duplicate pairs: ``tapa-ai match A B --tavli N``.
+"""Tavli matches (docs/rules.md 9) between two Tavli players in duplicate pairs: ``tapa-ai match A B --tavli N``.
 
 Slot ``2i`` is a match with A in seat 0, slot ``2i + 1`` the same dice with
 B in seat 0. The matches are played game by game, all slots side by side on

@@ -4,8 +4,8 @@ A position (a :class:`~tapa_ai.movegen.batch.PositionBatch` row, seen from ``tur
 **bear-off** (:func:`bearoff_mask`) when its game goes on and no contact is left: every checker of both
 sides is on its own 1- to 6-points or borne off, none on the bar, none pinned, and both still have one on
 the board. The two home boards lie at opposite ends of the board and both sides move away from each other
-there (in tapa and plakoto as in backgammon, RULES.md section 1), so no checker can meet an opposing one
-again: no hit, no pin, no mother. In the running games (RULES.md 8.1) the other's home board is the
+there (in tapa and plakoto as in backgammon, docs/rules.md section 1), so no checker can meet an opposing one
+again: no hit, no pin, no mother. In the running games (docs/rules.md 8.1) the other's home board is the
 mover's points 13-18, twelve points away on the same track, and both sides bear off without meeting
 either. Every variant then plays the same end game, and a finished one scores a single, or a gammon when
 the loser has borne off none; never a backgammon (the loser's checkers are all in its own home, none in

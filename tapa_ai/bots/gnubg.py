@@ -14,7 +14,7 @@ move from the source position, and its resulting board is matched to the one
 row of the afterstates with the same position.
 
 A rule set of backgammon's board game that scores otherwise (``portes``:
-a backgammon counts as a gammon, RULES.md 9) is played from gnubg's outcome
+a backgammon counts as a gammon, docs/rules.md 9) is played from gnubg's outcome
 probabilities valued with that rule set's points: ``gnubg_nn.probabilities``
 of every afterstate (the opponent on roll), the mover's expected points
 ``-(2 w - 1 + w_gammon - l_gammon + top (w_bg - l_bg))`` with ``top`` the

@@ -33,7 +33,7 @@ against a strong home board), blots exposed to direct and indirect shots
 home board, primes, home-board points, and, once contact is broken, a pure
 race (pip lead, bear-off efficiency).
 
-The running games (``contact == "block"``, Fevga and Narde, RULES.md 8): a
+The running games (``contact == "block"``, Fevga and Narde, docs/rules.md 8): a
 single checker holds a point, so what matters is the **blockade**: our points
 in the 12 points in front of the opponent's rearmost checker (on its path,
 which here runs the same way as ours from the other corner) and the longest

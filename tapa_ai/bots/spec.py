@@ -66,7 +66,7 @@ Tavli match (:mod:`tapa_ai.bots.tavli`, ``tapa-ai match --tavli N``); ``make_bot
 with one line saying so.
 
 A network plays the rule sets of its own board game: ``make_bot("net:backgammon",
-variant_rules("portes"))`` is the backgammon model playing Portes (RULES.md 9), shown
+variant_rules("portes"))`` is the backgammon model playing Portes (docs/rules.md 9), shown
 every position as a backgammon position and valuing its outcome probabilities with
 Portes' points (a backgammon counts 2; :class:`~tapa_ai.net.evaluator.RulesEvaluator`).
 A rule set of another board game (``net:plakoto`` asked to play backgammon) is one

@@ -1,4 +1,4 @@
-"""A Tavli player (RULES.md 9): one bot per game of the rotation, Portes, Plakoto and Fevga.
+"""A Tavli player (docs/rules.md 9): one bot per game of the rotation, Portes, Plakoto and Fevga.
 
 Spec forms (:func:`tavli_specs`):
 

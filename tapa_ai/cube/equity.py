@@ -42,7 +42,7 @@ DEFAULT_CUBE_LIFE = 0.68
 """Janowski's cube life ``x`` (0 = dead cube, 1 = fully live): GNU Backgammon's value for contact positions."""
 
 MAX_CUBE = 64
-"""The highest cube (RULES.md section 5); a cube at 64 cannot be doubled."""
+"""The highest cube (docs/rules.md section 5); a cube at 64 cannot be doubled."""
 
 OWNER_CENTRED, OWNER_MOVER, OWNER_OPPONENT = 0, 1, -1
 """Cube ownership codes relative to the side to roll."""

@@ -1,6 +1,6 @@
 """The Tavli match equity table: match-winning chances by the score, the next game of the rotation and its opener.
 
-A Tavli match (RULES.md 9) has no cube, so its table is the plain game
+A Tavli match (docs/rules.md 9) has no cube, so its table is the plain game
 recursion of :mod:`tapa_ai.cube.met` with two more things in the state: which
 game of the rotation Portes, Plakoto, Fevga comes next (each has its own
 result rates), and who opens it (the winner of the last game; an opening roll

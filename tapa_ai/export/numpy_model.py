@@ -11,7 +11,7 @@ this single file and evaluate positions with a model written by
     probabilities, equity = model.evaluate(features)    # (B, K) and (B,) float32
     probabilities, equity = model.evaluate_positions([position_json, ...])  # both steps at once
 
-Positions are the JSON objects of ``tapa_ai.notation.json_position`` (RULES.md
+Positions are the JSON objects of ``tapa_ai.notation.json_position`` (docs/rules.md
 section 7): ``{"variant": "tapa", "points": [24 stacks], "off": {"X": 0, "O": 0},
 "turn": "X"}``, optionally ``"bar"`` (backgammon) and ``"rules"`` (overrides of
 the variant's options). Every position is evaluated **from the side to move**
@@ -201,7 +201,7 @@ def _parse(position: Any, where: str) -> Mapping[str, Any]:
 
 def _index(side: str, point: int, parallel: bool) -> int:
     """The index in ``points`` of ``side``'s own point ``point`` (1..24): X's ``point - 1``; O's ``24 - point``,
-    or in the running games (``parallel``) ``(point + 11) % 24`` (RULES.md 1 and 8.1)."""
+    or in the running games (``parallel``) ``(point + 11) % 24`` (docs/rules.md 1 and 8.1)."""
     if side == "X":
         return point - 1
     return (point + 11) % 24 if parallel else 24 - point

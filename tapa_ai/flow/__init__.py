@@ -1,4 +1,4 @@
-"""Game and match flow (RULES.md section 5) as explicit, immutable state.
+"""Game and match flow (docs/rules.md section 5) as explicit, immutable state.
 
 A game is a :class:`GameState`; every action returns a new state and raises
 :class:`FlowError` when it is not allowed now, saying why. The phases::
@@ -19,7 +19,7 @@ Randomness is injected: every roll takes a **dice source**, either a
 replays fixed dice). :func:`play_game` and :func:`play_match` drive whole
 games with an injected ``choose_move`` and an optional :class:`CubePolicy`.
 
-Decisions where RULES.md is silent:
+Decisions where docs/rules.md is silent:
 
 - With ``opening = reroll`` the opener's first turn is an ordinary turn, so it
   may double before rolling it (when the cube is in use).
@@ -39,7 +39,7 @@ The modules, lowest first (each imports only those above it)::
     game        GameState, PHASES
     match       GameRecord, MatchState
     drivers     ChooseMove, CubePolicy, NeverDouble, play_game, play_match
-    tavli       TAVLI_ROTATION, TavliMatch: the Tavli match (RULES.md 9), a match whose games rotate variants
+    tavli       TAVLI_ROTATION, TavliMatch: the Tavli match (docs/rules.md 9), a match whose games rotate variants
 
 The layers of the package are ``tapa_ai.rules`` -> ``tapa_ai.notation`` ->
 ``tapa_ai.flow``: the flow reads and writes positions and moves through the

@@ -3,10 +3,10 @@
 The fast generator works on :class:`PositionBatch`, never on
 :class:`~tapa_ai.rules.position.Position` objects. Every array is indexed by
 position first; the board is **mover-relative**: column ``i`` is the mover's
-own point ``i + 1`` (RULES.md section 1), so the mover always moves towards
+own point ``i + 1`` (docs/rules.md section 1), so the mover always moves towards
 column 0 and bears off below it, whatever its colour.
 
-A point holds one of the stacks of RULES.md 3.1, stored in two int8 numbers:
+A point holds one of the stacks of docs/rules.md 3.1, stored in two int8 numbers:
 
 - ``board[b, i]``: the checkers on top, signed: ``+n`` = ``n`` of the mover's,
   ``-n`` = ``n`` of the opponent's, 0 = empty.
@@ -16,7 +16,7 @@ A point holds one of the stacks of RULES.md 3.1, stored in two int8 numbers:
 
 So ``"OX"`` with X to move is ``board = +1, pinned = -1``; with O to move it is
 ``board = -1, pinned = +1``. In the running games (``paths = "parallel"``,
-RULES.md 8.1) the opponent's checkers still sit in the column of the mover's
+docs/rules.md 8.1) the opponent's checkers still sit in the column of the mover's
 point they stand on: the other side's view is the board turned by 12 columns,
 not reversed. Conversions to and from ``Position`` and JSON are
 exact and cheap (a cached table per stack string), but the hot paths
@@ -74,7 +74,7 @@ class PositionBatch:
         return pins, mother, backgammons
 
     def restriction_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per rule set, the running games' landing and restrictions (RULES.md 8.2, 8.4): block contact (R,)
+        """Per rule set, the running games' landing and restrictions (docs/rules.md 8.2, 8.4): block contact (R,)
         bool, start rule (R,) int8 (``kernel.START_RULE_CODES``), prime rule (R,) bool, full starting quarter
         forbidden (R,) bool. Made once per tuple of rule sets: shared, never to be written (numba types read-only
         arrays apart, so they are not marked so)."""
@@ -89,7 +89,7 @@ class PositionBatch:
         )
 
     def parallel_rows(self) -> np.ndarray:
-        """(B,) bool: the positions of a running game (both sides travel the same way round, RULES.md 8.1)."""
+        """(B,) bool: the positions of a running game (both sides travel the same way round, docs/rules.md 8.1)."""
         parallel = np.array([r.parallel for r in self.rules], dtype=np.bool_)
         return parallel[self.rules_id] if len(parallel) else np.zeros(len(self), dtype=np.bool_)
 
@@ -234,7 +234,7 @@ def _restriction_tables(rules: tuple[RuleOptions, ...]) -> tuple[np.ndarray, np.
 def _mover_view(points, side: int, parallel: bool):
     """The absolute board's stacks in the order of ``side``'s own points 1..24 (and back: the map is its own
     inverse). X's own order is the absolute one; O's is the reverse, or in the running games the board turned
-    by 12 points (RULES.md 8.1)."""
+    by 12 points (docs/rules.md 8.1)."""
     if side == X:
         return points
     if parallel:

@@ -26,7 +26,7 @@ def replay_text(position: Position, text: str, dice: Optional[tuple[int, int]] =
 
     Each step must be a legal single step (reference ``single_steps``) with one
     of the dice still unused; returns None at the first one that is not. With
-    the turn's ``dice`` the head rule of the running games (RULES.md 8.4 a),
+    the turn's ``dice`` the head rule of the running games (docs/rules.md 8.4 a),
     which looks back to the start of the turn, is checked too.
     """
     side = position.turn

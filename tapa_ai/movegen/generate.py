@@ -86,7 +86,7 @@ class Afterstates:
         return Move(self.step_list(row), self.position(row))
 
     def move_text(self, row: int) -> str:
-        """Move text of afterstate ``row`` (RULES.md 7), e.g. ``"24/21 23/22"``."""
+        """Move text of afterstate ``row`` (docs/rules.md 7), e.g. ``"24/21 23/22"``."""
         return format_steps(self.step_list(row))
 
     def rows(self, rows: np.ndarray) -> "Afterstates":

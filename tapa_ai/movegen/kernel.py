@@ -25,7 +25,7 @@ reference generator, on one board that is changed in place and changed back
 - **Doubles in canonical order.** Four equal dice can be played in any
   order of their source points, so the search only plays sources that do
   not increase, as GNU Backgammon does. One thing breaks that argument: a
-  mother win or draw ends the turn in the middle (RULES.md 2, Decision), and
+  mother win or draw ends the turn in the middle (docs/rules.md 2, Decision), and
   then which steps came before the ending one matters. That needs the
   opponent's mother alone on the mover's 1-point, pinned already or a few
   steps of the die away from a mover's checker, and the mover's mother pinned
@@ -37,7 +37,7 @@ reference generator, on one board that is changed in place and changed back
   did not end the game there: the high-first order reaches the same
   position (the low step stays legal after it: closed points are fixed,
   the high step only moves forward and cannot free a bear-off from above).
-- **The running games' restrictions (RULES.md 8.4)**, checked on the
+- **The running games' restrictions (docs/rules.md 8.4)**, checked on the
   position after every step like the reference: a candidate step is kept
   only if the masks after it (held points, the 24-point's count, off) break
   none (:func:`_unrestricted`). Per position, :func:`_restriction_watch`
@@ -92,7 +92,7 @@ BAR_BIT = 24  # bit of the bar in a source mask (bit s - 1 = point s)
 POINTS_MASK = (1 << 24) - 1
 NOT_HOME_MASK = POINTS_MASK ^ 0x3F
 
-# The running games' restrictions (RULES.md 8.4): codes of ``start_rule`` in the rule tables.
+# The running games' restrictions (docs/rules.md 8.4): codes of ``start_rule`` in the rule tables.
 START_NONE = 0
 START_RUNNER = 1
 START_HEAD = 2
@@ -178,7 +178,7 @@ def _six_in_a_row(mask):
 @njit(cache=True, nogil=True)
 def _restriction_watch(closed, movable, head, own_off, n_dice, start_rule, may_leave, prime_rule, quarter_rule,
                        opponent_off):
-    """Which of the restrictions of RULES.md 8.4 some position reachable this turn could break.
+    """Which of the restrictions of docs/rules.md 8.4 some position reachable this turn could break.
 
     Returns ``(start_watch, prime_window, quarter_watch)``: the start rule code to check (0 when the rule
     cannot bind this turn), the mask of run starts (bit k - 1 = the opponent's point k) where a prime would
@@ -257,7 +257,7 @@ def _unrestricted(sources, tops, moves, own_off, die, start_watch, head, may_lea
 
 @njit(cache=True, nogil=True, inline="always")
 def _result_now(tops, pins, own_off, opp_bar, mother_rules, mover_mother_pinned, opponent_off, backgammons):
-    """Result code of the current board for the mover, checked after every step (RULES.md 3.4, 3.5, 4)."""
+    """Result code of the current board for the mover, checked after every step (docs/rules.md 3.4, 3.5, 4)."""
     if mother_rules and pins[0] == -1:
         # The opponent's mother (its lone checker on the mover's 1-point) is pinned: draw first.
         if mover_mother_pinned:
@@ -488,7 +488,7 @@ def generate_range(
                         reach_one = True
                 own_on_24 = (board[b, 23] if board[b, 23] > 0 else 0) + (1 if pinned[b, 23] == 1 else 0)
                 all_orders = reach_one and (mover_mother_pinned or own_on_24 <= 4)
-        # The running games' restrictions (RULES.md 8.4), for the positions where one can bind this turn:
+        # The running games' restrictions (docs/rules.md 8.4), for the positions where one can bind this turn:
         # each candidate step is kept only if the position after it breaks none. The head rule counts the
         # checkers that left the 24-point, the same for every order of the same steps, so the pruning
         # stays. The runner, prime and quarter rules look at the board after each step, where one order

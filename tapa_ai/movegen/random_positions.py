@@ -15,11 +15,11 @@ reproduces the same positions. The three sources cover different rules:
   1-point, some checkers borne off: bearing off with pinned checkers,
   mother wins and draws, gammons and backgammons in one move.
 
-For the running games (fevga, narde: RULES.md 8) ``style="contact"`` prefers
+For the running games (fevga, narde: docs/rules.md 8) ``style="contact"`` prefers
 moves that hold many points in a row (blocks and primes), end-game boards
 put a single side's checkers on a point and nothing on a bar, and
 :func:`running_edge_positions` builds boards at the edges of the
-restrictions of RULES.md 8.4: six points in a row nearly held with the
+restrictions of docs/rules.md 8.4: six points in a row nearly held with the
 opponent behind or just ahead, the head on the first turns, the runner
 about to pass the opponent's start, the starting quarter nearly full.
 
@@ -226,7 +226,7 @@ def mixed_positions(rules: RuleOptions | str, count: int, rng: np.random.Generat
 
 
 # --------------------------------------------------------------------------
-# The running games' restrictions (RULES.md 8.4): boards at their edges
+# The running games' restrictions (docs/rules.md 8.4): boards at their edges
 # --------------------------------------------------------------------------
 
 EDGE_KINDS = ("prime", "head", "runner", "quarter", "bearoff")
@@ -323,7 +323,7 @@ def _edge_position(rules: RuleOptions, kind: str, rng: np.random.Generator) -> P
 
 def running_edge_positions(rules: RuleOptions | str, count: int, rng: np.random.Generator,
                            kinds: tuple[str, ...] = EDGE_KINDS) -> PositionBatch:
-    """``count`` running-game boards at the edges of the restrictions (RULES.md 8.4), the ``kinds`` in turn."""
+    """``count`` running-game boards at the edges of the restrictions (docs/rules.md 8.4), the ``kinds`` in turn."""
     rules = _rules(rules)
     if not rules.parallel:
         raise ValueError(f"running_edge_positions: {rules.name} is not a running game (paths='parallel')")

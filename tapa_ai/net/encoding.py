@@ -31,7 +31,7 @@ Layout (``NUM_FEATURES`` = 259 columns)::
     version 4 only:
     315         rules.parallel: 1 in the running games (both sides travel the same way round)
     316, 317    mover.passed, opponent.passed: running games only, the side has a checker on its own
-                points 1..11 or borne off (the condition of Fevga's runner rule, RULES.md 8.4 a)
+                points 1..11 or borne off (the condition of Fevga's runner rule, docs/rules.md 8.4 a)
 
 Version 4 computes the first 315 columns **path-aware**: in a running game the opponent's own point ``q``
 is the mover's point ``q + 12`` or ``q - 12`` (board column ``(q + 11) % 24``), every mask and block is
@@ -232,7 +232,7 @@ def _build_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         units[rows, 3] = np.maximum(free - 3, 0) / 2.0
         units[rows, 4] = pinned_here
         counts[rows] = free + pinned_here
-        # Read at the side's own 24-point: its mother (RULES.md 3.4) is alone (one free
+        # Read at the side's own 24-point: its mother (docs/rules.md 3.4) is alone (one free
         # checker, nothing on it), pinned, or safe (the side has left its 24-point).
         mother[rows, 0] = (free == 1) & (sign * pin == 0)
         mother[rows, 1] = pinned_here

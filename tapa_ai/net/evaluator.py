@@ -323,7 +323,7 @@ class OtherBoardGameError(TapaError, ValueError):
 class RulesEvaluator(Evaluator):
     """A model of one rule set valuing positions of another rule set of the same board game.
 
-    The backgammon network plays Portes this way (RULES.md 9: the same board
+    The backgammon network plays Portes this way (docs/rules.md 9: the same board
     game, scored without backgammons or cube): every position of ``rules`` is
     shown to the model as a position of the model's own rule set (the same
     board; the rule-flag inputs it was trained with: the encoding's

@@ -122,7 +122,7 @@ def contact_counts(sources, open_, home):
     """(escapes, prime, dance) of one side from its masks; ``docs/encoding.md`` "Version 3: contact".
 
     ``sources``: the side's points with a free checker on top (only its bar, bit 25, when it has checkers
-    there); ``open_``: the points it may land on (RULES.md 3.2); ``home``: all its checkers home or off.
+    there); ``open_``: the points it may land on (docs/rules.md 3.2); ``home``: all its checkers home or off.
     Returns the rolls (of 36) that carry its rearmost checker past the blockade, the length of the longest
     run of closed points in front of that checker (at most :data:`PRIME_CAP`), and the rolls (of 36) with
     which no checker can move by either die (0 when ``home``). Plain integer operations only, so that

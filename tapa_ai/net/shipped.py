@@ -102,7 +102,7 @@ def shipped_model_card(variant: str) -> Path:
 
 def model_variant(variant: str) -> str:
     """The shipped model that plays ``variant``: its own, else that of the shipped variant of the same board game
-    (``portes`` is played by the ``backgammon`` model, RULES.md 9), else ``variant`` itself."""
+    (``portes`` is played by the ``backgammon`` model, docs/rules.md 9), else ``variant`` itself."""
     from ..rules.options import VARIANTS, same_board_game
 
     if variant in SHIPPED_VARIANTS or variant not in VARIANTS:

@@ -1,4 +1,4 @@
-"""The JSON position of RULES.md section 7: read with validation, write.
+"""The JSON position of docs/rules.md section 7: read with validation, write.
 
 Reading checks everything a position file can get wrong and says where:
 ``position.points[3]: 'XOX' is not a legal stack ...``. An optional ``rules``

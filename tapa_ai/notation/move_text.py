@@ -1,4 +1,4 @@
-"""Move text (RULES.md section 7): ``24/21 23/22``, ``6/off``, ``bar/22``, ``""`` for a pass.
+"""Move text (docs/rules.md section 7): ``24/21 23/22``, ``6/off``, ``bar/22``, ``""`` for a pass.
 
 Written from the mover's own view, steps in the order played. The reader also
 takes the usual shorthands: one checker over several dice (``24/18/13`` or
@@ -148,7 +148,7 @@ def _dice_list(dice: Sequence[int]) -> list[int]:
 
 
 def broken_rule(position: Position, dice: Sequence[int], text: str) -> str | None:
-    """The restriction of the running games (RULES.md 8.4) that move text ``text`` breaks, as a sentence, or None.
+    """The restriction of the running games (docs/rules.md 8.4) that move text ``text`` breaks, as a sentence, or None.
 
     None when the rule set has no restrictions, or when the text cannot be played even without them
     (it is illegal for another reason: a closed point, a die it does not have, ...).

@@ -8,7 +8,7 @@ stack first, so a **pinned** checker is the first cell, written in lower case
 Beside the board: each side's borne-off count and pip count; below it the
 dice, the cube, the score, the pins and the mothers in words.
 
-The running games (fevga, narde: RULES.md 8) have no bar and both sides
+The running games (fevga, narde: docs/rules.md 8) have no bar and both sides
 travel the same way round, anticlockwise: the human from its 24-point (top
 right) to its home board (bottom right), the bot from the human's 12-point
 (its own 24, bottom left) to the human's 13-18 (its home, top left). The
@@ -96,7 +96,7 @@ class BoardInfo:
     match_length: int = 0
     game_number: int = 1
     tavli: bool = False
-    """A Tavli match (RULES.md 9): the footer names the game's variant and the next one."""
+    """A Tavli match (docs/rules.md 9): the footer names the game's variant and the next one."""
 
 
 def _cells(stack: str, palette: Palette) -> list[str]:
@@ -168,7 +168,7 @@ def _labelled(width: int, text: str, right: bool) -> str:
 
 
 def path_text(human: str) -> list[str]:
-    """The running games' paths in words, from the human's side (RULES.md 8.1): two lines."""
+    """The running games' paths in words, from the human's side (docs/rules.md 8.1): two lines."""
     bot = other(human)
     return [f"Both sides move anticlockwise: you from your 24 (top right) to your home 1-6 (bottom right),",
             f"{bot} from your 12 (its 24, bottom left) to your 13-18 (its home, top left); "

@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
     play.add_argument("--match-length", type=int, default=0, metavar="N",
                       help="play a match to N points (default 0: money play, game after game)")
     play.add_argument("--tavli", type=int, metavar="N", help="play a Tavli match to N points: Portes, Plakoto and "
-                      "Fevga in turn, no cube (RULES.md 9); --bot then takes a Tavli player spec (default "
+                      "Fevga in turn, no cube (docs/rules.md 9); --bot then takes a Tavli player spec (default "
                       f"{DEFAULT_TAVLI_BOT}; tavli:PORTES,PLAKOTO,FEVGA, or one spec for all three)")
     play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
     play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")

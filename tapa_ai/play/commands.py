@@ -39,7 +39,7 @@ ALIASES = {"?": "help", "h": "help", "b": "board", "r": "roll", "d": "double", "
            "drop": "pass", "q": "quit", "exit": "quit", "e": "eval", "m": "moves", "u": "undo"}
 MOVE_EXAMPLES = "24/21 13/11, 6/off, bar/22, 24/21/18 (one checker, both dice), 13/11(2)"
 RUNNING_MOVE_EXAMPLES = "24/18 18/13, 24/13 (one checker, both dice), 13/11(2), 6/off"
-"""The running games' examples (fevga, narde: no bar, RULES.md 8)."""
+"""The running games' examples (fevga, narde: no bar, docs/rules.md 8)."""
 
 
 def move_examples(rules) -> str:

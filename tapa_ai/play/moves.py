@@ -52,7 +52,7 @@ def legal_moves_text(moves: Sequence[Move], limit: int = 24) -> str:
 
 def in_other_view(text: str, parallel: bool = False) -> str:
     """Move text rewritten in the other side's numbering (point p is 25 - p; in the running games, ``parallel``,
-    p + 12 or p - 12, RULES.md 8.1; bar and off stay)."""
+    p + 12 or p - 12, docs/rules.md 8.1; bar and off stay)."""
     def other_point(point: int) -> int:
         if parallel:
             return point + 12 if point <= 12 else point - 12

@@ -7,7 +7,7 @@ The file (format ``tapa-ai/play``, version 1)::
      "bot": "runner", "human": "X", "seed": 7,
      "match_length": 0, "score": {"X": 0, "O": 0}, "game_number": 1,
      "turn": "X", "phase": "move", "dice": [6, 5], "cube": {"value": 1, "owner": null},
-     "position": {...the JSON position of RULES.md section 7...},
+     "position": {...the JSON position of docs/rules.md section 7...},
      "history": [{"action": "opening", "dice": [6, 5]}, ...],
      "match": {...MatchState.to_dict(): the whole state...},
      "rng": {"dice": {...}, "bot": {...}}}

@@ -24,11 +24,11 @@ Decisions:
   goes back to the previous decision of the human's moves (the bot's replies
   and the dice after it are rewound too, so the same dice come again).
 - ``resign`` gives up the game at the value it would have if the bot bore off
-  now (single, gammon or backgammon by the rules of RULES.md 3.5), or a mother
+  now (single, gammon or backgammon by the rules of docs/rules.md 3.5), or a mother
   win when the bot has pinned the human's mother; times the cube.
 - In money play each game is followed by "another game?"; a match goes on to
   the next game by itself until a side reaches the match length.
-- A Tavli match (RULES.md 9, :meth:`PlaySession.tavli`): :attr:`match` is a
+- A Tavli match (docs/rules.md 9, :meth:`PlaySession.tavli`): :attr:`match` is a
   :class:`~tapa_ai.flow.tavli.TavliMatch` instead of a ``MatchState`` (they
   share the game actions); the current game's variant gives :attr:`rules`,
   :attr:`bot` (the Tavli player's bot for it, choosing its moves by the match
@@ -119,7 +119,7 @@ class PlaySession:
     @classmethod
     def tavli(cls, player, length: int, *, advisors: Optional[dict[str, Advisor]] = None,
               **options) -> "PlaySession":
-        """A Tavli match to ``length`` points (RULES.md 9) against ``player``, a
+        """A Tavli match to ``length`` points (docs/rules.md 9) against ``player``, a
         :class:`~tapa_ai.bots.tavli.TavliPlayer`; ``advisors``: an :class:`Advisor` per variant of the rotation
         (default: none). ``options`` as for the constructor (``human``, ``seed``, the streams ...)."""
         from ..cube.tavli_met import check_tavli_length

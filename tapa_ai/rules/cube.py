@@ -1,4 +1,4 @@
-"""The doubling cube and match scoring as plain values (RULES.md section 5).
+"""The doubling cube and match scoring as plain values (docs/rules.md section 5).
 
 :class:`Cube` is the cube (value and owner) and who may turn it;
 :class:`MatchScore` is the score of a match (or money play) with its Crawford
@@ -6,7 +6,7 @@ state and how one game changes it. The game flow
 (:mod:`tapa_ai.flow`) plays by these rules; the arena, the engine's
 ``cube`` command and the cube decisions read them from here.
 
-RULES.md, section 5, and how each rule is kept:
+docs/rules.md, section 5, and how each rule is kept:
 
 - "before rolling, the side that may double offers to double the stakes; the
   other takes (and owns the cube) or passes (loses the current cube value)":

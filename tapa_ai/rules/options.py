@@ -1,8 +1,8 @@
-"""Rule options and the named variants (RULES.md sections 5, 6 and 8).
+"""Rule options and the named variants (docs/rules.md sections 5, 6 and 8).
 
 A rule set is a frozen :class:`RuleOptions`; the variants ``tapa``, ``plakoto``,
 ``backgammon``, ``portes`` (backgammon's board game scored and opened the Greek
-way, RULES.md 9) and the running games ``fevga`` and ``narde`` are presets of it.
+way, docs/rules.md 9) and the running games ``fevga`` and ``narde`` are presets of it.
 A custom rule set starts from a preset::
 
     rules = variant_rules("tapa").replace(mother_points=2, cube=False)
@@ -34,7 +34,7 @@ class RulesError(TapaError, ValueError):
 
 @dataclass(frozen=True)
 class RuleOptions:
-    """One rule set of the family. Every field is a named option of RULES.md."""
+    """One rule set of the family. Every field is a named option of docs/rules.md."""
 
     name: str
     """Variant name written into positions (``tapa``, ``plakoto``, ``backgammon`` or a custom name)."""
@@ -42,7 +42,7 @@ class RuleOptions:
     """Start position of each side, as (point from its own view, checkers) pairs."""
     contact: str
     """``pin``: landing on a lone opposing checker pins it; ``hit``: it goes to the bar; ``block``: a single
-    opposing checker closes its point (the running games, RULES.md 8.2)."""
+    opposing checker closes its point (the running games, docs/rules.md 8.2)."""
     mother_points: int
     """Points of a mother win (3 in tapa, 2 in plakoto); 0 turns the mother rules off."""
     backgammons: bool
@@ -132,16 +132,16 @@ class RuleOptions:
 
     @property
     def parallel(self) -> bool:
-        """True for the running games (fevga, narde): both sides travel the same way round (RULES.md 8.1)."""
+        """True for the running games (fevga, narde): both sides travel the same way round (docs/rules.md 8.1)."""
         return self.paths == "parallel"
 
     @property
     def has_restrictions(self) -> bool:
-        """Whether any of the step restrictions of RULES.md 8.4 is on."""
+        """Whether any of the step restrictions of docs/rules.md 8.4 is on."""
         return self.start_rule != "none" or self.prime_rule or not self.full_start_quarter_allowed
 
     def opponent_point(self, point: int) -> int:
-        """The other side's number (its own view) of a side's point ``point`` (1..24), RULES.md 1 and 8.1."""
+        """The other side's number (its own view) of a side's point ``point`` (1..24), docs/rules.md 1 and 8.1."""
         if self.paths == "parallel":
             return point + 12 if point <= 12 else point - 12
         return 25 - point
@@ -268,7 +268,7 @@ PORTES = RuleOptions(
     opening="reroll",
     next_game_opener="winner",
 )
-"""Portes (RULES.md 9): backgammon's board game with no cube, a backgammon counted as a gammon, the opener
+"""Portes (docs/rules.md 9): backgammon's board game with no cube, a backgammon counted as a gammon, the opener
 rolling both dice afresh and the winner of a game opening the next."""
 
 NARDE = RuleOptions(

@@ -79,7 +79,7 @@ def top_points(rules: RuleOptions) -> int:
     if mother is not None:
         return mother
     if rules.hits:
-        # A hitting game without backgammons (portes, RULES.md 9) counts a backgammon as a gammon. Its own games
+        # A hitting game without backgammons (portes, docs/rules.md 9) counts a backgammon as a gammon. Its own games
         # never reach the class, but a model of backgammon's rules playing it puts its backgammons there.
         return 2
     return 3  # the class never happens in such a rule set; its value does not matter

@@ -1,6 +1,6 @@
-"""The position type of the reference rules (RULES.md sections 1, 3.1 and 7).
+"""The position type of the reference rules (docs/rules.md sections 1, 3.1 and 7).
 
-A :class:`Position` stores the **absolute board** of RULES.md section 1: 24
+A :class:`Position` stores the **absolute board** of docs/rules.md section 1: 24
 stacks numbered from X's view, each written bottom to top (``""``, ``"XXX"``,
 ``"OX"`` = an O pinned by one X). Rules are stated from the view of the side
 to move; :meth:`Position.stack` turns a side's own point number into the
@@ -37,7 +37,7 @@ def absolute_index(side: str, point: int, parallel: bool = False) -> int:
     """Index into the absolute board of ``side``'s point ``point`` (1..24).
 
     X's point ``p`` is ``points[p - 1]``. O's is ``points[24 - p]`` when the sides move in opposite directions,
-    and ``points[p + 11]`` / ``points[p - 13]`` in the running games (``parallel``, RULES.md 8.1).
+    and ``points[p + 11]`` / ``points[p - 13]`` in the running games (``parallel``, docs/rules.md 8.1).
     """
     if side == "X":
         return point - 1
@@ -144,7 +144,7 @@ def start_position(rules: RuleOptions | str, turn: str = "X") -> Position:
 
 
 def check_stack(stack: str, pins: bool, game: str = "this variant") -> Optional[str]:
-    """Why ``stack`` is not a legal stack, or None when it is (RULES.md 3.1, 8.2)."""
+    """Why ``stack`` is not a legal stack, or None when it is (docs/rules.md 3.1, 8.2)."""
     if not isinstance(stack, str):
         return f"must be a string, got {type(stack).__name__}"
     if any(ch not in SIDES for ch in stack):

@@ -1,4 +1,4 @@
-"""Reference generator of legal whole-turn moves, written to read like RULES.md.
+"""Reference generator of legal whole-turn moves, written to read like docs/rules.md.
 
 This is the oracle of the project: plain, slow and exact. Faster generators
 are tested against it. Every function here speaks from the view of the side
@@ -7,7 +7,7 @@ and 0 for borne off.
 
 The turn is searched step by step (one die per step) in every order of the
 dice, which gives intermediate landings, pins made and released on the way,
-hits and bar entry for free; the running games' restrictions (RULES.md 8.4)
+hits and bar entry for free; the running games' restrictions (docs/rules.md 8.4)
 are checked on the position after every step. Then the whole-turn rules
 filter the sequences:
 maximum use of the dice, the higher die, and the Decision that a step which
@@ -387,7 +387,7 @@ def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
     candidates = []  # (dice used, steps, position)
     for order in _dice_orders(dice):
         for steps, after, ended in _sequences(position, side, order, (), turn):
-            # Decision (RULES.md 2): a game-ending step counts as using all the dice.
+            # Decision (docs/rules.md 2): a game-ending step counts as using all the dice.
             used = number_of_dice if ended else len(steps)
             candidates.append((used, steps, after))
 

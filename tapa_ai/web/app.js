@@ -18,7 +18,7 @@
 // match the level plays at the score: the values are match-winning chances and the noise is in the match-winning
 // chance of a point there, as Bot.choose_at_score adds it.
 //
-// A Tavli match (RULES.md 9; "Tavli match" in the variant list): a match to N points of games rotating Portes,
+// A Tavli match (docs/rules.md 9; "Tavli match" in the variant list): a match to N points of games rotating Portes,
 // Plakoto, Fevga, no cube, each game played with its own variant's rules, drawing and model. The bot plays by the
 // score: each outcome class is valued by the Tavli match equity table (GET model/tavli-met.json), as the engine's
 // Bot.choose_at_score does, and the panel shows match-winning chances.
@@ -32,20 +32,20 @@
 (function () {
   "use strict";
 
-  // RULES.md section 6: what the page needs to know of each variant beyond what the server answers.
+  // docs/rules.md section 6: what the page needs to know of each variant beyond what the server answers.
   const VARIANTS = {
     tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother" },
     plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother" },
     backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon" },
-    // Portes (RULES.md 9): backgammon's board game played by the backgammon model, valued with Portes' points (a
+    // Portes (docs/rules.md 9): backgammon's board game played by the backgammon model, valued with Portes' points (a
     // backgammon counts as a gammon: 2).
     portes: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon (counts 2)",
       model: "backgammon", points: [1, 2, 2, -1, -2, -2] },
-    // The running games (RULES.md 8): both sides travel the same way, no bar, no cube.
+    // The running games (docs/rules.md 8): both sides travel the same way, no bar, no cube.
     fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
     narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
   };
-  // The Tavli match (RULES.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % 3] (tapa_ai/flow/tavli.py).
+  // The Tavli match (docs/rules.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % 3] (tapa_ai/flow/tavli.py).
   const TAVLI_ROTATION = ["portes", "plakoto", "fevga"];
   const TAVLI_NAMES = { portes: "Portes", plakoto: "Plakoto", fevga: "Fevga" };
   const MAX_TAVLI_LENGTH = 25; // the Tavli match equity table's reach
@@ -557,7 +557,7 @@
     setPhase("over");
     const record = currentRecord();
     if (record) record.result = { winner: result.winner, kind: result.kind, points: result.points };
-    if (S.match.tavli && result.kind === "draw") { // RULES.md 9: nothing scored, the rotation moves on
+    if (S.match.tavli && result.kind === "draw") { // docs/rules.md 9: nothing scored, the rotation moves on
       addLog("A draw in a Tavli match scores nothing; the next game opens with an opening roll.");
     }
     const match = S.match;
@@ -724,7 +724,7 @@
   function pips(position, side) {
     let total = 25 * ((position.bar || {})[side] || 0);
     position.points.forEach(function (stack, i) {
-      // O's own number of points[i]: 24 - i, or in the running games i - 11 (i >= 12) and i + 13 (RULES.md 8.1).
+      // O's own number of points[i]: 24 - i, or in the running games i - 11 (i >= 12) and i + 13 (docs/rules.md 8.1).
       const own = side === "X" ? i + 1 : parallel() ? (i >= 12 ? i - 11 : i + 13) : 24 - i;
       for (const letter of stack) if (letter === side) total += own;
     });

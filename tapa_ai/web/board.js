@@ -1,6 +1,6 @@
 // The board, drawn in SVG from X's side: X's points 1-6 bottom right, 7-12 bottom left, 13-18 top left,
-// 19-24 top right; X moves 24 -> 1 and bears off bottom right, O the other way round (RULES.md 1).
-// The running games (view.parallel: fevga, narde, RULES.md 8): both sides travel the same way, anticlockwise;
+// 19-24 top right; X moves 24 -> 1 and bears off bottom right, O the other way round (docs/rules.md 1).
+// The running games (view.parallel: fevga, narde, docs/rules.md 8): both sides travel the same way, anticlockwise;
 // X from its 24 (top right) to its home bottom right, O from X's 12 (its 24, bottom left) to X's 13-18 (its home,
 // top left), so O bears off top left: a second tray is drawn there, and there is no bar. The corners are labelled.
 //

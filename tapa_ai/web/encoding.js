@@ -9,7 +9,7 @@
 // (O's own point q is points[(q + 11) % 24], a single checker closes its point, nothing is hit); versions
 // 1-3 throw on them, as the Python encoders do. On the other variants version 4 is version 3 and three 0s.
 //
-// `position` is the JSON position of RULES.md section 7: {variant, points[24], off, bar?, turn, rules?}.
+// `position` is the JSON position of docs/rules.md section 7: {variant, points[24], off, bar?, turn, rules?}.
 // Every value is computed in float64 and rounded once to float32 (the Float32Array does the rounding).
 (function (root) {
   "use strict";
@@ -229,7 +229,7 @@
     if (version >= 4 && parallel) { // 0 in the other variants
       features[315] = 1; // rules.parallel
       [mover, opponent].forEach(function (side, block) {
-        // passed: a checker on the side's own points 1..11, or one borne off (RULES.md 8.4 a)
+        // passed: a checker on the side's own points 1..11, or one borne off (docs/rules.md 8.4 a)
         let passed = off[side] > 0;
         for (let p = 1; p <= 11 && !passed; p++) passed = ownStack(stacks, side, p, true).top === side;
         features[316 + block] = passed ? 1 : 0;

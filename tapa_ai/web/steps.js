@@ -3,7 +3,7 @@
 // The server's `legal_moves` answer lists every legal whole-turn move, one per resulting position, each
 // with its steps in one playable order. A person may play the same move in another order (24/19 19/13 for
 // the server's 24/18 18/13, or 6/1 before 8/2). To offer those orders too, this file plays single steps
-// mechanically (RULES.md 2-4: a free checker lands on an open point, pins or hits a lone checker, the bar
+// mechanically (docs/rules.md 2-4: a free checker lands on an open point, pins or hits a lone checker, the bar
 // first, bearing off from the home board, the game ending at once) and offers a step only when some
 // sequence through it ends on one of the server's resulting positions after the same number of steps. The
 // rules stay the server's: a move made of clicks is sent to the server's `apply`, which plays it or refuses
@@ -19,7 +19,7 @@
 //
 // Points are in the mover's own numbering: 1..24, 25 the bar, 0 off.
 //
-// The running games (fevga, narde: RULES.md 8) are played the same way: both sides travel the same way round
+// The running games (fevga, narde: docs/rules.md 8) are played the same way: both sides travel the same way round
 // (the other side's point p is p + 12 or p - 12), a single checker closes a point, there is no bar, and the
 // restrictions of 8.4 (leaving the start, the prime rule, Fevga's starting quarter) are checked after every
 // step, as the server does; the server still has the last word on every move.
@@ -39,7 +39,7 @@
   const HEAD_DOUBLES = [6, 4, 3]; // Narde's first turn: two checkers may leave the head with 6-6, 4-4 or 3-3
 
   const other = (side) => (side === "X" ? "O" : "X");
-  // Own point -> points[] index (RULES.md 1; 8.1 for the running games, `parallel`).
+  // Own point -> points[] index (docs/rules.md 1; 8.1 for the running games, `parallel`).
   const index = (side, point, parallel) => (side === "X" ? point - 1 : parallel ? (point <= 12 ? point + 11 : point - 13) :
     24 - point);
   // The other side's number of a side's point: 25 - p, or p + 12 / p - 12 in the running games.
@@ -71,7 +71,7 @@
 
   const count = (stack, side) => stack.split(side).length - 1;
 
-  // RULES.md 8.4: does the position after a step of `side` break one of the running games' restrictions?
+  // docs/rules.md 8.4: does the position after a step of `side` break one of the running games' restrictions?
   // `turn`: {head, mayLeave}, the checkers on the head when the turn began and how many may leave it (Narde).
   function breaksRestriction(state, side, rules, turn) {
     const mine = (p) => stackOf(state, side, p).includes(side);
