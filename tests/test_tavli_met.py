@@ -1,11 +1,14 @@
 """The Tavli match equity table (tapa_ai/cube/tavli_met.py) and checker play by the score (``choose_at_score``).
 
-The table is checked by hand at small scores, against the plain cubeless table of tapa_ai/cube/met.py where the
+The table is checked by hand at small scores (a draw's next game included), against the match flow itself
+(tapa_ai/flow/tavli.py played out with each game's result rates: ``flow_equities``), against the plain cubeless table of tapa_ai/cube/met.py where the
 opener and the rotation cannot matter, and for its symmetry; the score-aware bot against the ``wins`` bot at
 double match point (where only winning counts) and against money play where the values are affine in the points.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -36,10 +39,26 @@ def table():
 def test_tavli_table_one_away_each_is_the_next_game_by_its_first_mover_rate(table):
     for g, rates in enumerate(RATES):
         d, f = rates.draw, rates.first_mover
-        after_draw = table.equity(1, 1, g + 1, OPENING_ROLL)
+        after_draw = 0.5  # 1-away each, an opening roll: a coin toss by symmetry, whatever the next game
         assert table.equity(1, 1, g, OPENS) == pytest.approx((1 - d) * f + d * after_draw)
         assert table.equity(1, 1, g, RECEIVES) == pytest.approx((1 - d) * (1 - f) + d * after_draw)
         assert table.equity(1, 1, g, OPENING_ROLL) == pytest.approx(0.5)
+
+
+def test_tavli_table_a_draw_moves_the_rotation_on_by_hand(table):
+    # Plakoto next (draws 2%), the side needing 2 against 1 opens. A win of 2 points (gammon or mother win)
+    # ends the match; a single leaves 1-1 with the side opening Fevga (no draws: its first-mover rate); a loss
+    # ends it; a draw leaves 2-1 before Fevga with an opening roll (docs/rules.md, the Tavli match), worth
+    # half of (Fevga's gammon share + its single share times Portes opened at 1-1): the first mover's chance
+    # and the second's sum to one.
+    plakoto, fevga, portes = RATES[1], RATES[2], RATES[0]
+    assert (plakoto.single, plakoto.draw, plakoto.first_mover) == (0.55, 0.02, 0.53)
+    fevga_after_draw = 0.5 * (0.20 + 0.80 * 0.56)  # fevga.gammon + fevga.single * portes.first_mover
+    assert fevga_after_draw == pytest.approx(0.5 * (fevga.gammon + fevga.single * portes.first_mover))
+    expected = 0.98 * 0.53 * (0.45 + 0.55 * 0.60) + 0.02 * fevga_after_draw
+    assert table.equity(2, 1, 1, OPENS) == pytest.approx(expected, abs=1e-12)
+    expected_receiving = 0.98 * 0.47 * (0.45 + 0.55 * 0.60) + 0.02 * fevga_after_draw
+    assert table.equity(2, 1, 1, RECEIVES) == pytest.approx(expected_receiving, abs=1e-12)
 
 
 def test_tavli_table_two_away_against_one_away_by_hand(table):
@@ -49,6 +68,81 @@ def test_tavli_table_two_away_against_one_away_by_hand(table):
     portes_opened = RATES[0].first_mover  # 1-away each, Portes next, the side opens (Portes has no draws)
     assert table.equity(2, 1, 2, OPENS) == pytest.approx(f * (gammon + s * portes_opened))
     assert table.equity(2, 1, 2, RECEIVES) == pytest.approx((1 - f) * (gammon + s * portes_opened))
+
+
+# -- the match flow as the oracle -----------------------------------------------------------------------------
+def flow_equities(rates, length: int, max_draws: int = 12) -> dict:
+    """X's chance to win a Tavli match to ``length`` from each score (x, o) before game ``number`` opened by
+    ``opener`` ("X", "O" or None for an opening roll), computed by playing the match flow itself
+    (tapa_ai/flow/tavli.py: the scoring, the variant of the next game, who opens it, the match end), every game
+    ended with each result its variant's ``rates`` give (a variant's rates by its name). A run of more than
+    ``max_draws`` draws in a row counts 1/2 (its chance is far below the tolerance)."""
+    from tapa_ai.flow.game import GameState
+    from tapa_ai.flow.match import MatchState
+    from tapa_ai.flow.tavli import TavliMatch, tavli_rules
+    from tapa_ai.rules.position import GameResult
+
+    memo: dict = {}
+
+    def ended(tavli: TavliMatch, result: GameResult) -> TavliMatch:
+        over = GameState(tavli.game.position.with_changes(result=result), "over", result=result)
+        return tavli.with_match(tavli.match._act("move", lambda game: over))
+
+    def after(tavli: TavliMatch, draws: int) -> float:
+        if tavli.is_over:
+            return 1.0 if tavli.winner == "X" else 0.0
+        return value(tavli.start_next_game(), draws)
+
+    def value(tavli: TavliMatch, draws: int) -> float:
+        game = tavli.game
+        opener = game.position.turn if game.phase == "roll" else None
+        key = (tavli.score, tavli.game_number % 3, opener, draws)
+        if key in memo:
+            return memo[key]
+        if draws > max_draws:
+            return 0.5
+        if opener is None:  # an opening roll: either side moves first, evenly
+            result = 0.5 * sum(value(tavli.with_match(replace(tavli.match, game=GameState.new(game.rules, opener=side))),
+                                     draws) for side in "XO")
+        else:
+            r = rates[tavli.variant]
+            second = "O" if opener == "X" else "X"
+            result = r.draw * after(ended(tavli, GameResult(None, "draw", 0)), draws + 1)
+            for winner, share in ((opener, r.first_mover), (second, 1 - r.first_mover)):
+                for kind, points, part in (("single", 1, r.single), ("gammon", 2, r.gammon),
+                                           ("backgammon", r.top_points, r.top)):
+                    if part:
+                        result += (1 - r.draw) * share * part * after(
+                            ended(tavli, GameResult(winner, kind, points)), 0)
+        memo[key] = result
+        return result
+
+    def start(x: int, o: int, number: int, opener) -> float:
+        game = GameState.new(tavli_rules(number), opener=opener)
+        return value(TavliMatch(MatchState(game, length, (x, o), number)), 0)
+
+    return {(x, o, number, opener): start(x, o, number, opener)
+            for x in range(length) for o in range(length) for number in (1, 2, 3) for opener in ("X", "O", None)}
+
+
+def assert_table_is_the_flow(table, rates_by_variant, length):
+    oracle = flow_equities(rates_by_variant, length)
+    openers = {"X": OPENS, "O": RECEIVES, None: OPENING_ROLL}
+    for (x, o, number, opener), expected in oracle.items():
+        got = table.equity(length - x, length - o, number - 1, openers[opener])
+        assert got == pytest.approx(expected, abs=1e-9), (x, o, number, opener)
+
+
+def test_tavli_table_is_the_match_flow_played_out(table):
+    assert_table_is_the_flow(table, dict(zip(TAVLI_ROTATION, RATES)), 6)
+
+
+def test_tavli_table_with_draws_in_every_game_is_the_match_flow_played_out():
+    # Large, different draw rates in each game, so that the game after a draw weighs heavily at every score.
+    rates = (ResultRates(0.70, 0.28, 0.02, 2, 0.15, first_mover=0.56),
+             ResultRates(0.55, 0.38, 0.07, 2, 0.30, first_mover=0.53),
+             ResultRates(0.90, 0.10, 0.00, 3, 0.05, first_mover=0.65))
+    assert_table_is_the_flow(build_tavli_met(rates, max_away=5), dict(zip(TAVLI_ROTATION, rates)), 5)
 
 
 def test_tavli_table_is_symmetric(table):
@@ -102,8 +196,12 @@ def test_class_values_read_the_table_at_the_score_the_game_would_leave(table):
 
 
 def test_the_shipped_tavli_table_is_built_from_the_measured_rates_of_the_rotation():
+    from tapa_ai.cube.met import VARIANT_RATES
+
     shipped = tavli_met()
-    assert shipped.rates == tavli_rates()
+    assert shipped.rates == tavli_rates() == (VARIANT_RATES["portes"], VARIANT_RATES["plakoto"],
+                                              VARIANT_RATES["fevga"])  # Portes, Plakoto, Fevga, in turn
+    assert_table_is_the_flow(shipped, {variant: VARIANT_RATES[variant] for variant in ("portes", "plakoto", "fevga")}, 5)
     assert [r.top_points for r in shipped.rates][:2] == [2, 2]  # a backgammon counts 2 in Portes
     assert all(0.45 < r.first_mover < 0.7 for r in shipped.rates)
     assert shipped.max_away >= 7
