@@ -346,7 +346,8 @@ def _check_extra(fields: _Fields, extra: dict, counters: dict) -> None:
         record = fields.mapping(where, record)
         fields.integer(f"{where}.games_trained", record.get("games_trained"), minimum=0)
         fields.string(f"{where}.opponent", record.get("opponent"))
-        fields.integer(f"{where}.games", record.get("games"), minimum=0)
+        # An evaluation plays at least one game a side (training/evaluation.py): none or fewer is a damaged file.
+        fields.integer(f"{where}.games", record.get("games"), minimum=1)
         fields.number(f"{where}.ppg", record.get("ppg"))
         interval = fields.sequence(f"{where}.ppg_ci95", record.get("ppg_ci95"))
         if len(interval) != 2:
