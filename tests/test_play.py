@@ -313,7 +313,7 @@ def test_end_of_input_leaves_cleanly_and_bad_lines_never_crash():
     session, out = session_for(script, seed=1)
     assert session.run() == 0
     screen = out.getvalue()
-    assert "Cancelled." in screen and "save FILE: say where" in screen and "hint N" in screen
+    assert "Cancelled: you did not resign." in screen and "save FILE: say where" in screen and "hint N" in screen
     assert "Leaving; the game was not saved." in screen or "End of input" in screen
 
 

@@ -146,6 +146,11 @@ class Advisor:
         return (f"game {context.game} of a Tavli match to {context.length}, {who} need{'' if who == 'you' else 's'} "
                 f"{away}, the other side {opponent_away}")
 
+    def _before_the_cube(self, joint: str) -> str:
+        """`` before the cube`` (after ``joint``) where the game has a doubling cube: its equities are cubeless;
+        nothing in a game without one (plakoto, portes, fevga, narde, a Tavli match's games)."""
+        return f"{joint}before the cube" if self.rules.cube else ""
+
     # -- moves ---------------------------------------------------------------------------------
     def hint(self, position: Position, dice: tuple[int, int], count: int = 5, context=None) -> list[str]:
         """The best ``count`` moves for the side to move, best first, with equities and win chances; in a Tavli
@@ -166,7 +171,7 @@ class Advisor:
                              f"  equity {move.equity:+.3f}  win {wins:5.1%}{difference}")
             return lines
         lines = [f"{total} legal move{'s' if total != 1 else ''} with {dice[0]}-{dice[1]}; the best by "
-                 f"{self.name}, equity for you (points per game, before the cube):"]
+                 f"{self.name}, equity for you (points per game{self._before_the_cube(', ')}):"]
         best = ranked[0].equity if ranked else 0.0
         for index, move in enumerate(ranked, 1):
             wins = self._wins(analyzer, move.probabilities)
@@ -191,7 +196,7 @@ class Advisor:
         when = "final result" if exact else f"{position.turn} to roll"
         lines = [f"evaluation by {self.name} ({when}), for you ({viewer}):",
                  f"  {summarize(named)}",
-                 f"  equity {equity:+.3f} points per game before the cube"]
+                 f"  equity {equity:+.3f} points per game{self._before_the_cube(' ')}"]
         if values is not None:
             chance = float(probabilities @ values)
             chance = chance if position.turn == viewer else 1.0 - chance

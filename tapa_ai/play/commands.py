@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional
 
 from ..flow import GameRecord
 from ..rules.position import SIDES, GameResult, Position
 from ..quoting import quoted
-from ..rules.reference import mother_is_pinned, normal_win
+from ..rules.reference import mother_is_pinned
 from .advice import AdviceUnavailable
 from .moves import legal_moves_text
 from .reports import kind_words
 from .saves import SaveError, game_summary, load_game, read_file, save_game
 
 __all__ = ["COMMANDS", "ALIASES", "MOVE_EXAMPLES", "RUNNING_MOVE_EXAMPLES", "move_examples", "QuitSession",
-           "Commands"]
+           "Commands", "Question", "resignation_kinds"]
 
 COMMANDS = {
     "help": "this list",
@@ -32,11 +32,13 @@ COMMANDS = {
     "pass": "refuse the bot's double and lose the game at the current cube",
     "save": "save FILE: write the game to a JSON file",
     "load": "load FILE: continue a saved game (or start from a JSON position)",
-    "resign": "give up this game",
+    "resign": "resign [single|gammon|...]: offer the bot the game at that value (it may refuse)",
     "quit": "leave",
 }
 ALIASES = {"?": "help", "h": "help", "b": "board", "r": "roll", "d": "double", "t": "take", "p": "pass",
            "drop": "pass", "q": "quit", "exit": "quit", "e": "eval", "m": "moves", "u": "undo"}
+ANOTHER_GAME_COMMANDS = ("save", "load", "help", "board", "eval", "undo", "quit")
+"""The commands that work at "Another game?" (others are refused; y plays on, n or Enter leaves)."""
 MOVE_EXAMPLES = "24/21 13/11, 6/off, bar/22, 24/21/18 (one checker, both dice), 13/11(2)"
 RUNNING_MOVE_EXAMPLES = "24/18 18/13, 24/13 (one checker, both dice), 13/11(2), 6/off"
 """The running games' examples (fevga, narde: no bar, docs/rules.md 8)."""
@@ -52,6 +54,49 @@ def loaded_variant(session) -> str:
     if not session.is_tavli:
         return ""
     return f" ({session.match.variant}) of a Tavli match to {session.match.length}"
+
+
+RESIGN_WORDS = {"single": "single", "normal": "single", "1": "single", "gammon": "gammon", "2": "gammon",
+                "backgammon": "backgammon", "3": "backgammon", "mother": "mother"}
+"""What ``resign WORD`` (and the answer to "resign how much?") may say, and the result kind it means."""
+
+
+def resignation_kinds(rules) -> list[str]:
+    """The result kinds a game of ``rules`` scores, which a player may resign: a single game and a gammon in every
+    variant, a backgammon where the rules have backgammons (tapa, backgammon), a mother win in the pinning games
+    with mother points (tapa, plakoto); docs/rules.md."""
+    kinds = ["single", "gammon"]
+    if rules.backgammons:
+        kinds.append("backgammon")
+    if rules.pins and rules.mother_points:
+        kinds.append("mother")
+    return kinds
+
+
+@dataclass
+class Question:
+    """A question on the prompt that only its answers close: each answer word and what it does; ``n``, ``no`` or
+    an empty line cancels (saying :attr:`cancelled`); anything else is refused and the question asked again."""
+
+    text: str
+    answers: dict[str, Callable[[], None]]
+    choices: str
+    """How to answer, shown in the prompt's brackets, e.g. ``y/N``."""
+    cancelled: str = "Cancelled."
+    words: list[str] = field(default_factory=list)
+    """The answers as said when a line is refused (e.g. ``y``)."""
+
+    @property
+    def prompt(self) -> str:
+        return f"{self.text} [{self.choices}] "
+
+
+def _find_offer(word: str, offers: list[GameResult]) -> Optional[GameResult]:
+    """The offer ``word`` names: its kind (``normal`` for a single game) or its points (``2``: what is worth 2)."""
+    word = word.lower()
+    if word.isascii() and word.isdigit() and len(word) == 1:
+        return next((result for result in offers if result.points == int(word)), None)
+    return next((result for result in offers if result.kind == RESIGN_WORDS.get(word)), None)
 
 
 class QuitSession(Exception):
@@ -75,22 +120,20 @@ class Commands:
         """Act on one line (stripped); the session then plays on."""
         session = self.session
         if session.confirm is not None:
-            question, action = session.confirm
-            session.confirm = None
-            if text.lower() in ("y", "yes"):
-                action()
-            else:
-                session.say("Cancelled.")
+            self._answer(session.confirm, text)
             return
         word, _, rest = text.partition(" ")
         command = ALIASES.get(word.lower(), word.lower())
-        if session.asking_another and command not in ("save", "load", "help", "board", "eval", "undo", "quit"):
+        if session.asking_another and command not in ANOTHER_GAME_COMMANDS:
             if text.lower() in ("y", "yes"):
                 session.asking_another = False
                 session.turns.start_next_game()
-            else:
+            elif text.lower() in ("", "n", "no"):
                 session.say("Bye.")
                 raise QuitSession()
+            else:  # a command typed here is not taken as a "no": say so, and ask again
+                session.error(f"{quoted(text)} is no answer to \"Another game?\": type y for another game, n (or "
+                              f"Enter) to leave; {', '.join(ANOTHER_GAME_COMMANDS)} work too.")
             return
         if not text:
             self._empty_line()
@@ -105,6 +148,21 @@ class Commands:
         suggestion = f" Did you mean '{ALIASES.get(guess[0], guess[0])}'?" if guess else ""
         session.error(f"Unknown command {quoted(word)}.{suggestion} Type 'help' for the commands; "
                       f"moves are written like {move_examples(session.rules)}.")
+
+    def _answer(self, question: Question, text: str) -> None:
+        """A line typed while ``question`` is open: one of its answers, a no, or (anything else, a command
+        included) refused without being run, the question staying open."""
+        session = self.session
+        answer = text.lower()
+        if answer in question.answers:
+            session.confirm = None
+            question.answers[answer]()
+        elif answer in ("", "n", "no"):
+            session.confirm = None
+            session.say(question.cancelled)
+        else:
+            words = " or ".join(question.words or list(question.answers))
+            session.error(f"{quoted(text)} is no answer, and was not run: type {words}, or n (or Enter) to cancel.")
 
     def _empty_line(self) -> None:
         session = self.session
@@ -250,24 +308,119 @@ class Commands:
         session.say("You pass the double.")
 
     # ------------------------------------------------------------------ resigning
-    def resign(self, _: str) -> None:
+    def resign(self, argument: str) -> None:
+        """``resign [KIND]``: offer the bot the game as a single game, a gammon, a backgammon or a mother win
+        (those the variant scores and the bot can still win); with no KIND, asked when there is a choice."""
         session = self.session
         game = session.match.game
         if game.is_over:
             session.error("The game is over already.")
             return
-        result = self._resignation_result(game.position)
-        points = result.points * game.cube_value
-        session.confirm = (f"Resign, giving {session.bot_side} {kind_words(result.kind)} ({points} "
-                           f"point{'s' if points != 1 else ''})?", lambda: self._resign(result))
+        offers = self._resignation_offers(game.position)
+        if argument:
+            chosen = _find_offer(argument, offers)
+            if chosen is None:
+                why = self._not_offered(RESIGN_WORDS.get(argument.lower()), offers)
+                session.error(f"resign {quoted(argument)}: {why}")
+                return
+            self._ask_to_resign(chosen, offers)
+            return
+        if len(offers) == 1:
+            self._ask_to_resign(offers[0], offers)
+            return
+        answers = {word: (lambda result=_find_offer(word, offers): self._offer(result, offers))
+                   for word in RESIGN_WORDS if _find_offer(word, offers) is not None}
+        session.confirm = Question(f"Resign how much: {self._offers_text(offers)}?", answers,
+                                  f"{'/'.join(result.kind for result in offers)}, N: cancel",
+                                  cancelled="Cancelled: you did not resign.",
+                                  words=[result.kind for result in offers])
 
-    def _resignation_result(self, position: Position) -> GameResult:
+    def _offers_text(self, offers: list[GameResult]) -> str:
+        cube = self.session.match.game.cube_value
+        texts = [f"{kind_words(result.kind)} ({result.points * cube} point{'s' if result.points * cube != 1 else ''})"
+                 for result in offers]
+        return ", ".join(texts[:-1]) + " or " + texts[-1] if len(texts) > 1 else texts[0]
+
+    def _not_offered(self, kind: Optional[str], offers: list[GameResult]) -> str:
+        """Why ``resign KIND`` is refused, and what may be resigned instead."""
+        rules = self.session.rules
+        choices = f"resign {' or resign '.join(result.kind for result in offers)}"
+        if kind is None:
+            return f"say how much: {choices}"
+        if kind not in resignation_kinds(rules):
+            return f"{rules.name} has no {kind_words(kind)[2:]}s; {choices}"
+        if kind == "mother":
+            return f"{self.session.bot_side} has not pinned your mother; {choices}"
+        return (f"you have borne off a checker, so {self.session.bot_side} can win only a single game; {choices}"
+                if len(offers) == 1 else f"{self.session.bot_side} cannot win {kind_words(kind)} here; {choices}")
+
+    def _ask_to_resign(self, result: GameResult, offers: list[GameResult]) -> None:
+        session = self.session
+
+        def offer() -> None:
+            self._offer(result, offers)
+
+        session.confirm = Question(f"Resign, giving {session.bot_side} {self._offers_text([result])}?",
+                                   {"y": offer, "yes": offer}, "y/N", cancelled="Cancelled: you did not resign.",
+                                   words=["y"])
+
+    def _resignation_offers(self, position: Position) -> list[GameResult]:
+        """The results the human may resign, fewest points first: those the variant scores
+        (:func:`resignation_kinds`) that the bot can still win. A single game always; a gammon and a
+        backgammon only while the human has borne off no checker; a mother win when the bot has pinned the
+        human's mother (it takes the place of the kind worth as much: the gammon in plakoto, the backgammon
+        in tapa)."""
+        session = self.session
+        bot, rules = session.bot_side, position.rules
+        kinds = resignation_kinds(rules)
+        offers = [GameResult(bot, "single", 1)]
+        if position.off_count(session.human) == 0:
+            offers.append(GameResult(bot, "gammon", 2))
+            if "backgammon" in kinds:
+                offers.append(GameResult(bot, "backgammon", 3))
+        if "mother" in kinds and mother_is_pinned(position, session.human):
+            offers = [result for result in offers if result.points != rules.mother_points]
+            offers.append(GameResult(bot, "mother", rules.mother_points))
+        return sorted(offers, key=lambda result: result.points)
+
+    def _offer(self, result: GameResult, offers: list[GameResult]) -> None:
+        """The bot accepts a resignation worth the most it can still win; a smaller one when it is worth at least
+        the points per game its evaluation expects (the advisor's network, the bot's own for a net bot), else it
+        refuses and the game goes on."""
         session = self.session
         bot = session.bot_side
-        rules = position.rules
-        if rules.pins and rules.mother_points and mother_is_pinned(position, session.human):
-            return GameResult(bot, "mother", rules.mother_points)
-        return normal_win(position, bot)
+        offered = self._offers_text([result])
+        if result.points >= max(offer.points for offer in offers):
+            session.say(f"{bot} accepts {offered}: it cannot win more.")
+            self._resign(result)
+            return
+        try:
+            expected = self._bot_expects()
+        except AdviceUnavailable as error:
+            session.say(f"{bot} refuses {offered}: with no evaluation to judge it by ({error}), it accepts only "
+                        f"{self._offers_text(offers[-1:])}. The game goes on.")
+            return
+        cube = session.match.game.cube_value
+        per_game = f"it expects {expected * cube:+.3f} points from this game"
+        if result.points >= expected:
+            session.say(f"{bot} accepts {offered}: {per_game}.")
+            self._resign(result)
+        else:
+            session.say(f"{bot} refuses {offered}: {per_game}. The game goes on.")
+
+    def _bot_expects(self) -> float:
+        """The points per game the bot expects from here (cubeless), by the advisor's evaluation: before the
+        human's move, the best of the human's moves with the dice; :class:`AdviceUnavailable` without one."""
+        session = self.session
+        analyzer = session.advisor.analyzer()
+        turn = session.turn
+        if turn is not None:
+            ranked, _ = analyzer.rank(turn.position, turn.dice, limit=1)
+            if ranked:
+                return -ranked[0].equity
+        position = session.match.game.position
+        _, equity, _ = analyzer.evaluate(position)
+        return equity if position.turn == session.bot_side else -equity
 
     def _resign(self, result: GameResult) -> None:
         session = self.session

@@ -238,6 +238,13 @@ def _dice_fit(segments: Sequence[Segment], dice: Sequence[int]) -> bool:
     return False
 
 
+def _no_bar(rules) -> str:
+    """Why ``bar/N`` means nothing in a game without hits (docs/rules.md: the pinning and the running games)."""
+    if rules.pins:
+        return f"{rules.name} has no bar: checkers are pinned, not hit"
+    return f"{rules.name} has no bar: no checker is ever hit (a single checker holds its point)"
+
+
 def illegal_reason(position: Position, dice: Sequence[int], text: str) -> str:
     """A short reason why ``text`` is not a legal move of ``position``'s side to move with ``dice``.
 
@@ -263,6 +270,8 @@ def illegal_reason(position: Position, dice: Sequence[int], text: str) -> str:
         start, end = segment.start, segment.end
         move = f"{point_text(start)}/{point_text(end)}"
         if start == BAR_POINT:
+            if not position.rules.hits:
+                return _no_bar(position.rules)
             if not position.bar_count(side):
                 return "you have no checker on the bar"
         elif side not in position.stack(side, start):

@@ -23,9 +23,13 @@ Decisions:
 - ``undo`` first takes back the steps of a move being entered; otherwise it
   goes back to the previous decision of the human's moves (the bot's replies
   and the dice after it are rewound too, so the same dice come again).
-- ``resign`` gives up the game at the value it would have if the bot bore off
-  now (single, gammon or backgammon by the rules of docs/rules.md 3.5), or a mother
-  win when the bot has pinned the human's mother; times the cube.
+- ``resign [single|gammon|backgammon|mother]`` offers the bot the game at that
+  value times the cube (asked when no value is given and there is a choice):
+  the kinds the variant scores (docs/rules.md) that the bot can still win. The
+  bot accepts the most it can still win; less when it is worth at least what
+  the advisor's evaluation expects for the bot, else it refuses and play goes
+  on. The question is closed only by its answers: anything else typed is
+  refused, not run, and the question is asked again.
 - In money play each game is followed by "another game?"; a match goes on to
   the next game by itself until a side reaches the match length.
 - A Tavli match (docs/rules.md 9, :meth:`PlaySession.tavli`): :attr:`match` is a
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 import secrets
 import sys
-from typing import Callable, Optional, TextIO
+from typing import Optional, TextIO
 
 import numpy as np
 
@@ -60,7 +64,7 @@ from ..rules.position import SIDES, other
 from ..quoting import quoted
 from .advice import AdviceUnavailable, Advisor
 from .board import Palette, colour_wanted
-from .commands import COMMANDS, Commands, QuitSession, move_examples
+from .commands import COMMANDS, Commands, Question, QuitSession, move_examples
 from .moves import TurnInProgress
 from .reports import Reports
 from .saves import SaveError, SavedGame
@@ -104,8 +108,8 @@ class PlaySession:
         self.last_bot_move: Optional[BotMove] = None
         self.resigned: set[int] = set()
         """Numbers of the games the human resigned."""
-        self.confirm: Optional[tuple[str, Callable[[], None]]] = None
-        """A yes/no question on the prompt and what a yes does."""
+        self.confirm: Optional[Question] = None
+        """A question on the prompt (resign?) that only its answers close (:class:`~tapa_ai.play.commands.Question`)."""
         self.asking_another = False
         self.done = False
         self.saved_match: Optional[MatchState] = None
@@ -261,7 +265,7 @@ class PlaySession:
 
     def prompt(self) -> str:
         if self.confirm is not None:
-            return f"{self.confirm[0]} [y/N] "
+            return self.confirm.prompt
         if self.asking_another:
             return "Another game? [y/N] "
         game = self.match.game
