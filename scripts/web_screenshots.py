@@ -10,7 +10,7 @@ the board shows what the variant is about (a pinned checker and a mother in tapa
 the bar in backgammon, a game well under way in fevga and narde, with the bot's last move marked), selects a
 checker so that its targets light up (but in fevga and narde), and takes the picture. The speed is measured
 in the page (``tapaWeb.benchmark``: encode and evaluate, one after another) on the same random positions the
-tests compare with the engine (for the variants with a model: not fevga and narde yet).
+tests compare with the engine, for every variant with a model in the page (``MODEL_VARIANTS``: all five).
 """
 
 from __future__ import annotations
