@@ -1,4 +1,4 @@
-"""tapa_ai: a self-play AI training toolkit for Tapa, Plakoto and backgammon.
+"""tapa_ai: a self-play AI training toolkit for Tapa and its family: Plakoto, backgammon, Portes, Fevga, Narde.
 
 The package is a stack of layers, lowest first (:data:`LAYERS`). A module may
 import modules of its own layer and of the layers below it, never of a layer
@@ -16,7 +16,7 @@ functions too):
 - ``notation``: JSON positions, move text, the mini-language, gnubg IDs;
 - ``flow``: game and match flow (dice, games, matches, snapshots, play loops);
 - ``movegen``: the vectorized whole-turn move generator (numba);
-- ``bearoff``: exact bear-off databases (one table serves the three variants: no contact is left);
+- ``bearoff``: exact bear-off databases (one table serves every variant: no contact is left);
 - ``net``: the evaluator (encoding, network, fast kernel, afterstate values,
   checkpoints);
 - ``cube``: cubeful equity and match equity tables;
