@@ -91,7 +91,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(commands: Optional[Iterable[str]] = None) -> argparse.ArgumentParser:
     """The ``tapa-ai`` parser with ``commands`` (default: all of :data:`COMMANDS`)."""
-    parser = _Parser(prog="tapa-ai", description="Self-play AI toolkit for Tapa, Plakoto and backgammon.")
+    parser = _Parser(prog="tapa-ai", description="Self-play AI toolkit for Tapa and its family: Plakoto, backgammon, Portes, Fevga, Narde.")
     parser.add_argument("--version", action="version", version=f"tapa-ai {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if commands is None else commands:
