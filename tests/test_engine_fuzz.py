@@ -181,7 +181,7 @@ def test_serve_answers_every_line_once_even_over_long_or_binary_ones(engines):
     assert answers[0]["id"] == 1 and "equity" in answers[0]
     assert "error" in answers[1]
     assert "longer than the limit" in answers[2]["error"] and "longer than the limit" in answers[3]["error"]
-    assert answers[4] == {"id": 3, "error": answers[4]["error"]} and "count must be" in answers[4]["error"]
+    assert answers[4] == {"id": 3, "error": answers[4]["error"]} and "count: must be" in answers[4]["error"]
     assert answers[5]["id"] == 4 and answers[5]["plies"] == 2
     assert answers[6]["id"] == 5 and answers[6]["position"]["variant"] == "tapa"
     assert all(isinstance(a, dict) and "internal error" not in a.get("error", "") for a in answers)

@@ -145,7 +145,7 @@ def test_evaluate_is_from_the_side_to_move(engine, net):
 
 
 def test_evaluate_of_a_finished_game_is_its_exact_outcome(engine):
-    over = {**position_to_json(board("tapa", "1:X 13:OO")), "off": {"X": 14, "O": 13}}
+    over = {**position_to_json(board("tapa", "13:OO")), "off": {"X": 15, "O": 13}}
     over["result"] = {"winner": "X", "points": 1, "kind": "single"}
     for turn, equity in (("X", 1.0), ("O", -1.0)):
         answer = ask(engine, {"cmd": "evaluate", "position": {**over, "turn": turn}})
@@ -166,7 +166,7 @@ def test_best_move_at_zero_plies_is_the_argmax_over_all_legal_moves(engine, net)
         assert best["equity"] == pytest.approx(max(values.values()), abs=1e-5)
         assert values[json.dumps(best["position"], sort_keys=True)] == pytest.approx(max(values.values()), abs=1e-5)
         # The move text is the move to the position given.
-        applied = ask(engine, {"cmd": "apply", "move": best["move"], **request})
+        applied = ask(engine, {"cmd": "apply", "move": best["move"], "position": request["position"], "dice": dice})
         assert applied["position"] == best["position"]
 
 
@@ -227,7 +227,7 @@ def test_start_defaults_to_the_models_variant(engine):
 
 # -- errors ------------------------------------------------------------------------------------------
 START = position_to_json(start_position("tapa"))
-OVER = {**position_to_json(board("tapa", "1:X 13:OO")), "off": {"X": 14, "O": 13},
+OVER = {**position_to_json(board("tapa", "13:OO")), "off": {"X": 15, "O": 13},
         "result": {"winner": "X", "points": 1, "kind": "single"}}
 
 
@@ -241,13 +241,13 @@ OVER = {**position_to_json(board("tapa", "1:X 13:OO")), "off": {"X": 14, "O": 13
     ({"cmd": "evaluate", "position": {**START, "points": START["points"][:23]}}, "position.points"),
     ({"cmd": "best_move", "position": START}, "missing 'dice'"),
     ({"cmd": "best_move", "position": START, "dice": [0, 7]}, "dice"),
-    ({"cmd": "best_move", "position": START, "dice": [1, 2], "plies": 3}, "plies must be an integer 0..2"),
+    ({"cmd": "best_move", "position": START, "dice": [1, 2], "plies": 3}, "plies: must be an integer 0..2"),
     ({"cmd": "best_move", "position": START, "dice": [1, 2], "plies": -1}, "plies"),
     ({"cmd": "best_move", "position": START, "dice": [1, 2], "plies": True}, "plies"),
     ({"cmd": "best_move", "position": START, "dice": [1, 2], "plies": "2"}, "plies"),
-    ({"cmd": "hint", "position": START, "dice": [1, 2], "count": 0}, "count must be an integer 1..100"),
-    ({"cmd": "hint", "position": START, "dice": [1, 2], "count": 10 ** 12}, "count must be"),
-    ({"cmd": "hint", "position": START, "dice": [1, 2], "count": 2.5}, "count must be"),
+    ({"cmd": "hint", "position": START, "dice": [1, 2], "count": 0}, "count: must be an integer 1..100"),
+    ({"cmd": "hint", "position": START, "dice": [1, 2], "count": 10 ** 12}, "count: must be"),
+    ({"cmd": "hint", "position": START, "dice": [1, 2], "count": 2.5}, "count: must be"),
     ({"cmd": "best_move", "position": OVER, "dice": [1, 2]}, "already over"),
     ({"cmd": "hint", "position": START, "dice": [1, 2], "bot": "net:other.pt"}, "cannot be chosen per request"),
 ])

@@ -28,6 +28,8 @@ fast evaluator are not meant for concurrent use, so every call takes
 
 from __future__ import annotations
 
+import copy
+
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -220,6 +222,19 @@ class Analyzer:
         by them, and each move's :attr:`RankedMove.value` is its match-winning chance (``equity`` stays its
         expected points).
         """
+        moves, total, _ = self.rank_and_choose(position, dice, plies, limit, class_values)
+        return moves, total
+
+    def rank_and_choose(self, position: Position, dice: tuple[int, int], plies: Optional[int] = None,
+                        limit: Optional[int] = None, class_values: Optional[np.ndarray] = None,
+                        noise: float = 0.0, noise_seed: Optional[int] = None,
+                        rng: Optional[np.random.Generator] = None
+                        ) -> tuple[list[RankedMove], int, Optional[RankedMove]]:
+        """:meth:`rank`, and with ``rng`` the move a level of play (``plies``, ``noise``, ``noise_seed``:
+        :mod:`tapa_ai.bots.levels`) chooses, from the same search: the bot's own choice (:meth:`NetBot._choose
+        <tapa_ai.bots.search.NetBot>`: the ranked values plus the level's noise, the best taken), so a level's
+        move costs one search at its depth. Without ``rng`` the choice is None."""
+        from ..movegen.choice import segment_argmax
         from ..movegen.batch import PositionBatch
         from ..movegen.generate import generate
 
@@ -235,18 +250,33 @@ class Analyzer:
                 afterstates, class_values=None if class_values is None else worth[None], plies=plies)
             base = deep_values if plies == 0 else self.evaluator.afterstate_distributions(afterstates)
             base_values = base @ worth
+            chosen = None
+            if rng is not None:
+                equities = deep_worth
+                if noise:
+                    bot = copy.copy(self.bot)
+                    bot.noise, bot.noise_seed = noise, noise_seed
+                    equities = equities + bot.move_noise(afterstates, deep_rows, rng,
+                                                         None if class_values is None else worth[None])
+                kept_offsets = np.searchsorted(deep_rows, afterstates.offsets)
+                chosen = int(segment_argmax(equities, kept_offsets, rng)[0])
         order = np.argsort(-deep_worth, kind="stable")
         ranked = [(int(deep_rows[i]), deep_values[i], plies) for i in order]
         rest = np.setdiff1d(np.arange(len(afterstates)), deep_rows)
         for i in rest[np.argsort(-base_values[rest], kind="stable")]:
             ranked.append((int(i), base[i], 0))
+        if chosen is not None:
+            chosen = (int(deep_rows[chosen]), deep_values[chosen], plies)
         if limit is not None:
             ranked = ranked[:limit]
-        moves = [RankedMove(row, afterstates.move_text(row), afterstates.position(row), values,
-                            float(values @ self.points), depth,
-                            None if class_values is None else float(values @ worth))
-                 for row, values, depth in ranked]
-        return moves, len(afterstates)
+
+        def ranked_move(row, values, depth) -> RankedMove:
+            return RankedMove(row, afterstates.move_text(row), afterstates.position(row), values,
+                              float(values @ self.points), depth,
+                              None if class_values is None else float(values @ worth))
+
+        return ([ranked_move(*entry) for entry in ranked], len(afterstates),
+                None if chosen is None else ranked_move(*chosen))
 
     def level_move(self, position: Position, dice: tuple[int, int], plies: int, noise: float,
                    noise_seed: Optional[int], rng: np.random.Generator, score=None) -> RankedMove:

@@ -20,7 +20,6 @@ import numpy as np
 
 from ..analysis.analyzer import AnalysisError
 from ..notation.json_position import position_to_json
-from ..quoting import quoted
 
 DEFAULT_HINT_COUNT = 5
 MAX_HINT_COUNT = 100
@@ -37,9 +36,7 @@ def level_of(request: dict, analyzer):
     from ..bots.levels import LevelError, find_level
     from ..bots.noise import check_noise_seed
 
-    name = request["level"]
-    if not isinstance(name, str):
-        raise AnalysisError(f"level must be a level's name (a string), got {quoted(name)}")
+    name = request["level"]  # a short string: the request's schema
     if request.get("plies") is not None:
         raise AnalysisError("give a level or plies, not both: a level sets the depth (docs/levels.md)")
     if request.get("noise_seed") is not None:
@@ -70,19 +67,19 @@ def tavli_score(request: dict, position):
 
 
 def _ranked(request: dict, analyzer, position, dice, plies: Optional[int], limit: int):
-    """(depth, ranked moves, legal move count, the level's choice or None)."""
+    """(depth, ranked moves, legal move count, the level's choice or None): one search at the depth, the level's
+    move chosen from the same search (:meth:`~tapa_ai.analysis.analyzer.Analyzer.rank_and_choose`)."""
     level = level_of(request, analyzer)
     plies = level.plies if level is not None else plies
     score = tavli_score(request, position)
     class_values = None if score is None else score.class_values(analyzer.points)[0]
-    moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
-    choice = None
-    if level is not None:
-        seed = request.get("noise_seed")
-        chosen = analyzer.level_move(position, dice, level.plies, level.noise, seed, np.random.default_rng(seed),
-                                     score)
-        choice = (level, seed, chosen)
-    return plies, moves, total, choice
+    if level is None:
+        moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
+        return plies, moves, total, None
+    seed = request.get("noise_seed")
+    moves, total, chosen = analyzer.rank_and_choose(position, dice, plies, limit, class_values, level.noise, seed,
+                                                    np.random.default_rng(seed))
+    return plies, moves, total, (level, seed, chosen)
 
 
 def _move_fields(move) -> dict:
@@ -110,10 +107,7 @@ def answer_best_move(request: dict, analyzer, position, dice, plies: Optional[in
 
 def answer_hint(request: dict, analyzer, position, dice, plies: Optional[int]) -> dict:
     """``hint``: the best ``count`` moves, each with its difference to the best."""
-    count = request.get("count", DEFAULT_HINT_COUNT)
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_HINT_COUNT:
-        raise AnalysisError(f"count must be an integer 1..{MAX_HINT_COUNT} (default {DEFAULT_HINT_COUNT}), "
-                            f"got {quoted(count, 40)}")
+    count = request.get("count", DEFAULT_HINT_COUNT)  # 1..MAX_HINT_COUNT: the request's schema
     plies, moves, total, choice = _ranked(request, analyzer, position, dice, plies, count)
     best = moves[0].value
     return {"moves": [{"move": m.move, "equity": m.equity, "difference": m.value - best,

@@ -54,6 +54,7 @@ and memory.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import sys
@@ -69,9 +70,10 @@ from ..notation.json_position import position_from_json, position_to_json
 from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
-from ..rules.position import SIDES, Position, start_position
+from ..rules.position import Position, start_position
 from ..quoting import quoted
-from ..analysis.analyzer import MAX_REQUEST_PLIES, AnalysisError
+from ..schema import check
+from ..analysis.analyzer import MAX_REQUEST_PLIES, AnalysisError  # noqa: F401  (the schema's plies bound)
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
 
@@ -109,6 +111,18 @@ def internal_error(context: str, log: IO[str] | None = None) -> dict[str, str]:
     except (OSError, ValueError):
         pass
     return {"error": "internal error", "error_id": error_id}
+
+
+def unknown_command(command: Any, commands) -> str:
+    """The error for a ``cmd`` the engine does not know: quoted bounded, with "did you mean"."""
+    import difflib
+
+    if command is None:
+        return f"missing 'cmd': one of {', '.join(commands)}"
+    close = difflib.get_close_matches(command, commands, n=1) if isinstance(command, str) and len(command) < 100 \
+        else []
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown cmd {quoted(command, 40)}{hint} (commands: {', '.join(commands)})"
 
 
 def _vectorized_generator() -> MoveGenerator | None:
@@ -247,7 +261,14 @@ class Engine:
             raise RequestError(f"request must be a JSON object, got {type(request).__name__}")
         command = request.get("cmd")
         if command not in self.COMMANDS:
-            raise RequestError(f"unknown cmd {quoted(command)}; commands: {list(self.COMMANDS)}")
+            raise RequestError(unknown_command(command, self.COMMANDS))
+        if command in MODEL_COMMANDS and command != "encode" and self.analyzer is None:
+            self._model(request, command)  # says how to start an engine with a model
+        if command in MODEL_COMMANDS and "bot" in request:
+            raise RequestError("'bot' cannot be chosen per request: the model is fixed when the engine starts "
+                               "(tapa-ai engine --bot net:PATH[@Nply], tapa-ai serve --bot ...)")
+        # The request's shape: its declared schema (tapa_ai/schemas/protocol.json, docs/schemas.md).
+        check(request, "protocol", f"request_{command}", error=RequestError)
         try:
             response = getattr(self, f"_cmd_{command}")(request)
         except (RulesError, AnalysisError) as error:
@@ -259,22 +280,26 @@ class Engine:
     # -- helpers -----------------------------------------------------------
     @staticmethod
     def _position(request: dict) -> Position:
-        if "position" not in request:
-            raise RequestError("missing 'position'")
-        return position_from_json(request["position"])
+        position = position_from_json(request["position"])  # present: the request's schema
+        if position.result is not None:
+            # A result must be the board's own: a position with "result" is a finished game's last position.
+            board = reference.finished_result(dataclasses.replace(position, result=None))
+            if board != position.result:
+                shown = "no finished game" if board is None else \
+                    f"{board.winner or 'nobody'} won {board.kind} ({board.points} point{'s' * (board.points != 1)})"
+                raise RequestError(f"position.result contradicts the board: the result says "
+                                   f"{position.result.winner or 'nobody'} won {position.result.kind} "
+                                   f"({position.result.points} points), the board shows {shown}; leave 'result' "
+                                   "out to ask about the board")
+        return position
 
     @staticmethod
     def _dice(request: dict) -> tuple[int, int]:
-        if "dice" not in request:
-            raise RequestError("missing 'dice' (two integers 1..6, e.g. [5, 2])")
-        dice = request["dice"]
-        if not isinstance(dice, list):
-            raise RequestError(f"dice must be a list of two integers 1..6, got {quoted(dice)}")
-        return reference.check_dice(dice)
+        return reference.check_dice(request["dice"])  # its shape: the request's schema
 
     def _generator(self, request: dict) -> MoveGenerator:
         name = request.get("generator", self.default_generator)
-        if name not in self.generators:
+        if name not in self.generators:  # the schema names both; "vectorized" may be missing (no numba)
             raise RequestError(f"unknown generator {quoted(name)}; available: {sorted(self.generators)}")
         return self.generators[name]
 
@@ -287,12 +312,8 @@ class Engine:
         variant = request.get("variant", "tapa" if self.analyzer is None else self.analyzer.rules.name)
         rules: RuleOptions = variant_rules(variant)
         if "rules" in request:
-            if not isinstance(request["rules"], dict):
-                raise RequestError("'rules' must be an object of rule options to change")
             rules = rules.replace(**request["rules"])
         turn = request.get("turn", "X")
-        if turn not in SIDES:
-            raise RequestError(f"'turn' must be \"X\" or \"O\", got {quoted(turn)}")
         return {"position": position_to_json(start_position(rules, turn))}
 
     def _cmd_bearoff(self, request: dict) -> dict:
@@ -336,9 +357,6 @@ class Engine:
 
     # -- model commands ----------------------------------------------------------------
     def _model(self, request: dict, command: str):
-        if "bot" in request:
-            raise RequestError("'bot' cannot be chosen per request: the model is fixed when the engine starts "
-                               "(tapa-ai engine --bot net:PATH[@Nply], tapa-ai serve --bot ...)")
         if self.analyzer is None:
             raise RequestError(f"{quoted(command)} needs a model: start the engine with --bot net:PATH, "
                                "e.g. tapa-ai engine --bot net:tapa (or net:tapa@1ply to search)")
@@ -352,20 +370,13 @@ class Engine:
         return analyzer, position
 
     def _plies(self, request: dict, analyzer) -> int:
-        plies = request.get("plies", None)
-        if plies is None:
-            return analyzer.plies
-        if isinstance(plies, bool) or not isinstance(plies, int) or not 0 <= plies <= MAX_REQUEST_PLIES:
-            raise RequestError(f"plies must be an integer 0..{MAX_REQUEST_PLIES} (default: the bot's, "
-                               f"{analyzer.plies}), got {quoted(plies)}")
-        return plies
+        plies = request.get("plies", None)  # 0..MAX_REQUEST_PLIES: the request's schema
+        return analyzer.plies if plies is None else plies
 
     def _cmd_encode(self, request: dict) -> dict:
         from ..net.encoding import ENCODING_NAME, default_version, encode
         from ..movegen.batch import PositionBatch
 
-        if "bot" in request:
-            self._model(request, "encode")
         position = self._position(request)
         if self.analyzer is not None:
             analyzer = self.analyzer.playing(position.rules)
@@ -410,19 +421,10 @@ class Engine:
 
         analyzer, position = self._model_and_position(request, "cube")
         self._playable(position)
-        unknown = sorted(set(request) - {"cmd", "id", "position", "cube", "match", "plies", "cube_life", "bot"})
-        if unknown:
-            raise RequestError(f"cube: unknown key(s) {quoted(unknown)}; known: cube, cube_life, match, plies, "
-                               "position")
         cube = Cube.from_dict(request.get("cube", {"value": 1, "owner": None}))
         match = MatchScore.from_request(request.get("match"), analyzer.rules) if request.get("match") is not None \
             else None
-        cube_life = request.get("cube_life")
-        if cube_life is not None and (isinstance(cube_life, bool) or not isinstance(cube_life, (int, float))
-                                      or not 0.0 <= cube_life <= 1.0):
-            raise RequestError(f"cube_life must be a number from 0 (dead cube) to 1 (fully live), "
-                               f"got {quoted(cube_life, 40)}")
-        return analyzer.cube(position, cube, match, self._plies(request, analyzer), cube_life)
+        return analyzer.cube(position, cube, match, self._plies(request, analyzer), request.get("cube_life"))
 
     def _cmd_rollout(self, request: dict) -> dict:
         from .rollout_command import answer_rollout

@@ -10,42 +10,25 @@ from __future__ import annotations
 from typing import Optional
 
 from ..rules.position import Position
-from ..quoting import quoted
 from ..analysis.analyzer import AnalysisError
 
 ROLLOUT_KEYS = ("position", "dice", "moves", "candidates", "games", "truncate", "bearoff", "rotate", "luck", "seed",
                 "plies")
 MAX_ROLLOUT_CANDIDATES = 20
 """Most moves one ``rollout`` request may analyse."""
-_OPTIONS = (("games", int), ("truncate", int), ("rotate", int), ("seed", int), ("bearoff", bool), ("luck", bool))
+_OPTIONS = ("games", "truncate", "rotate", "seed", "bearoff", "luck")
 
 
 def _settings(request: dict):
     from ..arena.rollout import RolloutSettings
 
-    options = {}
-    for key, kind in _OPTIONS:
-        if key in request:
-            value = request[key]
-            if (kind is int and (isinstance(value, bool) or not isinstance(value, int))) or \
-                    (kind is bool and not isinstance(value, bool)):
-                raise AnalysisError(f"rollout: {key} must be {'an integer' if kind is int else 'true or false'}, "
-                                    f"got {quoted(value, 40)}")
-            options[key] = value
-    return RolloutSettings(**options)
+    return RolloutSettings(**{key: request[key] for key in _OPTIONS if key in request})
 
 
 def _starts(request: dict, dice) -> tuple[Optional[list], int, int]:
     """(moves given or None, candidates, how many starts are rolled out), checked."""
-    moves = request.get("moves")
-    if moves is not None and (not isinstance(moves, list) or not moves or not all(isinstance(m, str) for m in moves)):
-        raise AnalysisError("rollout: moves is a list of move texts, e.g. [\"8/5 6/5\", \"13/10 24/23\"]")
+    moves = request.get("moves")  # shapes and bounds (MAX_ROLLOUT_CANDIDATES): the request's schema
     candidates = request.get("candidates", 5)
-    if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_ROLLOUT_CANDIDATES:
-        raise AnalysisError(f"rollout: candidates must be an integer 1..{MAX_ROLLOUT_CANDIDATES}, "
-                            f"got {quoted(candidates, 40)}")
-    if moves is not None and len(moves) > MAX_ROLLOUT_CANDIDATES:
-        raise AnalysisError(f"rollout: at most {MAX_ROLLOUT_CANDIDATES} moves")
     if moves is not None and dice is None:
         raise AnalysisError("rollout: moves need dice (the roll they are played with)")
     starts = 1 if dice is None else len(moves) if moves is not None else candidates
@@ -57,12 +40,7 @@ def answer_rollout(analyzer, request: dict, position: Position, dice, max_games:
     from ..arena.rollout import LocalPlayer, RolloutError, candidate_moves, moves_rollout, position_rollout
     from ..bots.search import NetBot
 
-    unknown = sorted(set(request) - {"cmd", "id", "bot", *ROLLOUT_KEYS})
-    if unknown:
-        raise AnalysisError(f"rollout: unknown key(s) {quoted(unknown)}; known: {', '.join(ROLLOUT_KEYS)}")
-    plies = request.get("plies", 0)
-    if isinstance(plies, bool) or plies not in (0, 1):
-        raise AnalysisError(f"rollout: plies is the rollout bot's depth, 0 or 1, got {quoted(plies, 40)}")
+    plies = request.get("plies", 0)  # keys, types and ranges: the request's schema (tapa_ai/schemas/protocol.json)
     settings = _settings(request)
     moves, candidates, starts = _starts(request, dice)
     try:
