@@ -7,7 +7,16 @@
 // URL parameters (for reproducible games and the tests): variant (or "tavli": a Tavli match), length (match
 // points), strength (plies, or a fixed bot of the server: heuristic, runner, random), level (a level of play, below),
 // seed (the dice), noise_seed (the levels' noise; default the seed), delay (ms before the bot's move is played,
-// default 700).
+// default 700), mode (play or study, below). A value the page cannot use, or a name it does not know, is said in a
+// notice above the board, naming the parameter, the value and what was used instead (docs/web.md).
+//
+// Play and study (docs/web.md "Play and study"): in play mode the analysis panel keeps the best move, the equities
+// and the chances hidden while the game goes on (Show the analysis asks for those of the turn; Analyse rates the game
+// once it is over); study mode shows them all along. Play is the default with a level below world-class, study
+// otherwise; the Mode list or ?mode= chooses.
+//
+// Forced moves: a roll of yours with one legal move (or none) is played for you, the note "forced: ..." in the
+// message and the log, as the terminal game does.
 //
 // Levels of play (docs/levels.md; "Level" in the header): where the model of the variant carries its calibrated
 // levels (metadata.levels), the bot may play one. A 0-ply level (beginner to expert) plays in the page with levels.js:
@@ -32,42 +41,91 @@
 (function () {
   "use strict";
 
-  // docs/rules.md section 6: what the page needs to know of each variant beyond what the server answers.
+  // docs/rules.md section 6: what the page needs to know of each variant beyond what the server answers. `top`: the
+  // outcome the variant scores above a gammon (tapa_ai/rules/outcomes.py: a backgammon where backgammons count, a
+  // mother win where mothers do), null where it has none; `draws`: whether a game can be drawn (both mothers pinned).
+  // The chances line lists only these outcomes.
   const VARIANTS = {
-    tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother" },
-    plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother" },
-    backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon" },
+    tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother",
+      draws: true },
+    plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother", draws: true },
+    backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon",
+      draws: false },
     // Portes (docs/rules.md 9): backgammon's board game played by the backgammon model, valued with Portes' points (a
-    // backgammon counts as a gammon: 2).
-    portes: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon (counts 2)",
+    // backgammon counts as a gammon: 2, and the chances line counts it as one).
+    portes: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: null, draws: false,
       model: "backgammon", points: [1, 2, 2, -1, -2, -2] },
-    // The running games (docs/rules.md 8): both sides travel the same way, no bar, no cube.
-    fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
-    narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: "backgammon", parallel: true },
+    // The running games (docs/rules.md 8): both sides travel the same way, no bar, no cube; single and gammon only.
+    fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: null, draws: false, parallel: true },
+    narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: null, draws: false, parallel: true },
   };
   // The Tavli match (docs/rules.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % 3] (tapa_ai/flow/tavli.py).
   const TAVLI_ROTATION = ["portes", "plakoto", "fevga"];
   const TAVLI_NAMES = { portes: "Portes", plakoto: "Plakoto", fevga: "Fevga" };
-  const MAX_TAVLI_LENGTH = 25; // the Tavli match equity table's reach
   const tavliVariant = (number) => TAVLI_ROTATION[(number - 1) % TAVLI_ROTATION.length];
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const LEVEL_NAMES = ["beginner", "casual", "intermediate", "advanced", "expert", "world-class"]; // docs/levels.md
+  const MODES = ["play", "study"]; // docs/web.md "Play and study"
+  // The mode when none was chosen (?mode=, the Mode list): play with a level below world-class, else study.
+  const defaultMode = () => ($("level").value && $("level").value !== "world-class" ? "play" : "study");
+  const studyMode = () => $("mode").value === "study";
   const HUMAN = "X", BOT = "O";
   const other = (side) => (side === "X" ? "O" : "X");
   const $ = (id) => document.getElementById(id);
 
   const params = new URLSearchParams(location.search);
+  // -- the URL's parameters: each checked, a mistake said on the page (#url-notice), never silently replaced -----------
+  const URL_PARAMETERS = ["variant", "length", "strength", "level", "seed", "noise_seed", "delay", "mode"];
+  const MAX_MATCH_LENGTH = 25; // the match equity tables' reach (tapa_ai/cube/met.py MAX_MATCH_LENGTH)
+  const MAX_SEED = 4294967295; // the dice's and the levels' seeds are 32-bit
+  const urlNotices = [];
+  // A value quoted in a notice, bounded as tapa_ai/quoting.py quotes one: its first 40 characters and its length.
+  const quote = function (value) {
+    const text = String(value);
+    return text.length <= 40 ? JSON.stringify(text) : JSON.stringify(text.slice(0, 40)) + "... (" +
+      text.length.toLocaleString("en") + " characters)";
+  };
+  const urlNotice = (name, value, why, used) => urlNotices.push("URL parameter " + name + "=" + quote(value) + " " +
+    why + ": " + used + ".");
+  for (const name of new Set(params.keys())) {
+    if (!URL_PARAMETERS.includes(name)) {
+      urlNotices.push("URL parameter " + quote(name) + " is not one the board reads (" + URL_PARAMETERS.join(", ") +
+        "): ignored.");
+    } else if (params.getAll(name).length > 1) {
+      urlNotice(name, params.getAll(name).slice(1).join(", "), "is given " + params.getAll(name).length + " times",
+        "the first, " + quote(params.get(name)) + ", is used");
+    }
+  }
+  // A whole number from 0 to MAX_SEED, or null (said in the notice, `fallback` used).
+  function seedParameter(name, fallbackText) {
+    if (!params.has(name)) return null;
+    const text = params.get(name);
+    if (/^\d{1,10}$/.test(text) && Number(text) <= MAX_SEED) return Number(text);
+    urlNotice(name, text, "is not a whole number from 0 to " + MAX_SEED, fallbackText + " is used instead");
+    return null;
+  }
+  const askedVariant = params.get("variant");
+  if (askedVariant !== null && !VARIANTS[askedVariant] && askedVariant !== "tavli") {
+    urlNotice("variant", askedVariant, "is not a game of the board (" + Object.keys(VARIANTS).join(", ") + ", tavli)",
+      "tapa is played instead");
+  }
+  let askedDelay = 700;
+  if (params.has("delay")) {
+    const text = params.get("delay");
+    if (/^\d+(\.\d+)?$/.test(text) && Number(text) <= 60000) askedDelay = Number(text);
+    else urlNotice("delay", text, "is not a number of milliseconds from 0 to 60000", "700 is used instead");
+  }
   const S = {
-    variant: VARIANTS[params.get("variant")] ? params.get("variant") : params.get("variant") === "tavli" ? "portes" : "tapa",
+    variant: VARIANTS[askedVariant] ? askedVariant : askedVariant === "tavli" ? "portes" : "tapa",
     tavliMet: null, // the Tavli match equity table (model/tavli-met.json), once a Tavli match has loaded it
-    delay: params.has("delay") ? Math.max(0, Number(params.get("delay")) || 0) : 700,
+    delay: askedDelay,
     health: null,
     models: {},
     game: 0, // bumped by every new game: answers that arrive for an older game are dropped
     phase: "loading",
     position: null, dice: null, legal: null, ranked: null, chances: null, plan: null, selected: null,
     hints: null, lastMove: null, moved: null, log: [], cube: 1,
-    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: params.get("variant") === "tavli" },
+    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: askedVariant === "tavli" },
     games: [], // the records of this match's games (tapa-ai/games), the current one last
     analysis: null, // the server's analysis of the last finished game
   };
@@ -83,12 +141,15 @@
       return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     };
   }
-  const seed = params.has("seed") ? Number(params.get("seed")) : crypto.getRandomValues(new Uint32Array(1))[0];
+  const randomSeed = crypto.getRandomValues(new Uint32Array(1))[0];
+  const askedSeed = seedParameter("seed", "the random seed " + randomSeed);
+  const seed = askedSeed === null ? randomSeed : askedSeed;
   const random = makeRandom(seed);
   const botRandom = makeRandom(seed ^ 0x5bd1e995); // the seeds of the fixed bots' tie-breaks: the dice stay the same
   const die = () => 1 + Math.floor(random() * 6);
   // The levels' noise seed of game n of the match (from 1): the noise_seed parameter (default the dice's seed) + n - 1.
-  const noiseSeedBase = params.has("noise_seed") ? Number(params.get("noise_seed")) : seed;
+  const askedNoiseSeed = seedParameter("noise_seed", "the dice's seed, " + seed + ",");
+  const noiseSeedBase = askedNoiseSeed === null ? seed : askedNoiseSeed;
   const gameNoiseSeed = (number) => ((noiseSeedBase || 0) + number - 1) >>> 0;
 
   // -- the server ----------------------------------------------------------------------------------
@@ -274,7 +335,7 @@
 
   async function newMatch() {
     const tavli = $("variant").value === "tavli";
-    const length = Math.min(Math.max(Math.round(Number($("match-length").value)) || 1, 1), tavli ? MAX_TAVLI_LENGTH : 1e9);
+    const length = Math.min(Math.max(Math.round(Number($("match-length").value)) || 1, 1), MAX_MATCH_LENGTH);
     S.match = { length: length, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: tavli, winner: null };
     S.games = [];
     await newGame(true);
@@ -282,11 +343,12 @@
 
   // -- the game record (tapa-ai/games, docs/analysis.md) ---------------------------------------------------------
   // The bot in words: "heuristic, server", "2-ply, server", "0-ply, in the page".
-  function botName() {
+  // `plain`: a level by its name and depth only, for a player (play mode); the record keeps the noise seed.
+  function botName(plain) {
     const level = activeLevel();
     if (level) {
       return level.name + " level, " + (level.plies > 0 ? level.plies + "-ply, server" : "0-ply, in the page") +
-        (level.noise ? ", noise seed " + level.seed : "");
+        (level.noise && !plain ? ", noise seed " + level.seed : "");
     }
     if (fixedBot()) return fixedBot() + ", server";
     const plies = strength();
@@ -374,7 +436,7 @@
     document.body.dataset.mode = S.match.tavli ? "tavli" : "single";
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
       selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "",
-      opener: null, opened: "" });
+      opener: null, opened: "", forced: null });
     S.noiseSeed = gameNoiseSeed(S.games.length + 1); // this game's noise seed for the levels
     const entry = { number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
@@ -409,7 +471,10 @@
       if (record) record.players.O = botLabel();
       if (!model) showMessage("No " + S.variant + " model in this page: the bot is " + botName() + ".");
       const level = activeLevel();
-      if (level) {
+      if (level && !studyMode()) {
+        addLog("The bot plays the " + level.name + " level (" + (level.plies > 0 ? level.plies + " plies on the server" :
+          "0-ply in the page") + ").");
+      } else if (level) {
         addLog("The bot plays the " + level.name + " level: " + (level.plies > 0 ? level.plies + " plies on the server" :
           "0-ply in the page" + (level.noise ? ", noise " + level.noise + " with noise seed " + level.seed : ", no noise")) +
           ".");
@@ -465,23 +530,30 @@
     S.chances = S.model ? evaluateBeforeRoll(S.model, S.position) : null;
     if (S.chances && S.values) S.chances.mwc = worth(S.chances.probabilities, S.values);
     const pass = S.legal.length === 1 && S.legal[0].move === "";
+    const bot = !S.moved ? "" : S.moved.text ? "The bot played " + S.moved.text + " (your numbering; orange on the board). " :
+      "The bot could not move. ";
+    if (mover === HUMAN && S.legal.length === 1) {
+      // A forced move (one legal move) or a pass: played for you after a pause, as the terminal does, and said.
+      const only = S.legal[0], turn = S.turns;
+      setPhase("busy");
+      S.forced = pass ? "" : only.move;
+      showMessage(bot + "You rolled " + dice.join("-") + (pass ? ": no legal move, you pass." : ": forced: " + only.move +
+        " (your only legal move), played for you."));
+      render();
+      await sleep(Math.max(S.delay, 300));
+      if (game === S.game && S.turns === turn) finishMove(game, only.move, only.position, HUMAN);
+      return;
+    }
+    const forced = S.forced ? "Forced: " + S.forced + " (your only legal move), played for you. " : "";
+    S.forced = null;
     if (mover === HUMAN) {
       S.plan = new TapaSteps.Planner(S.position, dice, S.legal);
       setPhase("human");
-      if (pass) {
-        showMessage("You rolled " + dice.join("-") + ": no legal move, you pass.");
-        render();
-        await sleep(Math.max(S.delay, 300));
-        if (game === S.game && S.phase === "human") finishMove(game, "", S.legal[0].position, HUMAN);
-        return;
-      }
-      const bot = !S.moved ? "" : S.moved.text ? "The bot played " + S.moved.text + " (your numbering; orange on the board). " :
-        "The bot could not move. ";
       showMessage(bot + "You rolled " + dice.join("-") + ". Click a checker, then a green point (or type the move).");
       render();
     } else {
       setPhase("bot");
-      showMessage("The bot rolled " + dice.join("-") + (pass ? ": no legal move, it passes." : "."));
+      showMessage(forced + "The bot rolled " + dice.join("-") + (pass ? ": no legal move, it passes." : "."));
       render();
       const move = await chooseMove(game);
       if (game !== S.game) return;
@@ -531,8 +603,9 @@
     recordEvent({ action: "move", side: side, dice: S.dice.slice(), move: text });
     // The bot's move in your numbering too, as in the terminal; on the board until your next action.
     const yours = side === BOT && text ? TapaSteps.otherView(text, parallel()) : "";
+    const forced = side === HUMAN && text && S.legal && S.legal.length === 1 ? " (forced: your only legal move)" : "";
     addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text) +
-      (yours ? " (on your board: " + yours + ")" : ""));
+      (yours ? " (on your board: " + yours + ")" : "") + forced);
     const moved = TapaSteps.movedPoints(text), ids = (points) => new Set(points.map((p) => pointToId(p === TapaSteps.BAR ||
       p === TapaSteps.OFF ? p : side === "X" ? p : TapaSteps.otherPoint(p, parallel()))));
     S.moved = side === BOT ? { side: side, text: yours, from: ids(moved.from), to: ids(moved.to) } : null;
@@ -802,14 +875,23 @@
     worldClass.title = deep || "the server's model searching 2 plies, no noise";
     const level = activeLevel(), chosen = select.value;
     $("strength").disabled = !!level;
-    $("strength").title = level ? "the level sets the bot (Level: none to choose here)" : "";
-    let note = "";
+    $("strength").title = level ? "the " + level.name + " level sets the bot: choose Level none to choose the bot here" :
+      "";
+    $("strength-why").textContent = level ? "set by the level" : "";
+    $("strength-why").title = $("strength").title;
+    let note = "", details = "";
     if (why) note = "No levels: " + why + ".";
     else if (level && level.name !== chosen) note = deep + "; expert plays.";
     else if (level && level.plies > 0) note = level.name + ": " + level.plies + " plies on the server.";
-    else if (level) note = level.name + ": 0-ply in the page, " + (level.noise ? "noise " + level.noise +
-      ", noise seed " + level.seed + " (game " + S.games.length + ")" : "no noise") + ".";
-    $("level-note").textContent = note;
+    else if (level) {
+      note = level.name + ": 0-ply in the page.";
+      details = level.name + ": 0-ply in the page, " + (level.noise ? "noise " + level.noise + ", noise seed " +
+        level.seed + " (game " + S.games.length + ")" : "no noise") + ".";
+    }
+    // The level's internals (its noise, the game's noise seed) in study mode; in play mode its name and depth, the
+    // internals in the tooltip.
+    $("level-note").textContent = details && studyMode() ? details : note;
+    $("level-note").title = details;
     $("level-note").dataset.seed = level ? String(level.seed) : "";
   }
 
@@ -968,7 +1050,21 @@
     bar.replaceChildren();
     body.replaceChildren();
     const empty = !chances || !model || S.phase === "over";
-    $("chances").hidden = $("moves").hidden = empty; // no empty bar and table: at the end, one line instead
+    // Play mode: no best move, equity or chances while the game goes on, unless asked for this turn.
+    const hide = !empty && !studyMode() && S.revealed !== S.turns;
+    $("chances").hidden = $("moves").hidden = empty || hide; // no empty bar and table: at the end, one line instead
+    $("reveal").hidden = !hide;
+    if (hide) {
+      $("chances-label").textContent = "";
+      $("chances-legend").textContent = "";
+      $("analysis-side").textContent = "";
+      $("analysis-note").textContent = "Play mode: the best move, the equities and the chances stay hidden during " +
+        "the game. Show the analysis of this turn asks for them, the Mode list's study shows them all along" +
+        (analysisAvailable() ? ", and Analyse rates the whole game once it is over." : ".");
+      $("model-info").textContent = modelInfo(model);
+      $("measure").disabled = false;
+      return;
+    }
     if (empty) {
       $("chances-label").textContent = "";
       $("chances-legend").textContent = "";
@@ -991,9 +1087,13 @@
       (chances.bearoff ? " †" : "") + (tavli ? " · match-winning chance " + percent(chances.mwc) + " at X " +
       S.match.score.X + " – O " + S.match.score.O + " (to " + S.match.length + ")" : "");
     $("moves-value").textContent = tavli ? "match win" : "equity";
-    const draw = p.length > 6 ? p[6] : 0;
-    const parts = [["win-top", p[2]], ["win-gammon", p[1]], ["win-single", p[0]], ["draw", draw],
-      ["lose-single", p[3]], ["lose-gammon", p[4]], ["lose-top", p[5]]];
+    // Only the outcomes the variant scores: without a top class its probability counts as a gammon (Portes: a
+    // backgammon scores as one; the running games' models never see one); without draws there is no draw.
+    const rules = VARIANTS[S.variant], draw = rules.draws && p.length > 6 ? p[6] : 0;
+    const gammon = rules.top ? [p[1], p[4]] : [p[1] + p[2], p[4] + p[5]];
+    const parts = [["win-top", rules.top ? p[2] : null], ["win-gammon", gammon[0]], ["win-single", p[0]],
+      ["draw", rules.draws ? draw : null], ["lose-single", p[3]], ["lose-gammon", gammon[1]],
+      ["lose-top", rules.top ? p[5] : null]].filter((part) => part[1] !== null);
     for (const [name, value] of parts) {
       const div = document.createElement("div");
       div.className = "c-" + name;
@@ -1002,9 +1102,10 @@
       bar.appendChild(div);
     }
     const win = p[0] + p[1] + p[2];
-    $("chances-legend").textContent = "win " + percent(win) + " (gammon or more " + percent(p[1] + p[2]) + ", " + top +
-      " " + percent(p[2]) + ") · draw " + percent(draw) + " · lose " + percent(p[3] + p[4] + p[5]) +
-      " (gammon or more " + percent(p[4] + p[5]) + ", " + top + " " + percent(p[5]) + ")";
+    const detail = (g, t) => " (" + (top ? "gammon or more " + percent(g + t) + ", " + top + " " + percent(t) :
+      "gammon " + percent(g + t)) + ")";
+    $("chances-legend").textContent = "win " + percent(win) + detail(p[1], p[2]) +
+      (rules.draws ? " · draw " + percent(draw) : "") + " · lose " + percent(p[3] + p[4] + p[5]) + detail(p[4], p[5]);
     const best = tavli ? S.ranked[0].mwc : S.ranked[0].equity;
     S.ranked.slice(0, 8).forEach(function (move, k) {
       const row = body.insertRow();
@@ -1025,8 +1126,12 @@
       "score (each outcome valued by the Tavli match equity table)" : S.match.tavli ? " (no Tavli match equity " +
       "table: valued as in money play)" : "") + ". † a bear-off: the engine's bots value it with the bear-off " +
       "database instead; = the game ends, exact.";
+    $("model-info").textContent = modelInfo(model);
+  }
+
+  function modelInfo(model) {
     const meta = model.metadata;
-    $("model-info").textContent = "Model: " + meta.variant + ", " + Number(meta.training_games).toLocaleString("en") +
+    return "Model: " + meta.variant + ", " + Number(meta.training_games).toLocaleString("en") +
       " training games, " + meta.model.layers + "×" + meta.model.hidden + " " + meta.model.activation +
       ", encoding v" + meta.encoding_version + (meta.source_checkpoint ? ", from " + meta.source_checkpoint : "") + ".";
   }
@@ -1064,8 +1169,20 @@
   // -- start ---------------------------------------------------------------------------------------
   async function init() {
     $("variant").value = S.match.tavli ? "tavli" : S.variant;
-    if (params.has("length")) setMatchLength(params.get("length"));
-    else if (S.match.tavli) setMatchLength(5);
+    const defaultLength = S.match.tavli ? 5 : 1;
+    if (params.has("length")) {
+      const text = params.get("length"), length = Number(text);
+      if (!/^\d{1,9}$/.test(text)) {
+        urlNotice("length", text, "is not a whole number of points from 1 to " + MAX_MATCH_LENGTH,
+          lengthText(defaultLength) + " is played instead");
+        setMatchLength(defaultLength);
+      } else if (length < 1 || length > MAX_MATCH_LENGTH) {
+        const used = Math.min(Math.max(length, 1), MAX_MATCH_LENGTH);
+        urlNotice("length", text, "is outside 1 to " + MAX_MATCH_LENGTH + " points (the match equity table's reach)",
+          lengthText(used) + " is played instead");
+        setMatchLength(used);
+      } else setMatchLength(length);
+    } else setMatchLength(defaultLength);
     labelLengths();
     $("board").addEventListener("click", onBoardClick);
     $("new-game").addEventListener("click", () => newMatch());
@@ -1097,12 +1214,37 @@
     $("analyse").addEventListener("click", analyseGame);
     $("analyse-over").addEventListener("click", analyseGame);
     $("strength").addEventListener("change", () => showMessage("Bot: " + $("strength").selectedOptions[0].textContent + "."));
-    if (LEVEL_NAMES.includes(params.get("level"))) $("level").value = params.get("level");
+    if (params.has("level")) {
+      if (LEVEL_NAMES.includes(params.get("level"))) $("level").value = params.get("level");
+      else urlNotice("level", params.get("level"), "is not a level of play (" + LEVEL_NAMES.join(", ") + ")",
+        "no level (the Bot choice) is played instead");
+    }
+    if (params.has("mode")) {
+      if (MODES.includes(params.get("mode"))) {
+        $("mode").value = params.get("mode");
+        S.modeChosen = true;
+      } else urlNotice("mode", params.get("mode"), "is not a mode (play, study)", defaultMode() + " mode is used instead");
+    }
+    if (!S.modeChosen) $("mode").value = defaultMode();
     $("level").addEventListener("change", function () {
+      if (!S.modeChosen) $("mode").value = defaultMode();
       updateLevelChoices();
       const record = currentRecord();
       if (record && !record.result) record.players.O = botLabel();
-      showMessage("Bot: " + botName() + ".");
+      showMessage("Bot: " + (studyMode() ? botName() : botName(true)) + ".");
+      render();
+    });
+    $("mode").addEventListener("change", function () {
+      S.modeChosen = true;
+      updateLevelChoices();
+      showMessage(studyMode() ? "Study mode: the analysis panel shows the best move, the equities and the chances." :
+        "Play mode: the best move, the equities and the chances stay hidden during the game (Show the analysis " +
+        "asks for them).");
+      render();
+    });
+    $("reveal").addEventListener("click", function () {
+      S.revealed = S.turns;
+      render();
     });
     try {
       const response = await fetch("health");
@@ -1111,15 +1253,37 @@
       S.health = null;
     }
     updateStrengthChoices();
-    const asked = Array.from($("strength").options).find((o) => o.value === params.get("strength"));
-    if (asked && !asked.disabled) $("strength").value = asked.value;
+    if (params.has("strength")) {
+      const text = params.get("strength"), options = Array.from($("strength").options);
+      const asked = options.find((o) => o.value === text);
+      if (!asked) {
+        urlNotice("strength", text, "is not a bot of the list (" + options.map((o) => o.value).join(", ") + ")",
+          "the " + $("strength").selectedOptions[0].textContent + " bot plays instead");
+      } else if (asked.disabled) {
+        urlNotice("strength", text, "cannot play here (" + asked.title + ")", "the " +
+          $("strength").selectedOptions[0].textContent + " bot plays instead");
+      } else $("strength").value = asked.value;
+    }
+    showUrlNotices();
     await newMatch();
   }
 
-  // A match length of the list, added to it when it is not there (?length=N: any 1..25 in a Tavli match).
+  // The URL's mistakes, above the board (hidden when there are none).
+  function showUrlNotices() {
+    const box = $("url-notice"), list = document.createElement("ul");
+    for (const text of urlNotices) list.appendChild(Object.assign(document.createElement("li"), { textContent: text }));
+    box.replaceChildren(list);
+    box.hidden = !urlNotices.length;
+  }
+
+  function lengthText(length) {
+    return length === 1 && !S.match.tavli ? "a single game" : "a match to " + length + (length === 1 ? " point" : " points");
+  }
+
+  // A match length of the list, added to it when it is not there (?length=N: any 1..25).
   function setMatchLength(value) {
     const length = Math.round(Number(value));
-    if (!(length >= 1)) return;
+    if (!(length >= 1 && length <= MAX_MATCH_LENGTH)) return;
     const select = $("match-length");
     if (!Array.from(select.options).some((o) => Number(o.value) === length)) {
       const option = document.createElement("option");
@@ -1140,6 +1304,7 @@
   // For the tests and for curious readers (the browser console): the page's state, encoder and model.
   window.tapaWeb = {
     state: S,
+    seed: seed, // the dice's seed (the seed parameter, else a random one)
     api: api,
     encode: (position, version) => Array.from(TapaEncoding.encode(position, version)),
     evaluate: async function (variant, positions) {
@@ -1171,6 +1336,16 @@
       S.game++;
       S.position = Object.assign({}, S.position, { result: result });
       gameOver(result);
+      return true;
+    },
+    // For the tests: go on from `position` (a position of this game's variant, its side to move to play) with `dice`,
+    // as if the game had reached it (the record's history then does not replay). Answers on their way are dropped.
+    turnAt: function (position, dice) {
+      if (!S.position || S.phase === "over" || position.variant !== S.variant) return false;
+      const game = ++S.game;
+      Object.assign(S, { position: position, moved: null, lastMove: null, forced: null });
+      setPhase("busy");
+      startTurn(game, dice.slice()).catch(failed);
       return true;
     },
     classValues: async function (variant, side, context) {
