@@ -182,6 +182,46 @@ def test_entering_from_the_bar_comes_first_in_backgammon():
     assert "no checker on the bar" in illegal_reason(start_position("backgammon"), (3, 1), "bar/22 6/5")
 
 
+@pytest.mark.parametrize("variant, reason", [
+    ("plakoto", "plakoto has no bar: checkers are pinned, not hit"),
+    ("tapa", "tapa has no bar: checkers are pinned, not hit"),
+    ("fevga", "fevga has no bar: no checker is ever hit (a single checker holds its point)"),
+    ("narde", "narde has no bar: no checker is ever hit (a single checker holds its point)"),
+])
+def test_bar_in_a_game_without_a_bar_says_the_variant_has_none(variant, reason):
+    """Before: "you have no checker on the bar", as if the game had one (docs/rules.md 3, 8.2: no hits)."""
+    rules = variant_rules(variant)
+    data = {"format": "tapa-ai/play", "version": 1, "position": position_to_json(start_position(variant)
+                                                                                   .with_changes(turn="X")),
+            "dice": [6, 5]}
+    session, out = session_for("bar/20\nquit\n", rules=rules, seed=3)
+    session.start_notes = session.load(load_game(data, "test"))
+    session.run()
+    answer = dict(responses(out.getvalue(), ["bar/20"]))["bar/20"]
+    assert answer.startswith(f"Illegal move 'bar/20': {reason}.\nLegal moves: "), answer
+    assert "no checker on the bar" not in answer
+
+
+@pytest.mark.parametrize("variant", ["plakoto", "portes", "fevga", "narde"])
+def test_hint_and_eval_do_not_mention_a_cube_in_a_game_without_one(variant):
+    """Before: "equity for you (points per game, before the cube)" in fevga, which has no cube."""
+    rules = variant_rules(variant)
+    net = "backgammon" if variant == "portes" else variant  # Portes is played by the backgammon model
+    advisor = Advisor(f"net:{ROOT / 'checkpoints' / (net + '.pt')}", rules)
+    position = start_position(variant).with_changes(turn="X")
+    hint = advisor.hint(position, (6, 5), 3)
+    evaluation = advisor.evaluation(position, "X")
+    assert hint[0].endswith("equity for you (points per game):") and len(hint) >= 2, hint
+    assert evaluation[-1].startswith("  equity ") and evaluation[-1].endswith(" points per game"), evaluation
+    assert not any("cube" in line for line in hint + evaluation)
+
+
+def test_hint_and_eval_say_the_equity_is_before_the_cube_where_there_is_one(advisor):
+    position = start_position("tapa").with_changes(turn="X")
+    assert advisor.hint(position, (6, 5), 2)[0].endswith("equity for you (points per game, before the cube):")
+    assert advisor.evaluation(position, "X")[-1].endswith(" points per game before the cube")
+
+
 # --------------------------------------------------------------------------
 # A scripted session, as a person types it
 # --------------------------------------------------------------------------
