@@ -115,6 +115,16 @@ def test_resign_offers_only_what_the_bot_can_still_win(variant, layout, offered)
                 in screen)
 
 
+@pytest.mark.parametrize("variant, usage", [("fevga", "resign [single|gammon]"),
+                                            ("plakoto", "resign [single|gammon|mother]"),
+                                            ("tapa", "resign [single|gammon|backgammon|mother]"),
+                                            ("backgammon", "resign [single|gammon|backgammon]")])
+def test_help_names_the_values_the_variant_may_resign(variant, usage):
+    session, out = session_for("help\nquit\n", rules=variant_rules(variant), seed=2)
+    session.run()
+    assert f"  resign  {usage}: offer the bot the game at that value (it may refuse)\n" in out.getvalue()
+
+
 def test_resigning_a_kind_the_variant_does_not_score_is_refused_in_one_line():
     position = start_position("fevga").with_changes(turn="X")
     session, screen = loaded("fevga", position, (6, 5), "resign backgammon\nresign lots\nquit\n")

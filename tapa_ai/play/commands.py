@@ -183,6 +183,8 @@ class Commands:
         for name, text in COMMANDS.items():
             if not cube and name in ("double", "take", "pass"):
                 continue
+            if name == "resign":  # the values this variant scores
+                text = text.replace("single|gammon|...", "|".join(resignation_kinds(session.rules)))
             session.say(f"  {name:<7} {text}")
         if not cube:
             session.say(f"  ({session.rules.name} has no doubling cube)")
