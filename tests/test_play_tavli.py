@@ -322,10 +322,11 @@ def test_resign_gives_up_the_game_not_the_match_and_undo_stays_within_a_game():
     session, out = tavli_session("runner", 3, seed=6)
     session.start()
     play_until(session, lambda s: s.turn is not None)
-    session.handle_line("resign")
+    session.handle_line("resign gammon")
     session.handle_line("y")
     screen = out.getvalue()
-    # at the start nothing is borne off: a gammon, as if the bot bore off now (docs/rules.md 3.5)
+    # at the start nothing is borne off: a gammon is the most the bot can win in Portes (docs/rules.md 9)
+    assert "O accepts a gammon (2 points): it cannot win more." in screen
     assert "Game over: O wins 2 points, you resigned: a gammon." in screen
     assert ("Game 2 of the Tavli match: plakoto (the next game is fevga). Score: you 0, O 2 (Tavli match to 3). "
             "O opens, rolling both dice (O won game 1).") in screen
