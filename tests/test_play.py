@@ -202,6 +202,17 @@ def test_bar_in_a_game_without_a_bar_says_the_variant_has_none(variant, reason):
     assert "no checker on the bar" not in answer
 
 
+@pytest.mark.parametrize("variant, bar_shown", [("tapa", False), ("plakoto", False), ("backgammon", True),
+                                                ("portes", True)])
+def test_move_examples_show_bar_only_in_games_with_hits(variant, bar_shown):
+    """The greeting and help taught tapa and plakoto players to type bar/22, a move their game cannot have."""
+    session, out = session_for("help\nquit\n", rules=variant_rules(variant), seed=2)
+    session.run()
+    greeting = out.getvalue().splitlines()[1]
+    assert greeting.startswith("Enter moves like 24/21 13/11, 6/off") and "13/11(2)" in greeting
+    assert ("bar/22" in greeting) == bar_shown and ("bar/22" in out.getvalue()) == bar_shown
+
+
 @pytest.mark.parametrize("variant", ["plakoto", "portes", "fevga", "narde"])
 def test_hint_and_eval_do_not_mention_a_cube_in_a_game_without_one(variant):
     """Before: "equity for you (points per game, before the cube)" in fevga, which has no cube."""

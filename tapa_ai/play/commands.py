@@ -16,8 +16,8 @@ from .moves import legal_moves_text
 from .reports import kind_words
 from .saves import SaveError, game_summary, load_game, read_file, save_game
 
-__all__ = ["COMMANDS", "ALIASES", "MOVE_EXAMPLES", "RUNNING_MOVE_EXAMPLES", "move_examples", "QuitSession",
-           "Commands", "Question", "resignation_kinds"]
+__all__ = ["COMMANDS", "ALIASES", "MOVE_EXAMPLES", "PINNING_MOVE_EXAMPLES", "RUNNING_MOVE_EXAMPLES", "move_examples",
+           "QuitSession", "Commands", "Question", "resignation_kinds"]
 
 COMMANDS = {
     "help": "this list",
@@ -40,13 +40,17 @@ ALIASES = {"?": "help", "h": "help", "b": "board", "r": "roll", "d": "double", "
 ANOTHER_GAME_COMMANDS = ("save", "load", "help", "board", "eval", "undo", "quit")
 """The commands that work at "Another game?" (others are refused; y plays on, n or Enter leaves)."""
 MOVE_EXAMPLES = "24/21 13/11, 6/off, bar/22, 24/21/18 (one checker, both dice), 13/11(2)"
+PINNING_MOVE_EXAMPLES = "24/21 13/11, 6/off, 24/21/18 (one checker, both dice), 13/11(2)"
+"""The pinning games' examples (tapa, plakoto: no bar, docs/rules.md 3)."""
 RUNNING_MOVE_EXAMPLES = "24/18 18/13, 24/13 (one checker, both dice), 13/11(2), 6/off"
 """The running games' examples (fevga, narde: no bar, docs/rules.md 8)."""
 
 
 def move_examples(rules) -> str:
-    """How moves are written, for the rule set's help lines."""
-    return RUNNING_MOVE_EXAMPLES if rules.parallel else MOVE_EXAMPLES
+    """How moves are written, for the rule set's help lines (``bar/22`` only where checkers are hit)."""
+    if rules.parallel:
+        return RUNNING_MOVE_EXAMPLES
+    return MOVE_EXAMPLES if rules.hits else PINNING_MOVE_EXAMPLES
 
 
 def loaded_variant(session) -> str:
