@@ -85,17 +85,23 @@ def write(path: Path, data) -> Path:
 
 
 @pytest.mark.parametrize("change,fragment", [
-    (lambda d: d.pop("variants"), "want an object with 'variants'"),
-    (lambda d: d["variants"].pop("plakoto"), "variants.plakoto: missing"),
+    (lambda d: d.pop("variants"), "missing 'variants'"),
+    (lambda d: d["variants"].pop("plakoto"), "variants: missing 'plakoto'"),
     (lambda d: d["variants"]["tapa"].update(kinds={"single": -1}), "variants.tapa.kinds"),
     (lambda d: d["variants"]["tapa"].update(kinds={"single": 1.5}), "variants.tapa.kinds"),
     (lambda d: d["variants"]["tapa"].update(kinds={"singles": 4}), "variants.tapa.kinds"),
     (lambda d: d["variants"]["tapa"].update(kinds={"draw": 4}), "no decisive games"),
-    (lambda d: d["variants"]["tapa"].pop("command"), "variants.tapa.command"),
+    (lambda d: d["variants"]["tapa"].pop("command"), "variants.tapa: missing 'command'"),
     (lambda d: d["variants"]["backgammon"].update(sha256="abc"), "variants.backgammon.sha256"),
     (lambda d: d["variants"]["fevga"].update(first_mover_wins=-3), "variants.fevga.first_mover_wins"),
     (lambda d: d["variants"]["fevga"].update(first_mover_wins=10 ** 6), "more than the"),
-    (lambda d: d["variants"]["portes"].pop("kinds"), "variants.portes.kinds"),
+    (lambda d: d["variants"]["portes"].pop("kinds"), "variants.portes: missing 'kinds'"),
+    (lambda d: d["variants"]["tapa"].update(kinds={"single": 5, "gammon": True}), "variants.tapa.kinds.gammon"),
+    (lambda d: d["variants"]["tapa"].update(sha256="A" * 64), "variants.tapa.sha256"),
+    (lambda d: d["variants"]["tapa"].update(command="x" * 600), "variants.tapa.command"),
+    (lambda d: d["variants"]["tapa"].update(gammons=3), "unknown key 'gammons'"),
+    (lambda d: d["variants"]["tapa"]["shares"].update(single=1.5), "variants.tapa.shares.single"),
+    (lambda d: d["variants"]["narde"].update(games=-1), "variants.narde.games"),
 ])
 def test_a_malformed_rates_file_is_refused_with_its_name(tmp_path, change, fragment):
     data = rates_data()
@@ -111,6 +117,11 @@ def test_a_missing_or_unreadable_rates_file_is_refused(tmp_path):
         load_result_rates(tmp_path / "nothing.json")
     with pytest.raises(RatesFileError, match="cannot read"):
         load_result_rates(write(tmp_path / "bad.json", "{not json"))
+    # JSON's NaN (which Python's json reads by default) is no probability: refused by name, not taken as a rate
+    text = json.dumps(rates_data(), indent=1).replace('"single": 0.7891', '"single": NaN', 1)
+    assert "NaN" in text
+    with pytest.raises(RatesFileError, match=r"variants\.tapa\.shares\.single: must be a number 0\.\.1, got NaN"):
+        load_result_rates(write(tmp_path / "nan.json", text))
     assert load_result_rates(write(tmp_path / "good.json", rates_data()))["tapa"] == VARIANT_RATES["tapa"]
 
 

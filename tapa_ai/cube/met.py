@@ -128,7 +128,8 @@ def model_variant(variant: str) -> str:
 
 RATES_FILE = Path(__file__).with_name("result_rates.json")
 """The measured counts of result kinds per variant (package data), written by ``scripts/met_rates.py``
-from cubeless 0-ply self-play of the shipped nets, with each net's sha256 and generation."""
+from cubeless 0-ply self-play of the shipped nets, with each net's sha256 and generation; its shape is declared
+in ``tapa_ai/schemas/result_rates.json`` and :func:`load_result_rates` is its one reader."""
 
 _KINDS = ("single", "gammon", "backgammon", "mother", "draw")
 
@@ -147,42 +148,37 @@ def load_result_rates(path: str | Path = RATES_FILE) -> dict[str, ResultRates]:
                              "nets)") from None
 
 
+class _NonFinite:
+    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` as read: no number, so the schema refuses it by name."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _read_rates(path: Path) -> dict[str, ResultRates]:
+    """The file's rates, its shape checked against ``tapa_ai/schemas/result_rates.json`` (docs/schemas.md)."""
+    from ..schema import check
+
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_NonFinite)
     except FileNotFoundError:
         raise RatesFileError("missing: the match equity tables need the measured result rates") from None
     except (OSError, ValueError) as error:
         raise RatesFileError(f"cannot read the result rates: {error}") from None
-    entries = data.get("variants") if isinstance(data, dict) else None
-    if not isinstance(entries, dict):
-        raise RatesFileError("malformed: want an object with 'variants'")
+    check(data, "result_rates", error=RatesFileError)
     rates = {}
     for variant in VARIANTS:
-        entry = entries.get(variant)
-        where = f"variants.{variant}"
-        if not isinstance(entry, dict):
-            raise RatesFileError(f"{where}: missing")
-        kinds, command, digest = entry.get("kinds"), entry.get("command"), entry.get("sha256")
-        if not isinstance(kinds, dict) or set(kinds) - set(_KINDS) or any(
-                isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in kinds.values()):
-            raise RatesFileError(f"{where}.kinds: want counts (integers >= 0) of {', '.join(_KINDS)}, "
-                                 f"got {kinds!r}")
-        if not isinstance(command, str) or not command:
-            raise RatesFileError(f"{where}.command: want the command the counts come from, got {command!r}")
-        if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
-            raise RatesFileError(f"{where}.sha256: want the sha256 (64 hex digits) of the net measured, "
-                                 f"got {digest!r}")
-        first = entry.get("first_mover_wins")
-        if first is not None and (isinstance(first, bool) or not isinstance(first, int) or first < 0):
-            raise RatesFileError(f"{where}.first_mover_wins: want a count (integer >= 0) of decisive games the "
-                                 f"first mover won, got {first!r}")
+        entry = data["variants"][variant]
         model = entry.get("model")
-        source = command + (f" ({model})" if isinstance(model, str) and model else "")
+        source = entry["command"] + (f" ({model})" if model else "")
         try:
-            rates[variant] = ResultRates.from_kinds(kinds, variant_rules(variant), source, first)
+            rates[variant] = ResultRates.from_kinds(entry["kinds"], variant_rules(variant), source,
+                                                    entry.get("first_mover_wins"))
         except ValueError as error:
-            raise RatesFileError(f"{where}: {error}") from None
+            raise RatesFileError(f"variants.{variant}: {error}") from None
     return rates
 
 
