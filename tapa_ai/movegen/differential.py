@@ -13,8 +13,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..notation.json_position import position_to_json
+from ..notation.json_position import position_to_json, result_to_json
 from ..notation.move_text import parse_move_text
+from ..rules.options import VARIANTS
 from ..rules.position import Position
 from ..rules.reference import NO_TURN_START, legal_moves, play_step, result_after_step, single_steps, turn_start
 from .batch import PositionBatch
@@ -40,6 +41,31 @@ def replay_text(position: Position, text: str, dice: Optional[tuple[int, int]] =
         if result is not None:
             return position.with_changes(result=result)
     return position
+
+
+def report_json(position: Position) -> dict[str, Any]:
+    """A position as a mismatch report writes it: :func:`~tapa_ai.notation.json_position.position_to_json`, and
+    for a custom rule set under a name of its own (which ``position_to_json`` refuses: tests and scripts build
+    them) the nearest preset's ``variant`` with every option that differs, its ``name`` included, in ``rules``,
+    so the report still reads back (:func:`~tapa_ai.notation.json_position.position_from_json`) to the same
+    position and rule set."""
+    rules = position.rules
+    if rules.name in VARIANTS:  # a preset, or a preset's name with options changed: position_to_json's "rules"
+        return position_to_json(position)
+    options = rules.to_dict()
+    base = min(VARIANTS.values(), key=lambda preset: sum(v != options[k] for k, v in preset.to_dict().items()))
+    data: dict[str, Any] = {
+        "variant": base.name,
+        "rules": {k: v for k, v in options.items() if base.to_dict()[k] != v},
+        "points": list(position.points),
+        "off": {"X": position.off[0], "O": position.off[1]},
+    }
+    if rules.hits:
+        data["bar"] = {"X": position.bar[0], "O": position.bar[1]}
+    data["turn"] = position.turn
+    if position.result is not None:
+        data["result"] = result_to_json(position.result)
+    return data
 
 
 def _dice_text_ok(afterstates: Afterstates, row: int, dice: tuple[int, int]) -> bool:
@@ -74,8 +100,8 @@ def compare_with_reference(
         fast_set = set(fast)
         problem: dict[str, Any] = {}
         if fast_set != reference:
-            problem["only_reference"] = [position_to_json(p) for p in reference - fast_set]
-            problem["only_fast"] = [position_to_json(p) for p in fast_set - reference]
+            problem["only_reference"] = [report_json(p) for p in reference - fast_set]
+            problem["only_fast"] = [report_json(p) for p in fast_set - reference]
         if len(fast) != len(fast_set):
             problem["duplicates"] = len(fast) - len(fast_set)
         if replay:
@@ -87,5 +113,5 @@ def compare_with_reference(
             if bad_text:
                 problem["text_does_not_replay"] = bad_text
         if problem:
-            mismatches.append({"position": position_to_json(position), "dice": list(roll), **problem})
+            mismatches.append({"position": report_json(position), "dice": list(roll), **problem})
     return len(afterstates), mismatches
