@@ -85,8 +85,8 @@ def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server)
         other.shutdown()
         other.server_close()
         thread.join(10)
-    # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed.
-    open_board(browser, server, variant="plakoto", seed=3, level="casual", noise_seed=41)
+    # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed (in study mode; play mode names the level only, tests/test_web_play.py).
+    open_board(browser, server, variant="plakoto", seed=3, level="casual", noise_seed=41, mode="study")
     state = level_state(browser)
     assert state["value"] == "casual" and state["strength"] and state["seed"] == "41", state
     assert "casual: 0-ply in the page, noise " in state["note"] and "noise seed 41 (game 1)" in state["note"], state
@@ -245,7 +245,7 @@ def test_a_game_at_a_level_replays_as_the_python_bot_with_the_games_noise_seed(b
     from tapa_ai.rules import variant_rules
 
     console_errors(browser)
-    open_board(browser, server, variant="plakoto", seed=9, level="intermediate", noise_seed=2024)
+    open_board(browser, server, variant="plakoto", seed=9, level="intermediate", noise_seed=2024, mode="study")
     record = drive(browser, 24)
     assert "error" not in record, record
     log = browser.execute_script("return tapaWeb.state.log")
