@@ -44,8 +44,8 @@ def test_the_shipped_levels_file_has_every_level_of_every_variant_with_a_set_wea
 
 
 @pytest.mark.parametrize("change,fragment", [
-    (lambda d: d.pop("variants"), "want an object with 'variants'"),
-    (lambda d: d["variants"]["tapa"]["levels"].pop("casual"), "want the levels"),
+    (lambda d: d.pop("variants"), "missing 'variants'"),
+    (lambda d: d["variants"]["tapa"]["levels"].pop("casual"), "variants.tapa.levels: missing 'casual'"),
     (lambda d: d["variants"]["tapa"]["levels"]["casual"].update(noise=5), "casual.noise"),
     (lambda d: d["variants"]["tapa"]["levels"]["casual"].update(plies=-1), "casual.plies"),
 ])

@@ -4,7 +4,8 @@ A level is a depth (plies) and a noise (points of equity added to each
 move's value before the best is taken, :mod:`tapa_ai.bots.noise`). The
 levels of each variant, calibrated on its shipped benchmark set by
 ``scripts/calibrate_levels.py`` (:mod:`tapa_ai.arena.levels`), are package
-data in :data:`LEVELS_FILE`; a bot spec picks one with ``,level=NAME``
+data in :data:`LEVELS_FILE` (its shape declared in ``tapa_ai/schemas/levels.json``, read by
+:func:`read_levels_file` alone); a bot spec picks one with ``,level=NAME``
 (``net:tapa,level=intermediate``), the engine protocol's ``best_move`` and
 ``hint`` with ``"level"``, and an exported model carries its variant's
 levels (docs/frontends.md).
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TapaError
-from .noise import MAX_NOISE
+from ..quoting import quoted
 
 LEVEL_NAMES = ("beginner", "casual", "intermediate", "advanced", "expert", "world-class")
 """The levels, weakest first."""
@@ -45,46 +46,143 @@ class Level:
         return {"name": self.name, "plies": self.plies, "noise": self.noise}
 
 
-def read_levels(path: str | Path = LEVELS_FILE) -> dict[str, dict[str, Level]]:
-    """variant -> level name -> :class:`Level`, from ``path``; LevelError naming the file when it is malformed."""
+def _parse_constant(text: str) -> "_NonFinite":
+    return _NonFinite(text)
+
+
+class _NonFinite:
+    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` as read: no number at all, so the schema refuses it by name
+    (``must be a number 0..2, got NaN``) instead of a NaN noise reaching a bot or an exported model."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class VariantLevels:
+    """One variant's entry of the levels file, checked: its levels and the sha256 of the network they were
+    calibrated with."""
+
+    variant: str
+    sha256: str
+    levels: dict[str, Level]
+
+
+@dataclass(frozen=True)
+class LevelsFile:
+    """The levels file, read and checked (:func:`read_levels_file`): each variant's entry alone."""
+
+    path: Path
+    variants: dict[str, VariantLevels]
+    """The usable entries."""
+    errors: dict[str, str]
+    """variant -> why its levels are unavailable (one line naming the file and the field)."""
+    claimed_sha256: dict[str, str]
+    """variant -> the sha256 its entry names (where it names one), usable or not."""
+
+    def variant(self, variant: str) -> VariantLevels:
+        """The usable entry of ``variant``; LevelError saying why not (its error, or that it has none)."""
+        if variant in self.errors:
+            raise LevelError(self.errors[variant])
+        if variant not in self.variants:
+            raise LevelError(f"the variant {quoted(variant, 40)} has no levels of play (levels exist for "
+                             f"{', '.join(sorted(self.variants)) or 'no variant yet'}; docs/levels.md)")
+        return self.variants[variant]
+
+
+def read_levels_file(path: str | Path = LEVELS_FILE, check_models: bool = True) -> LevelsFile:
+    """The levels file at ``path``, checked against ``tapa_ai/schemas/levels.json`` (docs/schemas.md): the one
+    reader of :data:`LEVELS_FILE` (play, the engine protocol and the exporter's metadata all read it here).
+
+    A missing or unreadable file, or one without ``variants``, is a LevelError. Each variant's entry is checked
+    alone: a bad entry (a missing ``plies``, a NaN noise, a malformed sha256), or with ``check_models`` a
+    sha256 other than that of the variant's shipped model file, makes that variant's levels unavailable with its
+    error (:attr:`LevelsFile.errors`); the other variants stay usable.
+    """
+    from ..schema import SchemaError, check
+
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_parse_constant)
     except FileNotFoundError:
         raise LevelError(f"{path}: missing (python scripts/calibrate_levels.py writes it)") from None
     except (OSError, ValueError) as error:
         raise LevelError(f"{path}: cannot read the levels: {error}") from None
-    variants = data.get("variants") if isinstance(data, dict) else None
-    if not isinstance(variants, dict):
-        raise LevelError(f"{path}: malformed: want an object with 'variants'")
-    levels: dict[str, dict[str, Level]] = {}
-    for variant, entry in variants.items():
-        table = entry.get("levels") if isinstance(entry, dict) else None
-        if not isinstance(table, dict) or list(table) != list(LEVEL_NAMES):
-            raise LevelError(f"{path}: variants.{variant}.levels: want the levels {', '.join(LEVEL_NAMES)} in order")
-        levels[variant] = {}
-        for name, setting in table.items():
-            where = f"{path}: variants.{variant}.levels.{name}"
-            plies = setting.get("plies") if isinstance(setting, dict) else None
-            noise = setting.get("noise") if isinstance(setting, dict) else None
-            if isinstance(plies, bool) or not isinstance(plies, int) or not 0 <= plies <= 3:
-                raise LevelError(f"{where}.plies: want 0 to 3, got {plies!r}")
-            if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not 0 <= noise <= MAX_NOISE:
-                raise LevelError(f"{where}.noise: want 0 to {MAX_NOISE} points, got {noise!r}")
-            levels[variant][name] = Level(name, plies, float(noise))
-    return levels
+    try:
+        check(data, "levels", where="", error=SchemaError)
+    except SchemaError as error:
+        raise LevelError(f"{path}: {error} (python scripts/calibrate_levels.py writes it)") from None
+    variants: dict[str, VariantLevels] = {}
+    errors: dict[str, str] = {}
+    claimed: dict[str, str] = {}
+    for variant, entry in data["variants"].items():
+        if isinstance(entry.get("sha256"), str):
+            claimed[variant] = entry["sha256"]
+        try:
+            check(entry, "levels", "variant", where=f"variants.{variant}", error=SchemaError)
+        except SchemaError as error:
+            errors[variant] = f"{path}: {error}; the {variant} levels are unavailable (docs/levels.md)"
+            continue
+        if check_models:
+            mismatch = _model_mismatch(variant, entry["sha256"])
+            if mismatch:
+                errors[variant] = f"{path}: variants.{variant}.sha256: {mismatch}"
+                continue
+        table = entry["levels"]
+        variants[variant] = VariantLevels(variant, entry["sha256"], {
+            name: Level(name, table[name]["plies"], float(table[name]["noise"])) for name in LEVEL_NAMES})
+    return LevelsFile(path, variants, errors, claimed)
+
+
+def _model_mismatch(variant: str, expected: str) -> str:
+    """Why the levels of ``variant`` do not fit its shipped model (the file's sha256 differs), else empty."""
+    from ..net.model_id import SHORT_HASH, file_sha256
+    from ..net.shipped import UnknownModelError, shipped_model
+
+    try:
+        model = shipped_model(variant)
+    except UnknownModelError:
+        return (f"no shipped {variant} model to check the levels against (tapa_ai/models/{variant}.pt); "
+                f"the {variant} levels are unavailable")
+    actual = file_sha256(model)
+    if actual == expected:
+        return ""
+    return (f"the {variant} levels were calibrated for the network with sha256 {expected[:SHORT_HASH]}, but the "
+            f"shipped {variant} model has {actual[:SHORT_HASH]}: the {variant} levels are unavailable until they "
+            f"are recalibrated (python scripts/calibrate_levels.py --variants {variant})")
+
+
+def read_levels(path: str | Path = LEVELS_FILE) -> dict[str, dict[str, Level]]:
+    """variant -> level name -> :class:`Level`, from ``path`` (:func:`read_levels_file`); LevelError with the
+    first bad variant's error when any entry is unusable (the calibration's and the tests' strict view)."""
+    levels = read_levels_file(path)
+    if levels.errors:
+        raise LevelError(next(iter(levels.errors.values())))
+    return {variant: entry.levels for variant, entry in levels.variants.items()}
 
 
 @lru_cache(maxsize=1)
+def shipped_levels_file() -> LevelsFile:
+    """The shipped :data:`LEVELS_FILE`, read once."""
+    return read_levels_file(LEVELS_FILE)
+
+
 def _shipped_levels() -> dict[str, dict[str, Level]]:
-    return read_levels()
+    return {variant: entry.levels for variant, entry in shipped_levels_file().variants.items()}
 
 
 def variant_levels(variant: str) -> dict[str, Level]:
-    """The levels of ``variant`` (the shipped file's); LevelError, one line, when it has none."""
+    """The levels of ``variant`` (the shipped file's); LevelError, one line, when it has none or its entry is
+    unusable (that entry's error: the other variants keep theirs)."""
+    errors = shipped_levels_file().errors
+    if variant in errors:
+        raise LevelError(errors[variant])
     levels = _shipped_levels()
     if variant not in levels:
-        raise LevelError(f"the variant {variant!r} has no levels of play (levels exist for "
+        raise LevelError(f"the variant {quoted(variant, 40)} has no levels of play (levels exist for "
                          f"{', '.join(sorted(levels)) or 'no variant yet'}; docs/levels.md)")
     return levels[variant]
 
@@ -94,7 +192,7 @@ def find_level(variant: str, name: str) -> Level:
     if name not in LEVEL_NAMES:
         import difflib
 
-        close = difflib.get_close_matches(name, LEVEL_NAMES, n=1)
+        close = difflib.get_close_matches(name, LEVEL_NAMES, n=1) if isinstance(name, str) and len(name) < 100 else []
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise LevelError(f"unknown level {name!r}{hint}; the levels are {', '.join(LEVEL_NAMES)}")
+        raise LevelError(f"unknown level {quoted(name, 40)}{hint}; the levels are {', '.join(LEVEL_NAMES)}")
     return variant_levels(variant)[name]

@@ -77,21 +77,21 @@ def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", sour
 def _levels_metadata(variant: str, source_sha256: str) -> dict[str, Any]:
     """``{"levels": {name: {"plies", "noise"}, ...}}``: the variant's levels of play (docs/levels.md) when they were
     calibrated with this very network (the file's sha256), else nothing (another network's noise would not give
-    the levels' strengths)."""
-    import json
-
-    from ..bots.levels import LEVELS_FILE
+    the levels' strengths). The levels file is read by its one reader,
+    :func:`tapa_ai.bots.levels.read_levels_file` (its schema, finite noises): an entry it finds unusable exports
+    no levels (the variant's levels are unavailable, with its error where a level is asked for)."""
+    from ..bots.levels import LEVELS_FILE, LevelError, read_levels_file
 
     if not source_sha256 or not LEVELS_FILE.is_file():
         return {}
     try:
-        entry = json.loads(LEVELS_FILE.read_text()).get("variants", {}).get(variant, {})
-    except (OSError, ValueError):
+        levels = read_levels_file(LEVELS_FILE, check_models=False)
+    except LevelError:
         return {}
-    if entry.get("sha256") != source_sha256:
+    entry = levels.variants.get(variant)
+    if entry is None or entry.sha256 != source_sha256:
         return {}
-    return {"levels": {name: {"plies": level["plies"], "noise": level["noise"]}
-                       for name, level in entry.get("levels", {}).items()}}
+    return {"levels": {name: {"plies": level.plies, "noise": level.noise} for name, level in entry.levels.items()}}
 
 
 def _write(path: Path, write: Callable[[Any], None]) -> Path:
