@@ -15,10 +15,16 @@ What each source saves, and what is read of it (docs/analysis.md):
 - A bare game or match snapshot (``tapa-ai/game``, ``tapa-ai/match``,
   :meth:`tapa_ai.flow.GameState.to_dict`): its game, as for a save.
 
-Every game is **replayed** through the game flow (:class:`tapa_ai.flow.GameState`)
-from its start: each move must be legal with its dice, each cube action allowed,
-so a corrupt or hand-edited record is refused with the game, the event and the
-reason. Reading a file is bounded (:data:`MAX_FILE_BYTES`, :data:`MAX_NESTING`).
+One reader, :func:`read_saved`, reads every saved file for every caller
+(``tapa-ai play --load`` and its ``load`` command, ``tapa-ai analyse``, the
+engine's ``analyse`` command), so that a file gets the same verdict everywhere:
+its shape is checked by its declared schema (``tapa_ai/schemas/saved_game.json``,
+docs/schemas.md: types, ranges, lengths, known keys), then every game is
+**replayed** through the game flow (:class:`tapa_ai.flow.GameState`) from its
+start: each move must be legal with its dice, each cube action allowed, the
+readable fields of a save must say what its state says, so a corrupt or
+hand-edited record is refused with the game, the event and the reason. Reading
+a file is bounded (:data:`MAX_FILE_BYTES`, :data:`MAX_NESTING`).
 """
 
 from __future__ import annotations
@@ -27,20 +33,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..arena.recorded_games import GAMES_FORMAT, GAMES_VERSION
+from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
-from ..flow import Event, FlowError, GameState, MatchState
+from ..flow import SNAPSHOT_VERSION, Event, FlowError, GameState, MatchState
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
-from ..notation.json_position import position_from_json, result_from_json
+from ..notation.json_position import position_from_json, position_to_json, result_from_json
 from ..rules.options import VARIANTS, RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
 from ..quoting import quoted
+from ..schema import check
 
 PLAY_FORMAT = "tapa-ai/play"
 MAX_GAMES = 100_000
 """The most games one file may hold."""
 
-__all__ = ["RecordError", "Turn", "RecordedGame", "Record", "read_record", "record_from_json", "MAX_FILE_BYTES"]
+__all__ = ["RecordError", "Turn", "RecordedGame", "Record", "SavedFile", "read_record", "record_from_json",
+           "read_saved", "readable_fields", "MAX_FILE_BYTES"]
 
 
 class RecordError(TapaError, ValueError):
@@ -130,79 +138,233 @@ def read_record(path: str | Path) -> Record:
 
 
 def record_from_json(data: Any, where: str = "record") -> Record:
-    """The record of parsed JSON: a ``tapa-ai/play`` save, a ``tapa-ai/games`` file, a game or match snapshot."""
+    """The record of parsed JSON: a ``tapa-ai/play`` save, a ``tapa-ai/games`` file, a game or match snapshot
+    (read by :func:`read_saved`, the one reader of saved files); :class:`RecordError` when it has no moves."""
+    saved = read_saved(data, where)
+    if saved.record is None:
+        raise RecordError(saved.no_record)
+    return saved.record
+
+
+# -- the one reader of saved files ---------------------------------------------------------------------------
+SAVED_SCHEMA = "saved_game"
+"""The schema of every saved file (``tapa_ai/schemas/saved_game.json``), one ``$defs`` entry per format."""
+
+_DEFINITIONS = {PLAY_FORMAT: "play_save", GAMES_FORMAT: "games_file", "tapa-ai/match": "match",
+                "tapa-ai/game": "game"}
+
+
+@dataclass(frozen=True)
+class SavedFile:
+    """A saved file read whole by :func:`read_saved`: its shape checked by its schema, every game replayed."""
+
+    format: str
+    """``tapa-ai/play``, ``tapa-ai/games``, ``tapa-ai/match``, ``tapa-ai/game``, or ``position`` (a bare JSON
+    position)."""
+    data: dict
+    """The file's JSON (of the declared shape)."""
+    match: Any = None
+    """The state to continue: a :class:`~tapa_ai.flow.MatchState`, or a :class:`~tapa_ai.flow.tavli.TavliMatch`
+    for a saved Tavli match; None for a ``tapa-ai/games`` record (finished games, nothing to continue)."""
+    start: Optional[Position] = None
+    """Where the current game began, when not at its variant's start (a play save's ``start``)."""
+    record: Optional[Record] = None
+    """The games replayed, for analysis; None when there are none (:attr:`no_record` says why)."""
+    no_record: str = ""
+
+
+def read_saved(data: Any, where: str = "file") -> SavedFile:
+    """The one reader of saved games and matches (``tapa-ai play --load`` and ``load``, ``tapa-ai analyse``, the
+    engine's ``analyse``): the shape by the schema :data:`SAVED_SCHEMA`, then the content by the rules: every
+    game replayed from its start (each move legal with its dice, each cube action allowed), the readable fields
+    of a save equal to its state, a Tavli match's rotation, openers, results and score. :class:`RecordError`,
+    one line naming the place, for anything else."""
     if nesting(data) > MAX_NESTING:
-        raise RecordError(f"{where}: nests arrays or objects more than {MAX_NESTING} deep: not a game record")
+        raise RecordError(f"{where}: nests arrays or objects more than {MAX_NESTING} deep: not a saved game")
     if not isinstance(data, dict):
-        raise RecordError(f"{where}: must be a JSON object (a game record), got {type(data).__name__}")
+        raise RecordError(f"{where}: must be a JSON object (a saved game, a game record or a position), got "
+                          f"{type(data).__name__}")
     fmt = data.get("format")
     try:
+        if fmt is None and "points" in data:
+            check(data, "protocol", "position", where, RecordError)
+            match = _match_at(data, {}, where)
+            return SavedFile("position", data, match, None, None,
+                             f"{where}: a position, not a game: there are no moves to analyse")
+        definition = _DEFINITIONS.get(fmt) if isinstance(fmt, str) else None
+        if definition is None:
+            raise RecordError(f"{where}.format: {quoted(fmt, 60)} is not a game record; expected {PLAY_FORMAT!r} "
+                              f"(tapa-ai play's save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match "
+                              "--record-games), a tapa-ai/match or tapa-ai/game snapshot, or a JSON position")
+        check(data, SAVED_SCHEMA, definition, where, RecordError)
         if fmt == GAMES_FORMAT:
-            return _games_file(data, where)
+            return SavedFile(fmt, data, record=_games_file(data, where))
         if fmt == PLAY_FORMAT:
             return _play_save(data, where)
-        if fmt in ("tapa-ai/match", "tapa-ai/game"):
-            match = MatchState.from_dict(data, where) if fmt == "tapa-ai/match" else \
-                MatchState(GameState.from_dict(data, where))
-            players = {"X": "X", "O": "O"}
-            inner = f"{where}.game" if fmt == "tapa-ai/match" else where
-            return Record(f"a {fmt[len('tapa-ai/'):]} snapshot", match.rules, (_current_game(match, players, inner),),
-                          players, match.rules.cube)
+        match = MatchState.from_dict(data, where) if fmt == "tapa-ai/match" else \
+            MatchState(GameState.from_dict(data, where))
+        _check_results(match, where)
+        players = {"X": "X", "O": "O"}
+        inner = f"{where}.game" if fmt == "tapa-ai/match" else where
+        if not match.game.history:
+            return SavedFile(fmt, data, match, None, None,
+                             f"{inner}.history: no moves to analyse (the game has not begun)")
+        record = Record(f"a {fmt[len('tapa-ai/'):]} snapshot", match.rules, (_current_game(match, players, inner),),
+                        players, match.rules.cube)
+        return SavedFile(fmt, data, match, None, record)
     except RecordError:
         raise
     except RulesError as error:  # FlowError, SnapshotError, PositionError: they name the place
         raise RecordError(str(error)) from None
-    if "points" in data and "format" not in data:
-        raise RecordError(f"{where}: a position, not a game: there are no moves to analyse")
-    raise RecordError(f"{where}.format: {quoted(fmt, 60)} is not a game record; expected {PLAY_FORMAT!r} "
-                      f"(tapa-ai play's save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match "
-                      "--record-games) or a tapa-ai/match snapshot")
 
 
 # -- tapa-ai play's saves ------------------------------------------------------------------------------
-def _play_save(data: dict, where: str) -> Record:
-    if data.get("version") != 1:
-        raise RecordError(f"{where}.version: this tapa-ai reads version 1 of {PLAY_FORMAT}, got "
-                          f"{quoted(data.get('version'), 40)}")
+def _play_save(data: dict, where: str) -> SavedFile:
+    tavli = None
+    if "match" in data:
+        if "tavli" in data:
+            from ..flow.tavli import TavliMatch
+
+            try:
+                tavli = TavliMatch.from_dict({**data["tavli"], "match": data["match"]}, f"{where}.tavli")
+            except RulesError as error:
+                raise RecordError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
+            match = tavli.match
+        else:
+            match = MatchState.from_dict(data["match"], f"{where}.match")
+        _check_summary(data, match, where, tavli)
+        _check_results(match, f"{where}.match")
+    else:
+        if "tavli" in data:
+            raise RecordError(f"{where}.tavli: a Tavli match needs 'match' (the state of its current game)")
+        if "position" not in data:
+            raise RecordError(f"{where}: needs 'match' (the whole state) or at least 'position'")
+        match = _match_at(data["position"], data, where)
+    start = None
+    if data.get("start") is not None:
+        if tavli is not None:
+            raise RecordError(f"{where}.start: every game of a Tavli match begins at its variant's start")
+        start = position_from_json(data["start"], f"{where}.start")
+        if start.rules != match.rules:
+            raise RecordError(f"{where}.start: a {start.rules.name} position, but the game is {match.rules.name}")
+        if match.game.history and match.game.history[0].action == "opening":
+            raise RecordError(f"{where}.start: a game that begins with an opening roll begins at its variant's "
+                              "start position")
+    players = _save_players(data)
+    if tavli is not None:
+        record, why = _tavli_save(data, tavli, players, where)
+        return SavedFile(PLAY_FORMAT, data, tavli, None, record, why)
     if "match" not in data:
-        raise RecordError(f"{where}: a hand-written position file without 'match': there are no moves to analyse")
-    if "tavli" in data:
-        return _tavli_save(data, where)
-    match = MatchState.from_dict(data["match"], f"{where}.match")
-    if "variant" in data and data["variant"] != match.rules.name:
-        raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match "
-                          f"({quoted(match.rules.name)})")
-    players = _save_players(data, where)
-    return Record("a game saved by tapa-ai play", match.rules, (_current_game(match, players, f"{where}.match.game"),),
-                  players, match.rules.cube)
+        return SavedFile(PLAY_FORMAT, data, match, None, None,
+                         f"{where}: a hand-written position file without 'match': there are no moves to analyse")
+    if not match.game.history:
+        return SavedFile(PLAY_FORMAT, data, match, start, None,
+                         f"{where}.match.game.history: no moves to analyse (the game has not begun)")
+    game = _current_game(match, players, f"{where}.match.game", start)
+    return SavedFile(PLAY_FORMAT, data, match, start,
+                     Record("a game saved by tapa-ai play", match.rules, (game,), players, match.rules.cube))
 
 
-def _save_players(data: dict, where: str) -> dict[str, str]:
+def _save_players(data: dict) -> dict[str, str]:
     """The player of each side of a ``tapa-ai play`` save: ``human`` and the saved bot spec."""
     human, bot = data.get("human"), data.get("bot")
-    if human not in (*SIDES, None):
-        raise RecordError(f"{where}.human: must be 'X' or 'O', got {quoted(human, 40)}")
     bot_name = bot if isinstance(bot, str) and bot else "the bot"
     if human is None:
         return {"X": "X", "O": "O"}
     return {human: "human", ("O" if human == "X" else "X"): bot_name}
 
 
-def _tavli_save(data: dict, where: str) -> Record:
-    """Every game of a saved Tavli match, each replayed with its own variant's rules at the score before it."""
-    from ..flow.tavli import TavliMatch, tavli_rules
+def readable_fields(match: MatchState) -> dict[str, Any]:
+    """The readable fields of a save file: what ``match`` (the saved state itself) says."""
+    game = match.game
+    return {
+        "variant": match.rules.name,
+        "match_length": match.length,
+        "score": {"X": match.score[0], "O": match.score[1]},
+        "game_number": match.game_number,
+        "turn": game.position.turn,
+        "phase": game.phase,
+        "dice": list(game.dice) if game.dice is not None else None,
+        "cube": {"value": game.cube_value, "owner": game.cube_owner},
+        "position": position_to_json(game.position),
+        "history": [event.to_dict() for event in game.history],
+    }
 
-    tavli = data["tavli"]
-    if not isinstance(tavli, dict) or "match" in tavli:
-        raise RecordError(f"{where}.tavli: must be an object of the Tavli match's length and finished games")
+
+def _check_summary(data: dict, match: MatchState, where: str, tavli=None) -> None:
+    """The readable fields of a save, where present, must say what its ``match`` says."""
+    for key, value in readable_fields(match).items():
+        if key not in data or data[key] == value:
+            continue
+        if key == "variant" and tavli is not None:
+            raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match (game "
+                              f"{match.game_number} of the Tavli match, {value})")
+        if key == "cube" and data[key] == {"value": 1} and value == {"value": 1, "owner": None}:
+            continue
+        raise RecordError(f"{where}.{key}: {quoted(data[key], 60)} disagrees with {where}.match "
+                          f"({quoted(value, 60)}); 'match' is the saved state: edit it, or delete it to start "
+                          "from 'position'")
+    if "rules" in data:
+        try:
+            rules = RuleOptions.from_dict(data["rules"])
+        except RulesError as error:
+            raise RecordError(f"{where}.rules: {error}") from None
+        if rules != match.rules:
+            raise RecordError(f"{where}.rules: disagree with the rules of {where}.match.game.position")
+
+
+def _check_results(match: MatchState, where: str) -> None:
+    """A match's results: numbered in order up to the current game, and no side's recorded wins worth more than
+    its score (a hand-written start may give a score without the games that made it)."""
+    won = [0, 0]
+    last = 0
+    for i, result in enumerate(match.results):
+        if result.number <= last or result.number > match.game_number:
+            raise RecordError(f"{where}.results[{i}].number: {result.number} after game {last}, with the current "
+                              f"game {match.game_number}: the results must be the finished games in order")
+        last = result.number
+        if result.winner is not None:
+            won[SIDES.index(result.winner)] += result.points
+    for side, points, score in zip(SIDES, won, match.score):
+        if points > score:
+            raise RecordError(f"{where}.score.{side}: {score}, less than the {points} point(s) of the games "
+                              f"{side} won in {where}.results")
+
+
+def _match_at(position_data: Any, data: dict, where: str) -> MatchState:
+    """A match at a given position (hand-written files and bare positions)."""
+    inner = f"{where}.position" if data else where
+    position = position_from_json(position_data, inner)
+    if "turn" in data and data["turn"] != position.turn:
+        raise RecordError(f"{where}.turn: {quoted(data['turn'])} disagrees with {inner}.turn {quoted(position.turn)}")
+    dice = data.get("dice")
+    cube = data.get("cube") or {"value": 1, "owner": None}
+    length = data.get("match_length", 0)
+    score = data.get("score", {"X": 0, "O": 0})
+    game_number = data.get("game_number", 1)
+    if position.result is not None:
+        phase, dice = "over", None
+    else:
+        phase = "move" if dice is not None else "roll"
+    if "phase" in data and data["phase"] != phase:
+        raise RecordError(f"{where}.phase: {quoted(data['phase'])} disagrees with the position and dice ({phase})")
+    position_data = position_to_json(position)
+    game_data = {"format": "tapa-ai/game", "version": SNAPSHOT_VERSION, "position": position_data, "phase": phase,
+                 "dice": dice, "cube": cube, "result": position_data.get("result")}
+    match_data = {"format": "tapa-ai/match", "version": SNAPSHOT_VERSION, "length": length, "score": score,
+                  "game_number": game_number, "game": game_data}
+    if length and position.result is not None:
+        raise RecordError(f"{where}: a match cannot start from a finished position")
     try:
-        match = TavliMatch.from_dict({**tavli, "match": data["match"]}, f"{where}.tavli")
+        return MatchState.from_dict(match_data, where)
     except RulesError as error:
-        raise RecordError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
-    if "variant" in data and data["variant"] != match.variant:
-        raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match (game "
-                          f"{match.game_number} of the Tavli match, {match.variant})")
-    players = _save_players(data, where)
+        raise RecordError(str(error).replace(f"{where}.game.", f"{where}.")) from None
+
+
+def _tavli_save(data: dict, match, players: dict[str, str], where: str) -> tuple[Optional[Record], str]:
+    """Every game of a saved Tavli match, each replayed with its own variant's rules at the score before it."""
+    from ..flow.tavli import tavli_rules
+
     state = match.match
     games = []
     score = [0, 0]
@@ -215,13 +377,15 @@ def _tavli_save(data: dict, where: str) -> Record:
         inner = f"{where}.tavli.played[{number - 1}].game" if number < state.game_number else f"{where}.match.game"
         games.append(_current_game(at, players, inner))
     if not games:
-        raise RecordError(f"{where}: the Tavli match has not begun: there are no moves to analyse")
+        return None, f"{where}: the Tavli match has not begun: there are no moves to analyse"
     return Record(f"a Tavli match to {state.length} saved by tapa-ai play", tavli_rules(1), tuple(games), players,
-                  False, state.length)
+                  False, state.length), ""
 
 
-def _current_game(match: MatchState, players: dict[str, str], where: str) -> RecordedGame:
-    """The current game of a match snapshot, replayed from its start and checked against the saved state.
+def _current_game(match: MatchState, players: dict[str, str], where: str,
+                  start: Optional[Position] = None) -> RecordedGame:
+    """The current game of a match snapshot, replayed from its start (``start``, else its variant's start) and
+    checked against the saved state.
 
     ``where``: the place of the game snapshot in the file (``file.match.game``).
     """
@@ -231,20 +395,25 @@ def _current_game(match: MatchState, players: dict[str, str], where: str) -> Rec
     if game.is_over and game.winner is not None:
         score[SIDES.index(game.winner)] -= game.points_won  # the score before this game
     try:
-        replayed = _replay(game.rules, None, history, match.game_number, players, f"{where}.history",
+        replayed = _replay(game.rules, start, history, match.game_number, players, f"{where}.history",
                            crawford=game.crawford, length=match.length, score=(score[0], score[1]))
     except RecordError as error:
-        if "an illegal move" not in str(error):
+        if "an illegal move" not in str(error) or start is not None or history[0].action == "opening":
             raise
-        raise RecordError(f"{error} (a game that began from a loaded position cannot be replayed: its start is "
-                          "not in the file)") from None
+        raise RecordError(f"{error} (a game that began from a loaded position is replayed from the save's "
+                          "'start', which this file does not have)") from None
     moves = replayed.moves
     if moves and _board(moves[-1].after) != _board(game.position):
-        raise RecordError(f"{where}: the saved history does not lead to the saved position (a game started from a "
-                          "loaded position cannot be replayed: its starting position is not in the file)")
+        raise RecordError(f"{where}: the saved history does not lead to the saved position (a game that began from "
+                          "a loaded position is replayed from the save's 'start')")
+    if replayed.cube != game.cube_value:
+        raise RecordError(f"{where}.cube: {game.cube_value} disagrees with the history, which leaves the cube at "
+                          f"{replayed.cube}")
     if game.is_over and replayed.result is None:  # resigned: the play session ends the game without an event
         return RecordedGame(replayed.number, replayed.rules, players, replayed.turns, game.result,
                             game.cube_value, "resigned", match.length, replayed.score, replayed.crawford)
+    if replayed.result is not None and not game.is_over:
+        raise RecordError(f"{where}.phase: {game.phase!r}, but the history ends the game")
     return replayed
 
 
@@ -254,9 +423,6 @@ def _board(position: Position) -> tuple:
 
 # -- tapa-ai/games files -------------------------------------------------------------------------------
 def _games_file(data: dict, where: str) -> Record:
-    if data.get("version") != GAMES_VERSION:
-        raise RecordError(f"{where}.version: this tapa-ai reads version {GAMES_VERSION} of {GAMES_FORMAT}, got "
-                          f"{quoted(data.get('version'), 40)}")
     variant = data.get("variant")
     try:
         rules = variant_rules(variant) if isinstance(variant, str) else None
@@ -304,6 +470,8 @@ def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: s
     if not isinstance(sides, dict) or sorted(sides) != ["O", "X"] or not all(isinstance(v, str)
                                                                               for v in sides.values()):
         raise RecordError(f"{where}.players: must be {{\"X\": name, \"O\": name}}")
+    if item.get("variant", rules.name) != rules.name:
+        raise RecordError(f"{where}.variant: a {item['variant']} game in a {rules.name} record")
     named = {side: (f"{key} {players[key]}" if key in players else key) for side, key in sides.items()}
     length = item.get("match_length", 0)
     if isinstance(length, bool) or not isinstance(length, int) or length < 0:

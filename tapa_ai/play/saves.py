@@ -28,10 +28,20 @@ every game of its variant, the results, the score and the openers checked).
 ``match`` is the whole state (:meth:`tapa_ai.flow.MatchState.to_dict`)
 and is what loading uses; the fields before it are the same facts in
 readable form and must agree with it. ``rng`` continues the same dice after a
-load. A hand-written file may leave out ``match`` (and anything else but
-``position``): the game then starts from ``position`` with ``dice`` if given
-(else the side to move is to roll), the cube, ``score`` and
-``match_length``. A bare JSON position file loads the same way.
+load. ``start``, written only for a game that began from a loaded position, is
+that position, from which the game's history is replayed. A hand-written file
+may leave out ``match`` (and anything else but ``position``): the game then
+starts from ``position`` with ``dice`` if given (else the side to move is to
+roll), the cube, ``score`` and ``match_length``. A bare JSON position file
+loads the same way; so do game and match snapshots (``tapa-ai/game``,
+``tapa-ai/match``).
+
+Loading goes through :func:`tapa_ai.analysis.records.read_saved`, the one
+reader of saved files that ``tapa-ai analyse`` and the engine's ``analyse`` use
+too: the shape by the declared schema ``tapa_ai/schemas/saved_game.json``
+(``play_save``: Tavli and match lengths 1 to 25, scores, dice, moves as bounded
+strings, the generators' 128-bit states ...), then every game replayed through
+the rules. A file gets the same verdict from every command.
 """
 
 from __future__ import annotations
@@ -41,13 +51,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..analysis.records import RecordError, read_saved, readable_fields
+from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
-from ..flow import SNAPSHOT_VERSION, FlowError, GameState, MatchState
+from ..flow import GameState, MatchState
 from ..flow.tavli import TavliMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
-from ..notation.json_position import position_from_json, position_to_json
-from ..rules.options import RuleOptions, RulesError
-from ..rules.position import SIDES
+from ..notation.json_position import position_to_json
+from ..rules.options import RuleOptions
+from ..rules.position import Position
 from ..quoting import PATH_LIMIT, quoted
 
 FORMAT = "tapa-ai/play"
@@ -73,6 +85,9 @@ class SavedGame:
     seed: Optional[int] = None
     rng: Optional[dict] = None
     """Bit-generator states of the dice and the bot (numpy ``bit_generator.state``)."""
+    start: Optional[Position] = None
+    """Where the current game began when not at its variant's start (a loaded position): saved as ``start``,
+    so that its history can be replayed."""
 
     @property
     def rules(self) -> RuleOptions:
@@ -87,7 +102,8 @@ class SavedGame:
 def save_game(path: str | Path, saved: SavedGame) -> Path:
     """Write ``saved`` to ``path`` as JSON (atomically: a temporary file renamed)."""
     match = saved.match.match if saved.is_tavli else saved.match
-    summary = _summary(match)
+    summary = readable_fields(match)
+    del summary["history"]
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -106,6 +122,8 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
         data["tavli"] = tavli
     if saved.rng is not None:
         data["rng"] = saved.rng
+    if saved.start is not None and not saved.is_tavli:
+        data["start"] = position_to_json(saved.start)
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")
     try:
@@ -130,119 +148,20 @@ def read_file(path: str | Path) -> Any:
 
 
 def load_game(data: Any, where: str = "file") -> SavedGame:
-    """A :class:`SavedGame` from parsed JSON: a save file, a hand-written one, or a bare position."""
-    if not isinstance(data, dict):
-        raise SaveError(f"{where}: must be a JSON object (a saved game or a position), got {type(data).__name__}")
-    if "points" in data and "format" not in data:
-        return SavedGame(_from_position(data, None, where))
-    fmt = data.get("format")
-    if fmt != FORMAT:
-        raise SaveError(f"{where}.format: expected {FORMAT!r} (a game saved by tapa-ai play) or a JSON position, "
-                        f"got {quoted(fmt)}")
-    if data.get("version") != VERSION:
-        raise SaveError(f"{where}.version: this tapa-ai reads version {VERSION}, got {quoted(data.get('version'))}")
-    human = data.get("human")
-    if human is not None and human not in SIDES:
-        raise SaveError(f"{where}.human: must be 'X' or 'O', got {quoted(human)}")
-    bot = data.get("bot")
-    if bot is not None and not isinstance(bot, str):
-        raise SaveError(f"{where}.bot: must be a bot spec string, got {quoted(bot)}")
-    seed = data.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise SaveError(f"{where}.seed: must be an integer >= 0, got {quoted(seed)}")
-    rng = data.get("rng")
-    if rng is not None and not isinstance(rng, dict):
-        raise SaveError(f"{where}.rng: must be an object of generator states")
-    if "match" in data:
-        try:
-            match = MatchState.from_dict(data["match"], f"{where}.match")
-        except RulesError as error:
-            raise SaveError(str(error)) from None
-        _check_summary(data, match, where)
-        if "tavli" in data:
-            tavli = data["tavli"]
-            if not isinstance(tavli, dict) or "match" in tavli:
-                raise SaveError(f"{where}.tavli: must be an object of the Tavli match's length and finished games "
-                                f"(its current game is {where}.match)")
-            try:
-                match = TavliMatch.from_dict({**tavli, "match": data["match"]}, f"{where}.tavli")
-            except RulesError as error:
-                raise SaveError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
-    else:
-        if "tavli" in data:
-            raise SaveError(f"{where}.tavli: a Tavli match needs 'match' (the state of its current game)")
-        if "position" not in data:
-            raise SaveError(f"{where}: needs 'match' (the whole state) or at least 'position'")
-        match = _from_position(data["position"], data, where)
-    return SavedGame(match, human, bot, seed, rng)
-
-
-def _summary(match: MatchState) -> dict[str, Any]:
-    """The readable fields of a save file: what ``match`` (the saved state itself) says."""
-    game = match.game
-    return {
-        "variant": match.rules.name,
-        "match_length": match.length,
-        "score": {"X": match.score[0], "O": match.score[1]},
-        "game_number": match.game_number,
-        "turn": game.position.turn,
-        "phase": game.phase,
-        "dice": list(game.dice) if game.dice is not None else None,
-        "cube": {"value": game.cube_value, "owner": game.cube_owner},
-        "position": position_to_json(game.position),
-    }
-
-
-def _check_summary(data: dict, match: MatchState, where: str) -> None:
-    """The readable fields, where present, must say what ``match`` says."""
-    for key, value in _summary(match).items():
-        if key in data and data[key] != value:
-            raise SaveError(f"{where}.{key}: {quoted(data[key], 60)} disagrees with {where}.match "
-                            f"({quoted(value, 60)}); 'match' is the saved state: edit it, or delete it to start "
-                            "from 'position'")
-    if "rules" in data:
-        try:
-            rules = RuleOptions.from_dict(data["rules"])
-        except RulesError as error:
-            raise SaveError(f"{where}.rules: {error}") from None
-        if rules != match.rules:
-            raise SaveError(f"{where}.rules: disagree with the rules of {where}.match.game.position")
-
-
-def _from_position(position_data: Any, data: Optional[dict], where: str) -> MatchState:
-    """A match at a given position (hand-written files and bare positions)."""
-    data = data or {}
-    inner = f"{where}.position" if data else where
+    """A :class:`SavedGame` from parsed JSON: a save file, a hand-written one, a game or match snapshot, or a bare
+    position; read by :func:`tapa_ai.analysis.records.read_saved`, the one reader ``tapa-ai analyse`` uses too
+    (the schema, then every game replayed), so that a file gets the same verdict from both."""
     try:
-        position = position_from_json(position_data, inner)
-    except RulesError as error:
+        saved = read_saved(data, where)
+    except RecordError as error:
         raise SaveError(str(error)) from None
-    if "turn" in data and data["turn"] != position.turn:
-        raise SaveError(f"{where}.turn: {quoted(data['turn'])} disagrees with {inner}.turn {quoted(position.turn)}")
-    dice = data.get("dice")
-    cube = data.get("cube") or {"value": 1, "owner": None}
-    if not isinstance(cube, dict):
-        raise SaveError(f"{where}.cube: must be an object like {{\"value\": 2, \"owner\": \"X\"}}")
-    length = data.get("match_length", 0)
-    score = data.get("score", {"X": 0, "O": 0})
-    game_number = data.get("game_number", 1)
-    if not isinstance(score, dict) or sorted(score) != ["O", "X"]:
-        raise SaveError(f"{where}.score: must be an object {{\"X\": n, \"O\": n}}, got {quoted(score, 60)}")
-    if position.result is not None:
-        phase, dice = "over", None
-    else:
-        phase = "move" if dice is not None else "roll"
-    position_data = position_to_json(position)
-    game_data = {"format": "tapa-ai/game", "version": SNAPSHOT_VERSION, "position": position_data, "phase": phase,
-                 "dice": dice, "cube": cube, "result": position_data.get("result")}
-    match_data = {"format": "tapa-ai/match", "version": SNAPSHOT_VERSION, "length": length, "score": score,
-                  "game_number": game_number, "game": game_data}
-    if length and position.result is not None:
-        raise SaveError(f"{where}: a match cannot start from a finished position")
-    try:
-        return MatchState.from_dict(match_data, where)
-    except (RulesError, FlowError) as error:
-        raise SaveError(str(error).replace(f"{where}.game.", f"{where}.")) from None
+    if saved.match is None:
+        raise SaveError(f"{where}: a record of games ({GAMES_FORMAT}: the web board's Save game, tapa-ai match "
+                        "--record-games) is for tapa-ai analyse; tapa-ai play continues a game saved by its save "
+                        "command, or starts from a JSON position")
+    fields = saved.data if saved.format == FORMAT else {}
+    return SavedGame(saved.match, fields.get("human"), fields.get("bot"), fields.get("seed"), fields.get("rng"),
+                     saved.start)
 
 
 def game_summary(game: GameState) -> str:

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import secrets
 import sys
-from typing import Optional, TextIO
+from typing import Any, Optional, TextIO
 
 import numpy as np
 
@@ -114,6 +114,8 @@ class PlaySession:
         self.done = False
         self.saved_match: Optional[MatchState] = None
         """The match as last saved or loaded (``quit`` and the end of input say when the game is not)."""
+        self.loaded_start: Optional[tuple[int, Any]] = None
+        """(game number, position) of a game loaded at a position other than its variant's start: saved with it."""
         self.start_notes: list[str] = []
         """Lines said after the greeting (e.g. which file was loaded)."""
         self.reports = Reports(self)
@@ -314,7 +316,9 @@ class PlaySession:
     def saved_game(self) -> SavedGame:
         """The session as a save file holds it."""
         rng = {"dice": self.dice_rng.bit_generator.state, "bot": self.bot_rng.bit_generator.state}
-        return SavedGame(self.match, self.human, self.bot_label, self.seed, rng)
+        number, start = self.loaded_start or (0, None)
+        return SavedGame(self.match, self.human, self.bot_label, self.seed, rng,
+                         start if number == self.match.game_number else None)
 
     def load(self, saved: SavedGame) -> list[str]:
         """Continue from a saved game; :class:`SaveError` when it cannot be played here.
@@ -358,6 +362,9 @@ class PlaySession:
         if bot_state is not None:
             self.bot_rng.bit_generator.state = bot_state
         self.match = saved.match
+        game = saved.match.game
+        start = saved.start or (game.position if not game.history and game.phase != "opening" else None)
+        self.loaded_start = (saved.match.game_number, start) if start is not None else None
         self.turn = None
         self.undo_stack.clear()
         self.last_bot_move = None
