@@ -118,8 +118,8 @@ def test_the_protocols_level_move_is_the_level_bots_choice():
         assert hint["level_move"] == answer["move"] and len(hint["moves"]) <= 3
     position = position_to_json(position_from_json(bench.records[0]["position"]))
     for extra, fragment in (({"level": "expert", "plies": 1}, "not both"), ({"level": "guru"}, "unknown level"),
-                            ({"level": 3}, "level must be"), ({"noise_seed": 3}, "noise_seed goes with a level"),
-                            ({"level": "casual", "noise_seed": -2}, "noise seed")):
+                            ({"level": 3}, "level: must be a string"), ({"noise_seed": 3}, "noise_seed goes with a level"),
+                            ({"level": "casual", "noise_seed": -2}, "noise_seed: must be an integer 0..4294967295, got -2")):
         answer = engine.respond({"cmd": "best_move", "position": position, "dice": [3, 1], **extra})
         assert answer[0] == 400 and fragment in answer[1]["error"], (extra, answer)
 

@@ -261,7 +261,7 @@ def test_engine_rollout_plays_the_games_of_tapa_ai_rollout():
     start = position_to_json(start_position(variant_rules("tapa"), "X"))
     moves = engine.handle({"cmd": "rollout", "position": start, "dice": [6, 5], "candidates": 2, "games": 36})
     assert [m["difference"] for m in moves["moves"]][0] == 0.0 and len(moves["moves"]) == 2
-    for bad, words in [({"games": 300}, "at most 200"), ({"plies": 2}, "0 or 1"), ({"games": "9"}, "integer"),
+    for bad, words in [({"games": 300}, "at most 200"), ({"plies": 2}, "plies: must be an integer 0..1, got 2"), ({"games": "9"}, "integer"),
                        ({"moves": ["24/18 24/19"]}, "need dice"), ({"speed": 1}, "unknown key")]:
         _, reply = engine.respond({"cmd": "rollout", "position": start, **bad})
         assert words in reply["error"], reply

@@ -113,6 +113,14 @@ def internal_error(context: str, log: IO[str] | None = None) -> dict[str, str]:
     return {"error": "internal error", "error_id": error_id}
 
 
+def _echoable(request_id: Any) -> bool:
+    """Whether a request's id is one the schema allows (a short string, a 64-bit integer or null)."""
+    if isinstance(request_id, str):
+        return len(request_id) <= 200
+    return request_id is None or (isinstance(request_id, int) and not isinstance(request_id, bool)
+                                  and -2**63 <= request_id < 2**63)
+
+
 def unknown_command(command: Any, commands) -> str:
     """The error for a ``cmd`` the engine does not know: quoted bounded, with "did you mean"."""
     import difflib
@@ -240,6 +248,8 @@ class Engine:
         under that id (:func:`internal_error`): no exception text reaches the client.
         """
         request_id = request.get("id") if isinstance(request, dict) else None
+        if not _echoable(request_id):
+            request_id = None  # refused by the schema: never echoed (a 60 KB id would make a 60 KB answer)
         try:
             with time_limit(self.command_timeout):
                 status, response = 200, self.handle(request)
