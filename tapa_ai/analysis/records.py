@@ -35,9 +35,11 @@ from typing import Any, Optional
 
 from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
-from ..flow import SNAPSHOT_VERSION, Event, FlowError, GameState, MatchState
+from ..flow import Event, FlowError, GameState, MatchState
+from ..flow.saved_state import check_results, match_at, saved_state
+from ..flow.tavli import TavliMatch, tavli_rules
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
-from ..notation.json_position import position_from_json, position_to_json, result_from_json
+from ..notation.json_position import position_from_json, result_from_json
 from ..rules.options import VARIANTS, RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
 from ..quoting import quoted
@@ -48,7 +50,7 @@ MAX_GAMES = 100_000
 """The most games one file may hold."""
 
 __all__ = ["RecordError", "Turn", "RecordedGame", "Record", "SavedFile", "read_record", "record_from_json",
-           "read_saved", "readable_fields", "MAX_FILE_BYTES"]
+           "read_saved", "MAX_FILE_BYTES"]
 
 
 class RecordError(TapaError, ValueError):
@@ -188,7 +190,7 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
     try:
         if fmt is None and "points" in data:
             check(data, "protocol", "position", where, RecordError)
-            match = _match_at(data, {}, where)
+            match = match_at(data, {}, where)
             return SavedFile("position", data, match, None, None,
                              f"{where}: a position, not a game: there are no moves to analyse")
         definition = _DEFINITIONS.get(fmt) if isinstance(fmt, str) else None
@@ -203,7 +205,7 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
             return _play_save(data, where)
         match = MatchState.from_dict(data, where) if fmt == "tapa-ai/match" else \
             MatchState(GameState.from_dict(data, where))
-        _check_results(match, where)
+        check_results(match, where)
         players = {"X": "X", "O": "O"}
         inner = f"{where}.game" if fmt == "tapa-ai/match" else where
         if not match.game.history:
@@ -220,40 +222,11 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
 
 # -- tapa-ai play's saves ------------------------------------------------------------------------------
 def _play_save(data: dict, where: str) -> SavedFile:
-    tavli = None
-    if "match" in data:
-        if "tavli" in data:
-            from ..flow.tavli import TavliMatch
-
-            try:
-                tavli = TavliMatch.from_dict({**data["tavli"], "match": data["match"]}, f"{where}.tavli")
-            except RulesError as error:
-                raise RecordError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
-            match = tavli.match
-        else:
-            match = MatchState.from_dict(data["match"], f"{where}.match")
-        _check_summary(data, match, where, tavli)
-        _check_results(match, f"{where}.match")
-    else:
-        if "tavli" in data:
-            raise RecordError(f"{where}.tavli: a Tavli match needs 'match' (the state of its current game)")
-        if "position" not in data:
-            raise RecordError(f"{where}: needs 'match' (the whole state) or at least 'position'")
-        match = _match_at(data["position"], data, where)
-    start = None
-    if data.get("start") is not None:
-        if tavli is not None:
-            raise RecordError(f"{where}.start: every game of a Tavli match begins at its variant's start")
-        start = position_from_json(data["start"], f"{where}.start")
-        if start.rules != match.rules:
-            raise RecordError(f"{where}.start: a {start.rules.name} position, but the game is {match.rules.name}")
-        if match.game.history and match.game.history[0].action == "opening":
-            raise RecordError(f"{where}.start: a game that begins with an opening roll begins at its variant's "
-                              "start position")
+    match, start = saved_state(data, where)
     players = _save_players(data)
-    if tavli is not None:
-        record, why = _tavli_save(data, tavli, players, where)
-        return SavedFile(PLAY_FORMAT, data, tavli, None, record, why)
+    if isinstance(match, TavliMatch):
+        record, why = _tavli_save(data, match, players, where)
+        return SavedFile(PLAY_FORMAT, data, match, None, record, why)
     if "match" not in data:
         return SavedFile(PLAY_FORMAT, data, match, None, None,
                          f"{where}: a hand-written position file without 'match': there are no moves to analyse")
@@ -274,97 +247,8 @@ def _save_players(data: dict) -> dict[str, str]:
     return {human: "human", ("O" if human == "X" else "X"): bot_name}
 
 
-def readable_fields(match: MatchState) -> dict[str, Any]:
-    """The readable fields of a save file: what ``match`` (the saved state itself) says."""
-    game = match.game
-    return {
-        "variant": match.rules.name,
-        "match_length": match.length,
-        "score": {"X": match.score[0], "O": match.score[1]},
-        "game_number": match.game_number,
-        "turn": game.position.turn,
-        "phase": game.phase,
-        "dice": list(game.dice) if game.dice is not None else None,
-        "cube": {"value": game.cube_value, "owner": game.cube_owner},
-        "position": position_to_json(game.position),
-        "history": [event.to_dict() for event in game.history],
-    }
-
-
-def _check_summary(data: dict, match: MatchState, where: str, tavli=None) -> None:
-    """The readable fields of a save, where present, must say what its ``match`` says."""
-    for key, value in readable_fields(match).items():
-        if key not in data or data[key] == value:
-            continue
-        if key == "variant" and tavli is not None:
-            raise RecordError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match (game "
-                              f"{match.game_number} of the Tavli match, {value})")
-        if key == "cube" and data[key] == {"value": 1} and value == {"value": 1, "owner": None}:
-            continue
-        raise RecordError(f"{where}.{key}: {quoted(data[key], 60)} disagrees with {where}.match "
-                          f"({quoted(value, 60)}); 'match' is the saved state: edit it, or delete it to start "
-                          "from 'position'")
-    if "rules" in data:
-        try:
-            rules = RuleOptions.from_dict(data["rules"])
-        except RulesError as error:
-            raise RecordError(f"{where}.rules: {error}") from None
-        if rules != match.rules:
-            raise RecordError(f"{where}.rules: disagree with the rules of {where}.match.game.position")
-
-
-def _check_results(match: MatchState, where: str) -> None:
-    """A match's results: numbered in order up to the current game, and no side's recorded wins worth more than
-    its score (a hand-written start may give a score without the games that made it)."""
-    won = [0, 0]
-    last = 0
-    for i, result in enumerate(match.results):
-        if result.number <= last or result.number > match.game_number:
-            raise RecordError(f"{where}.results[{i}].number: {result.number} after game {last}, with the current "
-                              f"game {match.game_number}: the results must be the finished games in order")
-        last = result.number
-        if result.winner is not None:
-            won[SIDES.index(result.winner)] += result.points
-    for side, points, score in zip(SIDES, won, match.score):
-        if points > score:
-            raise RecordError(f"{where}.score.{side}: {score}, less than the {points} point(s) of the games "
-                              f"{side} won in {where}.results")
-
-
-def _match_at(position_data: Any, data: dict, where: str) -> MatchState:
-    """A match at a given position (hand-written files and bare positions)."""
-    inner = f"{where}.position" if data else where
-    position = position_from_json(position_data, inner)
-    if "turn" in data and data["turn"] != position.turn:
-        raise RecordError(f"{where}.turn: {quoted(data['turn'])} disagrees with {inner}.turn {quoted(position.turn)}")
-    dice = data.get("dice")
-    cube = data.get("cube") or {"value": 1, "owner": None}
-    length = data.get("match_length", 0)
-    score = data.get("score", {"X": 0, "O": 0})
-    game_number = data.get("game_number", 1)
-    if position.result is not None:
-        phase, dice = "over", None
-    else:
-        phase = "move" if dice is not None else "roll"
-    if "phase" in data and data["phase"] != phase:
-        raise RecordError(f"{where}.phase: {quoted(data['phase'])} disagrees with the position and dice ({phase})")
-    position_data = position_to_json(position)
-    game_data = {"format": "tapa-ai/game", "version": SNAPSHOT_VERSION, "position": position_data, "phase": phase,
-                 "dice": dice, "cube": cube, "result": position_data.get("result")}
-    match_data = {"format": "tapa-ai/match", "version": SNAPSHOT_VERSION, "length": length, "score": score,
-                  "game_number": game_number, "game": game_data}
-    if length and position.result is not None:
-        raise RecordError(f"{where}: a match cannot start from a finished position")
-    try:
-        return MatchState.from_dict(match_data, where)
-    except RulesError as error:
-        raise RecordError(str(error).replace(f"{where}.game.", f"{where}.")) from None
-
-
 def _tavli_save(data: dict, match, players: dict[str, str], where: str) -> tuple[Optional[Record], str]:
     """Every game of a saved Tavli match, each replayed with its own variant's rules at the score before it."""
-    from ..flow.tavli import tavli_rules
-
     state = match.match
     games = []
     score = [0, 0]

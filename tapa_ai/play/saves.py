@@ -51,10 +51,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..analysis.records import RecordError, read_saved, readable_fields
+from ..analysis.records import RecordError, read_saved
 from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
 from ..flow import GameState, MatchState
+from ..flow.saved_state import readable_fields
 from ..flow.tavli import TavliMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_to_json
