@@ -59,7 +59,9 @@ play, a depth and a noise (docs/levels.md: beginner, casual, intermediate, advan
 world-class). ``net:PATH,nobearoff`` values bear-offs by the network instead of the
 bear-off databases (which every ``net:`` bot and its search use by default,
 docs/bearoff.md): the pure network, for measurements. Bots without an evaluator always
-play the passive cube (``,nocube`` is accepted and changes nothing).
+play the passive cube (``,nocube`` is accepted and changes nothing). Each option is given at most once, and a
+level goes with no ``noise=`` (a level sets the noise) nor ``@Nply`` (it sets the depth); an unknown option
+(``levle=casual``: did you mean ``level``?), a repeated one or two that contradict each other is one error line.
 
 ``net:tavli`` and ``tavli:PORTES,PLAKOTO,FEVGA`` are Tavli players, a bot per game of a
 Tavli match (:mod:`tapa_ai.bots.tavli`, ``tapa-ai match --tavli N``); ``make_bot`` refuses them
@@ -82,6 +84,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from ..quoting import quoted
 from ..rules.options import RuleOptions
 from .base import Bot, BotError
 
@@ -101,8 +104,41 @@ _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
 _ENGINE = "engine:"
 
 
+_FLAGS = ("nocube", "money_cube", "money_play", "wins", "nobearoff")
+"""The options without a value."""
+_VALUED = {"cube_life": "cube_life=X", "refine": "refine=N:MARGIN", "points": "points=VARIANT", "noise": "noise=X",
+           "noise_seed": "noise_seed=N", "level": "level=LEVEL"}
+"""The options with a value, each with its form."""
+
+
 def _bad(spec: str, why: str) -> BotError:
-    return BotError(f"bot spec {spec!r}: {why}. Valid forms: {', '.join(SPEC_FORMS)}")
+    return BotError(f"bot spec {quoted(spec)}: {why}. Valid forms: {', '.join(SPEC_FORMS)}")
+
+
+def _check_options(text: str, options: list[str]) -> None:
+    """Refuse an unknown option (with "did you mean"), an option given twice, a flag with a value, a value
+    option without one, and options that contradict each other (a level sets the noise: not both)."""
+    import difflib
+
+    names = (*_FLAGS, *_VALUED)
+    seen: dict[str, str] = {}
+    for option in options:
+        name, equals, _ = option.partition("=")
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1) if len(name) < 100 else []
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise _bad(text, f"unknown option {quoted(option, 40)}{hint} (options: {', '.join(_CUBE_OPTIONS)})")
+        if name in _FLAGS and equals:
+            raise _bad(text, f"{name} takes no value, got {quoted(option, 40)}")
+        if name in _VALUED and not equals:
+            raise _bad(text, f"{name} wants a value: {_VALUED[name]}")
+        if name in seen:
+            raise _bad(text, f"{name} given twice ({quoted(seen[name], 40)} and {quoted(option, 40)}): give each "
+                             "option once")
+        seen[name] = option
+    if "level" in seen and "noise" in seen:
+        raise _bad(text, f"{quoted(seen['level'], 40)} and {quoted(seen['noise'], 40)} contradict each other: a "
+                         "level sets the noise (and the depth); give a level or a noise, not both (docs/levels.md)")
 
 
 _NAMES = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2")
@@ -156,7 +192,7 @@ def model_rules(spec: str) -> Optional[RuleOptions]:
     try:
         return load_checkpoint(path).rules()
     except CheckpointError as error:
-        raise BotError(f"bot spec {spec!r}: {error}") from None
+        raise BotError(f"bot spec {quoted(spec)}: {error}") from None
 
 
 def _split_options(text: str) -> tuple[str, list[str]]:
@@ -178,10 +214,10 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
     bot that cannot play ``rules``.
     """
     if not isinstance(spec, str) or not spec.strip():
-        raise _bad(str(spec), "empty")
+        raise _bad(spec if isinstance(spec, str) else repr(spec), "empty")
     text = spec.strip()
     if text.startswith("tavli:") or re.match(r"^net:tavli(@\d+(ply)?)?(,|$)", text):
-        raise BotError(f"bot spec {text!r} is a Tavli player (a bot per game of Portes, Plakoto and Fevga): "
+        raise BotError(f"bot spec {quoted(text)} is a Tavli player (a bot per game of Portes, Plakoto and Fevga): "
                        "use it with tapa-ai match --tavli N (docs/arena.md)")
     base, options = _split_options(text)
     if not base:
@@ -200,6 +236,7 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
     """``bot`` with the options after the spec's commas (a copy for ``points=``)."""
     if not options:
         return bot  # no import of the search module (and torch) for plain specs
+    _check_options(text, options)
     from .search import NetBot, check_refine
 
     for option in options:
@@ -211,11 +248,11 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
             try:
                 points_rules = variant_rules(option.split("=", 1)[1])
             except RulesError as error:
-                raise _bad(text, f"{option!r}: {error}") from None
+                raise _bad(text, f"{quoted(option, 40)}: {error}") from None
             try:
                 bot = bot.playing(bot.rules, points_rules)
             except BotError as error:
-                raise BotError(f"bot spec {text!r}: {option}: {error}") from None
+                raise BotError(f"bot spec {quoted(text)}: {option}: {error}") from None
         elif option == "nocube":
             if isinstance(bot, NetBot):
                 bot.cube = False
@@ -242,11 +279,11 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
             try:
                 numbers = int(count), float(margin)
             except ValueError:
-                raise _bad(text, f"{option!r}: want refine=N:MARGIN, e.g. refine=2:0.04") from None
+                raise _bad(text, f"{quoted(option, 40)}: want refine=N:MARGIN, e.g. refine=2:0.04") from None
             try:
                 bot.refine = check_refine(numbers)
             except BotError as error:
-                raise _bad(text, f"{option!r}: {error}") from None
+                raise _bad(text, f"{quoted(option, 40)}: {error}") from None
         elif option.startswith("level="):
             if not isinstance(bot, NetBot):
                 raise _bad(text, "level= is an option of net: bots (docs/levels.md)")
@@ -258,21 +295,23 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
             try:
                 level = find_level(bot.evaluator.model_rules.name, option.split("=", 1)[1])
             except LevelError as error:
-                raise BotError(f"bot spec {text!r}: {error}") from None
+                raise BotError(f"bot spec {quoted(text)}: {error}") from None
             bot.plies, bot.noise = level.plies, level.noise
         elif option.startswith(("noise=", "noise_seed=")):
             if not isinstance(bot, NetBot):
                 raise _bad(text, f"{option.split('=')[0]}= is an option of net: bots (the others have no move values)")
-            from .noise import check_noise, check_noise_seed
+            from .noise import MAX_NOISE, check_noise, check_noise_seed
 
             name, _, value = option.partition("=")
+            wanted = (f"a number of points from 0 to {MAX_NOISE}" if name == "noise"
+                      else "an integer seed from 0 to 4294967295")
             try:
                 if name == "noise":
                     bot.noise = check_noise(_number(value, float))
                 else:
                     bot.noise_seed = check_noise_seed(_number(value, int))
-            except ValueError as error:
-                raise _bad(text, f"{option!r}: {error}") from None
+            except ValueError:
+                raise _bad(text, f"{quoted(option, 40)}: want {wanted}") from None
         elif option.startswith("cube_life="):
             if not isinstance(bot, NetBot):
                 raise _bad(text, "cube_life= is an option of net: bots (the others play the passive cube)")
@@ -281,7 +320,7 @@ def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
             except ValueError:
                 value = float("nan")
             if not 0.0 <= value <= 1.0:
-                raise _bad(text, f"{option!r}: the cube life is a number from 0 (dead cube) to 1 (fully live)")
+                raise _bad(text, f"{quoted(option, 40)}: the cube life is a number from 0 (dead cube) to 1 (fully live)")
             bot.cube_life = value
         else:
             raise _bad(text, f"unknown option {option!r} (options: {', '.join(_CUBE_OPTIONS)})")
@@ -308,7 +347,7 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
     if text.startswith(("net:", "onnx:")):
         return _net(text)
     if rules is None:
-        raise BotError(f"bot spec {text!r}: say which rule set it plays (only net: and onnx: bots know their own)")
+        raise BotError(f"bot spec {quoted(text)}: say which rule set it plays (only net: and onnx: bots know their own)")
     if text.startswith(_ENGINE):
         from .engine_bot import EngineBot
 
@@ -369,9 +408,9 @@ def _net(text: str) -> Bot:
     try:
         path = resolve_model_path(written)
     except UnknownModelError as error:
-        raise BotError(f"bot spec {text!r}: {error}{_shipped_guess(text, match)}") from None
+        raise BotError(f"bot spec {quoted(text)}: {error}{_shipped_guess(text, match)}") from None
     try:
         net = load_network(path)
     except CheckpointError as error:
-        raise BotError(f"bot spec {text!r}: {error}") from None
+        raise BotError(f"bot spec {quoted(text)}: {error}") from None
     return NetBot(net, plies, name=name)

@@ -18,7 +18,8 @@ text is read by :func:`resolve_model_path`, in this order:
 3. ``checkpoints/<name>.pt`` or ``checkpoints/generations/<name>.pt``, the paths the docs use, where the
    current directory has no such file, is the package's file of that name (as a bare ``configs/<name>.toml``
    is the shipped config, :func:`tapa_ai.config.resolve_config_path`);
-4. anything else raises :class:`UnknownModelError`: one line naming the shipped models.
+4. anything else raises :class:`UnknownModelError`: one line naming the shipped models (a path no file system
+   opens, such as a file name of 300 characters, :class:`UnopenablePathError`: one line, the name quoted bounded).
 
 So ``tapa-ai match net:tapa@1ply heuristic``, ``tapa-ai play --bot net:backgammon@2ply,nocube`` and
 ``tapa-ai export plakoto --format npz --out plakoto.npz`` work from any directory.
@@ -29,6 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import TapaError
+from ..quoting import PATH_LIMIT, quoted
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 """The shipped models (package data): ``<variant>.pt``, ``<variant>.md``, ``generations/<variant>-g<N>.pt``."""
@@ -45,6 +47,30 @@ class UnknownModelError(TapaError, FileNotFoundError):
     """A checkpoint that is neither a file nor a shipped model; the message lists the shipped names."""
 
 
+class UnopenablePathError(UnknownModelError):
+    """A checkpoint path no file system opens (a file name longer than the system allows): one line, the path
+    quoted bounded."""
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a name no file system opens (too long: ``OSError``)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _check_openable(text: str, path: Path) -> None:
+    """:class:`UnopenablePathError` when ``path`` is no path a file system opens (its ``stat`` fails with an error
+    other than "no such file")."""
+    try:
+        path.is_file()
+    except OSError as error:
+        reason = (error.strerror or type(error).__name__).lower()
+        raise UnopenablePathError(f"no checkpoint file at {quoted(text)}: {reason} (a file name is at most 255 "
+                                  f"bytes, a path at most {PATH_LIMIT} characters)") from None
+
+
 def _generation_names() -> list[str]:
     generations = MODELS_DIR / "generations"
     return sorted(path.stem for path in generations.glob("*.pt")) if generations.is_dir() else []
@@ -59,7 +85,7 @@ def _shipped_file(name: str) -> Path | None:
     if not name or "/" in name or "\\" in name or name.startswith("."):
         return None
     for path in (MODELS_DIR / f"{name}.pt", MODELS_DIR / "generations" / f"{name}.pt"):
-        if path.is_file():
+        if _is_file(path):
             return path
     return None
 
@@ -75,7 +101,8 @@ def _unknown(text: str) -> UnknownModelError:
             ranges.append(f"{variant}-g{numbers[0]}" + (f" to -g{numbers[-1]}" if len(numbers) > 1 else ""))
     shipped = ", ".join(variants) or f"none installed (no {MODELS_DIR}: reinstall tapa-ai)"
     kept = f"; earlier generations: {', '.join(ranges)}" if ranges else ""
-    return UnknownModelError(f"no checkpoint file at {text}: the file does not exist, nor is it a shipped model "
+    shown = text if len(text) <= PATH_LIMIT else quoted(text)
+    return UnknownModelError(f"no checkpoint file at {shown}: the file does not exist, nor is it a shipped model "
                              f"(shipped models: {shipped}{kept})")
 
 
@@ -130,13 +157,14 @@ def resolve_model_path(text: str | Path) -> Path:
     directory, else the shipped plakoto model. Anything else: :class:`UnknownModelError` (one line).
     """
     path = Path(text)
+    _check_openable(str(text), path)
     if path.is_file():
         return path
     shipped = _shipped_file(str(text))
     if shipped is None and not path.is_absolute() and path.parts[:1] == (CHECKOUT_DIR,) and path.suffix == ".pt":
         rest = path.parts[1:]
         if (len(rest) == 1 or (len(rest) == 2 and rest[0] == "generations")) and \
-                not rest[-1].startswith(".") and MODELS_DIR.joinpath(*rest).is_file():
+                not rest[-1].startswith(".") and _is_file(MODELS_DIR.joinpath(*rest)):
             shipped = MODELS_DIR.joinpath(*rest)
     if shipped is None:
         raise _unknown(str(text))
@@ -145,8 +173,11 @@ def resolve_model_path(text: str | Path) -> Path:
 
 def find_model_path(text: str | Path) -> Path:
     """:func:`resolve_model_path`, or ``Path(text)`` unchanged when it names nothing (for callers that test
-    ``is_file()`` themselves)."""
+    ``is_file()`` themselves); :class:`UnopenablePathError` for a path no file system opens (the callers'
+    ``is_file()`` would raise)."""
     try:
         return resolve_model_path(text)
+    except UnopenablePathError:
+        raise
     except UnknownModelError:
         return Path(text)
