@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 
 from ..errors import TapaError
 
@@ -57,4 +58,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         if isinstance(error, TapaError):
             raise
-        raise TapaError(f"cannot listen on {args.host}:{args.port}: {error}") from None
+        if error.errno == errno.EADDRINUSE:
+            raise TapaError(f"port {args.port} is in use: another program (perhaps another tapa-ai serve) listens "
+                            f"on {args.host}:{args.port}; choose another with --port (0 picks a free one)") from None
+        raise TapaError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None

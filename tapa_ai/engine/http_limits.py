@@ -259,7 +259,8 @@ class PooledHTTPServer(HTTPServer):
         """Connections answered 429 since the start."""
         self.late_refusals = 0
         """Connections answered 408 by the intake since the start."""
-        super().__init__(address, handler)
+        self._intake_thread: Optional[threading.Thread] = None
+        super().__init__(address, handler)  # a bind that fails calls server_close() before any thread is started
         for index in range(limits.threads):
             worker = threading.Thread(target=self._work, name=f"tapa-ai-http-{index}", daemon=True)
             worker.start()
@@ -419,10 +420,15 @@ class PooledHTTPServer(HTTPServer):
                 self._slots.release()
 
     def server_close(self) -> None:
+        """Close the socket and stop the threads; safe on a server that never started (its bind failed) and
+        when called twice."""
         super().server_close()
+        if self._closing and self._wake_write.fileno() == -1:
+            return
         self._closing = True
-        self._wake()
-        self._intake_thread.join(5)
+        if self._intake_thread is not None:
+            self._wake()
+            self._intake_thread.join(5)
         for _ in self._workers:
             self._requests.put(None)
         for worker in self._workers:
