@@ -142,6 +142,13 @@ def test_found_1_over_http_the_status_is_400(plakoto_engine):
         response = connection.getresponse()
         reply = json.loads(response.read())
         assert response.status == 400 and reply["error"].startswith("tavli.length: must be an integer 1..25")
+        # The server publishes the schemas its clients are generated from.
+        connection.request("GET", "/v1/schemas/protocol.json")
+        response = connection.getresponse()
+        assert response.status == 200 and json.loads(response.read()) == load_schema("protocol")
+        connection.request("GET", "/v1/schemas/nope.json")
+        response = connection.getresponse()
+        assert response.status == 404 and "protocol.json" in json.loads(response.read())["error"]
     finally:
         server.shutdown()
         server.server_close()

@@ -59,6 +59,10 @@ _PATHS = re.compile(r"(?<=[:=])[^@,\s]*[/\\]")
 """Directories inside a bot spec (``net:/home/me/runs/x.pt@1ply`` -> ``net:x.pt@1ply``)."""
 
 
+SCHEMAS_PATH = "/v1/schemas/"
+"""Where ``tapa-ai serve`` publishes the declared schemas (``GET /v1/schemas/protocol.json``)."""
+
+
 def without_directories(spec: Optional[str]) -> Optional[str]:
     """A bot spec with its files' directories left out (what ``/health`` says of the model)."""
     return spec if spec is None else _PATHS.sub("", spec)
@@ -219,6 +223,8 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             info = self.server.engine.describe()
             info["bot"] = without_directories(info.get("bot"))
             self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__, **info})
+        elif path.startswith(SCHEMAS_PATH):
+            self._get_schema(path[len(SCHEMAS_PATH):])
         elif path in ("/", "/index.html", TAVLI_MET_PATH) or path.startswith("/web/") or \
                 model_path_of(path) is not None:
             self._get_board_file(path)
@@ -251,6 +257,17 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
         else:
             status, answer = self._respond_to_path_command(command, body)
         self._send_json(status, answer)
+
+    def _get_schema(self, name: str) -> None:
+        """``GET /v1/schemas/<name>.json``: a declared schema (tapa_ai/schemas/, docs/schemas.md), for clients."""
+        from ..schema import load_schema, schema_names
+
+        stem = name[:-len(".json")] if name.endswith(".json") else None
+        if stem not in schema_names():
+            self._send_json(404, {"error": f"no schema {quoted(name, 60)}; schemas: "
+                                           f"{', '.join(n + '.json' for n in schema_names())}"})
+            return
+        self._send_json(200, load_schema(stem))
 
     def _get_board_file(self, path: str) -> None:
         """The web board's page, its files and its models (:mod:`tapa_ai.engine.web_board`)."""
