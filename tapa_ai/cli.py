@@ -4,9 +4,9 @@ Every command is a module ``cli_<command>.py`` in the package of what it drives 
 functions: ``add_parser(subparsers)`` adds the command and its options (``func=run``), and ``run(args)`` runs
 it and returns the exit code. A command reports bad input by raising a :class:`~tapa_ai.errors.TapaError`;
 :func:`main` catches it here, once: ``tapa-ai <command>: <message>`` on stderr, exit code 2. A
-:class:`~tapa_ai.errors.UsageError`, like the errors argparse finds itself, prints the command's usage and
-``tapa-ai <command>: error: <message>`` (exit code 2). A mistyped command, option or choice gets a "did you
-mean". Only the module of the command run is imported (``analyse`` loads torch, the arena numba).
+:class:`~tapa_ai.errors.UsageError`, like the errors argparse finds itself, prints one line,
+``tapa-ai <command>: error: <message> (see tapa-ai <command> --help)`` (exit code 2; no usage block). A
+mistyped command, option or choice gets a "did you mean". Only the module of the command run is imported (``analyse`` loads torch, the arena numba).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Iterable, Optional
 
 from . import __version__
 from .errors import TapaError, UsageError
+from .quoting import quoted
 
 COMMANDS = {
     "demo": "tapa_ai.rules.cli_demo",
@@ -58,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
                 typos = " and ".join(typo for typo, _ in guesses)
                 message += f"; {typos} {'is not an option' if len(guesses) == 1 else 'are not options'}: " \
                     + self.did_you_mean(guesses)
-        super().error(message)
+        self.exit(2, one_line_error(self.prog, message))
 
     def guesses(self, words: list[str]) -> list[tuple[str, str]]:
         """(word, nearest option) for each word of ``words`` that looks like an option of this parser's but is
@@ -87,6 +88,19 @@ class _Parser(argparse.ArgumentParser):
                 raise argparse.ArgumentError(action, f"invalid choice: {value!r}; did you mean {close[0]!r}? "
                                                      f"(choose from {choices})")
         super()._check_value(action, value)
+
+
+ERROR_LIMIT = 600
+"""Characters of an argument error's message shown (argparse quotes whole values: a 60 KB argument)."""
+
+
+def one_line_error(prog: str, message: str) -> str:
+    """``tapa-ai match: error: <message> (see tapa-ai match --help)``: an argument error in one line, without
+    the usage block, the message bounded (:data:`ERROR_LIMIT`)."""
+    message = " ".join(message.split())
+    if len(message) > ERROR_LIMIT:
+        message = f"{message[:ERROR_LIMIT]}... ({len(message):,} characters)"
+    return f"{prog}: error: {message} (see {prog} --help)\n"
 
 
 def build_parser(commands: Optional[Iterable[str]] = None) -> argparse.ArgumentParser:
@@ -136,12 +150,12 @@ def _command_of(argv: list[str]) -> tuple[Optional[str], list[str]]:
 
 
 def _unknown_command(name: str) -> None:
-    """Usage and one line with the nearest command and the list of all; exit code 2."""
+    """One line with the nearest command and the list of all; exit code 2."""
     parser = build_parser([])
-    close = difflib.get_close_matches(name, COMMANDS, n=1)
+    close = difflib.get_close_matches(name, COMMANDS, n=1) if len(name) < 100 else []
     guess = f"; did you mean {close[0]!r}?" if close else ""
-    parser.print_usage(sys.stderr)
-    parser.exit(2, f"tapa-ai: unknown command {name!r}{guess} (commands: {', '.join(COMMANDS)})\n")
+    parser.exit(2, f"tapa-ai: unknown command {quoted(name, 40)}{guess} (commands: {', '.join(COMMANDS)}; see "
+                   "tapa-ai --help)\n")
 
 
 def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
@@ -157,7 +171,10 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 def _unrecognized(parser: _Parser, extras: list[str]) -> str:
     """argparse's "unrecognized arguments" with the nearest option of ``parser`` for each mistyped one."""
     guesses = parser.guesses(extras)
-    return f"unrecognized arguments: {' '.join(extras)}" + (f"; {parser.did_you_mean(guesses)}" if guesses else "")
+    shown = " ".join(extra if len(extra) <= 80 else quoted(extra) for extra in extras[:20])
+    if len(extras) > 20:
+        shown += f" ... ({len(extras)} arguments)"
+    return f"unrecognized arguments: {shown}" + (f"; {parser.did_you_mean(guesses)}" if guesses else "")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,6 @@ class TapaError(Exception):
 
 
 class UsageError(TapaError):
-    """Options that do not go together, found after parsing: ``tapa-ai`` prints the command's usage and the
-    message (``tapa-ai match: error: --games must be at least 2 (one duplicate pair)``), exit code 2, as
-    argparse does for the errors it finds itself."""
+    """Options that do not go together, found after parsing: ``tapa-ai`` prints one line, as for the errors
+    argparse finds itself (``tapa-ai match: error: --games must be at least 2 (one duplicate pair) (see tapa-ai
+    match --help)``; no usage block), exit code 2."""
