@@ -283,3 +283,9 @@ def test_the_schema_files_ship_as_package_data():
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"schemas/*.json"' in text
     assert sorted(p.name for p in SCHEMA_DIR.glob("*.json")) == [f"{n}.json" for n in schema_names()]
+
+
+def test_the_schemas_page_names_every_schema_file():
+    page = (ROOT / "docs" / "schemas.md").read_text(encoding="utf-8")
+    for name in schema_names():
+        assert f"(../tapa_ai/schemas/{name}.json)" in page, name

@@ -17,7 +17,7 @@ Commands (docs/protocol.md has examples):
 - ``{"cmd": "bot_move", "bot": "heuristic", "position": {...}, "dice": [5, 2]}`` ->
   ``{"move": ..., "position": {...}, "bot": "heuristic"}``: the move of one of the fixed bots
   (:data:`FIXED_BOTS`: ``heuristic``, ``runner``, ``random``; optional ``"seed"`` for their random tie-breaks),
-  no model needed: the web board's opponent in the variants without a model (fevga, narde)
+  no model needed, any variant (the web board's fixed-bot opponents)
 
 With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
 :mod:`tapa_ai.analysis.analyzer`):
@@ -44,7 +44,9 @@ With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
   ..., "best": ..., "error_mp": e, "luck": l, ...}, ...]}, ...]}``: every move's error and roll's luck
   (:mod:`tapa_ai.engine.analyse_command`, docs/analysis.md)
 
-Every request may carry an ``"id"``, echoed in the response. Any bad input
+Every request has a declared shape, ``request_<cmd>`` of ``tapa_ai/schemas/protocol.json`` (docs/schemas.md),
+checked first: unknown keys, types, ranges and lengths are refused in one line. Every request may carry an
+``"id"``, echoed in the response (when the schema allows it). Any bad input
 gets ``{"error": "..."}`` and the engine keeps serving: this module never
 lets an exception escape a request. Request lines longer than
 :data:`MAX_REQUEST_BYTES` are refused unread, and ``hint`` returns at most
