@@ -40,6 +40,18 @@ def test_the_tavli_table_is_served_next_to_the_models(server):
     table = tavli_met()
     assert served["max_away"] == table.max_away
     assert np.array_equal(np.asarray(served["table"]), table.table)  # every double, exactly
+    # Not only the table round-tripped: its values, by the match flow played out with the measured rates
+    # (tests/test_tavli_met.py's oracle) and by hand (1-away each with an opening roll: a coin toss; index 0 of
+    # the side's away: the match won, of the opponent's: lost).
+    from tapa_ai.cube.met import VARIANT_RATES
+    from tests.test_tavli_met import flow_equities
+
+    cells = np.asarray(served["table"])  # [opener: side opens, receives, opening roll][game][away][opponent away]
+    assert np.allclose(cells[2, :, 1, 1], 0.5)
+    assert (cells[:, :, 0, 1:] == 1.0).all() and (cells[:, :, 1:, 0] == 0.0).all()
+    openers = {"X": 0, "O": 1, None: 2}
+    for (x, o, number, opener), chance in flow_equities({v: VARIANT_RATES[v] for v in ROTATION}, 3).items():
+        assert cells[openers[opener], number - 1, 3 - x, 3 - o] == pytest.approx(chance, abs=1e-9)
 
 
 def page_class_values(driver, variant, side, context):
