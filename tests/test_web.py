@@ -630,8 +630,11 @@ def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made
     from tapa_ai.play.moves import in_other_view
 
     console_errors(browser)
-    open_board(browser, server, variant=variant, seed=3)  # seed 3: X wins the opening roll (5-1)
-    wait_for(browser, "document.body.dataset.phase === 'human'")
+    # Seed 3: X wins the opening roll (5-1) and rolls 3-1, whose one legal move (one checker leaves the start,
+    # docs/rules.md 8.4) the page plays for you after the pause (20 s here): the start position is on the board till then.
+    browser.get(f"{server.url}/?variant={variant}&seed=3&delay=20000")
+    wait_for(browser, "window.tapaWeb && document.body.dataset.turns && document.getElementById('message')"
+                      ".textContent.includes('forced: 24/21 21/20')", timeout=240)
     assert browser.execute_script("return document.getElementById('board').dataset.paths") == "parallel"
     x, o = checker_centres(browser, "X"), checker_centres(browser, "O")
     assert len(x) == len(o) == 15
@@ -652,17 +655,25 @@ def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made
     assert not browser.find_element("css selector", "#strength option[value='0']").get_attribute("disabled")
     assert browser.execute_script("return tapaWeb.state.model.encodingVersion") == 4
     assert browser.find_element("id", "chances").is_displayed()
-    # A move by clicks, then the bot's answer in your numbering.
+    # A move by clicks on X's first turn with a choice (the forced ones played by the page), then the bot's answer
+    # in your numbering.
+    open_board(browser, server, variant=variant, seed=3)
+    wait_for(browser, "document.body.dataset.phase === 'human'")
+    made = len(browser.execute_script("return tapaWeb.record().games[0].history.filter(e => e.action === 'move')"))
     human_turn_by_clicks(browser, random.Random(3))
     wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase)")
     history = browser.execute_script("return tapaWeb.record().games[0].history")
-    mine, theirs = [event for event in history if event["action"] == "move"][:2]
+    mine, theirs = [event for event in history if event["action"] == "move"][made:made + 2]
     assert mine["side"] == "X" and mine["move"] and theirs["side"] == "O"
     log = browser.execute_script("return tapaWeb.state.log")
     assert f"X {'-'.join(map(str, mine['dice']))}: {mine['move']}" in log
     if theirs["move"]:
         yours = in_other_view(theirs["move"], parallel=True)
         assert f"O {'-'.join(map(str, theirs['dice']))}: {theirs['move']} (on your board: {yours})" in log, log
+    # The bot's last move before your turn now (after a forced move of yours the page played, a later one).
+    latest = [event for event in history if event["action"] == "move"][-1]
+    if latest["side"] == "O" and latest["move"]:
+        yours = in_other_view(latest["move"], parallel=True)
         assert message_of(browser).startswith(f"The bot played {yours} (your numbering"), message_of(browser)
         marked = browser.execute_script("return ['from', 'to'].map(k => Array.from(document.querySelectorAll("
                                         "'#board .moved-' + k)).map(e => e.dataset.point).sort())")
@@ -676,33 +687,40 @@ def test_a_running_game_starts_in_diagonally_opposite_corners_and_a_move_is_made
 
 
 def test_an_illegal_move_in_fevga_names_the_restriction_it_breaks(browser, server):
-    """Fevga's start rule (docs/rules.md 8.4 a): with 3-1 at the start, two checkers may not leave the 24-point; the
-    server refuses the typed move and the page shows the rule; a legal typed move is played."""
+    """Fevga's start rule (docs/rules.md 8.4 a): until X's first checker has passed the opponent's starting point a
+    second may not leave the 24-point; with X's runner on its 16 and 6-5 to play, the server refuses the typed move
+    24/18 24/19 and the page shows the rule; the click planner offers the 24-point only once the runner has passed;
+    a legal typed move is played. (X's first rolls from the start have one legal move, which the page plays for you:
+    the position is set by the test hook tapaWeb.turnAt.)"""
     console_errors(browser)
     open_board(browser, server, variant="fevga", seed=3)
+    points = [""] * 24
+    points[23], points[15] = "X" * 14, "X"  # X: 14 on its 24, its runner on its 16
+    points[11], points[3] = "O" * 14, "O"  # O: 14 on X's 12 (its 24), its runner on X's 4 (its 16)
+    position = {"variant": "fevga", "points": points, "off": {"X": 0, "O": 0}, "turn": "X"}
+    assert browser.execute_script("return tapaWeb.turnAt(arguments[0], [6, 5])", position)
     wait_for(browser, "document.body.dataset.phase === 'human'")
-    assert browser.execute_script("return tapaWeb.state.dice") == [3, 1]
+    source_script = "return Array.from(document.querySelectorAll('#board rect.hit.source')).map(e => e.dataset.point)"
+    assert browser.execute_script(source_script) == ["16"]  # the 24-point is no source yet
     typed = browser.find_element("id", "typed")
-    typed.send_keys("24/21 24/23")
+    typed.send_keys("24/18 24/19")
     browser.find_element("id", "play-typed").click()
     wait_for(browser, "document.getElementById('message').classList.contains('error')")
     message = message_of(browser)
-    assert message.startswith('Move "24/21 24/23" refused: ') and \
+    assert message.startswith('Move "24/18 24/19" refused: ') and \
         "a second checker may not leave the 24-point until the first has passed the opponent's starting point" \
         in message, message
-    # The click planner never offers the second checker either: after 24/21, the 24-point is no source.
-    browser.find_element("css selector", "#board rect.hit[data-point='24']").click()
-    browser.find_element("css selector", "#board rect.hit[data-point='21']").click()
-    sources = browser.execute_script("return Array.from(document.querySelectorAll('#board rect.hit.source'))"
-                                     ".map(e => e.dataset.point)")
-    assert sources == ["21"], sources
+    # Once the runner has passed (16/10), a checker may leave the 24-point.
+    browser.find_element("css selector", "#board rect.hit[data-point='16']").click()
+    browser.find_element("css selector", "#board rect.hit[data-point='10']").click()
+    assert sorted(browser.execute_script(source_script)) == ["10", "24"]
     browser.find_element("id", "undo").click()
     typed.clear()
-    typed.send_keys("24/20")
+    typed.send_keys("16/11 24/18")
     turn = browser.execute_script("return document.body.dataset.turns")
     browser.find_element("id", "play-typed").click()
     wait_for(browser, f"document.body.dataset.turns !== '{turn}'")
-    assert "X 3-1: 24/21 21/20" in browser.execute_script("return tapaWeb.state.log")
+    assert "X 6-5: 16/11 24/18" in browser.execute_script("return tapaWeb.state.log")
     assert console_errors(browser, allowed=[r"/v1/apply - Failed to load resource: .* 400"]) == []
 
 
