@@ -174,7 +174,7 @@ def test_a_finished_game_with_an_illegal_history_move_is_refused_by_every_reader
     assert refused_by_the_session(path, tavli=False) == line
 
 
-@pytest.mark.parametrize("times, words", [(2, "an opening roll after the game began"), (500, "a list of at most 2000 items")])
+@pytest.mark.parametrize("times, words", [(2, "an opening roll after the game began"), (500, "a list of at most 10000 items")])
 def test_a_repeated_history_is_refused_by_every_reader(saves, tmp_path, times, words):
     data = edited(saves["finished"], both_histories(lambda h: h.extend(copy.deepcopy(h) * (times - 1))))
     path = write(tmp_path, data)
