@@ -17,7 +17,8 @@ from tapa_ai.movegen.random_positions import endgame_positions, mixed_positions,
 from tapa_ai.net.checkpoint import load_network
 from tapa_ai.net.evaluator import (BearoffEvaluator, EncodedEvaluator, KernelEvaluator, TorchEvaluator,
                                    evaluator_for, numpy_evaluator)
-from tapa_ai.rules.outcomes import swap_sides
+from tapa_ai.rules import variant_rules
+from tapa_ai.rules.outcomes import outcome_names, swap_sides
 
 ROOT = Path(__file__).resolve().parent.parent
 TOLERANCE = 2e-5
@@ -68,7 +69,13 @@ def test_the_bear_off_wrapper_values_bear_offs_by_the_databases_over_any_evaluat
     afterstates = generate(batch, random_dice(len(batch), rng))
     known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
     assert known.size > 20 and known.size < len(afterstates)
-    database = swap_sides(bearoff_distributions(afterstates.positions.take(known).flipped())[1])
+    # The databases' value for the opponent to roll, read back from the mover's side: each class exchanged by
+    # name (win_* <-> lose_*, a draw stays), written out here rather than through swap_sides.
+    names = list(outcome_names(variant_rules(variant)))
+    theirs = bearoff_distributions(afterstates.positions.take(known).flipped())[1]
+    exchanged = [n.replace("win_", "@").replace("lose_", "win_").replace("@", "lose_") for n in names]
+    database = theirs[:, [names.index(name) for name in exchanged]]
+    assert exchanged != names and database.shape == theirs.shape
     for model in (TorchEvaluator(net), KernelEvaluator(net)):
         wrapped = BearoffEvaluator(model)
         assert wrapped.bearoff and not model.bearoff and wrapped.model is model
@@ -79,6 +86,32 @@ def test_the_bear_off_wrapper_values_bear_offs_by_the_databases_over_any_evaluat
         # evaluate_flipped of the afterstates' positions agrees on every row whose game goes on.
         going_on = np.flatnonzero(~afterstates.game_over)
         assert np.abs(wrapped.evaluate_flipped(afterstates.positions)[going_on] - values[going_on]).max() < 1e-12
+
+
+# Bear-offs whose values can be worked by hand: X has just moved (the opponent O to roll), read from X's side.
+HAND_WORKED = [
+    # O's 15 on its 1-point bear off 2 or 4 this roll; X's last checker then goes off: a single win, surely.
+    ("1:X 24:" + "O" * 15, {"win_single": 1.0}),
+    # O's 15 on its 6-point bear off none with 1-1, 4-4, 5-5 and the 16 mixed rolls of two dice 1-5 other than
+    # 5-1 and 4-2 (19 of 36): then X wins a gammon; else a single.
+    ("1:X 19:" + "O" * 15, {"win_single": 17 / 36, "win_gammon": 19 / 36}),
+    # O's last checker goes off with any roll, X having borne off none: a gammon loss (X is not in O's home).
+    ("6:" + "X" * 15 + " 24:O", {"lose_gammon": 1.0}),
+]
+
+
+@pytest.mark.parametrize("variant", ["tapa", "backgammon"])
+@pytest.mark.parametrize("layout, expected", HAND_WORKED, ids=["single", "gammon-or-single", "gammon-loss"])
+def test_the_bear_off_wrapper_gives_hand_worked_values_from_the_movers_side(shipped, variant, layout, expected):
+    from tapa_ai.movegen import PositionBatch
+    from tapa_ai.notation import board
+
+    rules = variant_rules(variant)
+    batch = PositionBatch.from_positions([board(rules, layout, "X")])
+    assert bearoff_mask(batch).all()
+    want = [expected.get(name, 0.0) for name in outcome_names(rules)]
+    for model in (TorchEvaluator(shipped[variant]), KernelEvaluator(shipped[variant])):
+        assert BearoffEvaluator(model).evaluate_flipped(batch)[0] == pytest.approx(want, abs=1e-6)  # float32 tables
 
 
 def test_a_kernel_evaluator_owns_its_copy_and_follows_its_network(shipped):
