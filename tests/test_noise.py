@@ -39,6 +39,33 @@ def plain_draw(key: int, seed: int) -> float:
     return (total - 2.0) * math.sqrt(3.0)
 
 
+def mover_bytes(position) -> list[int]:
+    """The 52 bytes of a position as the mover sees it (tapa_ai/movegen/batch.py's layout), from its absolute
+    stacks: for each of the mover's points 1-24 the signed count of the checkers on top (+ the mover's) and the
+    pinned checker under them (+1 the mover's, -1 the opponent's), then (mover, opponent) borne off and on the bar;
+    each value as its int8 two's-complement byte."""
+    mover = position.turn
+    sides = ("X", "O") if mover == "X" else ("O", "X")
+
+    def absolute(point: int) -> int:  # the index in position.points of the mover's point
+        if mover == "X":
+            return point - 1
+        if position.rules.parallel:
+            return point + 11 if point <= 12 else point - 13
+        return 24 - point
+
+    tops, pins = [], []
+    for point in range(1, 25):
+        stack = position.points[absolute(point)]
+        top = stack[-1:] or None
+        count = len(stack) - (1 if stack and stack[0] != top else 0)
+        tops.append(0 if top is None else count if top == mover else -count)
+        pins.append(0 if not stack or stack[0] == top else 1 if stack[0] == mover else -1)
+    index = {"X": 0, "O": 1}
+    counts = [position.off[index[side]] for side in sides] + [position.bar[index[side]] for side in sides]
+    return [value & 0xFF for value in tops + pins + counts]
+
+
 @pytest.mark.parametrize("variant", ["tapa", "plakoto", "backgammon", "fevga"])
 def test_deterministic_noise_is_the_documented_hash_and_generator(variant):
     afterstates = random_afterstates(variant, 40, 1)
@@ -46,12 +73,18 @@ def test_deterministic_noise_is_the_documented_hash_and_generator(variant):
     keys = afterstate_keys(afterstates.positions)
     assert data.shape == (len(afterstates), 52)
     assert [plain_fnv1a(bytes(row)) for row in data] == keys.tolist()
-    # The bytes are the mover-relative arrays, each int8 as its two's-complement byte.
-    row = 0
-    positions = afterstates.positions
-    expected = [int(v) & 0xFF for v in np.concatenate([positions.board[row], positions.pinned[row],
-                                                        positions.off[row], positions.bar[row]])]
-    assert list(data[row]) == expected
+    # The bytes are the mover-relative arrays, each int8 as its two's-complement byte: worked out here from each
+    # afterstate's Position (its absolute stacks), every row.
+    from tapa_ai.movegen import concatenate
+    from tapa_ai.movegen.random_positions import endgame_positions
+
+    ends = endgame_positions(variant, 40, np.random.default_rng(2))  # checkers borne off
+    for positions in (afterstates.positions, afterstates.positions.flipped(), ends, ends.flipped()):
+        rows = afterstate_bytes(positions)
+        assert [list(rows[row]) for row in range(len(positions))] == [
+            mover_bytes(positions.position(row)) for row in range(len(positions))]
+    movers = concatenate([afterstates.positions, afterstates.positions.flipped(), ends])
+    assert {movers.position(row).turn for row in range(len(movers))} == {"X", "O"} and (movers.off != 0).any()
     for seed in (0, 1, 4294967295):
         draws = deterministic_draws(keys, seed)
         assert draws.tolist() == [plain_draw(int(k), seed) for k in keys]
