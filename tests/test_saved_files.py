@@ -302,3 +302,15 @@ def test_a_game_begun_from_a_loaded_position_is_saved_with_its_start_and_replays
     # Without its start the history cannot be replayed: both readers refuse it alike.
     path = write(tmp_path, edited(data, lambda d: d.pop("start")))
     assert "'start'" in refused_by_both(path)
+
+
+@pytest.mark.parametrize("option, value, words", [("--match-length", "26", "must be 0 (money play) to 25"),
+                                                  ("--match-length", "-1", "must be 0 (money play) to 25"),
+                                                  ("--seed", "-1", "must be an integer 0 to 2^64-1"),
+                                                  ("--seed", str(2**64), "must be an integer 0 to 2^64-1")])
+def test_play_starts_no_game_its_save_could_not_hold(option, value, words):
+    """A match longer than 25 or a seed outside 64 bits would make a save that no reader loads (and a negative
+    seed was a numpy traceback): refused before the game, one line."""
+    code, out, err = run_cli(["play", option, value, "--bot", "runner", "--advisor", "none"])
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"tapa-ai play: {option} {value}: {words}"), err

@@ -114,6 +114,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
                           f"{'--variant' if variant else '--match-length'}")
     if tavli is not None:
         check_tavli_length(tavli, f"--tavli {tavli}", LaunchError)
+    if seed is not None and not 0 <= seed < 2**64:  # what a save holds (tapa_ai/schemas/saved_game.json)
+        raise LaunchError(f"--seed {quoted(seed)}: must be an integer 0 to 2^64-1")
     saved = load_game(read_file(load), "file") if load else None
     if saved is not None and saved.is_tavli:
         if variant or match_length:
@@ -133,8 +135,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
                              no_color=no_color, advisor=advisor, saved=saved, load=load, show_eval=show_eval,
                              input=input, output=output)
     rules = choose_rules(variant, bot, saved)
-    if match_length < 0:
-        raise LaunchError(f"--match-length {match_length}: must be 0 (money play) or more")
+    if not 0 <= match_length <= 25:  # the match equity tables' reach, and what a save holds
+        raise LaunchError(f"--match-length {quoted(match_length)}: must be 0 (money play) to 25")
     if saved is not None and match_length and match_length != saved.match.length:
         raise LaunchError(f"--match-length {match_length} but the file holds "
                           f"{'money play' if not saved.match.length else f'a match to {saved.match.length}'}")
