@@ -39,6 +39,7 @@ from tapa_ai.movegen.random_positions import mixed_positions
 from tapa_ai.notation.json_position import position_from_json, position_to_json
 from tapa_ai.rules.options import variant_rules
 from tapa_ai.rules.position import start_position
+from tests.requires import skip_or_fail
 
 # torch 2.13 marks torch.jit.load deprecated; loading TorchScript files is what these tests check.
 pytestmark = pytest.mark.filterwarnings(r"ignore:.*torch\.jit\..*deprecated:DeprecationWarning")
@@ -373,8 +374,10 @@ def test_vectors_were_made_from_the_shipped_checkpoint(variant, tmp_path):
     if not checkpoint.is_file():
         pytest.skip(f"{checkpoint} is not there")
     if hashlib.sha256(checkpoint.read_bytes()).hexdigest() != model["checkpoint_sha256"]:
-        pytest.skip(f"{checkpoint} was replaced since the vectors were made (they stay valid with "
-                    f"tests/data/{model['file']}); python scripts/make_test_vectors.py follows the new one")
+        # A developer's replaced checkpoint skips; under CI=true the shipped one must be the vectors' (it fails).
+        skip_or_fail(f"{checkpoint} was replaced since the vectors were made (they stay valid with "
+                     f"tests/data/{model['file']}); python scripts/make_test_vectors.py follows the new one",
+                     "a shipped checkpoint that differs from the test vectors'")
     fresh = numpy_model.load(str(export_checkpoint(checkpoint, "npz", tmp_path / "fresh.npz")))
     committed = numpy_model.load(str(DATA / model["file"]))
     for a, b in zip(fresh.weights + fresh.biases, committed.weights + committed.biases, strict=True):

@@ -122,8 +122,8 @@ def test_the_torch_and_kernel_evaluators_play_portes_alike(portes_bot, positions
     assert np.allclose(torch_values, kernel_values, atol=2e-5)
 
 
+@pytest.mark.requires("onnx", "onnxruntime")  # tests/requires.py: skips without them, fails under CI=true
 def test_an_onnx_model_of_backgammon_plays_portes_as_the_net_does(portes_bot, positions, tmp_path):
-    pytest.importorskip("onnxruntime")
     from tapa_ai.export import export_checkpoint
 
     path = export_checkpoint("backgammon", "onnx", tmp_path / "backgammon.onnx")
