@@ -27,7 +27,7 @@ from typing import Any, Iterable, Optional
 from .errors import TapaError
 from .quoting import quoted
 
-__all__ = ["SCHEMA_DIR", "SchemaError", "check", "schema_names", "load_schema", "describe_expected",
+__all__ = ["SCHEMA_DIR", "SchemaError", "check", "is_valid", "schema_names", "load_schema", "describe_expected",
            "unknown_key_message", "ref"]
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -114,6 +114,11 @@ def _inlined(schema: Any, base: str, depth: int = 0) -> Any:
     return {key: _inlined(value, base, depth + 1) for key, value in schema.items()}
 
 
+def is_valid(data: Any, schema: str, definition: Optional[str] = None) -> bool:
+    """Whether ``data`` has the shape of ``schema`` (its ``$defs`` entry ``definition``)."""
+    return _validator(ref(schema, definition)).is_valid(data)
+
+
 def check(data: Any, schema: str, definition: Optional[str] = None, where: str = "",
           error: type[Exception] = SchemaError) -> Any:
     """``data`` if it has the shape of ``schema`` (its ``$defs`` entry ``definition``), else ``error`` (one
@@ -159,10 +164,12 @@ def describe_error(found, where: str = "", base: str = "") -> str:
         wanted = schema.get("properties", {}).get(name, {})
         return f"{prefix}missing {quoted(name, _QUOTE)}" + _what(wanted, base, ": ")
     if kind in ("anyOf", "oneOf") and found.context:
-        # The alternative whose error went deepest says most (a position that is almost right).
-        deepest = max(found.context, key=lambda e: (len(e.absolute_path), -_rank(e)[1]))
-        if len(deepest.absolute_path) > len(found.absolute_path):
-            return describe_error(deepest, where, base)
+        # The alternatives of the value's own type say most (a Tavli context with an unknown key, a plies of 3,
+        # not "must be null"): their first error, else the whole choice.
+        typed = [e for e in found.context
+                 if not (e.validator in ("type", "enum", "const") and len(e.absolute_path) == len(found.absolute_path))]
+        if typed:
+            return describe_error(min(typed, key=_rank), where, base)
     text = f"{prefix}must be {describe_expected(schema, base)}, got {quoted(value, _QUOTE)}"
     if kind == "enum" and isinstance(value, str) and len(value) < 100:
         close = difflib.get_close_matches(value, [v for v in found.validator_value if isinstance(v, str)], n=1)
@@ -199,6 +206,9 @@ def describe_expected(schema: Any, base: str = "") -> str:
         return "a valid value"
     if "title" in schema:
         return schema["title"]
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options and "type" not in schema:
+        return " or ".join(describe_expected(option, base) for option in options)
     if "description" in schema and "type" not in schema and "enum" not in schema and "const" not in schema:
         return schema["description"].rstrip(".")
     if "const" in schema:
@@ -240,7 +250,7 @@ def describe_expected(schema: Any, base: str = "") -> str:
 
 def unknown_key_message(key: Any, known: Iterable[str]) -> str:
     """``unknown key 'levle'; did you mean 'level'? (known: ...)``."""
-    known = sorted(known)
+    known = list(known)
     text = f"unknown key {quoted(key, _QUOTE)}"
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) if isinstance(key, str) and len(key) < 100 else []
     if close:

@@ -56,7 +56,6 @@ and memory.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import secrets
 import sys
@@ -74,7 +73,7 @@ from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import Position, start_position
 from ..quoting import quoted
-from ..schema import check
+from ..schema import check, is_valid, unknown_key_message
 from ..analysis.analyzer import MAX_REQUEST_PLIES, AnalysisError  # noqa: F401  (the schema's plies bound)
 
 MoveGenerator = Callable[[Position, tuple[int, int]], list[reference.Move]]
@@ -115,24 +114,12 @@ def internal_error(context: str, log: IO[str] | None = None) -> dict[str, str]:
     return {"error": "internal error", "error_id": error_id}
 
 
-def _echoable(request_id: Any) -> bool:
-    """Whether a request's id is one the schema allows (a short string, a 64-bit integer or null)."""
-    if isinstance(request_id, str):
-        return len(request_id) <= 200
-    return request_id is None or (isinstance(request_id, int) and not isinstance(request_id, bool)
-                                  and -2**63 <= request_id < 2**63)
-
-
 def unknown_command(command: Any, commands) -> str:
     """The error for a ``cmd`` the engine does not know: quoted bounded, with "did you mean"."""
-    import difflib
-
     if command is None:
         return f"missing 'cmd': one of {', '.join(commands)}"
-    close = difflib.get_close_matches(command, commands, n=1) if isinstance(command, str) and len(command) < 100 \
-        else []
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown cmd {quoted(command, 40)}{hint} (commands: {', '.join(commands)})"
+    return unknown_key_message(command, commands).replace("unknown key", "unknown cmd", 1).replace(
+        "(known:", "(commands:")
 
 
 def _vectorized_generator() -> MoveGenerator | None:
@@ -250,7 +237,7 @@ class Engine:
         under that id (:func:`internal_error`): no exception text reaches the client.
         """
         request_id = request.get("id") if isinstance(request, dict) else None
-        if not _echoable(request_id):
+        if not is_valid(request_id, "protocol", "id"):
             request_id = None  # refused by the schema: never echoed (a 60 KB id would make a 60 KB answer)
         try:
             with time_limit(self.command_timeout):
@@ -293,16 +280,9 @@ class Engine:
     @staticmethod
     def _position(request: dict) -> Position:
         position = position_from_json(request["position"])  # present: the request's schema
-        if position.result is not None:
-            # A result must be the board's own: a position with "result" is a finished game's last position.
-            board = reference.finished_result(dataclasses.replace(position, result=None))
-            if board != position.result:
-                shown = "no finished game" if board is None else \
-                    f"{board.winner or 'nobody'} won {board.kind} ({board.points} point{'s' * (board.points != 1)})"
-                raise RequestError(f"position.result contradicts the board: the result says "
-                                   f"{position.result.winner or 'nobody'} won {position.result.kind} "
-                                   f"({position.result.points} points), the board shows {shown}; leave 'result' "
-                                   "out to ask about the board")
+        problem = reference.result_contradiction(position)
+        if problem is not None:
+            raise RequestError(f"{problem}; leave 'result' out to ask about the board")
         return position
 
     @staticmethod

@@ -16,7 +16,7 @@ ends the game ends the turn and counts as using every die.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
 from .options import CHECKERS_PER_SIDE, RulesError
@@ -334,6 +334,26 @@ def finished_result(position: Position) -> Optional[GameResult]:
         if result is not None:
             return result
     return None
+
+
+def result_contradiction(position: Position) -> Optional[str]:
+    """Why ``position``'s ``result`` is not the one its board shows, or None (no result, or the board's own).
+
+    A position with a result is a finished game's last position: its result is the board's (who has borne
+    off, whose mother is pinned), never a claim beside it (a gammon on the start position).
+    """
+    if position.result is None:
+        return None
+    board = finished_result(replace(position, result=None))
+    if board == position.result:
+        return None
+
+    def said(result) -> str:
+        points = f"{result.points} point{'s' * (result.points != 1)}"
+        return f"{result.winner or 'nobody'} won {result.kind} ({points})"
+
+    shown = "no finished game" if board is None else said(board)
+    return f"position.result contradicts the board: the result says {said(position.result)}, the board shows {shown}"
 
 
 # --------------------------------------------------------------------------
