@@ -87,7 +87,7 @@ def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server)
         other.shutdown()
         other.server_close()
         thread.join(10)
-    # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed (in study mode; play mode names the level only, tests/test_web_play.py).
+    # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed (study mode).
     open_board(browser, server, variant="plakoto", seed=3, level="casual", noise_seed=41, mode="study")
     state = level_state(browser)
     assert state["value"] == "casual" and state["strength"] and state["seed"] == "41", state
