@@ -74,7 +74,7 @@
   const $ = (id) => document.getElementById(id);
 
   const params = new URLSearchParams(location.search);
-  // -- the URL's parameters: each checked, a mistake said on the page (#url-notice), never silently replaced -----------
+  // -- the URL's parameters: each checked, a mistake said on the page (#url-notice), never silently replaced --
   const URL_PARAMETERS = ["variant", "length", "strength", "level", "seed", "noise_seed", "delay", "mode"];
   const MAX_MATCH_LENGTH = 25; // the match equity tables' reach (tapa_ai/cube/met.py MAX_MATCH_LENGTH)
   const MAX_SEED = 4294967295; // the dice's and the levels' seeds are 32-bit
