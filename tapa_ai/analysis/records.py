@@ -5,7 +5,8 @@ What each source saves, and what is read of it (docs/analysis.md):
 - ``tapa-ai play``'s ``save FILE`` (format ``tapa-ai/play``): the match state
   with the **current game's** history (its earlier games only as results);
   that game is read, from its opening roll (or, for a game opened by the
-  previous winner, from its first roll). The side the person played is
+  previous winner, from its first roll; for a game begun from a loaded
+  position, from the save's ``start``). The side the person played is
   ``human``, the other the saved bot spec. A saved **Tavli match**
   (``tapa-ai play --tavli N``) holds every game: all are read, each of its
   own variant (:attr:`Record.tavli`).

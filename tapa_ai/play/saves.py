@@ -66,7 +66,7 @@ from ..quoting import PATH_LIMIT, quoted
 FORMAT = "tapa-ai/play"
 VERSION = 1
 
-__all__ = ["SaveError", "SavedGame", "save_game", "load_game", "read_file"]
+__all__ = ["SaveError", "SavedGame", "save_game", "load_game", "read_file", "MAX_FILE_BYTES", "MAX_NESTING"]
 
 
 class SaveError(TapaError, ValueError):
