@@ -411,7 +411,7 @@ def test_the_engines_analyse_is_the_commands_analysis(bot):
     status, answer = engine.respond({"cmd": "analyse", "record": games_file(state), "positions": False})
     assert status == 200 and "position" not in answer["games"][0]["turns"][0]
     for request, words in (({}, "missing 'record'"), ({"record": {"format": "x"}}, "not a game record"),
-                           ({"record": games_file(state), "plies": 5}, "plies must be"),
+                           ({"record": games_file(state), "plies": 5}, "plies: must be an integer 0..2"),
                            ({"record": games_file(state), "extra": 1}, "unknown key"),
                            ({"record": games_file(random_game("backgammon", 2))},
                             "start a server with a backgammon model")):
