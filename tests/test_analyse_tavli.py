@@ -151,3 +151,45 @@ def test_a_tavli_match_needs_the_network_of_each_variant_and_a_well_formed_file(
     with pytest.raises(RecordError, match=r"^file.variant: 'portes' disagrees with file.match \(game 2 of the "
                                           r"Tavli match, plakoto\)$"):
         record_from_json(broken, "file")
+
+
+def web_tavli_file(match) -> dict:
+    """The Tavli match as the web board's *Save game* writes it (format tapa-ai/tavli-match, docs/web.md)."""
+    from tapa_ai.notation.json_position import result_to_json
+
+    games, score = [], {"X": 0, "O": 0}
+    for number, game in enumerate(match.played + (match.game,), start=1):
+        games.append({"number": number, "players": {"X": "human", "O": "runner"}, "match_length": match.length,
+                      "score": dict(score), "history": [event.to_dict() for event in game.history],
+                      "result": result_to_json(game.result) if game.is_over else None, "variant": game.rules.name})
+        if game.is_over and game.winner is not None:
+            score[game.winner] += game.points_won
+    return {"format": "tapa-ai/tavli-match", "version": 1, "source": "the web board",
+            "rotation": ["portes", "plakoto", "fevga"], "length": match.length, "score": score, "winner": None,
+            "players": {"X": "human", "O": "runner"}, "games": games}
+
+
+def test_the_web_boards_saved_tavli_match_is_read_as_the_same_match(saved):
+    """The web board's Tavli file reads through the one reader (tapa-ai analyse, the engine's analyse) as the
+    same games, variants, scores and moves as tapa-ai play's save of the same match; a file whose scores or
+    rotation the games do not make is refused in one line."""
+    path, match = saved
+    played = read_record(path)
+    web = web_tavli_file(match)
+    record = record_from_json(web)
+    assert record.tavli == 3 and record.source == "a Tavli match to 3 saved by the web board"
+    assert [g.rules.name for g in record.games] == [g.rules.name for g in played.games] == ["portes", "plakoto"]
+    assert [g.score for g in record.games] == [g.score for g in played.games]
+    assert [g.match_length for g in record.games] == [3, 3]
+    assert [[t.move for t in g.moves] for g in record.games] == [[t.move for t in g.moves] for g in played.games]
+    assert [g.result for g in record.games] == [g.result for g in played.games]
+    for damage, words in (
+            (lambda f: f["games"][1].__setitem__("score", {"X": 2, "O": 2}), "but the games before it make"),
+            (lambda f: f["games"][1].__setitem__("variant", "fevga"), "game 2 of a Tavli match is plakoto"),
+            (lambda f: f["score"].__setitem__("X", 2), "but the games make"),
+            (lambda f: f.__setitem__("length", 26), "length: must be an integer 1..25, got 26"),
+            (lambda f: f.__setitem__("lenght", 3), "unknown key 'lenght'; did you mean 'length'?")):
+        damaged = json.loads(json.dumps(web))
+        damage(damaged)
+        with pytest.raises(RecordError, match=words):
+            record_from_json(damaged)

@@ -153,8 +153,10 @@ def record_from_json(data: Any, where: str = "record") -> Record:
 SAVED_SCHEMA = "saved_game"
 """The schema of every saved file (``tapa_ai/schemas/saved_game.json``), one ``$defs`` entry per format."""
 
+TAVLI_MATCH_FORMAT = "tapa-ai/tavli-match"
+"""The web board's *Save game* of a Tavli match (docs/web.md)."""
 _DEFINITIONS = {PLAY_FORMAT: "play_save", GAMES_FORMAT: "games_file", "tapa-ai/match": "match",
-                "tapa-ai/game": "game"}
+                "tapa-ai/game": "game", TAVLI_MATCH_FORMAT: "tavli_match_file"}
 
 
 @dataclass(frozen=True)
@@ -198,10 +200,13 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
         if definition is None:
             raise RecordError(f"{where}.format: {quoted(fmt, 60)} is not a game record; expected {PLAY_FORMAT!r} "
                               f"(tapa-ai play's save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match "
-                              "--record-games), a tapa-ai/match or tapa-ai/game snapshot, or a JSON position")
+                              f"--record-games), {TAVLI_MATCH_FORMAT!r} (the web board's Tavli match), a tapa-ai/match "
+                              "or tapa-ai/game snapshot, or a JSON position")
         check(data, SAVED_SCHEMA, definition, where, RecordError)
         if fmt == GAMES_FORMAT:
             return SavedFile(fmt, data, record=_games_file(data, where))
+        if fmt == TAVLI_MATCH_FORMAT:
+            return SavedFile(fmt, data, record=_tavli_match_file(data, where))
         if fmt == PLAY_FORMAT:
             return _play_save(data, where)
         match = MatchState.from_dict(data, where) if fmt == "tapa-ai/match" else \
@@ -265,6 +270,36 @@ def _tavli_save(data: dict, match, players: dict[str, str], where: str) -> tuple
         return None, f"{where}: the Tavli match has not begun: there are no moves to analyse"
     return Record(f"a Tavli match to {state.length} saved by tapa-ai play", tavli_rules(1), tuple(games), players,
                   False, state.length), ""
+
+
+def _tavli_match_file(data: dict, where: str) -> Record:
+    """The web board's saved Tavli match: every game replayed with its own variant's rules (the rotation by the
+    game's number), the score before each and the match's score and winner those the results make."""
+    length, players, score, games = data["length"], data.get("players", {}), [0, 0], []
+    for index, item in enumerate(data["games"]):
+        inner, rules = f"{where}.games[{index}]", tavli_rules(index + 1)
+        if item.get("variant", rules.name) != rules.name or item.get("number", index + 1) != index + 1:
+            raise RecordError(f"{inner}: game {index + 1} of a Tavli match is {rules.name} (docs/rules.md 9), got "
+                              f"game {quoted(item.get('number'), 20)} of {quoted(item.get('variant'), 20)}")
+        if item.get("score", {"X": score[0], "O": score[1]}) != {"X": score[0], "O": score[1]}:
+            raise RecordError(f"{inner}.score: {quoted(item['score'], 60)}, but the games before it make X "
+                              f"{score[0]}, O {score[1]}")
+        if max(score) >= length:
+            raise RecordError(f"{inner}: a game after the match to {length} was won")
+        if not item["history"]:
+            continue  # the current game, not begun
+        game = _game_entry({**item, "match_length": length}, rules, players, inner, index + 1)
+        games.append(game)
+        if game.result is not None and game.result.winner is not None:
+            score[SIDES.index(game.result.winner)] += game.result.points
+    winner = next((side for side, points in zip(SIDES, score) if points >= length), None)
+    if data["score"] != {"X": score[0], "O": score[1]} or data.get("winner", winner) != winner:
+        raise RecordError(f"{where}.score: X {data['score']['X']}, O {data['score']['O']} (winner "
+                          f"{data.get('winner')}), but the games make X {score[0]}, O {score[1]} (winner {winner})")
+    if not games:
+        raise RecordError(f"{where}: the Tavli match has not begun: there are no moves to analyse")
+    return Record(f"a Tavli match to {length} saved by the web board", tavli_rules(1), tuple(games), players,
+                  False, length)
 
 
 def _current_game(match: MatchState, players: dict[str, str], where: str,
