@@ -119,7 +119,9 @@ def test_engine_bearoff_command_answers_the_distributions_and_refuses_bad_homes(
     assert engine.handle({"cmd": "bearoff", "home": [0] * 6}) == {"home": [0] * 6, "turns": [1.0], "first_off": [1.0]}
     for home in ([1, 2, 3], [8, 8, 0, 0, 0, 0], [1, -1, 0, 0, 0, 0], [1.5, 0, 0, 0, 0, 0], "123456", [True] * 6):
         response = json.loads(engine.handle_line(json.dumps({"cmd": "bearoff", "home": home})))
-        assert "'home' must be a list of 6 integers" in response["error"], home
+        # the shape by the protocol's schema (home[1]: must be an integer 0..15), the sum by the database
+        assert response["error"].startswith(("home: must be a list of 6 items", "home[", "'home' must be a list of 6 "
+                                             "integers >= 0 summing to at most 15")), (home, response)
     assert "missing 'home'" in json.loads(engine.handle_line('{"cmd": "bearoff"}'))["error"]
 
 

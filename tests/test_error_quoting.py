@@ -58,10 +58,22 @@ def test_quoted_shortens_a_repr_longer_than_the_limit_and_keeps_one_of_exactly_t
     ("24/" + "2" * 600_000, "is not a point (1-24 or off)"),  # was an internal error: int() of 600,000 digits
 ], ids=["six-moves-repeated", "one-word", "600000-digits"])
 def test_a_600_kb_move_text_gets_a_short_error_through_the_engine_protocol(move, says):
+    # The protocol's schema refuses it first (a move text is at most 200 characters) ...
     status, answer = Engine("reference").respond({"cmd": "apply", "position": START, "dice": [4, 3], "move": move})
     line = json.dumps(answer)
     assert status == 400 and len(line) < SHORT, line[:400]
-    assert says in answer["error"] and f"({len(move):,} characters)" in answer["error"]
+    assert answer["error"].startswith("move: must be move text") and "at most 200 characters" in answer["error"]
+    assert f"({len(move):,} characters)" in answer["error"]
+    # ... and the move text reader, which tapa-ai play and the saved files use, says what is wrong, as short.
+    from tapa_ai.notation.move_text import MoveTextError, find_move
+    from tapa_ai.notation.json_position import position_from_json
+    from tapa_ai.rules.reference import legal_moves
+
+    position = position_from_json(START)
+    with pytest.raises(MoveTextError) as caught:
+        find_move(position, (4, 3), move, legal_moves(position, (4, 3)))
+    assert says in str(caught.value) and len(str(caught.value)) < SHORT
+    assert f"({len(move):,} characters)" in str(caught.value)
 
 
 HOSTILE = "\\abc" * 12_500  # 50,000 characters, 62,500 bytes of JSON: the repr and JSON both escape "\\"
@@ -70,16 +82,16 @@ HOSTILE = "\\abc" * 12_500  # 50,000 characters, 62,500 bytes of JSON: the repr 
 @pytest.mark.parametrize("request_, says", [
     ({"cmd": "apply", "position": START, "dice": [4, 3], "move": HOSTILE}, "move text"),
     ({"cmd": "q" * 60_000}, "unknown cmd"),
-    ({"cmd": "legal_moves", "position": START, "dice": "7" * 60_000}, "dice must be"),
-    ({"cmd": "legal_moves", "position": START, "dice": [7] * 20_000}, "dice must be two integers 1..6"),
-    ({"cmd": "legal_moves", "position": START, "dice": [4, 3], "generator": HOSTILE}, "unknown generator"),
+    ({"cmd": "legal_moves", "position": START, "dice": "7" * 60_000}, "dice: must be two integers 1..6"),
+    ({"cmd": "legal_moves", "position": START, "dice": [7] * 20_000}, "dice: must be two integers 1..6"),
+    ({"cmd": "legal_moves", "position": START, "dice": [4, 3], "generator": HOSTILE}, "generator: must be one of"),
     ({"cmd": "legal_moves", "position": {**START, "turn": HOSTILE}, "dice": [4, 3]}, "position.turn"),
     ({"cmd": "legal_moves", "position": {**START, "points": [HOSTILE] + START["points"][1:]}, "dice": [4, 3]},
      "points[0]"),
-    ({"cmd": "start", "turn": HOSTILE}, "'turn' must be"),
-    ({"cmd": "start", "variant": HOSTILE}, "unknown variant"),
-    ({"cmd": "start", "rules": {HOSTILE: 1}}, "unknown rule option"),
-    ({"cmd": "bearoff", "home": HOSTILE}, "'home' must be"),
+    ({"cmd": "start", "turn": HOSTILE}, "turn: must be one of \"X\", \"O\""),
+    ({"cmd": "start", "variant": HOSTILE}, "variant: must be one of"),
+    ({"cmd": "start", "rules": {HOSTILE: 1}}, "rules: unknown key"),
+    ({"cmd": "bearoff", "home": HOSTILE}, "home: must be a list of 6 items"),
 ], ids=["move", "cmd", "dice-text", "dice-list", "generator", "position.turn", "position.points", "turn", "variant",
         "rules", "home"])
 def test_60_kb_fields_get_short_errors_that_say_what_is_wrong(request_, says):

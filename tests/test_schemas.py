@@ -268,6 +268,10 @@ def test_the_engines_answers_have_their_declared_shape():
         {"cmd": "best_move", "position": TAPA, "dice": [6, 5], "level": "casual", "noise_seed": 3},
         {"cmd": "hint", "position": TAPA, "dice": [6, 5], "count": 3, "level": "expert"},
         {"cmd": "rollout", "position": TAPA, "games": 36, "truncate": 5},
+        {"cmd": "rollout", "position": TAPA, "dice": [3, 1], "candidates": 2, "games": 36, "truncate": 3},
+        {"cmd": "bearoff", "home": [0, 0, 0, 1, 0, 2]},
+        {"cmd": "bearoff", "position": {**TAPA, "points": ["XX", "X"] + [""] * 20 + ["O", "OOO"],
+                                        "off": {"X": 12, "O": 11}}},
     ]
     for request in asks:
         status, body = engine.respond(request)
