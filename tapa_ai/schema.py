@@ -35,6 +35,13 @@ SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 
 _QUOTE = 40
 """Characters of a bad value an error quotes."""
+_SIZES = ("maxItems", "maxLength", "maxProperties")
+"""Errors that end the check at once (what follows them could be a walk through a huge value)."""
+_MORE_ERRORS = 8
+"""Errors looked at after the first before the best of them is reported."""
+_FIRST = {"type": 0, "maxItems": 1, "maxLength": 1, "maxProperties": 1, "minItems": 2, "minLength": 2,
+          "required": 3, "additionalProperties": 4}
+"""Keywords checked before the others (the rest keep their order)."""
 
 
 class SchemaError(TapaError, ValueError):
@@ -109,9 +116,13 @@ def _inlined(schema: Any, base: str, depth: int = 0) -> Any:
         target = schema["$ref"]
         uri = base + target if target.startswith("#") else target
         named = _registry().resolver().lookup(uri).contents
-        rest = {key: _inlined(value, base, depth + 1) for key, value in schema.items() if key != "$ref"}
-        return {**_inlined(named, uri.split("#")[0], depth + 1), **rest}
-    return {key: _inlined(value, base, depth + 1) for key, value in schema.items()}
+        rest = {key: value for key, value in schema.items() if key != "$ref"}
+        return _inlined({**named, **rest}, uri.split("#")[0], depth + 1) if not rest else \
+            {**_inlined(named, uri.split("#")[0], depth + 1), **_inlined(rest, base, depth + 1)}
+    # The type and the size bounds first: jsonschema checks a schema's keywords in order, and a list of 30,000
+    # items is refused by its maxItems before any item is looked at.
+    ordered = sorted(schema.items(), key=lambda item: _FIRST.get(item[0], len(_FIRST)))
+    return {key: _inlined(value, base, depth + 1) for key, value in ordered}
 
 
 def is_valid(data: Any, schema: str, definition: Optional[str] = None) -> bool:
@@ -125,9 +136,11 @@ def check(data: Any, schema: str, definition: Optional[str] = None, where: str =
     line, prefixed by ``where`` and the path inside ``data``)."""
     validator = _validator(ref(schema, definition))
     first = None
-    for found in validator.iter_errors(data):
+    for count, found in enumerate(validator.iter_errors(data)):
         if first is None or _rank(found) < _rank(first):
             first = found
+        if found.validator in _SIZES or count >= _MORE_ERRORS:
+            break  # bounded work on hostile input: no walk through 30,000 items once the list is too long
     if first is None:
         return data
     raise error(describe_error(first, where, ref(schema)))
