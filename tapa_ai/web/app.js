@@ -540,7 +540,7 @@
       showMessage(bot + "You rolled " + dice.join("-") + (pass ? ": no legal move, you pass." : ": forced: " + only.move +
         " (your only legal move), played for you."));
       render();
-      await sleep(Math.max(S.delay, 300));
+      await sleep(S.delay); // the bot's pause (?delay=, default 700 ms): long enough to see the roll and the note
       if (game === S.game && S.turns === turn) finishMove(game, only.move, only.position, HUMAN);
       return;
     }
