@@ -2,7 +2,7 @@
 every command mutated (its type, its range, its length, an unknown key beside it, the key removed), sent as
 JSON text through the engine's one entry (``respond_text``: the stdin lines and the HTTP bodies), and every
 answer is either a valid answer of its declared shape or one short JSON error: never ``internal error``, a
-traceback, or an answer of more than a few hundred bytes for bad input. Seeded and bounded (about 900
+traceback, or an answer of more than a few hundred bytes for bad input. Seeded and bounded (1,251
 requests at 0 ply, a few seconds)."""
 
 from __future__ import annotations
