@@ -9,7 +9,7 @@ For each variant: 20,000 games of cubeless self-play of checkpoints/<variant>.pt
 pairs, seed 11 (the same games as
 ``tapa-ai match net:checkpoints/<v>.pt net:checkpoints/<v>.pt --games 20000 --seed 11``), counted by
 result kind, and the decisive games the first mover won (game 2i of a pair has A moving first). Portes is
-played by checkpoints/backgammon.pt (``--variant portes``: Portes' points, tapa_ai/cube/met.py MODEL_OF). The counts go to tapa_ai/cube/result_rates.json (package data, read by tapa_ai/cube/met.py)
+played by checkpoints/backgammon.pt (``--variant portes``: Portes' points, the registry's model of portes, tapa_ai/rules/options.py REGISTRY). The counts go to tapa_ai/cube/result_rates.json (package data, read by tapa_ai/cube/met.py)
 with the command, the checkpoint's sha256 and generation; the match record to
 docs/cube/selfplay_<variant>.json. Run it whenever a model is shipped (scripts/ship_model.py says so):
 tests/test_met_rates.py fails while the file's hashes are not the shipped checkpoints'.

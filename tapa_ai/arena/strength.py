@@ -28,16 +28,11 @@ from ..bots.base import BotError
 from ..config import config_to_toml
 from ..net.checkpoint import load_checkpoint
 from ..net.model_id import file_sha256, model_label
+from ..rules.options import REGISTRY
 from .match import run_match
 
-FIXED_OPPONENTS = {
-    "tapa": ["random", "runner", "heuristic"],
-    "plakoto": ["random", "runner", "heuristic"],
-    "backgammon": ["random", "runner", "heuristic", "pubeval", "gnubg:0"],
-    "fevga": ["random", "runner", "heuristic"],
-    "narde": ["random", "runner", "heuristic"],
-}
-"""The fixed bots every shipped model is measured against, per variant."""
+FIXED_OPPONENTS = {name: list(entry.opponents) for name, entry in REGISTRY.items() if entry.ships_model}
+"""The fixed bots every shipped model is measured against, per variant (the registry's opponents)."""
 SEARCH_OPPONENTS = FIXED_OPPONENTS
 """The fixed bots the 2-ply model plays (all of them, as the issue's ladder asks)."""
 

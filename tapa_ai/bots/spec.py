@@ -85,11 +85,11 @@ from pathlib import Path
 from typing import Optional
 
 from ..quoting import quoted
-from ..rules.options import RuleOptions
+from ..rules.options import RuleOptions, shipped_models
 from .base import Bot, BotError
 
 SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0", "gnubg:1", "gnubg:2",
-              "net:PATH", "net:NAME (shipped: tapa|plakoto|backgammon|fevga|narde)", "net:PATH@0ply", "net:PATH@1ply",
+              "net:PATH", f"net:NAME (shipped: {'|'.join(shipped_models())})", "net:PATH@0ply", "net:PATH@1ply",
               "net:PATH@2ply", "onnx:PATH", "onnx:PATH@2ply", "engine:CMD", "SPEC,nocube",
               "net:PATH,cube_life=X", "net:PATH,wins", "net:PATH@2ply,refine=N:MARGIN", "net:PATH,nobearoff",
               "net:PATH,points=VARIANT", "net:PATH,money_play", "net:PATH,noise=X", "net:PATH,noise=X,noise_seed=N",

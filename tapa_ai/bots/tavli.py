@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import re
 from ..flow.tavli import TAVLI_ROTATION
-from ..rules.options import variant_rules
+from ..rules.options import REGISTRY, variant_rules
 from .base import Bot, BotError
 from .spec import make_bot
 
 __all__ = ["TAVLI_MODELS", "TavliPlayer", "make_tavli_player", "tavli_specs"]
 
 TAVLI_PREFIX = "tavli:"
-TAVLI_MODELS = ("net:backgammon", "net:plakoto", "net:fevga")
-"""The shipped models ``net:tavli`` plays the rotation's games with, in its order."""
+TAVLI_MODELS = tuple(f"net:{REGISTRY[variant].model}" for variant in TAVLI_ROTATION)
+"""The shipped models ``net:tavli`` plays the rotation's games with, in its order (each game's registry model:
+``net:backgammon``, ``net:plakoto``, ``net:fevga``)."""
 _SHIPPED = re.compile(r"^net:tavli(?P<plies>@\d+(?:ply)?)?$")
 _FLAG_OPTIONS = ("nocube", "wins", "money_cube", "money_play", "nobearoff")
 _VALUE_OPTIONS = ("points=", "refine=", "cube_life=", "level=", "noise=", "noise_seed=")

@@ -45,7 +45,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..errors import TapaError
-from ..rules.options import RuleOptions, variant_rules
+from ..rules.options import REGISTRY, RuleOptions, variant_rules
 from ..rules.outcomes import top_points
 from .equity import (DEFAULT_CUBE_LIFE, LEVELS, MAX_CUBE, OWNER_CENTRED, OWNER_OPPONENT, CubeEquities, average_values,
                      cubeful_curves)
@@ -114,17 +114,16 @@ class ResultRates:
                    kinds.get("draw", 0) / games, source, first)
 
 
-VARIANTS = ("tapa", "plakoto", "backgammon", "portes", "fevga", "narde")
-"""The variants with measured rates (every other rule set uses its nearest one's, :func:`rates_for`)."""
-
-MODEL_OF = {"portes": "backgammon"}
-"""The shipped model a variant's rates are measured with, where it is another variant's (the backgammon net
-plays Portes with Portes' points); every other variant: its own."""
+VARIANTS = tuple(name for name, entry in REGISTRY.items() if entry.model is not None)
+"""The variants with measured rates: those a shipped network plays (every other rule set uses its nearest one's,
+:func:`rates_for`)."""
 
 
 def model_variant(variant: str) -> str:
-    """The variant whose shipped checkpoint plays ``variant``'s self-play for its rates."""
-    return MODEL_OF.get(variant, variant)
+    """The variant whose shipped checkpoint plays ``variant``'s self-play for its rates (the registry's model:
+    the backgammon net plays Portes with Portes' points); every other variant: its own."""
+    entry = REGISTRY.get(variant)
+    return entry.model if entry is not None and entry.model is not None else variant
 
 RATES_FILE = Path(__file__).with_name("result_rates.json")
 """The measured counts of result kinds per variant (package data), written by ``scripts/met_rates.py``
@@ -400,8 +399,9 @@ def _cached_met(rates: ResultRates, max_away: int, cube: bool, crawford: bool, c
 def rates_for(rules: RuleOptions) -> ResultRates:
     """The result rates of a rule set: its variant's measured ones, with the rule set's own top points."""
     base = VARIANT_RATES.get(rules.name)
-    if base is None:
-        base = VARIANT_RATES["tapa" if rules.pins else "fevga" if rules.paths == "parallel" else "backgammon"]
+    if base is None:  # the first variant of the registry whose checkers meet as this rule set's do
+        base = next(VARIANT_RATES[name] for name, entry in REGISTRY.items() if name in VARIANT_RATES
+                    and (entry.rules.contact, entry.rules.paths) == (rules.contact, rules.paths))
     top = top_points(rules)
     if top != base.top_points:
         base = replace(base, top_points=top)

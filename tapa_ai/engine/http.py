@@ -48,8 +48,8 @@ from ..quoting import quoted
 from .http_limits import (AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits,
                           late_message)
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error
-from .web_board import (TAVLI_MET_PATH, ModelFiles, WebFileError, engine_checkpoint_of, model_path_of,
-                        static_file)
+from .web_board import (TAVLI_MET_PATH, VARIANTS_PATH, ModelFiles, WebFileError, engine_checkpoint_of,
+                        model_path_of, static_file, variants_json)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -225,6 +225,8 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             self._send_json(200, {"status": "ok", "service": "tapa-ai engine", "version": __version__, **info})
         elif path.startswith(SCHEMAS_PATH):
             self._get_schema(path[len(SCHEMAS_PATH):])
+        elif path == VARIANTS_PATH:
+            self._send_json(200, variants_json())
         elif path in ("/", "/index.html", TAVLI_MET_PATH) or path.startswith("/web/") or \
                 model_path_of(path) is not None:
             self._get_board_file(path)

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import TapaError
 from ..quoting import quoted
+from ..rules.options import shipped_models
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 """The page's files (package data)."""
@@ -49,8 +50,9 @@ WEB_MODEL_FORMAT = "tapa-ai-web-model"
 """``format`` of the JSON model (:func:`model_json`)."""
 WEB_MODEL_FORMAT_VERSION = 1
 
-MODEL_VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
-"""The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each)."""
+MODEL_VARIANTS = shipped_models()
+"""The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each: the registry's shipped
+models, :data:`tapa_ai.rules.options.REGISTRY`)."""
 
 TAVLI_MET_PATH = "/model/tavli-met.json"
 """Where the page gets the Tavli match equity table (:func:`tavli_met_json`)."""
@@ -148,6 +150,43 @@ def tavli_met_json() -> dict[str, Any]:
     return {"format": TAVLI_MET_FORMAT, "format_version": 1, "rotation": list(TAVLI_ROTATION),
             "max_away": table.max_away, "openers": list(OPENER_NAMES),
             "table": [[[[float(x) for x in row] for row in game] for game in opener] for opener in table.table]}
+
+
+VARIANTS_PATH = "/v1/variants"
+"""Where the page gets the family: every variant's rules and what it plays by (:func:`variants_json`)."""
+
+
+def variants_json() -> dict[str, Any]:
+    """The registry of variants (:data:`tapa_ai.rules.options.REGISTRY`) as the page and other frontends read it.
+
+    ``{"variants": [{"name", "title", "summary", "rules": {every rule option}, "model": the shipped network that
+    plays it or null, "ships_model", "outcomes": {"names": [...], "points": [...], "scored": [...]},
+    "draws", "opponents"}, ...], "tavli_rotation": [...]}``: ``outcomes`` are the network's outcome classes of
+    the variant in class order with their points, ``scored`` the classes its own games can end in (a running
+    game has no backgammon, only Tapa and Plakoto draw); ``draws`` whether a game can be drawn.
+    """
+    from ..flow.tavli import TAVLI_ROTATION
+    from ..rules.options import REGISTRY
+    from ..rules.outcomes import outcome_names, outcome_points
+
+    def scored(rules, name: str) -> bool:
+        if name == "draw":
+            return rules.has_draws
+        if name.endswith(("_backgammon", "_mother", "_backgammon_or_mother")):
+            return rules.backgammons or rules.mother_points > 0
+        return True
+
+    entries = []
+    for entry in REGISTRY.values():
+        rules = entry.rules
+        names = outcome_names(rules)
+        entries.append({
+            "name": entry.name, "title": entry.title, "summary": entry.summary, "rules": rules.to_dict(),
+            "model": entry.model, "ships_model": entry.ships_model,
+            "outcomes": {"names": list(names), "points": [float(p) for p in outcome_points(rules)],
+                         "scored": [name for name in names if scored(rules, name)]},
+            "draws": rules.has_draws, "opponents": list(entry.opponents)})
+    return {"variants": entries, "tavli_rotation": list(TAVLI_ROTATION)}
 
 
 class ModelFiles:

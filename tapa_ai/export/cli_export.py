@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from ..rules.options import shipped_models
+
 
 def add_parser(subparsers) -> None:
     """The ``export`` command on ``subparsers`` (``tapa-ai``'s)."""
     export = subparsers.add_parser("export", help="write a checkpoint's network as ONNX, TorchScript or npz "
                                    "(docs/export.md)")
     export.add_argument("checkpoint", metavar="CHECKPOINT", help="a training checkpoint, or a shipped model's "
-                        "name: tapa, plakoto, backgammon, fevga, narde")
+                        f"name: {', '.join(shipped_models())}")
     export.add_argument("--format", required=True, metavar="FORMAT", help="onnx, torchscript or npz")
     export.add_argument("--out", required=True, metavar="PATH", help="the file to write (parent folders are made)")
     export.set_defaults(func=run)

@@ -31,12 +31,13 @@ from pathlib import Path
 
 from ..errors import TapaError
 from ..quoting import PATH_LIMIT, quoted
+from ..rules.options import REGISTRY, VARIANTS, same_board_game, shipped_models
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 """The shipped models (package data): ``<variant>.pt``, ``<variant>.md``, ``generations/<variant>-g<N>.pt``."""
 
-SHIPPED_VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
-"""The variants with a shipped model, each named by its variant."""
+SHIPPED_VARIANTS = shipped_models()
+"""The variants with a shipped model, each named by its variant (:data:`tapa_ai.rules.options.REGISTRY`)."""
 
 CHECKOUT_DIR = "checkpoints"
 """The folder the docs name the shipped models by (``checkpoints/tapa.pt``; a link to :data:`MODELS_DIR` in a
@@ -129,12 +130,14 @@ def shipped_model_card(variant: str) -> Path:
 
 def model_variant(variant: str) -> str:
     """The shipped model that plays ``variant``: its own, else that of the shipped variant of the same board game
-    (``portes`` is played by the ``backgammon`` model, docs/rules.md 9), else ``variant`` itself."""
-    from ..rules.options import VARIANTS, same_board_game
-
-    if variant in SHIPPED_VARIANTS or variant not in VARIANTS:
+    (``portes`` is played by the ``backgammon`` model, docs/rules.md 9: the registry's
+    :attr:`~tapa_ai.rules.options.Variant.model`), else ``variant`` itself."""
+    entry = REGISTRY.get(variant) if isinstance(variant, str) else None
+    if entry is None:
         return variant
-    return next((name for name in SHIPPED_VARIANTS if same_board_game(VARIANTS[name], VARIANTS[variant])), variant)
+    if entry.model is not None:
+        return entry.model
+    return next((name for name in SHIPPED_VARIANTS if same_board_game(VARIANTS[name], entry.rules)), variant)
 
 
 def default_net_spec(variant: str) -> str | None:

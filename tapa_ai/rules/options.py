@@ -11,7 +11,7 @@ A custom rule set starts from a preset::
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import TapaError
 from ..quoting import quoted
@@ -287,8 +287,62 @@ NARDE = RuleOptions(
     full_start_quarter_allowed=True,
 )
 
-VARIANTS: dict[str, RuleOptions] = {rules.name: rules for rules in (TAPA, PLAKOTO, BACKGAMMON, PORTES, FEVGA,
-                                                                      NARDE)}
+FIXED_OPPONENTS = ("random", "runner", "heuristic")
+"""The fixed bots every variant's shipped model is measured against (its strength report)."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One game of the family, the one entry the rest of the package derives what it knows of the game from: the
+    CLI's choices, the shipped models' names, the web board's tables (``GET /v1/variants``), the strength
+    report's opponents, the match equity tables' rates and the export's metadata. Its levels of play and result
+    rates are data files keyed by its name (``tapa_ai/models/levels.json``, ``tapa_ai/cube/result_rates.json``)."""
+
+    rules: RuleOptions
+    """The preset rule set (its :attr:`~RuleOptions.name` is the variant's name)."""
+    title: str
+    """The game's name for people: ``Tapa``, ``Fevga``."""
+    summary: str
+    """One line on what kind of game it is."""
+    model: Optional[str] = None
+    """The shipped network that plays it: its own name, another variant's of the same board game (``portes``:
+    ``backgammon``'s, with Portes' points), or None."""
+    opponents: tuple[str, ...] = FIXED_OPPONENTS
+    """The fixed bots its shipped model's strength report (and the 2-ply ladder) is measured against."""
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+    @property
+    def ships_model(self) -> bool:
+        """Whether the package ships a network of this variant's own (``tapa_ai/models/<name>.pt``)."""
+        return self.model == self.name
+
+
+REGISTRY: dict[str, Variant] = {entry.name: entry for entry in (
+    Variant(TAPA, "Tapa", "the pinning game: a lone checker is pinned, not hit; a pinned mother loses the game",
+            model="tapa"),
+    Variant(PLAKOTO, "Plakoto", "Tapa as Greece plays it: no cube, a mother win counts 2, the winner opens the next",
+            model="plakoto"),
+    Variant(BACKGAMMON, "Backgammon", "the hitting game, with the doubling cube", model="backgammon",
+            opponents=(*FIXED_OPPONENTS, "pubeval", "gnubg:0")),
+    Variant(PORTES, "Portes", "backgammon's board game scored the Greek way: no cube, a backgammon counts 2",
+            model="backgammon"),
+    Variant(FEVGA, "Fevga", "a running game: both sides travel the same way, a single checker holds a point; the "
+            "runner leaves first", model="fevga"),
+    Variant(NARDE, "Narde", "a running game as Fevga, with the head rule: one checker a turn leaves the start",
+            model="narde"),
+)}
+"""The family, by name: every variant tapa-ai plays (docs/rules.md section 6)."""
+
+VARIANTS: dict[str, RuleOptions] = {name: entry.rules for name, entry in REGISTRY.items()}
+"""Each variant's preset rule set, by name (a view of :data:`REGISTRY`)."""
+
+
+def shipped_models() -> tuple[str, ...]:
+    """The variants whose own network ships with the package (``net:<name>``), in registry order."""
+    return tuple(name for name, entry in REGISTRY.items() if entry.ships_model)
 
 SCORING_OPTIONS = ("name", "backgammons", "cube", "crawford", "opening", "next_game_opener")
 """The options that change how games are scored, doubled and opened but not one legal move or when a game ends:

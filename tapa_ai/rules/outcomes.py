@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .options import RuleOptions, variant_rules
+from .options import VARIANTS, RuleOptions
 from .position import RESULT_KINDS as GAME_RESULT_KINDS, SIDES, GameResult
 
 __all__ = [
@@ -103,9 +103,8 @@ def outcome_names(rules: RuleOptions) -> tuple[str, ...]:
     return names + ("draw",) if rules.has_draws else names
 
 
-OUTCOME_NAMES: dict[str, tuple[str, ...]] = {name: outcome_names(variant_rules(name)) for name in
-                                             ("tapa", "plakoto", "backgammon", "portes")}
-"""Outcome class names of the three variants (``outcome_names`` for any rule set)."""
+OUTCOME_NAMES: dict[str, tuple[str, ...]] = {name: outcome_names(rules) for name, rules in VARIANTS.items()}
+"""Outcome class names of every variant (``outcome_names`` for any rule set)."""
 
 
 def outcome_points(rules: RuleOptions) -> np.ndarray:
