@@ -76,7 +76,12 @@ class RunConfig:
     seed: int = _bounded(1, minimum=0)
     """Seed of every random generator of the run (self-play dice, exploration, initial weights)."""
     variant: Variant = "tapa"
-    """Rule set to train on: ``tapa``, ``plakoto``, ``backgammon``, ``fevga`` or ``narde``."""
+    """The variant to train on, a preset of the registry (``tapa``, ``plakoto``, ``backgammon``, ``portes``,
+    ``fevga``, ``narde``; docs/rules.md section 6)."""
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Rule options changed from the variant's preset (``{mother_points = 2, cube = false, crawford = false}``;
+    docs/rules.md section 6): a custom rule set, named ``name`` if given; empty: the preset itself. Checked by the
+    rules when the run starts (an unknown option or value is one error line)."""
     total_games: int = _bounded(100_000, minimum=1)
     """Self-play games to train for, counted over the whole run including resumed parts."""
     torch_threads: int = _bounded(2, minimum=1, maximum=1024)
@@ -519,6 +524,10 @@ def _check_value(value: Any, expected: Any, bounds: Any, name: str, source: str)
         if value not in choices or not isinstance(value, str):
             fail(f"must be one of {', '.join(repr(choice) for choice in choices)}")
         return value
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(key, str) and key for key in value):
+            fail(f"expected a table of options, e.g. {{mother_points = 2}}, got {_describe(value)}")
+        return dict(value)
     if origin is list:
         (item_type,) = typing.get_args(expected)
         if not isinstance(value, list) or not all(isinstance(item, item_type) for item in value):
@@ -626,6 +635,8 @@ def _toml_value(value: Any) -> str:
         return _toml_string(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key} = {_toml_value(item)}" for key, item in value.items()) + "}"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 

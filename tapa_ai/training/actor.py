@@ -99,7 +99,7 @@ class SelfPlayActor:
     def __init__(self, config: Any, slot: int, seed: list[int], incarnation: int = 0) -> None:
         from ..config import TrainConfig, config_from_dict
         from ..net.model import EvaluatorNet
-        from ..rules.options import variant_rules
+        from .runs import run_rules
         from .selfplay import SelfPlay
 
         if not isinstance(config, TrainConfig):
@@ -108,7 +108,7 @@ class SelfPlayActor:
         self.slot = slot
         self.incarnation = incarnation
         self.seed = [int(part) for part in seed]
-        self.rules = variant_rules(config.run.variant)
+        self.rules = run_rules(config)
         self.rng = np.random.default_rng(seed)
         self.labels = config.learning.targets == "search"
         """Expert iteration: label a sample of each batch's positions here, with this actor's weights."""

@@ -15,7 +15,7 @@ from ..net.checkpoint import Checkpoint, CheckpointError, check_network, load_ch
 from ..net.checkpoint_dir import LOCK_NAME, CheckpointManager
 from ..net.encoding import ENCODING_NAME, ENCODING_VERSIONS
 from ..net.model import EvaluatorNet
-from ..rules.options import RULES_VERSION
+from ..rules.options import RULES_VERSION, RuleOptions, RulesError, variant_rules
 
 
 class TrainingError(TapaError, RuntimeError):
@@ -152,14 +152,27 @@ def _resumable(run: str | Path, checkpoint_path: Path) -> Checkpoint:
     return checkpoint
 
 
+def run_rules(config: TrainConfig) -> RuleOptions:
+    """The rule set a run trains on: ``run.variant``'s preset with the options of ``run.rules`` changed (a custom
+    rule set, docs/training.md); :class:`TrainingError`, one line, for an unknown option or value."""
+    rules = variant_rules(config.run.variant)
+    if not config.run.rules:
+        return rules
+    try:
+        return rules.replace(**config.run.rules)
+    except (RulesError, TypeError) as error:
+        raise TrainingError(f"run.rules: {error}") from None
+
+
 def check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
-    """A resumed run keeps its network and what it was trained for: ``run.variant`` must be the checkpoint's rule
-    set and ``config.model`` its architecture (the input encoding's version included); :class:`TrainingError`
-    if not. The trainer checks it before anything is built, written or pruned."""
-    trained = checkpoint.rules().name
-    if config.run.variant != trained:
-        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained}; a resume cannot change "
-                            f"run.variant to {config.run.variant} (start a new run with --config to train "
+    """A resumed run keeps its network and what it was trained for: ``run.variant`` and ``run.rules`` must make the
+    checkpoint's rule set and ``config.model`` its architecture (the input encoding's version included);
+    :class:`TrainingError` if not. The trainer checks it before anything is built, written or pruned."""
+    trained, wanted = checkpoint.rules(), run_rules(config)
+    if wanted != trained:
+        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained.name}"
+                            f"{'' if trained == variant_rules(trained.name) else ' (a custom rule set)'}; a resume "
+                            f"cannot change run.variant or run.rules (start a new run with --config to train "
                             f"{config.run.variant})")
     try:
         stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
@@ -177,10 +190,9 @@ def check_encoding_fits_rules(config) -> None:
     """A :class:`TrainingError` unless ``model.encoding_version`` can encode ``run.variant``'s positions (the
     running games need version 4), before a run directory is made."""
     from ..net.encoding import check_rules_version
-    from ..rules.options import variant_rules
 
     try:
-        check_rules_version(variant_rules(config.run.variant), config.model.encoding_version)
+        check_rules_version(run_rules(config), config.model.encoding_version)
     except ValueError as error:
         raise TrainingError(f"model.encoding_version={config.model.encoding_version}: {error} "
                             "(--set model.encoding_version=4)") from None

@@ -27,12 +27,12 @@ from ..config import TrainConfig
 from ..net.checkpoint import Checkpoint
 from ..net.checkpoint_dir import CheckpointManager, RunLock
 from ..net.model import EvaluatorNet, configure_threads
-from ..rules.options import variant_rules
 from . import run_state
 from .evaluation import OPPONENTS, EvalRecord, Evaluation
 from .learner import Learner, networks
 from .replay import ReplayBuffer
-from .runs import TrainingError, check_device, check_same_network, new_run_directory, resume_checkpoint
+from .runs import (TrainingError, check_device, check_same_network, new_run_directory, resume_checkpoint,
+                   run_rules)
 from .schedule import Schedule
 from .selfplay import FinishedGame, SelfPlay
 from .stopping import StopSignals, TrainingStopped, describe
@@ -56,7 +56,7 @@ class Trainer:
             check_same_network(config, checkpoint)
         self.config = config
         self.run_dir = Path(run_dir)
-        self.rules = variant_rules(config.run.variant)
+        self.rules = run_rules(config)
         self.device = check_device(config.run.device)
         self.evaluation = Evaluation(config, self.rules)
         configure_threads(config.run.torch_threads)
