@@ -41,27 +41,18 @@
 (function () {
   "use strict";
 
-  // docs/rules.md section 6: what the page needs to know of each variant beyond what the server answers. `top`: the
-  // outcome the variant scores above a gammon (tapa_ai/rules/outcomes.py: a backgammon where backgammons count, a
-  // mother win where mothers do), null where it has none; `draws`: whether a game can be drawn (both mothers pinned).
-  // The chances line lists only these outcomes.
-  const VARIANTS = {
-    tapa: { cube: true, mothers: true, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon or mother",
-      draws: true },
-    plakoto: { cube: false, mothers: true, opening: "reroll", nextOpener: "winner", top: "mother", draws: true },
-    backgammon: { cube: true, mothers: false, opening: "use-opening-dice", nextOpener: "opening-roll", top: "backgammon",
-      draws: false },
-    // Portes (docs/rules.md 9): backgammon's board game played by the backgammon model, valued with Portes' points (a
-    // backgammon counts as a gammon: 2, and the chances line counts it as one).
-    portes: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: null, draws: false,
-      model: "backgammon", points: [1, 2, 2, -1, -2, -2] },
-    // The running games (docs/rules.md 8): both sides travel the same way, no bar, no cube; single and gammon only.
-    fevga: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: null, draws: false, parallel: true },
-    narde: { cube: false, mothers: false, opening: "reroll", nextOpener: "winner", top: null, draws: false, parallel: true },
-  };
-  // The Tavli match (docs/rules.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % 3] (tapa_ai/flow/tavli.py).
-  const TAVLI_ROTATION = ["portes", "plakoto", "fevga"];
-  const TAVLI_NAMES = { portes: "Portes", plakoto: "Plakoto", fevga: "Fevga" };
+  // The family (docs/rules.md section 6), as the server publishes it: GET v1/variants (tapa_ai/engine/web_board.py
+  // variants_json, from the registry tapa_ai/rules/options.py REGISTRY), loaded once before anything needs it
+  // (loadVariants). The page keeps no list of its own: the Variant menu, each variant's rules and the Tavli rotation
+  // are read from that answer, so a new entry of the registry is on the page with no edit here. VARIANTS[name]:
+  // {title, rules (every rule option), cube, mothers, opening, nextOpener, parallel, model (the network that plays
+  // it: its own or, Portes, backgammon's), points (its outcome classes' points), top (the outcome it scores above a
+  // gammon, "backgammon or mother", "mother", "backgammon", or null where it has none: Portes counts a backgammon
+  // as a gammon, the running games have none), draws}. The chances line lists only the outcomes it scores.
+  let VARIANTS = {};
+  // The Tavli match (docs/rules.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % length] (tapa_ai/flow/tavli.py).
+  let TAVLI_ROTATION = [];
+  const titleOf = (variant) => (VARIANTS[variant] || {}).title || variant;
   const tavliVariant = (number) => TAVLI_ROTATION[(number - 1) % TAVLI_ROTATION.length];
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const LEVEL_NAMES = ["beginner", "casual", "intermediate", "advanced", "expert", "world-class"]; // docs/levels.md
@@ -105,10 +96,7 @@
     return null;
   }
   const askedVariant = params.get("variant");
-  if (askedVariant !== null && !VARIANTS[askedVariant] && askedVariant !== "tavli") {
-    urlNotice("variant", askedVariant, "is not a game of the board (" + Object.keys(VARIANTS).join(", ") + ", tavli)",
-      "tapa is played instead");
-  }
+  const variantNoticeAt = urlNotices.length; // its notice, once the variants are known (checkVariantParameter)
   let askedDelay = 700;
   if (params.has("delay")) {
     const text = params.get("delay");
@@ -116,7 +104,7 @@
     else urlNotice("delay", text, "is not a number of milliseconds from 0 to 60000", "700 is used instead");
   }
   const S = {
-    variant: VARIANTS[askedVariant] ? askedVariant : askedVariant === "tavli" ? "portes" : "tapa",
+    variant: null, // the variant of the game (checkVariantParameter sets the first from the URL)
     tavliMet: null, // the Tavli match equity table (model/tavli-met.json), once a Tavli match has loaded it
     delay: askedDelay,
     health: null,
@@ -162,6 +150,58 @@
     const answer = await response.json();
     if (!response.ok) throw new ServerError(answer.error || response.status + " " + response.statusText);
     return answer;
+  }
+
+  // A mistake the page explains in full itself: shown as it is, with no "Error:" before it.
+  class PageError extends Error {}
+
+  // The family from the server (GET v1/variants), once, before the page needs any of it: fills VARIANTS and
+  // TAVLI_ROTATION, tells the encoder and the step planner each variant's rules, and lists the variants (and the
+  // Tavli match) in the Variant menu by their titles. An older server without it: one PageError saying so.
+  async function loadVariants() {
+    let response = null, answer = null;
+    try {
+      response = await fetch("v1/variants");
+      answer = await response.json();
+    } catch (error) {
+      answer = null;
+    }
+    if (!response || !response.ok || !answer || !Array.isArray(answer.variants)) {
+      const why = !response ? "no answer" : !response.ok ? response.status + " " + ((answer && answer.error) ||
+        response.statusText) : "not a list of variants";
+      throw new PageError("This server does not publish its variants (GET /v1/variants: " + why + "): it is an " +
+        "older tapa-ai serve than this page. Start the board with this version's tapa-ai serve.");
+    }
+    const tables = {};
+    for (const entry of answer.variants) {
+      const rules = entry.rules, outcomes = entry.outcomes, names = outcomes.names, above = names[2];
+      tables[entry.name] = {
+        title: entry.title, summary: entry.summary, rules: rules, cube: rules.cube, mothers: rules.mother_points > 0,
+        opening: rules.opening, nextOpener: rules.next_game_opener, parallel: rules.paths === "parallel",
+        model: entry.model || entry.name, points: outcomes.points, draws: !!entry.draws,
+        top: above && outcomes.scored.includes(above) ? above.replace(/^win_/, "").replace(/_/g, " ") : null,
+      };
+    }
+    VARIANTS = tables;
+    TAVLI_ROTATION = (answer.tavli_rotation || []).filter((name) => VARIANTS[name]);
+    TapaEncoding.defineVariants(answer.variants);
+    TapaSteps.defineVariants(answer.variants);
+    const menu = $("variant");
+    menu.replaceChildren(...Object.keys(VARIANTS).map((name) => new Option(VARIANTS[name].title, name)));
+    if (TAVLI_ROTATION.length) {
+      menu.appendChild(new Option("Tavli match (" + TAVLI_ROTATION.map(titleOf).join(", ") + ")", "tavli"));
+    }
+  }
+
+  // The URL's variant, checked against the server's variants (its notice in the URL's order); the first game's.
+  function checkVariantParameter() {
+    const names = Object.keys(VARIANTS), tavli = TAVLI_ROTATION.length ? ["tavli"] : [];
+    if (askedVariant !== null && !VARIANTS[askedVariant] && !tavli.includes(askedVariant)) {
+      urlNotices.splice(variantNoticeAt, 0, "URL parameter variant=" + quote(askedVariant) + " is not a game of the " +
+        "board (" + names.concat(tavli).join(", ") + "): " + names[0] + " is played instead.");
+    }
+    S.match.tavli = askedVariant === "tavli" && tavli.length > 0;
+    S.variant = VARIANTS[askedVariant] ? askedVariant : S.match.tavli ? TAVLI_ROTATION[0] : names[0];
   }
 
   // The model that plays a variant: its own, or (portes) that of the variant of the same board game.
@@ -667,7 +707,7 @@
     $("game-over-title").textContent = title;
     $("game-over-text").textContent = text;
     $("next-game").textContent = match.over ? (match.tavli ? "New Tavli match" : "New game") :
-      match.tavli ? "Next game: " + TAVLI_NAMES[tavliVariant(S.games.length + 1)] : "Next game";
+      match.tavli ? "Next game: " + titleOf(tavliVariant(S.games.length + 1)) : "Next game";
     $("analyse-over").disabled = !analysisAvailable();
     $("analyse-over").title = analysisAvailable() ? "" : analyseHelp();
     $("analyse-over-why").textContent = analysisAvailable() ? "" : analyseHelp();
@@ -679,8 +719,9 @@
 
   function failed(error) {
     setPhase("error");
-    showMessage((error instanceof ServerError ? "The server says: " : "Error: ") + error.message, true);
-    if (!(error instanceof ServerError)) console.error(error);
+    showMessage((error instanceof ServerError ? "The server says: " : error instanceof PageError ? "" : "Error: ") +
+      error.message, true);
+    if (!(error instanceof ServerError) && !(error instanceof PageError)) console.error(error);
     render();
   }
 
@@ -970,12 +1011,12 @@
 
   // -- the Tavli match -----------------------------------------------------------------------------
   function tavliGameTitle() {
-    return "Game " + S.games.length + " of the Tavli match: " + TAVLI_NAMES[S.variant];
+    return "Game " + S.games.length + " of the Tavli match: " + titleOf(S.variant);
   }
 
   // The next game of the rotation and who opens it (the winner of this game; an opening roll after a draw).
   function nextGameText() {
-    const number = S.games.length + 1, name = TAVLI_NAMES[tavliVariant(number)];
+    const number = S.games.length + 1, name = titleOf(tavliVariant(number));
     const record = currentRecord(), result = record && record.result;
     const opener = !result ? "opened by the winner of this game" : result.kind === "draw" ?
       "opened by an opening roll (this game was drawn)" : "opened by " + (result.winner === HUMAN ? "X (you)" : "O (the bot)");
@@ -1168,6 +1209,8 @@
 
   // -- start ---------------------------------------------------------------------------------------
   async function init() {
+    await loadVariants();
+    checkVariantParameter();
     $("variant").value = S.match.tavli ? "tavli" : S.variant;
     const defaultLength = S.match.tavli ? 5 : 1;
     if (params.has("length")) {
@@ -1304,6 +1347,8 @@
   // For the tests and for curious readers (the browser console): the page's state, encoder and model.
   window.tapaWeb = {
     state: S,
+    get variants() { return VARIANTS; }, // the page's table of the server's variants (loadVariants)
+    get tavliRotation() { return TAVLI_ROTATION; },
     seed: seed, // the dice's seed (the seed parameter, else a random one)
     api: api,
     encode: (position, version) => Array.from(TapaEncoding.encode(position, version)),

@@ -16,7 +16,11 @@
 
   const WIDTHS = { 1: 259, 2: 309, 3: 315, 4: 318 };
   const RUNNING_VERSION = 4; // the first version that encodes the running games
-  // The rule flags the encoding reads, per named variant (docs/encoding.md, "From a JSON position").
+  // The rule flags the encoding reads, per named variant (docs/encoding.md, "From a JSON position"). They stay here
+  // because this file is also a frontend's encoder on its own, with no server to ask (docs/frontends.md: Node, a
+  // page of one's own), and must encode a named position as tapa_ai/net/encoding.py does; the web board replaces
+  // and extends them with the server's registry (defineVariants, from GET /v1/variants), so a variant added there
+  // is encoded from its rules with no edit here.
   const VARIANT_FLAGS = {
     tapa: { contact: "pin", mother_points: 3, backgammons: true, paths: "opposite" },
     plakoto: { contact: "pin", mother_points: 2, backgammons: false, paths: "opposite" },
@@ -25,6 +29,19 @@
     fevga: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
     narde: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
   };
+
+  // The rule flags of each variant of a registry: [{name, rules: {contact, mother_points, backgammons, paths, ...}}]
+  // (GET /v1/variants' "variants"); a variant already known takes the registry's flags.
+  function defineVariants(entries) {
+    for (const entry of entries) {
+      const rules = entry.rules || {}, flags = {};
+      for (const key of ["contact", "mother_points", "backgammons", "paths"]) {
+        if (!(key in rules)) throw new Error("variant " + JSON.stringify(entry.name) + ": its rules lack " + key);
+        flags[key] = rules[key];
+      }
+      VARIANT_FLAGS[entry.name] = flags;
+    }
+  }
 
   function flagsOf(position) {
     const base = VARIANT_FLAGS[position.variant];
@@ -238,7 +255,7 @@
     return features;
   }
 
-  const api = { encode: encode, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3, 4], RUNNING_VERSION: RUNNING_VERSION,
+  const api = { encode: encode, flagsOf: flagsOf, defineVariants: defineVariants, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3, 4], RUNNING_VERSION: RUNNING_VERSION,
     numFeatures: (v) => WIDTHS[v] };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaEncoding = api;

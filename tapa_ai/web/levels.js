@@ -22,8 +22,11 @@
     const mover = position.turn;
     const side = SIDES.indexOf(mover);
     if (side < 0) throw new Error("position.turn must be 'X' or 'O'");
-    const parallel = position.variant === "fevga" || position.variant === "narde" ||
-      Boolean(position.rules && position.rules.paths === "parallel");
+    // The running games' numbering (paths "parallel"): the variant's rule flags as the encoder knows them (its own
+    // table, or the server's registry in the web board), else the position's own rules.
+    const encoding = root.TapaEncoding || (typeof require === "function" ? require("./encoding.js") : null);
+    const paths = encoding && encoding.flagsOf ? encoding.flagsOf(position).paths : (position.rules || {}).paths;
+    const parallel = paths === "parallel";
     let points = position.points;
     if (side === 1) points = parallel ? points.slice(12).concat(points.slice(0, 12)) : points.slice().reverse();
     const bytes = new Uint8Array(52);

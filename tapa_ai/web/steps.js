@@ -27,15 +27,19 @@
   "use strict";
 
   const BAR = 25, OFF = 0;
-  const RULES = {
-    tapa: { pins: true, mother_points: 3, backgammons: true },
-    plakoto: { pins: true, mother_points: 2, backgammons: false },
-    backgammon: { pins: false, mother_points: 0, backgammons: true },
-    fevga: { pins: false, mother_points: 0, backgammons: false, parallel: true, start_rule: "runner", prime_rule: true,
-      full_start_quarter_allowed: false },
-    narde: { pins: false, mother_points: 0, backgammons: false, parallel: true, start_rule: "head", prime_rule: true,
-      full_start_quarter_allowed: true },
-  };
+  // Each variant's rules as the planner reads them ({pins, mother_points, backgammons, parallel, start_rule,
+  // prime_rule, full_start_quarter_allowed}), from the server's registry (defineVariants, GET /v1/variants): none
+  // are kept here. What stays in this file is how those rules play a step (docs/rules.md 2-4, 8), which the server
+  // checks again on every move.
+  const RULES = {};
+  function defineVariants(entries) {
+    for (const entry of entries) {
+      const rules = entry.rules || {};
+      RULES[entry.name] = { pins: rules.contact === "pin", mother_points: rules.mother_points,
+        backgammons: rules.backgammons, parallel: rules.paths === "parallel", start_rule: rules.start_rule,
+        prime_rule: rules.prime_rule, full_start_quarter_allowed: rules.full_start_quarter_allowed };
+    }
+  }
   const HEAD_DOUBLES = [6, 4, 3]; // Narde's first turn: two checkers may leave the head with 6-6, 4-4 or 3-3
 
   const other = (side) => (side === "X" ? "O" : "X");
@@ -205,8 +209,13 @@
 
   function Planner(position, dice, legalMoves) {
     this.side = position.turn;
+    if (!RULES[position.variant]) {
+      throw new Error("TapaSteps: unknown variant " + JSON.stringify(position.variant) + " (TapaSteps.defineVariants " +
+        "takes the server's variants, GET /v1/variants)");
+    }
     this.rules = Object.assign({}, RULES[position.variant]);
     if (position.rules && "contact" in position.rules) this.rules.pins = position.rules.contact === "pin";
+    if (position.rules && "paths" in position.rules) this.rules.parallel = position.rules.paths === "parallel";
     if (position.rules && "mother_points" in position.rules) this.rules.mother_points = position.rules.mother_points;
     for (const option of ["start_rule", "prime_rule", "full_start_quarter_allowed"]) {
       if (position.rules && option in position.rules) this.rules[option] = position.rules[option];
@@ -326,7 +335,8 @@
   };
 
   const api = { Planner: Planner, BAR: BAR, OFF: OFF, stepCount: stepCount, pointText: pointText, otherView: otherView,
-    otherPoint: otherPoint, movedPoints: movedPoints, RULES: RULES };
+    otherPoint: otherPoint, movedPoints: movedPoints, RULES: RULES,
+    defineVariants: defineVariants };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaSteps = api;
 })(typeof self !== "undefined" ? self : this);
