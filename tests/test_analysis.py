@@ -22,7 +22,7 @@ from tapa_ai.analysis.analyzer import Analyzer
 from tapa_ai.flow import GameState, MatchState
 from tapa_ai.movegen.batch import PositionBatch
 from tapa_ai.movegen.generate import generate
-from tapa_ai.rules.reference import DISTINCT_ROLLS
+from tapa_ai.rules.rolls import DISTINCT_ROLLS
 
 TAPA = "net:checkpoints/tapa.pt"
 

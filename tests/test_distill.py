@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from tapa_ai.bots.base import BotError
-from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, sampled_rolls
+from tapa_ai.bots.search import sampled_rolls
+from tapa_ai.rules.rolls import ROLL_WEIGHTS, ROLLS
 from tapa_ai.config import ConfigError, load_config
 from tapa_ai.net.checkpoint import load_network, save_checkpoint
 from tapa_ai.config import ModelConfig

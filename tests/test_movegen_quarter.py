@@ -21,7 +21,8 @@ from tapa_ai.movegen.differential import compare_with_reference, report_json
 from tapa_ai.movegen.random_positions import running_edge_positions
 from tapa_ai.notation import position_from_json
 from tapa_ai.rules import legal_moves, variant_rules
-from tapa_ai.rules.reference import DISTINCT_ROLLS, _landing_steps, broken_restriction, play_step, turn_start
+from tapa_ai.rules.rolls import DISTINCT_ROLLS
+from tapa_ai.rules.reference import _landing_steps, broken_restriction, play_step, turn_start
 
 ALL_ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int8)
 QUARTER_RULE_SETS = {

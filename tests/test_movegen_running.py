@@ -24,7 +24,8 @@ from tapa_ai.movegen.random_positions import (EDGE_KINDS, endgame_positions, pla
 from tapa_ai.notation import board, position_from_json, position_to_json
 from tapa_ai.rules import legal_moves, outcomes, start_position, variant_rules
 from tapa_ai.rules.position import validate_position
-from tapa_ai.rules.reference import (DISTINCT_ROLLS, _landing_steps, broken_restriction, holds_prime, next_turn,
+from tapa_ai.rules.rolls import DISTINCT_ROLLS
+from tapa_ai.rules.reference import (_landing_steps, broken_restriction, holds_prime, next_turn,
                                      play_step, result_after_step, single_steps, turn_start)
 
 GAMES = ("fevga", "narde")

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from tapa_ai.bots.base import BotError
-from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, NetBot
+from tapa_ai.bots.search import NetBot
+from tapa_ai.rules.rolls import ROLL_WEIGHTS, ROLLS
 from tapa_ai.bots.spec import make_bot
 from tapa_ai.flow import GameState
 from tapa_ai.movegen import PositionBatch, generate

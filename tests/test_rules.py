@@ -313,7 +313,7 @@ def test_the_21_distinct_rolls_stand_for_the_36_rolls_of_two_dice():
     from collections import Counter
     from itertools import product
 
-    from tapa_ai.rules.reference import DISTINCT_ROLLS
+    from tapa_ai.rules.rolls import DISTINCT_ROLLS
 
     counts = Counter(tuple(sorted(roll)) for roll in product(range(1, 7), repeat=2))
     assert {(a, b): count for a, b, count in DISTINCT_ROLLS} == counts
@@ -521,3 +521,21 @@ def test_a_start_is_kept_highest_point_first_however_it_is_given():
     tapa = variant_rules("tapa")
     assert tapa.replace(start={"22": 5, "23": 5, "24": 5}) == tapa
     assert tapa.replace(start=[(22, 5), (24, 5), (23, 5)]).start == ((24, 5), (23, 5), (22, 5))
+
+
+def test_a_roll_gives_both_numbers_and_a_double_four_times():
+    """docs/rules.md 2: the plan of a roll, the one place the callers (reference generator, move text, the terminal
+    board, the differential report) ask how many numbers a roll gives."""
+    from tapa_ai.rules.reference import dice_orders
+    from tapa_ai.rules.rolls import ORDERED_ROLLS, ROLL_WEIGHTS, ROLLS, is_double, roll_steps
+
+    assert roll_steps((5, 2)) == (5, 2) and roll_steps((2, 5)) == (2, 5)
+    assert roll_steps((3, 3)) == (3, 3, 3, 3) and is_double((3, 3)) and not is_double((3, 4))
+    assert dice_orders((5, 2)) == [(5, 2), (2, 5)] and dice_orders((2, 5)) == [(5, 2), (2, 5)]
+    assert dice_orders((6, 6)) == [(6, 6, 6, 6)]
+    assert ROLLS.shape == (21, 2) and abs(ROLL_WEIGHTS.sum() - 1.0) < 1e-12 and ORDERED_ROLLS.shape == (36, 2)
+    # Every ordered roll is one of the distinct ones, each distinct roll weighs its share of the 36.
+    counts = {}
+    for a, b in ORDERED_ROLLS.tolist():
+        counts[tuple(sorted((a, b)))] = counts.get(tuple(sorted((a, b))), 0) + 1
+    assert {tuple(r): round(w * 36) for r, w in zip(ROLLS.tolist(), ROLL_WEIGHTS)} == counts

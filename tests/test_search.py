@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from tapa_ai.bots.base import BotError
-from tapa_ai.bots.search import ROLL_WEIGHTS, ROLLS, NetBot, filter_candidates
+from tapa_ai.bots.search import NetBot, filter_candidates
+from tapa_ai.rules.rolls import ROLL_WEIGHTS, ROLLS
 from tapa_ai.bots.spec import SPEC_FORMS, make_bot
 from tapa_ai.config import ModelConfig
 from tapa_ai.net.encoding import encode_positions

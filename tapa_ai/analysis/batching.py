@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from ..bots.search import NetBot
-from ..rules.reference import DISTINCT_ROLLS
+from ..rules.rolls import DISTINCT_ROLLS
 from .records import Record, RecordedGame, Turn
 
 CHUNK_MOVES = 32

@@ -57,7 +57,8 @@ from ..rules.outcomes import outcome_classes, outcome_points, swap_sides
 from ..notation.move_text import MoveTextError, find_move
 from ..rules.options import RuleOptions
 from ..rules.position import Position
-from ..rules.reference import DISTINCT_ROLLS, check_dice
+from ..rules.reference import check_dice
+from ..rules.rolls import ORDERED_ROLLS, ROLL_WEIGHTS, ROLLS
 from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, RolloutResult, RolloutSettings,
                              RolloutStats, summarise)
 from .runner import GameRunner, Ply
@@ -73,10 +74,6 @@ MAX_PLIES = 20_000
 Hitting games between two bots can run long (gnubg:0 against itself from a messy backgammon position: 1,537
 plies once in 36 games), and in the pin variants both sides can be left passing for ever."""
 
-ORDERED_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
-"""The 36 ordered rolls, the rotation's strata."""
-ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int8)
-ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.float64) / 36.0
 _ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
 for _index, (_a, _b) in enumerate(ROLLS.tolist()):
     _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _index

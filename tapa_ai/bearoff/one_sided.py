@@ -20,7 +20,7 @@ from numbers import Integral
 import numpy as np
 from numba import njit
 
-from ..rules.reference import DISTINCT_ROLLS
+from ..rules.rolls import DISTINCT_ROLLS
 
 __all__ = ["POINTS", "MAX_CHECKERS", "MAX_TURNS", "POSITIONS", "check_home", "rank", "unrank", "build_tables"]
 

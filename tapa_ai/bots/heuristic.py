@@ -55,7 +55,7 @@ import numpy as np
 from ..movegen.generate import Afterstates
 from ..rules import outcomes
 from ..rules.options import RuleOptions
-from ..rules.reference import DISTINCT_ROLLS
+from ..rules.rolls import DISTINCT_ROLLS
 from .base import ScoringBot
 from .basic import pip_counts
 

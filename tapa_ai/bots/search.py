@@ -68,14 +68,9 @@ from ..movegen.generate import Afterstates, generate
 from ..net.evaluator import (BearoffEvaluator, Evaluator, OtherBoardGameError, check_same_board_game, evaluator_for,
                              playing_rules)
 from ..rules.outcomes import swap_sides
-from ..rules.reference import DISTINCT_ROLLS
+from ..rules.rolls import ROLL_WEIGHTS, ROLLS
 from ..deadline import check_deadline
 from .base import Bot, BotError
-
-ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int8)
-"""The 21 distinct rolls."""
-ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.float64) / 36.0
-"""Probability of each of :data:`ROLLS`."""
 
 _DICE_ROLL = np.array([[int(np.flatnonzero((ROLLS == sorted((a, b))).all(axis=1))[0]) for b in range(1, 7)]
                        for a in range(1, 7)], dtype=np.int64).ravel()

@@ -16,6 +16,7 @@ import numpy as np
 from ..notation.json_position import position_to_json, result_to_json
 from ..notation.move_text import parse_move_text
 from ..rules.options import VARIANTS
+from ..rules.rolls import roll_steps
 from ..rules.position import Position
 from ..rules.reference import NO_TURN_START, legal_moves, play_step, result_after_step, single_steps, turn_start
 from .batch import PositionBatch
@@ -71,7 +72,7 @@ def report_json(position: Position) -> dict[str, Any]:
 def _dice_text_ok(afterstates: Afterstates, row: int, dice: tuple[int, int]) -> bool:
     """The recorded steps use the rolled dice: each die once (four times for doubles), at most."""
     used = [int(d) for d in afterstates.steps[row, : int(afterstates.n_steps[row]), 2]]
-    available = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    available = list(roll_steps(dice))
     for die in used:
         if die not in available:
             return False

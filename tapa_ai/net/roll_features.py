@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..rules.reference import DISTINCT_ROLLS
+from ..rules.rolls import DISTINCT_ROLLS
 
 EXPOSURE_UNITS = tuple(f"p{point:02d}.exposed" for point in range(1, 25)) + ("exposed_any",)
 """Version 2, per side: exposure of the side's lone checker on each of its points, and of any of them."""

@@ -16,6 +16,7 @@ from itertools import permutations
 from typing import Sequence
 
 from ..rules.options import RulesError
+from ..rules.rolls import roll_steps
 from ..rules.position import BAR_POINT, OFF_POINT, SIDES, Position, other
 from ..quoting import quoted
 from ..rules.reference import (RESTRICTIONS, Move, Step, TurnStart, broken_restriction, check_dice, legal_moves,
@@ -144,7 +145,7 @@ def _orders(segments: Sequence[Segment]) -> list[list[Segment]]:
 
 
 def _dice_list(dice: Sequence[int]) -> list[int]:
-    return [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    return list(roll_steps(dice))
 
 
 def broken_rule(position: Position, dice: Sequence[int], text: str) -> str | None:

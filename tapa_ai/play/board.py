@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional, TextIO
 
+from ..rules.rolls import roll_steps
 from ..rules.position import Position, other
 from ..rules.reference import mother_is_pinned
 
@@ -243,7 +244,7 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
     if info.dice is not None:
         roller = "you" if position.turn == human else other(human)
         dice = f"dice {info.dice[0]}-{info.dice[1]} ({roller})"
-        if info.dice_left is not None and len(info.dice_left) < (4 if info.dice[0] == info.dice[1] else 2):
+        if info.dice_left is not None and len(info.dice_left) < len(roll_steps(info.dice)):
             dice += f", still to play: {' '.join(map(str, info.dice_left))}"
         parts.append(dice)
     lines.append(" " + " | ".join(parts))

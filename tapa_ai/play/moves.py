@@ -20,9 +20,10 @@ from itertools import permutations
 from typing import Optional, Sequence
 
 from ..notation.move_text import MoveTextError, Segment, find_move, format_move, parse_move_text
+from ..rules.rolls import roll_steps
 from ..rules.position import BAR_POINT, OFF_POINT, Position, other
 from ..quoting import quoted
-from ..rules.reference import (Move, Step, all_checkers_home, has_free_checker, is_closed, play_step,
+from ..rules.reference import (Move, Step, all_checkers_home, dice_orders, has_free_checker, is_closed, play_step,
                                result_after_step, single_steps, turn_start)
 
 __all__ = ["LegalSequences", "TurnInProgress", "illegal_reason", "legal_moves_text", "point_text",
@@ -86,9 +87,7 @@ class LegalSequences:
         self.sequences: list[tuple[tuple[Step, ...], tuple[Position, ...]]] = []
         self.turn = turn_start(position, dice)
         side = position.turn
-        high, low = max(dice), min(dice)
-        orders = [(high,) * 4] if high == low else [(high, low), (low, high)]
-        for order in orders:
+        for order in dice_orders(dice):
             self._walk(side, position, order, (), ())
 
     def _walk(self, side: str, position: Position, dice: tuple[int, ...], steps: tuple, positions: tuple) -> None:
@@ -164,7 +163,7 @@ class TurnInProgress:
     @property
     def dice_left(self) -> list[int]:
         """The dice not yet played by the partial move."""
-        left = [self.dice[0]] * 4 if self.dice[0] == self.dice[1] else list(self.dice)
+        left = list(roll_steps(self.dice))
         for step in self.partial_steps:
             left.remove(step.die)
         return left
@@ -252,8 +251,8 @@ def illegal_reason(position: Position, dice: Sequence[int], text: str) -> str:
     the middle of a move entered in parts.
     """
     dice = list(dice)
-    if len(dice) == 2 and dice[0] == dice[1]:
-        dice = dice * 2
+    if len(dice) == 2:
+        dice = list(roll_steps(dice))
     try:
         segments = parse_move_text(text)
     except MoveTextError as error:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
 from .options import CHECKERS_PER_SIDE, RulesError
+from .rolls import roll_steps
 from .position import (
     BAR_POINT,
     OFF_POINT,
@@ -54,10 +55,6 @@ class Move:
     position: Position
 
 
-DISTINCT_ROLLS: tuple[tuple[int, int, int], ...] = tuple(
-    (a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7))
-"""The 21 distinct rolls ``(a, b, count)``, ``a <= b``, and how many of the 36 each stands for: the one list of
-them (search, the heuristic, the encoding's exposure and the bear-off databases read it)."""
 
 
 def check_dice(dice: Iterable[int]) -> tuple[int, int]:
@@ -360,11 +357,10 @@ def result_contradiction(position: Position) -> Optional[str]:
 # Whole turns (2)
 # --------------------------------------------------------------------------
 
-def _dice_orders(dice: tuple[int, int]) -> list[tuple[int, ...]]:
-    high, low = max(dice), min(dice)
-    if high == low:
-        return [(high,) * 4]
-    return [(high, low), (low, high)]
+def dice_orders(dice: tuple[int, int]) -> list[tuple[int, ...]]:
+    """The orders the roll's numbers may be played in: a double's one, both of two different numbers."""
+    steps = roll_steps((max(dice), min(dice)))
+    return [steps] if len(set(steps)) == 1 else [steps, steps[::-1]]
 
 
 def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tuple[Step, ...], turn: TurnStart):
@@ -401,11 +397,11 @@ def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
     if finished_result(position) is not None:
         raise PositionError("the game is already over")
     side = position.turn
-    number_of_dice = 4 if dice[0] == dice[1] else 2
+    number_of_dice = len(roll_steps(dice))
 
     turn = turn_start(position, dice)
     candidates = []  # (dice used, steps, position)
-    for order in _dice_orders(dice):
+    for order in dice_orders(dice):
         for steps, after, ended in _sequences(position, side, order, (), turn):
             # Decision (docs/rules.md 2): a game-ending step counts as using all the dice.
             used = number_of_dice if ended else len(steps)

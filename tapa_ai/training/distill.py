@@ -33,7 +33,8 @@ import torch
 from tqdm import tqdm
 
 from ..bots.base import BotError
-from ..bots.search import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, ROLLS, ROLL_WEIGHTS, NetBot,
+from ..rules.rolls import ROLL_WEIGHTS, ROLLS
+from ..bots.search import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, NetBot,
                            check_last_ply_dice)
 from ..errors import TapaError
 from ..movegen.choice import segment_argmax

@@ -44,7 +44,7 @@ import torch
 from numba import njit
 
 from ..arena.runner import next_positions, reroll_opening_doubles
-from ..bots.search import ROLLS, ROLL_WEIGHTS
+from ..rules.rolls import ROLL_WEIGHTS, ROLLS
 from ..movegen import PositionBatch, generate
 from ..rules import outcomes
 from ..movegen.choice import choose_random, segment_argmax
