@@ -122,3 +122,11 @@ def test_an_older_server_without_the_variants_is_said_in_one_line(browser, serve
                          "tapa-ai serve."), message
     assert "\n" not in message and menu(browser) == []
     assert browser.execute_script("return tapaWeb.state.position") is None
+
+
+def test_a_variants_answer_the_page_cannot_read_is_said_in_one_line(browser, server, monkeypatch):
+    monkeypatch.setattr(http, "variants_json", lambda: {"variants": [{"name": "tapa"}], "tavli_rotation": []})
+    browser.get(f"{server.url}/?seed=1&delay=0")
+    wait_for(browser, "document.body.dataset.phase === 'error'")
+    assert message_of(browser) == "The server's variants (GET /v1/variants) are not in the form this page reads: " \
+                                  "entry 1 lacks title, rules, outcomes."

@@ -173,6 +173,14 @@
         "older tapa-ai serve than this page. Start the board with this version's tapa-ai serve.");
     }
     const tables = {};
+    answer.variants.forEach(function (entry, n) {
+      const lacks = ["name", "title", "rules", "outcomes"].filter((key) => !entry || !entry[key]).concat(
+        entry && entry.outcomes ? ["names", "points", "scored"].filter((key) => !Array.isArray(entry.outcomes[key])) : []);
+      if (lacks.length) {
+        throw new PageError("The server's variants (GET /v1/variants) are not in the form this page reads: entry " +
+          (n + 1) + " lacks " + lacks.join(", ") + ".");
+      }
+    });
     for (const entry of answer.variants) {
       const rules = entry.rules, outcomes = entry.outcomes, names = outcomes.names, above = names[2];
       tables[entry.name] = {
