@@ -18,7 +18,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..bots.base import BotError
-from ..bots.spec import make_bot
+from ..bots.spec import BotSpec, make_bot, parse_spec
 from ..rules.options import RuleOptions
 
 Chunk = Callable[[tuple], tuple]
@@ -51,7 +51,7 @@ WORKER: dict = {}
 worker's bots)."""
 
 
-def init_worker(spec_a: str, spec_b: str, rules: Optional[RuleOptions], threads: int) -> None:
+def init_worker(spec_a: "str | BotSpec", spec_b: "str | BotSpec", rules: Optional[RuleOptions], threads: int) -> None:
     """Build this process's worker bots (closing any earlier ones), its kernels on ``threads`` threads.
 
     ``rules`` None: the specs are Tavli players (:func:`tapa_ai.bots.tavli.make_tavli_player`), a bot per game."""
@@ -121,7 +121,10 @@ def play_jobs(chunk: Chunk, spec_a: str, spec_b: str, rules: RuleOptions, jobs: 
               ray_address: Optional[str], done) -> int:
     """Play ``jobs`` through the chunk function ``chunk`` with the bots ``spec_a`` and ``spec_b``: on Ray, in
     this process or in ``workers`` spawned processes; ``done(index, result)`` as each chunk ends. Returns the
-    number of workers that played."""
+    number of workers that played. The specs are read once, here (:func:`~tapa_ai.bots.spec.parse_spec`): the
+    workers receive them as frozen :class:`~tapa_ai.bots.spec.BotSpec` objects and only build their bots."""
+    if rules is not None:  # (a Tavli match's players are read per game by make_tavli_player)
+        spec_a, spec_b = parse_spec(spec_a), parse_spec(spec_b)
     if ray_address:
         return min(run_on_ray(chunk, spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))
     if workers == 1 or len(jobs) == 1:

@@ -1,5 +1,8 @@
 """Bot spec strings, understood by every command: ``make_bot("net:tapa@2ply", rules)``.
 
+A spec is read once into a frozen :class:`BotSpec` (:func:`parse_spec`: its form and every option checked,
+nothing loaded), from which :func:`make_bot` builds the bot; the arena hands its workers the :class:`BotSpec`.
+
 =========================  ===================================================================
 spec                       bot
 =========================  ===================================================================
@@ -81,6 +84,7 @@ playing Portes still values backgammons at 3, the baseline of docs/portes.md.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -206,13 +210,53 @@ def _split_options(text: str) -> tuple[str, list[str]]:
     return base.strip(), [option.strip() for option in options]
 
 
-def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
-    """The bot of ``spec``, checked against ``rules`` (None: a net's own rules; others need ``rules``).
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot spec string read once (:func:`parse_spec`): the bot to build and its settings, every option's value
+    checked, nothing loaded. Frozen and picklable: the arena's workers receive it and build their bots from it
+    (:func:`make_bot`) without reading the string again."""
 
-    Raises :class:`BotError` with the valid forms for a malformed spec, and a
-    clear message for a missing checkpoint, a missing optional package or a
-    bot that cannot play ``rules``.
-    """
+    text: str
+    """The spec as written (stripped): error messages quote it."""
+    base: str
+    """What is built: ``net:tapa@2ply``, ``heuristic``, ``engine:CMD`` ..."""
+    options: tuple[str, ...] = ()
+    """The options after the commas, as written (the bot's name keeps them)."""
+    points: Optional[str] = None
+    """``points=VARIANT``: the outcome classes valued with that variant's points."""
+    cube: bool = True
+    """False: ``nocube``."""
+    wins: bool = False
+    bearoff: bool = True
+    """False: ``nobearoff``."""
+    match_cube: bool = True
+    """False: ``money_cube``."""
+    score_play: bool = True
+    """False: ``money_play``."""
+    refine: Optional[tuple[int, float]] = None
+    level: Optional[str] = None
+    noise: Optional[float] = None
+    noise_seed: Optional[int] = None
+    cube_life: Optional[float] = None
+
+
+_NET_ONLY = {"points": "points= is an option of net: bots", "wins": "wins is an option of net: bots",
+             "nobearoff": "nobearoff is an option of net: bots (the others never read the databases)",
+             "money_cube": "money_cube is an option of net: bots (the others play the passive cube)",
+             "money_play": "money_play is an option of net: bots (the others never read the score)",
+             "refine": "refine= is an option of net: bots",
+             "level": "level= is an option of net: bots (docs/levels.md)",
+             "noise": "noise= is an option of net: bots (the others have no move values)",
+             "noise_seed": "noise_seed= is an option of net: bots (the others have no move values)",
+             "cube_life": "cube_life= is an option of net: bots (the others play the passive cube)"}
+"""Why each option but ``nocube`` needs a network bot."""
+_OFF_FLAGS = {"nocube": "cube", "money_cube": "match_cube", "money_play": "score_play", "nobearoff": "bearoff"}
+
+
+def parse_spec(spec: str) -> BotSpec:
+    """``spec`` read into a :class:`BotSpec`: its form and every option checked (unknown, repeated or
+    contradicting options, values out of range), :class:`BotError` with the valid forms otherwise. Nothing is
+    loaded: a model file is read when the bot is built."""
     if not isinstance(spec, str) or not spec.strip():
         raise _bad(spec if isinstance(spec, str) else repr(spec), "empty")
     text = spec.strip()
@@ -222,110 +266,125 @@ def make_bot(spec: str, rules: Optional[RuleOptions] = None) -> Bot:
     base, options = _split_options(text)
     if not base:
         raise _bad(text, "empty")
-    bot = _build(base, rules)
-    bot.name = base if not _NET.match(base) else bot.name
+    if not options:
+        return BotSpec(text, base)
+    _check_options(text, options)
+    values: dict = {}
+    for option in options:
+        name, _, value = option.partition("=")
+        if name in _OFF_FLAGS:
+            values[_OFF_FLAGS[name]] = False
+        elif name == "wins":
+            values["wins"] = True
+        elif name == "points":
+            from ..rules.options import RulesError, variant_rules
+
+            try:
+                values["points"] = variant_rules(value).name
+            except RulesError as error:
+                raise _bad(text, f"{quoted(option, 40)}: {error}") from None
+        elif name == "refine":
+            values["refine"] = _refine(text, option, value)
+        elif name == "level":
+            net = _NET.match(base)
+            if net is not None and net.group("plies") is not None:
+                raise _bad(text, "level= sets the depth (a level is a depth and a noise): leave @Nply out")
+            values["level"] = value
+        elif name in ("noise", "noise_seed"):
+            values[name] = _noise(text, option, name, value)
+        elif name == "cube_life":
+            values["cube_life"] = _cube_life(text, option, value)
+    return BotSpec(text, base, tuple(options), **values)
+
+
+def _refine(text: str, option: str, value: str) -> tuple[int, float]:
+    count, _, margin = value.partition(":")
+    try:
+        numbers = int(count), float(margin)
+    except ValueError:
+        raise _bad(text, f"{quoted(option, 40)}: want refine=N:MARGIN, e.g. refine=2:0.04") from None
+    if numbers[0] < 1 or not numbers[1] >= 0:
+        raise _bad(text, f"{quoted(option, 40)}: the moves kept must be an integer >= 1 and the margin a number "
+                         ">= 0 (points of equity)")
+    return numbers
+
+
+def _noise(text: str, option: str, name: str, value: str):
+    from .noise import MAX_NOISE, check_noise, check_noise_seed
+
+    wanted = f"a number of points from 0 to {MAX_NOISE}" if name == "noise" else "an integer seed from 0 to 4294967295"
+    try:
+        return check_noise(_number(value, float)) if name == "noise" else check_noise_seed(_number(value, int))
+    except ValueError:
+        raise _bad(text, f"{quoted(option, 40)}: want {wanted}") from None
+
+
+def _cube_life(text: str, option: str, value: str) -> float:
+    try:
+        life = float(value)
+    except ValueError:
+        life = float("nan")
+    if not 0.0 <= life <= 1.0:
+        raise _bad(text, f"{quoted(option, 40)}: the cube life is a number from 0 (dead cube) to 1 (fully live)")
+    return life
+
+
+def make_bot(spec: "str | BotSpec", rules: Optional[RuleOptions] = None) -> Bot:
+    """The bot of ``spec`` (a spec string, or one read once by :func:`parse_spec`), checked against ``rules``
+    (None: a net's own rules; others need ``rules``).
+
+    Raises :class:`BotError` with the valid forms for a malformed spec, and a
+    clear message for a missing checkpoint, a missing optional package or a
+    bot that cannot play ``rules``.
+    """
+    spec = spec if isinstance(spec, BotSpec) else parse_spec(spec)
+    bot = _build(spec.base, rules)
+    bot.name = spec.base if not _NET.match(spec.base) else bot.name
     if rules is not None:
         bot = bot.playing(rules)  # the backgammon model playing portes: its probabilities, portes' points
-    bot = _apply_cube_options(bot, text, options)
+    bot = _with_settings(bot, spec)
     if rules is not None:
         bot.check_rules(rules)
     return bot
 
 
-def _apply_cube_options(bot: Bot, text: str, options: list[str]) -> Bot:
-    """``bot`` with the options after the spec's commas (a copy for ``points=``)."""
-    if not options:
+def _with_settings(bot: Bot, spec: BotSpec) -> Bot:
+    """``bot`` with the spec's settings (a copy for ``points=``); the bot's name keeps the options."""
+    if not spec.options:
         return bot  # no import of the search module (and torch) for plain specs
-    _check_options(text, options)
-    from .search import NetBot, check_refine
+    from .search import NetBot
 
-    for option in options:
-        if option.startswith("points="):
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "points= is an option of net: bots")
-            from ..rules.options import RulesError, variant_rules
+    if not isinstance(bot, NetBot):
+        for option in spec.options:
+            name = option.partition("=")[0]
+            if name != "nocube":  # the fixed bots always play the passive cube: nocube changes nothing
+                raise _bad(spec.text, _NET_ONLY[name])
+        bot.name = bot.name + "," + ",".join(spec.options)
+        return bot
+    if spec.points is not None:
+        from ..rules.options import variant_rules
 
-            try:
-                points_rules = variant_rules(option.split("=", 1)[1])
-            except RulesError as error:
-                raise _bad(text, f"{quoted(option, 40)}: {error}") from None
-            try:
-                bot = bot.playing(bot.rules, points_rules)
-            except BotError as error:
-                raise BotError(f"bot spec {quoted(text)}: {option}: {error}") from None
-        elif option == "nocube":
-            if isinstance(bot, NetBot):
-                bot.cube = False
-        elif option == "wins":
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "wins is an option of net: bots")
-            bot.play_for_wins()
-        elif option == "nobearoff":
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "nobearoff is an option of net: bots (the others never read the databases)")
-            bot.bearoff = False
-        elif option == "money_cube":
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "money_cube is an option of net: bots (the others play the passive cube)")
-            bot.match_cube = False
-        elif option == "money_play":
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "money_play is an option of net: bots (the others never read the score)")
-            bot.score_play = False
-        elif option.startswith("refine="):
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "refine= is an option of net: bots")
-            count, _, margin = option.split("=", 1)[1].partition(":")
-            try:
-                numbers = int(count), float(margin)
-            except ValueError:
-                raise _bad(text, f"{quoted(option, 40)}: want refine=N:MARGIN, e.g. refine=2:0.04") from None
-            try:
-                bot.refine = check_refine(numbers)
-            except BotError as error:
-                raise _bad(text, f"{quoted(option, 40)}: {error}") from None
-        elif option.startswith("level="):
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "level= is an option of net: bots (docs/levels.md)")
-            base = _NET.match(_split_options(text)[0])
-            if base is not None and base.group("plies") is not None:
-                raise _bad(text, "level= sets the depth (a level is a depth and a noise): leave @Nply out")
-            from .levels import LevelError, find_level
+        try:
+            bot = bot.playing(bot.rules, variant_rules(spec.points))
+        except BotError as error:
+            raise BotError(f"bot spec {quoted(spec.text)}: points={spec.points}: {error}") from None
+    if spec.level is not None:
+        from .levels import LevelError, find_level
 
-            try:
-                level = find_level(bot.evaluator.model_rules.name, option.split("=", 1)[1])
-            except LevelError as error:
-                raise BotError(f"bot spec {quoted(text)}: {error}") from None
-            bot.plies, bot.noise = level.plies, level.noise
-        elif option.startswith(("noise=", "noise_seed=")):
-            if not isinstance(bot, NetBot):
-                raise _bad(text, f"{option.split('=')[0]}= is an option of net: bots (the others have no move values)")
-            from .noise import MAX_NOISE, check_noise, check_noise_seed
-
-            name, _, value = option.partition("=")
-            wanted = (f"a number of points from 0 to {MAX_NOISE}" if name == "noise"
-                      else "an integer seed from 0 to 4294967295")
-            try:
-                if name == "noise":
-                    bot.noise = check_noise(_number(value, float))
-                else:
-                    bot.noise_seed = check_noise_seed(_number(value, int))
-            except ValueError:
-                raise _bad(text, f"{quoted(option, 40)}: want {wanted}") from None
-        elif option.startswith("cube_life="):
-            if not isinstance(bot, NetBot):
-                raise _bad(text, "cube_life= is an option of net: bots (the others play the passive cube)")
-            try:
-                value = float(option.split("=", 1)[1])
-            except ValueError:
-                value = float("nan")
-            if not 0.0 <= value <= 1.0:
-                raise _bad(text, f"{quoted(option, 40)}: the cube life is a number from 0 (dead cube) to 1 (fully live)")
-            bot.cube_life = value
-        else:
-            raise _bad(text, f"unknown option {option!r} (options: {', '.join(_CUBE_OPTIONS)})")
-    if options:
-        bot.name = bot.name + "," + ",".join(options)
+        try:
+            level = find_level(bot.evaluator.model_rules.name, spec.level)
+        except LevelError as error:
+            raise BotError(f"bot spec {quoted(spec.text)}: {error}") from None
+        bot.plies, bot.noise = level.plies, level.noise
+    if spec.wins:
+        bot.play_for_wins()
+    for field_name in _OFF_FLAGS.values():
+        if not getattr(spec, field_name):
+            setattr(bot, field_name, False)
+    for field_name in ("refine", "noise", "noise_seed", "cube_life"):
+        if getattr(spec, field_name) is not None:
+            setattr(bot, field_name, getattr(spec, field_name))
+    bot.name = bot.name + "," + ",".join(spec.options)
     return bot
 
 
