@@ -96,3 +96,18 @@ def test_the_server_publishes_the_registry_for_the_page_and_other_frontends():
     assert "draw" in scored["tapa"] and "win_mother" in scored["plakoto"] and "draw" not in scored["backgammon"]
     assert by_name["portes"]["outcomes"]["points"] == [1.0, 2.0, 2.0, -1.0, -2.0, -2.0]
     assert by_name["tapa"]["draws"] and not by_name["fevga"]["draws"]
+
+
+def test_the_copies_that_stay_outside_the_registry_agree_with_it():
+    """What cannot import the registry keeps a copy, tied here: the config's choices (the foundation layer sits
+    below the rules) and the numpy-only model's rule flags (a file other programs take alone)."""
+    import typing
+
+    from tapa_ai.config import Variant as ConfigVariant
+    from tapa_ai.export.numpy_model import VARIANT_RULES
+
+    assert set(typing.get_args(ConfigVariant)) == set(REGISTRY)
+    assert set(VARIANT_RULES) == set(REGISTRY)
+    for name, flags in VARIANT_RULES.items():
+        rules = REGISTRY[name].rules.to_dict()
+        assert {key: rules[key] for key in flags} == flags, name

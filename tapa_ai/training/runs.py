@@ -169,11 +169,16 @@ def check_same_network(config: TrainConfig, checkpoint: Checkpoint) -> None:
     checkpoint's rule set and ``config.model`` its architecture (the input encoding's version included);
     :class:`TrainingError` if not. The trainer checks it before anything is built, written or pruned."""
     trained, wanted = checkpoint.rules(), run_rules(config)
-    if wanted != trained:
-        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained.name}"
-                            f"{'' if trained == variant_rules(trained.name) else ' (a custom rule set)'}; a resume "
-                            f"cannot change run.variant or run.rules (start a new run with --config to train "
+    if wanted.name != trained.name:
+        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained.name}; a resume cannot change "
+                            f"run.variant to {config.run.variant} (start a new run with --config to train "
                             f"{config.run.variant})")
+    if wanted != trained:
+        mine, theirs = trained.to_dict(), wanted.to_dict()
+        changed = ", ".join(f"{key} {mine[key]!r} -> {theirs[key]!r}" for key in mine if mine[key] != theirs[key])
+        raise TrainingError(f"{checkpoint.path}: the checkpoint was trained for {trained.name} with other rule "
+                            f"options; a resume cannot change run.rules ({changed}; start a new run with --config "
+                            "to train them)")
     try:
         stored = EvaluatorNet.architecture_config(checkpoint.model_config).to_dict()
     except (KeyError, TypeError, ValueError) as error:
