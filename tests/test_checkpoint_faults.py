@@ -130,16 +130,16 @@ def sigterm_at_ply(monkeypatch, ply: int) -> None:
 
     from tapa_ai.training.selfplay import SelfPlay
 
-    play_ply = SelfPlay.play_ply
+    step = SelfPlay.step
     calls = []
 
     def interrupted(self, epsilon):
         calls.append(epsilon)
         if len(calls) == ply:
             os.kill(os.getpid(), signal.SIGTERM)
-        return play_ply(self, epsilon)
+        return step(self, epsilon)
 
-    monkeypatch.setattr(SelfPlay, "play_ply", interrupted)
+    monkeypatch.setattr(SelfPlay, "step", interrupted)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="finds the file being written through /proc")

@@ -312,16 +312,16 @@ def uninterrupted(tmp_path_factory):
 
 def signal_at_ply(trainer, signal_number, ply):
     """Send ``signal_number`` to this process in the middle of the ``ply``-th ply of self-play (1 = the first)."""
-    play_ply = trainer.selfplay.play_ply
+    step = trainer.selfplay.step
     calls = []
 
     def interrupted(epsilon):
         calls.append(epsilon)
         if len(calls) == ply:
             os.kill(os.getpid(), signal_number)  # the handler runs here, before the ply is played
-        return play_ply(epsilon)
+        return step(epsilon)
 
-    trainer.selfplay.play_ply = interrupted
+    trainer.selfplay.step = interrupted
     return calls
 
 

@@ -113,29 +113,38 @@ def test_overlapped_learning_resumes_exactly_and_is_deterministic(tmp_path):
 def test_overlapped_learning_plays_one_pass_behind_the_net(tmp_path):
     config = tiny_config(tmp_path, "learning.overlap=true", "run.total_games=100000")
     trainer = Trainer(config, new_run_directory(config))
-    checks = []
+    checks, handed = [], []
     start_learning = trainer.learner.start_learning
+    names = ("first_weights", "first_bias", "point_table", "dense_weights", "dense_bias")
 
-    def watched(games):
+    def watched(games, games_played):
+        from tapa_ai.net.fast_eval import FastEvaluator
+
+        if handed and handed[-1] is not None:
+            # The trainer gave self-play the evaluator the last call handed back (the learner knows no self-play).
+            cached = trainer.selfplay.evaluator.model.current()
+            assert all(np.array_equal(getattr(cached, n), getattr(handed[-1], n)) for n in names)
         trainer.join_learning()  # the pass in flight (start_learning would finish it first)
         before = {k: v.clone() for k, v in trainer.net.state_dict().items()}
-        loss = start_learning(games)
-        # Self-play's evaluator (built by the learner thread at the end of the last pass) is the one its
-        # weights give.
-        from tapa_ai.net.fast_eval import FastEvaluator
-        cached, fresh = trainer.selfplay.evaluator.model.current(), FastEvaluator.from_net(trainer.play_net)
-        for name in ("first_weights", "first_bias", "point_table", "dense_weights", "dense_bias"):
-            assert np.array_equal(getattr(cached, name), getattr(fresh, name)), name
+        loss, weights = start_learning(games, games_played)
+        handed.append(weights)
+        # The evaluator handed back (built by the learner thread at the end of the last pass) is the one the
+        # weights self-play now plays give.
+        fresh = FastEvaluator.from_net(trainer.play_net)
+        if weights is not None:
+            for name in names:
+                assert np.array_equal(getattr(weights, name), getattr(fresh, name)), name
         played = trainer.play_net.state_dict()
         same_as_before = all(torch.equal(before[k], v) for k, v in played.items())
         trainer.join_learning()  # the pass just started: the net moves on, self-play's weights do not
         moved = any(not torch.equal(v, played[k]) for k, v in trainer.net.state_dict().items())
         checks.append((same_as_before, moved))
-        return loss
+        return loss, weights
 
     trainer.learner.start_learning = watched
     trainer.train(progress=False, should_stop=lambda: len(checks) >= 4)
     assert checks == [(True, True)] * len(checks) and len(checks) >= 4
+    assert sum(weights is not None for weights in handed) >= 3  # every pass after the first hands its weights
 
 
 def test_overlap_needs_the_lambda_return_method():

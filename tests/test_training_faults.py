@@ -168,14 +168,14 @@ def test_a_second_ctrl_c_says_truly_whether_the_stopping_checkpoint_was_written(
     from tapa_ai.training.selfplay import SelfPlay
 
     plies, stopping = [], []
-    play_ply, save = SelfPlay.play_ply, CheckpointManager.save
+    step, save = SelfPlay.step, CheckpointManager.save
 
     def play_then_ctrl_c(self, epsilon):
         plies.append(epsilon)
         if len(plies) == 150:  # past the first checkpoints
             stopping.append(True)
             os.kill(os.getpid(), signal.SIGINT)  # the first Ctrl-C: finish the step, checkpoint, stop
-        return play_ply(self, epsilon)
+        return step(self, epsilon)
 
     def save_with_a_second_ctrl_c(self, **payload):
         if stopping and when == "before":
@@ -185,7 +185,7 @@ def test_a_second_ctrl_c_says_truly_whether_the_stopping_checkpoint_was_written(
             os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, once it is written (the learner still stopping)
         return path
 
-    monkeypatch.setattr(SelfPlay, "play_ply", play_then_ctrl_c)
+    monkeypatch.setattr(SelfPlay, "step", play_then_ctrl_c)
     monkeypatch.setattr(CheckpointManager, "save", save_with_a_second_ctrl_c)
     settings = ["run.total_games=100000", "selfplay.parallel_games=8", "model.hidden=16", "learning.batch_size=64",
                 "eval.every_games=100000", "checkpoint.every_games=12", "logging.tensorboard=false",

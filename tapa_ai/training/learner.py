@@ -8,6 +8,10 @@ counters of steps and updates. With ``learning.overlap`` a pass runs in a
 thread of its own while self-play plays on with a copy of the weights taken
 before it (:attr:`Learner.play_net`).
 
+It knows nothing of self-play: the trainer hands it the games (and, for online
+traces, each ply) self-play produced and the run's game count, and hands the
+weights a pass ends with back to self-play.
+
 Reproducible: everything that draws from the run's generator (the replay
 draws, the minibatch order, the search labels' sample) happens in the calling
 thread, so a run does not depend on how the learner thread and self-play
@@ -23,7 +27,6 @@ import numpy as np
 import torch
 
 from ..config import TrainConfig
-from ..movegen.generate import default_threads as movegen_threads
 from ..net.evaluator import kernel_available
 from ..net.fast_eval import FastEvaluator, fast_encode
 from ..net.fast_kernel import race_flags
@@ -31,7 +34,7 @@ from ..net.model import EvaluatorNet, soft_cross_entropy
 from ..rules.options import RuleOptions
 from .distill import label_positions
 from .replay import ReplayBuffer
-from .selfplay import STATE_WIDTH, FinishedGame, SelfPlay, unpack_states
+from .selfplay import STATE_WIDTH, FinishedGame, unpack_states
 from .traces import OnlineTraces
 
 __all__ = ["Learner", "networks"]
@@ -62,15 +65,13 @@ class Learner:
     """
 
     def __init__(self, config: TrainConfig, rules: RuleOptions, net: EvaluatorNet, play_net: EvaluatorNet,
-                 selfplay: SelfPlay, rng: np.random.Generator, device: torch.device,
-                 actors_label: bool = False) -> None:
+                 rng: np.random.Generator, device: torch.device, actors_label: bool = False) -> None:
         self.config = config
         self.rules = rules
         self.net = net
         self.play_net = play_net
         """The weights self-play plays with: :attr:`net` itself, or with ``learning.overlap`` a copy of it taken
         before the pass in flight."""
-        self.selfplay = selfplay
         self.rng = rng
         self.device = device
         self.actors_label = actors_label
@@ -85,9 +86,6 @@ class Learner:
         else:
             self.optimizer = torch.optim.SGD(net.parameters(), lr=learning.learning_rate,
                                              weight_decay=learning.weight_decay)
-        if self.overlaps:
-            # The learner thread holds a core: move generation leaves it (measured ~3% faster on two cores).
-            selfplay.movegen_threads = max(1, movegen_threads() - 1)
         self._executor: Optional[ThreadPoolExecutor] = None
         self._in_flight: Optional[Future] = None
         self._next_evaluator: Optional[FastEvaluator] = None
@@ -110,7 +108,6 @@ class Learner:
         if learning.method == "online-traces":
             self.traces = OnlineTraces(net, config.selfplay.parallel_games, learning.lambda_,
                                        learning.learning_rate, learning.grad_clip)
-            selfplay.on_ply = self.online_step
 
     @property
     def overlaps(self) -> bool:
@@ -123,38 +120,38 @@ class Learner:
         return self._in_flight is not None
 
     # -- learning passes -------------------------------------------------
-    def learn(self, games: list[FinishedGame]) -> float:
-        """One pass of minibatch gradient steps over the positions of ``games``; returns the mean loss."""
+    def learn(self, games: list[FinishedGame], games_played: int) -> float:
+        """One pass of minibatch gradient steps over the positions of ``games`` (``games_played``: the run's games
+        so far, the learning rate's clock); returns the mean loss. The weights changed: the caller hands them to
+        self-play (:meth:`SelfPlay.weights_changed <tapa_ai.training.selfplay.SelfPlay.weights_changed>`)."""
         self.join()
         self.updates += 1
-        prepared = self._prepare_pass(games)
-        loss = float("nan") if prepared is None else self._run_pass(*prepared, threads=None)
-        # Self-play evaluates with a numpy copy of the weights: copy them now (~25 us).
-        self.selfplay.evaluator.refresh()
-        return loss
+        prepared = self._prepare_pass(games, games_played)
+        return float("nan") if prepared is None else self._run_pass(*prepared, threads=None)
 
-    def start_learning(self, games: list[FinishedGame]) -> float:
-        """learning.overlap: finish the pass in flight, give self-play its weights, start a pass over ``games``.
+    def start_learning(self, games: list[FinishedGame], games_played: int) -> tuple[float, Optional[FastEvaluator]]:
+        """learning.overlap: finish the pass in flight, copy its weights into :attr:`play_net`, start a pass over
+        ``games``.
 
-        Returns the loss of the pass finished here (NaN if none). Everything that draws from the run's generator
-        (the replay draws, the minibatch order) happens here, in the calling thread, so the run does not depend
-        on how the two threads interleave; the learner thread only runs the gradient steps.
+        Returns the loss of the pass finished here (NaN if none) and the fast evaluator of the weights it ended with
+        (None: none built), which the caller hands to self-play (:meth:`SelfPlay.adopt
+        <tapa_ai.training.selfplay.SelfPlay.adopt>`). Everything that draws from the run's generator (the replay
+        draws, the minibatch order) happens here, in the calling thread, so the run does not depend on how the two
+        threads interleave; the learner thread only runs the gradient steps.
         """
         loss = self.join()
         self.updates += 1
         with torch.no_grad():
             for mine, theirs in zip(self.play_net.state_dict().values(), self.net.state_dict().values()):
                 mine.copy_(theirs)
-        if self._next_evaluator is not None:
-            self.selfplay.evaluator.model.adopt(self._next_evaluator)
-            self._next_evaluator = None
-        prepared = self._prepare_pass(games)
+        adopt, self._next_evaluator = self._next_evaluator, None
+        prepared = self._prepare_pass(games, games_played)
         if prepared is not None:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="learner")
             # One thread for the pass's own encoding: the calling thread's self-play has the others.
             self._in_flight = self._executor.submit(self._thread_pass, prepared)
-        return loss
+        return loss, adopt
 
     def _thread_pass(self, prepared: tuple) -> float:
         """A pass in the learner thread; then self-play's next evaluator, built from the weights it ends with."""
@@ -178,13 +175,13 @@ class Learner:
                 self._executor.shutdown()
                 self._executor = None
 
-    def _prepare_pass(self, games: list[FinishedGame]):
+    def _prepare_pass(self, games: list[FinishedGame], games_played: int):
         """What a pass over ``games`` draws from the run's generator and sets: (positions, targets, minibatches);
         None if it has nothing to learn. ``targets`` is the games themselves where their lambda-returns are the
         targets (computed in :meth:`_run_pass`, off the calling thread when learning overlaps)."""
         if not games and not self.actors_label:
             return None
-        rate = self.config.learning.rate(self.selfplay.stats.games)
+        rate = self.config.learning.rate(games_played)
         for group in self.optimizer.param_groups:
             group["lr"] = rate
         targets = games
@@ -259,11 +256,13 @@ class Learner:
         return self.replay.sample(draws, self.rng)
 
     # -- online traces ------------------------------------------------------
-    def online_step(self, batch, next_values: np.ndarray, new_game: np.ndarray) -> None:
-        """``learning.method = "online-traces"``: one TD(lambda) update per ply (see :mod:`.traces`)."""
-        self.traces.learning_rate = self.config.learning.rate(self.selfplay.stats.games)
-        self.online_losses.append(self.traces.step(fast_encode(batch, self.net.encoding_version), next_values,
-                                                   new_game))
+    def online_step(self, ply) -> None:
+        """``learning.method = "online-traces"``: one TD(lambda) update on a ply of self-play (its
+        :class:`~tapa_ai.training.selfplay.PlyResult`: the positions before the moves, the values chosen, the games
+        that began; see :mod:`.traces`)."""
+        self.traces.learning_rate = self.config.learning.rate(ply.games_before)
+        self.online_losses.append(self.traces.step(fast_encode(ply.positions, self.net.encoding_version),
+                                                   ply.next_values, ply.new_game))
         self.steps += 1
 
     def take_online_loss(self) -> Optional[float]:

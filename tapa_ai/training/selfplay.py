@@ -155,6 +155,20 @@ class FinishedGame:
                    int(data["turns"]), None if outcome is None else outcome.numpy().copy())
 
 
+@dataclass(frozen=True)
+class PlyResult:
+    """What one ply of self-play produced (:meth:`SelfPlay.step`): the games that finished in it, and what online
+    learning steps on (``learning.method = "online-traces"``, :meth:`tapa_ai.training.learner.Learner.online_step`):
+    the positions before the moves, the values of the moves chosen, the games that began with this ply, and the
+    games finished before it (the learning rate's clock)."""
+
+    finished: list
+    positions: PositionBatch
+    next_values: np.ndarray
+    new_game: np.ndarray
+    games_before: int
+
+
 @dataclass
 class SelfPlayStats:
     games: int = 0
@@ -173,7 +187,8 @@ class SelfPlay:
     """
 
     def __init__(self, rules: RuleOptions, net: EvaluatorNet, games: int, rng: np.random.Generator,
-                 max_turns: int = 1000, expected: bool = False, bearoff: bool = False) -> None:
+                 max_turns: int = 1000, expected: bool = False, bearoff: bool = False,
+                 movegen_threads: Optional[int] = None) -> None:
         self.rules = rules
         self.expected = expected
         """Keep each turn's 1-ply expectation over the 21 rolls instead of the played roll's value."""
@@ -196,10 +211,17 @@ class SelfPlay:
         self._states = np.zeros((min(max_turns, 256), games, STATE_WIDTH), dtype=np.int8)
         self._values = np.zeros((min(max_turns, 256), games, len(self.points)), dtype=np.float32)
         self.stats = SelfPlayStats()
-        self.on_ply = None
-        """Optional ``(batch, next_values, new_game) -> None`` called every ply (online learning)."""
-        self.movegen_threads: Optional[int] = None
+        self.movegen_threads = movegen_threads
         """Threads of the move generator (None: its default); the same afterstates on any count."""
+
+    def weights_changed(self) -> None:
+        """The network's weights changed (a learning pass): the evaluator copies them (~25 us)."""
+        self.evaluator.refresh()
+
+    def adopt(self, evaluator) -> None:
+        """Play by ``evaluator`` from now on: the fast evaluator of the weights a learning pass ended with, built
+        beside self-play (``learning.overlap``)."""
+        self.evaluator.model.adopt(evaluator)
 
     # ------------------------------------------------------------------
     def _roll(self) -> np.ndarray:
@@ -241,6 +263,10 @@ class SelfPlay:
 
     def play_ply(self, epsilon: float) -> list[FinishedGame]:
         """Every running game plays one turn; returns the games that finished in it."""
+        return self.step(epsilon).finished
+
+    def step(self, epsilon: float) -> PlyResult:
+        """Every running game plays one turn; what the ply produced (:class:`PlyResult`)."""
         dice = self._roll()
         before = pack_states(self.batch)
         if self.expected:
@@ -256,8 +282,9 @@ class SelfPlay:
                     chosen = np.where(explore, choose_random(afterstates, self.rng), chosen)
             kept = distributions[chosen]
         self._record(before, kept)
-        if self.on_ply is not None:
-            self.on_ply(self.batch, distributions[chosen], self.turns == 0)
+        # The positions before the moves stay as they are: the next batch is a new one (next_positions).
+        ply = dict(positions=self.batch, next_values=distributions[chosen], new_game=self.turns == 0,
+                   games_before=self.stats.games)
         self.turns += 1
         self.stats.decisions += self.size
 
@@ -277,7 +304,7 @@ class SelfPlay:
         ended = np.flatnonzero(over)
         if ended.size or stale.size:
             self._reset(np.concatenate([ended, stale]))
-        return finished
+        return PlyResult(finished, **ply)
 
     def _expected_ply(self, dice: np.ndarray, epsilon: float):
         """One ply from all 21 rolls of every game: (afterstates, distributions, chosen rows, expectations).
