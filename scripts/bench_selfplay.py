@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     parser.add_argument("--parallel-games", type=int, nargs="+", default=[None],
                         help="parallel self-play games (default: the config's)")
     parser.add_argument("--config", metavar="TOML", help="bench this config instead of configs/<variant>.toml")
-    parser.add_argument("--gnubg-processes", type=int, default=1, help="gnubg loops side by side (1 = the anchor)")
+    parser.add_argument("--gnubg-processes", type=int, default=1, help="gnubg loops side by side (1 = the anchor; 0 = no gnubg)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="config override for our self-play (repeatable)")
     parser.add_argument("--profile", metavar="PATH", help="write a cProfile of the (last) timed window here")
@@ -103,7 +103,11 @@ def main(argv=None) -> int:
                       f"{result.games_per_s:8.1f} games/s  ({result.decisions} decisions, {result.games} games "
                       f"in {result.seconds:.1f} s)", flush=True)
                 summary[variant] = result.to_json()
-        if gnubg_available():
+        if args.gnubg_processes < 0:
+            parser.error("--gnubg-processes must be 0 (no gnubg) or more")
+        if args.gnubg_processes == 0:
+            print("--gnubg-processes 0: no gnubg comparison")
+        elif gnubg_available():
             result = gnubg_throughput(args.seconds, args.gnubg_processes)
             print(f"{'gnubg 0-ply':<11} processes={args.gnubg_processes:<6} {result.decisions_per_s:9,.0f} "
                   f"decisions/s {result.games_per_s:8.1f} games/s  ({result.decisions} decisions, "
