@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 
 from . import __version__
 from .errors import TapaError, UsageError
-from .quoting import quoted
+from .quoting import nearest, quoted
 
 COMMANDS = {
     "demo": "tapa_ai.rules.cli_demo",
@@ -152,8 +152,8 @@ def _command_of(argv: list[str]) -> tuple[Optional[str], list[str]]:
 def _unknown_command(name: str) -> None:
     """One line with the nearest command and the list of all; exit code 2."""
     parser = build_parser([])
-    close = difflib.get_close_matches(name, COMMANDS, n=1) if len(name) < 100 else []
-    guess = f"; did you mean {close[0]!r}?" if close else ""
+    close = nearest(name, COMMANDS)
+    guess = f"; did you mean {close!r}?" if close else ""
     parser.exit(2, f"tapa-ai: unknown command {quoted(name, 40)}{guess} (commands: {', '.join(COMMANDS)}; see "
                    "tapa-ai --help)\n")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["QUOTE_LIMIT", "PATH_LIMIT", "quoted"]
+__all__ = ["QUOTE_LIMIT", "PATH_LIMIT", "quoted", "nearest"]
 
 QUOTE_LIMIT = 80
 """Characters of the input an error quotes."""
@@ -47,3 +47,14 @@ def quoted(value: Any, limit: int = QUOTE_LIMIT) -> str:
         noun = "byte" if isinstance(value, (bytes, bytearray)) else "item"
         return f"{text} ({len(value):,} {noun}{'' if len(value) == 1 else 's'})"
     return text
+
+
+def nearest(word: Any, choices) -> "str | None":
+    """The choice closest to a mistyped ``word`` (difflib's, cutoff 0.6), for "did you mean"; None when none is
+    close, or ``word`` is not a short string (no suggestion is worth matching 60 KB of input)."""
+    import difflib
+
+    if not isinstance(word, str) or len(word) >= 100:
+        return None
+    close = difflib.get_close_matches(word, [choice for choice in choices if isinstance(choice, str)], n=1)
+    return close[0] if close else None

@@ -18,14 +18,13 @@ Two things differ from plain JSON Schema, both stricter, as a Python reader need
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from .errors import TapaError
-from .quoting import quoted
+from .quoting import nearest, quoted
 
 __all__ = ["SCHEMA_DIR", "SchemaError", "check", "is_valid", "schema_names", "load_schema", "describe_expected",
            "unknown_key_message", "ref"]
@@ -143,7 +142,7 @@ def check(data: Any, schema: str, definition: Optional[str] = None, where: str =
             break  # bounded work on hostile input: no walk through 30,000 items once the list is too long
     if first is None:
         return data
-    raise error(describe_error(first, where, ref(schema)))
+    raise error(describe_error(first, where))
 
 
 def _rank(found) -> tuple:
@@ -162,7 +161,7 @@ def _path(where: str, parts: Iterable[Any]) -> str:
     return text
 
 
-def describe_error(found, where: str = "", base: str = "") -> str:
+def describe_error(found, where: str = "") -> str:
     """One line for a :class:`jsonschema.ValidationError`."""
     kind, schema, value = found.validator, found.schema, found.instance
     path = _path(where, found.absolute_path)
@@ -175,53 +174,34 @@ def describe_error(found, where: str = "", base: str = "") -> str:
         missing = [key for key in found.validator_value if key not in value]
         name = missing[0] if missing else "?"
         wanted = schema.get("properties", {}).get(name, {})
-        return f"{prefix}missing {quoted(name, _QUOTE)}" + _what(wanted, base, ": ")
+        return f"{prefix}missing {quoted(name, _QUOTE)}" + _what(wanted, ": ")
     if kind in ("anyOf", "oneOf") and found.context:
         # The alternatives of the value's own type say most (a Tavli context with an unknown key, a plies of 3,
         # not "must be null"): their first error, else the whole choice.
         typed = [e for e in found.context
                  if not (e.validator in ("type", "enum", "const") and len(e.absolute_path) == len(found.absolute_path))]
         if typed:
-            return describe_error(min(typed, key=_rank), where, base)
-    text = f"{prefix}must be {describe_expected(schema, base)}, got {quoted(value, _QUOTE)}"
-    if kind == "enum" and isinstance(value, str) and len(value) < 100:
-        close = difflib.get_close_matches(value, [v for v in found.validator_value if isinstance(v, str)], n=1)
-        if close:
-            text += f"; did you mean {close[0]!r}?"
-    return text
+            return describe_error(min(typed, key=_rank), where)
+    text = f"{prefix}must be {describe_expected(schema)}, got {quoted(value, _QUOTE)}"
+    close = nearest(value, found.validator_value) if kind == "enum" else None
+    return text + (f"; did you mean {close!r}?" if close else "")
 
 
-def _deref(schema: Any, base: str) -> Any:
-    """A ``{"$ref": ...}`` schema replaced by what it names, for describing what was wanted."""
-    for _ in range(8):
-        if not (isinstance(schema, dict) and "$ref" in schema):
-            return schema
-        target = schema["$ref"]
-        uri = base + target if target.startswith("#") else target
-        base = uri.split("#")[0]
-        try:
-            schema = _registry().resolver().lookup(uri).contents
-        except Exception:  # noqa: BLE001 - a description only; the validator resolved the same ref
-            return schema
-    return schema
-
-
-def _what(schema: dict, base: str, lead: str) -> str:
-    text = describe_expected(schema, base)
+def _what(schema: dict, lead: str) -> str:
+    text = describe_expected(schema)
     return f"{lead}{text}" if text != "a valid value" else ""
 
 
-def describe_expected(schema: Any, base: str = "") -> str:
+def describe_expected(schema: Any) -> str:
     """What a schema wants, in words: ``an integer 1..25``, ``one of 'X', 'O'``, ``a string of at most 40
-    characters``."""
-    schema = _deref(schema, base)
+    characters`` (a schema of a validator: its references inlined)."""
     if not isinstance(schema, dict):
         return "a valid value"
     if "title" in schema:
         return schema["title"]
     options = schema.get("anyOf") or schema.get("oneOf")
     if options and "type" not in schema:
-        return " or ".join(describe_expected(option, base) for option in options)
+        return " or ".join(describe_expected(option) for option in options)
     if "description" in schema and "type" not in schema and "enum" not in schema and "const" not in schema:
         return schema["description"].rstrip(".")
     if "const" in schema:
@@ -257,15 +237,14 @@ def describe_expected(schema: Any, base: str = "") -> str:
         return "null"
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
-        return " or ".join(describe_expected(option, base) for option in options)
+        return " or ".join(describe_expected(option) for option in options)
     return "a valid value"
 
 
-def unknown_key_message(key: Any, known: Iterable[str]) -> str:
-    """``unknown key 'levle'; did you mean 'level'? (known: ...)``."""
+def unknown_key_message(key: Any, known: Iterable[str], noun: str = "key", listed: str = "known") -> str:
+    """``unknown key 'levle'; did you mean 'level'? (known: ...)`` (``noun`` and ``listed``: ``unknown cmd ...
+    (commands: ...)``)."""
     known = list(known)
-    text = f"unknown key {quoted(key, _QUOTE)}"
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6) if isinstance(key, str) and len(key) < 100 else []
-    if close:
-        text += f"; did you mean {close[0]!r}?"
-    return text + f" (known: {', '.join(known)})"
+    close = nearest(key, known)
+    hint = f"; did you mean {close!r}?" if close else ""
+    return f"unknown {noun} {quoted(key, _QUOTE)}{hint} ({listed}: {', '.join(known)})"

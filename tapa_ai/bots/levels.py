@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TapaError
-from ..quoting import quoted
+from ..quoting import nearest, quoted
 
 LEVEL_NAMES = ("beginner", "casual", "intermediate", "advanced", "expert", "world-class")
 """The levels, weakest first."""
@@ -190,9 +190,7 @@ def variant_levels(variant: str) -> dict[str, Level]:
 def find_level(variant: str, name: str) -> Level:
     """The level ``name`` of ``variant``; LevelError naming the known levels for an unknown name."""
     if name not in LEVEL_NAMES:
-        import difflib
-
-        close = difflib.get_close_matches(name, LEVEL_NAMES, n=1) if isinstance(name, str) and len(name) < 100 else []
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        close = nearest(name, LEVEL_NAMES)
+        hint = f" (did you mean {close!r}?)" if close else ""
         raise LevelError(f"unknown level {quoted(name, 40)}{hint}; the levels are {', '.join(LEVEL_NAMES)}")
     return variant_levels(variant)[name]

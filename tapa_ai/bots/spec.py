@@ -88,7 +88,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..quoting import quoted
+from ..quoting import nearest, quoted
 from ..rules.options import RuleOptions, shipped_models
 from .base import Bot, BotError
 
@@ -122,15 +122,13 @@ def _bad(spec: str, why: str) -> BotError:
 def _check_options(text: str, options: list[str]) -> None:
     """Refuse an unknown option (with "did you mean"), an option given twice, a flag with a value, a value
     option without one, and options that contradict each other (a level sets the noise: not both)."""
-    import difflib
-
     names = (*_FLAGS, *_VALUED)
     seen: dict[str, str] = {}
     for option in options:
         name, equals, _ = option.partition("=")
         if name not in names:
-            close = difflib.get_close_matches(name, names, n=1) if len(name) < 100 else []
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            close = nearest(name, names)
+            hint = f"; did you mean {close!r}?" if close else ""
             raise _bad(text, f"unknown option {quoted(option, 40)}{hint} (options: {', '.join(_CUBE_OPTIONS)})")
         if name in _FLAGS and equals:
             raise _bad(text, f"{name} takes no value, got {quoted(option, 40)}")

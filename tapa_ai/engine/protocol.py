@@ -118,8 +118,7 @@ def unknown_command(command: Any, commands) -> str:
     """The error for a ``cmd`` the engine does not know: quoted bounded, with "did you mean"."""
     if command is None:
         return f"missing 'cmd': one of {', '.join(commands)}"
-    return unknown_key_message(command, commands).replace("unknown key", "unknown cmd", 1).replace(
-        "(known:", "(commands:")
+    return unknown_key_message(command, commands, noun="cmd", listed="commands")
 
 
 def _vectorized_generator() -> MoveGenerator | None:
