@@ -278,30 +278,6 @@ class Analyzer:
         return ([ranked_move(*entry) for entry in ranked], len(afterstates),
                 None if chosen is None else ranked_move(*chosen))
 
-    def level_move(self, position: Position, dice: tuple[int, int], plies: int, noise: float,
-                   noise_seed: Optional[int], rng: np.random.Generator, score=None) -> RankedMove:
-        """The move a level of play (``plies``, ``noise``: :mod:`tapa_ai.bots.levels`) chooses, as the bot with
-        those settings chooses it (at a match ``score`` with one: :meth:`~tapa_ai.bots.base.Bot.choose_at_score`),
-        with its value at ``plies``."""
-        import copy
-
-        from ..movegen.batch import PositionBatch
-        from ..movegen.generate import generate
-
-        self.check(position)
-        if reference.finished_result(position) is not None:
-            raise AnalysisError("the game is already over in this position (it has a result); start a new game")
-        bot = copy.copy(self.bot)
-        bot.plies, bot.noise, bot.noise_seed = plies, noise, noise_seed
-        with self.locked():
-            afterstates = generate(PositionBatch.from_positions([position]), np.array([dice], dtype=np.int8))
-            chosen = bot.choose(afterstates, rng) if score is None else bot.choose_at_score(afterstates, rng, score)
-            row = int(chosen[0])
-            values = bot.evaluate(afterstates, np.array([row]), plies)[0]
-        chance = None if score is None else float(values @ score.class_values(self.points)[0])
-        return RankedMove(row, afterstates.move_text(row), afterstates.position(row), values,
-                          float(values @ self.points), plies, chance)
-
     def cube(self, position: Position, cube, match=None, plies: Optional[int] = None,
              cube_life: Optional[float] = None) -> dict:
         """The cube decision of ``position``'s side to move (before it rolls) and of the receiver of a double.
