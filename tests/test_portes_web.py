@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from tapa_ai.engine.http import make_server, serve_in_thread
+from tests.servers import serving
 from tests.test_web import (browser, comparison_positions, console_errors, human_turn_by_clicks,  # noqa: F401
                             message_of, open_board, wait_for)
 
@@ -20,12 +20,8 @@ PORTES_POINTS = [1, 2, 2, -1, -2, -2]
 @pytest.fixture(scope="module")
 def server():
     """The board's server with the shipped backgammon model: the n-ply bot and the analysis of Portes."""
-    server = make_server("127.0.0.1", 0, bot="net:checkpoints/backgammon.pt", quiet=True)
-    thread = serve_in_thread(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
+    with serving(bot="net:checkpoints/backgammon.pt") as server:
+        yield server
 
 
 def test_the_in_page_portes_model_is_the_backgammon_model_with_portes_points(browser, server):

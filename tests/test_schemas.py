@@ -130,11 +130,9 @@ def test_found_1_a_tavli_context_out_of_range_is_a_clear_error_not_an_internal_o
 def test_found_1_over_http_the_status_is_400(plakoto_engine):
     import http.client
 
-    from tapa_ai.engine.http import make_server, serve_in_thread
+    from tests.servers import serving
 
-    server = make_server(port=0, engine=plakoto_engine, quiet=True)
-    serve_in_thread(server)
-    try:
+    with serving(engine=plakoto_engine) as server:
         connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
         body = json.dumps({"position": PLAKOTO, "dice": [6, 5], "tavli": {"length": 26, "score": {"X": 0, "O": 0},
                                                                            "game": 2}})
@@ -149,9 +147,6 @@ def test_found_1_over_http_the_status_is_400(plakoto_engine):
         connection.request("GET", "/v1/schemas/nope.json")
         response = connection.getresponse()
         assert response.status == 404 and "protocol.json" in json.loads(response.read())["error"]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("field, value", [

@@ -70,19 +70,14 @@ def test_a_custom_rule_set_takes_the_rates_of_the_first_registry_variant_whose_c
 def test_the_server_publishes_the_registry_for_the_page_and_other_frontends():
     import http.client
 
-    from tapa_ai.engine.http import make_server, serve_in_thread
     from tapa_ai.engine.protocol import Engine
+    from tests.servers import serving
 
-    server = make_server(port=0, engine=Engine("reference"), quiet=True)
-    serve_in_thread(server)
-    try:
+    with serving(engine=Engine("reference")) as server:
         connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
         connection.request("GET", "/v1/variants")
         response = connection.getresponse()
         answer = json.loads(response.read())
-    finally:
-        server.shutdown()
-        server.server_close()
     assert response.status == 200
     assert [v["name"] for v in answer["variants"]] == list(REGISTRY)
     assert answer["tavli_rotation"] == ["portes", "plakoto", "fevga"]

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tapa_ai.engine.http import make_server, serve_in_thread
 from tapa_ai.engine.protocol import Engine
 from tapa_ai.engine.web_board import WEB_DIR, model_json, web_files
 from tapa_ai.export import numpy_model
 from tests.requires import require, skip_or_fail
+from tests.servers import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
@@ -44,12 +44,8 @@ WAIT_S = 60.0
 @pytest.fixture(scope="module")
 def server():
     """The board's server with the shipped tapa model, so tapa's n-ply bot is the server's."""
-    server = make_server("127.0.0.1", 0, bot="net:checkpoints/tapa.pt", quiet=True)
-    thread = serve_in_thread(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
+    with serving(bot="net:checkpoints/tapa.pt") as server:
+        yield server
 
 
 def get(server, path):

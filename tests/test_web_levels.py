@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tapa_ai.engine.http import make_server, serve_in_thread
+from tests.servers import serving
 from tests.test_web import browser, console_errors, get, message_of, open_board, wait_for  # noqa: F401
 
 SHIPPED_LEVELS = Path(__file__).resolve().parent.parent / "tapa_ai" / "models" / "levels.json"
@@ -26,12 +26,8 @@ NOISY = ("beginner", "casual", "intermediate", "advanced", "expert")
 @pytest.fixture(scope="module")
 def server():
     """The board's server with the shipped tapa model: tapa's world-class level is the server's 2-ply search."""
-    server = make_server("127.0.0.1", 0, bot="net:checkpoints/tapa.pt", quiet=True)
-    thread = serve_in_thread(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
+    with serving(bot="net:checkpoints/tapa.pt") as server:
+        yield server
 
 
 def served_levels(server, variant):
@@ -74,19 +70,13 @@ def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server)
             assert world_class[1] and f"--bot net:checkpoints/{variant}.pt" in world_class[2], world_class
     # A server whose tapa model is another network (generation 1): the levels were calibrated for the shipped
     # one, so its model carries none and the list is disabled with the reason.
-    other = make_server("127.0.0.1", 0, bot="net:tapa-g1", quiet=True)
-    thread = serve_in_thread(other)
-    try:
+    with serving(bot="net:tapa-g1") as other:
         assert served_levels(other, "tapa") is None
         open_board(browser, other, variant="tapa", seed=3, level="casual")
         state = level_state(browser)
         assert state["disabled"], state
         assert state["note"] == "No levels: tapa's model has no calibrated levels (docs/levels.md).", state
         assert not state["strength"]  # no level plays: the Bot list chooses
-    finally:
-        other.shutdown()
-        other.server_close()
-        thread.join(10)
     # ?level= and ?noise_seed=: the level plays, the Bot list is disabled, the note shows the game's noise seed (study mode).
     open_board(browser, server, variant="plakoto", seed=3, level="casual", noise_seed=41, mode="study")
     state = level_state(browser)

@@ -9,21 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tapa_ai.engine.http import make_server, serve_in_thread
-from tests.test_web import browser, console_errors, message_of, open_board, wait_for  # noqa: F401
+# server: the board's server with the shipped tapa model (tapa's n-ply bot and Analyse are the server's).
+from tests.test_web import browser, console_errors, message_of, open_board, server, wait_for  # noqa: F401
 
 ALL_VARIANTS = ("tapa", "plakoto", "backgammon", "portes", "fevga", "narde")
-
-
-@pytest.fixture(scope="module")
-def server():
-    """The board's server with the shipped tapa model (tapa's n-ply bot and Analyse are the server's)."""
-    server = make_server("127.0.0.1", 0, bot="net:checkpoints/tapa.pt", quiet=True)
-    thread = serve_in_thread(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
 
 
 def human_turn(driver):

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from tapa_ai.engine.http import make_server, serve_in_thread
+from tests.servers import serving
 from tests.test_web import browser, console_errors, get, message_of, open_board, wait_for  # noqa: F401
 
 ROTATION = ("portes", "plakoto", "fevga")
@@ -22,12 +22,8 @@ MODELS = {"portes": "backgammon", "plakoto": "plakoto", "fevga": "fevga"}
 @pytest.fixture(scope="module")
 def server():
     """The board's server with the shipped backgammon model: Portes' n-ply bot is the server's."""
-    server = make_server("127.0.0.1", 0, bot="net:checkpoints/backgammon.pt", quiet=True)
-    thread = serve_in_thread(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
+    with serving(bot="net:checkpoints/backgammon.pt") as server:
+        yield server
 
 
 def test_the_tavli_table_is_served_next_to_the_models(server):

@@ -14,8 +14,8 @@ import json
 import pytest
 
 import tapa_ai.engine.http as http
-from tapa_ai.engine.http import make_server, serve_in_thread
 from tapa_ai.engine.web_board import variants_json
+from tests.servers import serving
 from tests.test_web import browser, get, message_of, open_board, wait_for  # noqa: F401
 
 TOP = {"tapa": "backgammon or mother", "plakoto": "mother", "backgammon": "backgammon", "portes": None,
@@ -27,12 +27,8 @@ read the registry: a backgammon counts as a gammon in Portes, the running games 
 @pytest.fixture(scope="module")
 def server():
     """The board's server with no model of its own (the page's 0-ply bot plays)."""
-    server = make_server("127.0.0.1", 0, quiet=True)
-    thread = serve_in_thread(server)
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(10)
+    with serving() as server:
+        yield server
 
 
 def menu(driver):
