@@ -99,8 +99,13 @@ SPEC_FORMS = ("random", "runner", "pipcount", "heuristic", "pubeval", "gnubg:0",
               "net:PATH,points=VARIANT", "net:PATH,money_play", "net:PATH,noise=X", "net:PATH,noise=X,noise_seed=N",
               "net:NAME,level=LEVEL")
 """The valid forms, for error messages and ``--help``."""
-_CUBE_OPTIONS = ("nocube", "cube_life=X", "money_cube", "money_play", "wins", "refine=N:MARGIN", "nobearoff",
-                 "points=VARIANT", "noise=X", "noise_seed=N", "level=LEVEL")
+SPEC_OPTIONS = {"nocube": None, "cube_life": "cube_life=X", "money_cube": None, "money_play": None, "wins": None,
+                "refine": "refine=N:MARGIN", "nobearoff": None, "points": "points=VARIANT", "noise": "noise=X",
+                "noise_seed": "noise_seed=N", "level": "level=LEVEL"}
+"""The options after a spec's commas: each with its form when it takes a value (``level=LEVEL``), None for a flag."""
+_FLAGS = tuple(name for name, form in SPEC_OPTIONS.items() if form is None)
+_VALUED = {name: form for name, form in SPEC_OPTIONS.items() if form is not None}
+_CUBE_OPTIONS = tuple(form or name for name, form in SPEC_OPTIONS.items())
 
 _NET = re.compile(r"^(?P<kind>net|onnx):(?P<path>.+?)(?:@(?P<plies>\d+)(?:ply)?)?$")
 """``net:PATH[@Nply]`` and ``onnx:PATH[@Nply]``: an evaluator's file and how deep its bot searches."""
@@ -108,11 +113,6 @@ _GNUBG = re.compile(r"^gnubg:(?P<plies>\d+)$")
 _ENGINE = "engine:"
 
 
-_FLAGS = ("nocube", "money_cube", "money_play", "wins", "nobearoff")
-"""The options without a value."""
-_VALUED = {"cube_life": "cube_life=X", "refine": "refine=N:MARGIN", "points": "points=VARIANT", "noise": "noise=X",
-           "noise_seed": "noise_seed=N", "level": "level=LEVEL"}
-"""The options with a value, each with its form."""
 
 
 def _bad(spec: str, why: str) -> BotError:
@@ -122,7 +122,7 @@ def _bad(spec: str, why: str) -> BotError:
 def _check_options(text: str, options: list[str]) -> None:
     """Refuse an unknown option (with "did you mean"), an option given twice, a flag with a value, a value
     option without one, and options that contradict each other (a level sets the noise: not both)."""
-    names = (*_FLAGS, *_VALUED)
+    names = tuple(SPEC_OPTIONS)
     seen: dict[str, str] = {}
     for option in options:
         name, equals, _ = option.partition("=")

@@ -32,7 +32,7 @@ import re
 from ..flow.tavli import TAVLI_ROTATION
 from ..rules.options import REGISTRY, variant_rules
 from .base import Bot, BotError
-from .spec import make_bot
+from .spec import SPEC_OPTIONS, make_bot
 
 __all__ = ["TAVLI_MODELS", "TavliPlayer", "make_tavli_player", "tavli_specs"]
 
@@ -41,8 +41,8 @@ TAVLI_MODELS = tuple(f"net:{REGISTRY[variant].model}" for variant in TAVLI_ROTAT
 """The shipped models ``net:tavli`` plays the rotation's games with, in its order (each game's registry model:
 ``net:backgammon``, ``net:plakoto``, ``net:fevga``)."""
 _SHIPPED = re.compile(r"^net:tavli(?P<plies>@\d+(?:ply)?)?$")
-_FLAG_OPTIONS = ("nocube", "wins", "money_cube", "money_play", "nobearoff")
-_VALUE_OPTIONS = ("points=", "refine=", "cube_life=", "level=", "noise=", "noise_seed=")
+_FLAG_OPTIONS = tuple(name for name, form in SPEC_OPTIONS.items() if form is None)
+_VALUE_OPTIONS = tuple(f"{name}=" for name, form in SPEC_OPTIONS.items() if form is not None)
 
 
 def _is_option(piece: str) -> bool:
