@@ -26,7 +26,7 @@ from typing import Any, Iterable, Optional
 from .errors import TapaError
 from .quoting import nearest, quoted
 
-__all__ = ["SCHEMA_DIR", "SchemaError", "check", "is_valid", "schema_names", "load_schema", "describe_expected",
+__all__ = ["SCHEMA_DIR", "SchemaError", "NonFinite", "check", "is_valid", "loads", "schema_names", "load_schema", "describe_expected",
            "unknown_key_message", "ref"]
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -122,6 +122,23 @@ def _inlined(schema: Any, base: str, depth: int = 0) -> Any:
     # items is refused by its maxItems before any item is looked at.
     ordered = sorted(schema.items(), key=lambda item: _FIRST.get(item[0], len(_FIRST)))
     return {key: _inlined(value, base, depth + 1) for key, value in ordered}
+
+
+class NonFinite:
+    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` as :func:`loads` reads it: no number at all, so a schema
+    refuses it by name (``must be a number 0..2, got NaN``) instead of a NaN reaching a bot or a table."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def loads(text: str) -> Any:
+    """JSON text parsed for a schema check: as :func:`json.loads`, but ``NaN`` and the infinities are
+    :class:`NonFinite`, not floats (a data file's schema then refuses them)."""
+    return json.loads(text, parse_constant=NonFinite)
 
 
 def is_valid(data: Any, schema: str, definition: Optional[str] = None) -> bool:

@@ -13,7 +13,6 @@ levels (docs/frontends.md).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -44,21 +43,6 @@ class Level:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "plies": self.plies, "noise": self.noise}
-
-
-def _parse_constant(text: str) -> "_NonFinite":
-    return _NonFinite(text)
-
-
-class _NonFinite:
-    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` as read: no number at all, so the schema refuses it by name
-    (``must be a number 0..2, got NaN``) instead of a NaN noise reaching a bot or an exported model."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
 
 
 @dataclass(frozen=True)
@@ -102,11 +86,11 @@ def read_levels_file(path: str | Path = LEVELS_FILE, check_models: bool = True) 
     sha256 other than that of the variant's shipped model file, makes that variant's levels unavailable with its
     error (:attr:`LevelsFile.errors`); the other variants stay usable.
     """
-    from ..schema import SchemaError, check
+    from ..schema import SchemaError, check, loads
 
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_parse_constant)
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise LevelError(f"{path}: missing (python scripts/calibrate_levels.py writes it)") from None
     except (OSError, ValueError) as error:

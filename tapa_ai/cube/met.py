@@ -147,22 +147,12 @@ def load_result_rates(path: str | Path = RATES_FILE) -> dict[str, ResultRates]:
                              "nets)") from None
 
 
-class _NonFinite:
-    """JSON's ``NaN``, ``Infinity`` or ``-Infinity`` as read: no number, so the schema refuses it by name."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-
 def _read_rates(path: Path) -> dict[str, ResultRates]:
     """The file's rates, its shape checked against ``tapa_ai/schemas/result_rates.json`` (docs/schemas.md)."""
-    from ..schema import check
+    from ..schema import check, loads
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_NonFinite)
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RatesFileError("missing: the match equity tables need the measured result rates") from None
     except (OSError, ValueError) as error:
