@@ -84,6 +84,14 @@ def test_the_protocol_schema_agrees_with_the_code_it_declares():
     assert {name[len("response_"):] for name in defs if name.startswith("response_")} == set(Engine.COMMANDS)
 
 
+def test_the_saved_game_schema_agrees_with_the_reader():
+    from tapa_ai.analysis.records import MAX_GAMES
+
+    defs = load_schema("saved_game")["$defs"]
+    assert defs["games_file"]["properties"]["games"]["maxItems"] == MAX_GAMES
+    assert defs["games_file"]["properties"]["games"]["minItems"] == 1
+
+
 def test_a_schema_error_is_one_bounded_line_saying_where_and_what():
     with pytest.raises(SchemaError) as caught:
         check({"cmd": "best_move", "position": {**PLAKOTO, "points": ["X" * 5000] + PLAKOTO["points"][1:]},

@@ -41,14 +41,14 @@ from ..flow.saved_state import check_results, match_at, saved_state
 from ..flow.tavli import TavliMatch, tavli_rules
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
 from ..notation.json_position import position_from_json, result_from_json
-from ..rules.options import VARIANTS, RuleOptions, RulesError, variant_rules
+from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
 from ..quoting import quoted
 from ..schema import check
 
 PLAY_FORMAT = "tapa-ai/play"
 MAX_GAMES = 100_000
-"""The most games one file may hold."""
+"""The most games one file may hold (the bound of ``games`` in ``tapa_ai/schemas/saved_game.json``)."""
 
 __all__ = ["RecordError", "Turn", "RecordedGame", "Record", "SavedFile", "read_record", "record_from_json",
            "read_saved", "MAX_FILE_BYTES"]
@@ -343,13 +343,10 @@ def _board(position: Position) -> tuple:
 
 # -- tapa-ai/games files -------------------------------------------------------------------------------
 def _games_file(data: dict, where: str) -> Record:
-    variant = data.get("variant")
-    try:
-        rules = variant_rules(variant) if isinstance(variant, str) else None
-    except RulesError as error:
-        raise RecordError(f"{where}.variant: {error}") from None
-    if rules is None:
-        raise RecordError(f"{where}.variant: missing (one of {', '.join(VARIANTS)})")
+    """A ``tapa-ai/games`` record, its shape checked by the schema (a known variant, players' names, 1 to
+    :data:`MAX_GAMES` games): each game replayed."""
+    variant = data["variant"]
+    rules = variant_rules(variant)
     if "rules" in data:
         try:
             file_rules = RuleOptions.from_dict(data["rules"])
@@ -359,16 +356,7 @@ def _games_file(data: dict, where: str) -> Record:
             raise RecordError(f"{where}.rules: the rules of {quoted(file_rules.name)} disagree with variant "
                               f"{quoted(variant)}")
         rules = file_rules
-    players = data.get("players", {})
-    if not isinstance(players, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                for k, v in players.items()):
-        raise RecordError(f"{where}.players: must be an object of names, e.g. {{\"A\": \"net:tapa\", \"B\": "
-                          f"\"heuristic\"}}")
-    games = data.get("games")
-    if not isinstance(games, list) or not games:
-        raise RecordError(f"{where}.games: must be a list of at least one game")
-    if len(games) > MAX_GAMES:
-        raise RecordError(f"{where}.games: {len(games)} games, more than the {MAX_GAMES} one file may hold")
+    players, games = data.get("players", {}), data["games"]
     read = tuple(_game_entry(item, rules, players, f"{where}.games[{i}]", i + 1) for i, item in enumerate(games))
     source = data.get("source")
     if isinstance(source, str) and source:
@@ -379,27 +367,16 @@ def _games_file(data: dict, where: str) -> Record:
     return Record(source, rules, read, dict(players), cube)
 
 
-def _game_entry(item: Any, rules: RuleOptions, players: dict[str, str], where: str, default_number: int
+def _game_entry(item: dict, rules: RuleOptions, players: dict[str, str], where: str, default_number: int
                 ) -> RecordedGame:
-    if not isinstance(item, dict):
-        raise RecordError(f"{where}: must be a game object with its history")
+    """One game of a record, its shape checked by the schema (``games_entry``): replayed."""
     number = item.get("number", default_number)
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise RecordError(f"{where}.number: must be an integer >= 1, got {quoted(number, 40)}")
     sides = item.get("players", {"X": "X", "O": "O"})
-    if not isinstance(sides, dict) or sorted(sides) != ["O", "X"] or not all(isinstance(v, str)
-                                                                              for v in sides.values()):
-        raise RecordError(f"{where}.players: must be {{\"X\": name, \"O\": name}}")
     if item.get("variant", rules.name) != rules.name:
         raise RecordError(f"{where}.variant: a {item['variant']} game in a {rules.name} record")
     named = {side: (f"{key} {players[key]}" if key in players else key) for side, key in sides.items()}
     length = item.get("match_length", 0)
-    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
-        raise RecordError(f"{where}.match_length: must be an integer >= 0 (0: money play), got {quoted(length, 40)}")
     score = item.get("score", {"X": 0, "O": 0})
-    if not isinstance(score, dict) or sorted(score) != ["O", "X"] or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in score.values()):
-        raise RecordError(f"{where}.score: must be {{\"X\": n, \"O\": n}} (the score before the game)")
     if length and max(score.values()) >= length:
         raise RecordError(f"{where}.score: X {score['X']}, O {score['O']} before a game of a match to {length}: "
                           "a side that has reached the length has won the match, which has no more games")
