@@ -80,6 +80,13 @@ def test_the_protocol_schema_agrees_with_the_code_it_declares():
     assert defs["request_rollout"]["properties"]["moves"]["maxItems"] == MAX_ROLLOUT_CANDIDATES
     assert tuple(defs["request_bot_move"]["properties"]["bot"]["enum"]) == FIXED_BOTS
     assert tuple(defs["cube"]["properties"]["value"]["enum"]) == CUBE_VALUES
+    from tapa_ai.bots.noise import check_noise_seed
+
+    seeds = defs["noise_seed"]
+    assert check_noise_seed(seeds["maximum"]) == seeds["maximum"] and check_noise_seed(seeds["minimum"]) == 0
+    for outside in (seeds["maximum"] + 1, seeds["minimum"] - 1):
+        with pytest.raises(ValueError):
+            check_noise_seed(outside)
     assert {name[len("request_"):] for name in defs if name.startswith("request_")} == set(Engine.COMMANDS)
     assert {name[len("response_"):] for name in defs if name.startswith("response_")} == set(Engine.COMMANDS)
 

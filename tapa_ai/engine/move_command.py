@@ -27,23 +27,17 @@ MAX_HINT_COUNT = 100
 
 
 def level_of(request: dict, analyzer):
-    """The request's ``"level"`` (its ``"noise_seed"`` checked) as a :class:`~tapa_ai.bots.levels.Level` of the
-    model's variant, or None."""
+    """The request's ``"level"`` as a :class:`~tapa_ai.bots.levels.Level` of the model's variant, or None (its
+    ``"noise_seed"``'s range is the request's schema's, that of :func:`tapa_ai.bots.noise.check_noise_seed`)."""
     if request.get("level") is None:
         if "noise_seed" in request:
             raise AnalysisError("noise_seed goes with a level: add \"level\" (docs/levels.md)")
         return None
     from ..bots.levels import LevelError, find_level
-    from ..bots.noise import check_noise_seed
 
     name = request["level"]  # a short string: the request's schema
     if request.get("plies") is not None:
         raise AnalysisError("give a level or plies, not both: a level sets the depth (docs/levels.md)")
-    if request.get("noise_seed") is not None:
-        try:
-            check_noise_seed(request["noise_seed"])
-        except ValueError as error:
-            raise AnalysisError(str(error)) from None
     try:
         return find_level(analyzer.bot.evaluator.model_rules.name, name)
     except LevelError as error:
