@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Optional, TextIO
 
+from ..cube.met import MAX_MATCH_LENGTH
 from ..cube.tavli_met import check_tavli_length
 from ..errors import TapaError
 from ..rules.options import VARIANTS, RuleOptions, variant_rules
@@ -135,8 +136,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
                              no_color=no_color, advisor=advisor, saved=saved, load=load, show_eval=show_eval,
                              input=input, output=output)
     rules = choose_rules(variant, bot, saved)
-    if not 0 <= match_length <= 25:  # the match equity tables' reach, and what a save holds
-        raise LaunchError(f"--match-length {quoted(match_length)}: must be 0 (money play) to 25")
+    if not 0 <= match_length <= MAX_MATCH_LENGTH:  # the match equity tables' reach, and what a save holds
+        raise LaunchError(f"--match-length {quoted(match_length)}: must be 0 (money play) to {MAX_MATCH_LENGTH}")
     if saved is not None and match_length and match_length != saved.match.length:
         raise LaunchError(f"--match-length {match_length} but the file holds "
                           f"{'money play' if not saved.match.length else f'a match to {saved.match.length}'}")
