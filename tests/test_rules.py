@@ -539,3 +539,7 @@ def test_a_roll_gives_both_numbers_and_a_double_four_times():
     for a, b in ORDERED_ROLLS.tolist():
         counts[tuple(sorted((a, b)))] = counts.get(tuple(sorted((a, b))), 0) + 1
     assert {tuple(r): round(w * 36) for r, w in zip(ROLLS.tolist(), ROLL_WEIGHTS)} == counts
+    from tapa_ai.rules.rolls import ROLL_INDEX
+
+    for a, b in ORDERED_ROLLS.tolist():  # each ordered roll's row of ROLLS, either order
+        assert sorted(ROLLS[ROLL_INDEX[a, b]].tolist()) == sorted((a, b))

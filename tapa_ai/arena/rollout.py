@@ -58,7 +58,7 @@ from ..notation.move_text import MoveTextError, find_move
 from ..rules.options import RuleOptions
 from ..rules.position import Position
 from ..rules.reference import check_dice
-from ..rules.rolls import ORDERED_ROLLS, ROLL_WEIGHTS, ROLLS
+from ..rules.rolls import ORDERED_ROLLS, ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from .rollout_report import (BLOCK, DEFAULT_GAMES, MAX_ROTATE, RolloutError, RolloutResult, RolloutSettings,
                              RolloutStats, summarise)
 from .runner import GameRunner, Ply
@@ -74,9 +74,6 @@ MAX_PLIES = 20_000
 Hitting games between two bots can run long (gnubg:0 against itself from a messy backgammon position: 1,537
 plies once in 36 games), and in the pin variants both sides can be left passing for ever."""
 
-_ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
-for _index, (_a, _b) in enumerate(ROLLS.tolist()):
-    _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _index
 
 
 # -- one chunk of games ------------------------------------------------------------------------------
@@ -107,7 +104,7 @@ def roll_luck(evaluator, positions: PositionBatch, dice: np.ndarray, points: np.
     best = segment_argmax(values @ points, replies.offsets)
     per_roll = values[best].reshape(count, len(ROLLS), -1)
     mean = np.einsum("mrk,r->mk", per_roll, weights)
-    came = _ROLL_INDEX[dice[:, 0].astype(np.int64), dice[:, 1].astype(np.int64)]
+    came = ROLL_INDEX[dice[:, 0].astype(np.int64), dice[:, 1].astype(np.int64)]
     return per_roll[np.arange(count), came] - mean
 
 

@@ -68,12 +68,11 @@ from ..movegen.generate import Afterstates, generate
 from ..net.evaluator import (BearoffEvaluator, Evaluator, OtherBoardGameError, check_same_board_game, evaluator_for,
                              playing_rules)
 from ..rules.outcomes import swap_sides
-from ..rules.rolls import ROLL_WEIGHTS, ROLLS
+from ..rules.rolls import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from ..deadline import check_deadline
 from .base import Bot, BotError
 
-_DICE_ROLL = np.array([[int(np.flatnonzero((ROLLS == sorted((a, b))).all(axis=1))[0]) for b in range(1, 7)]
-                       for a in range(1, 7)], dtype=np.int64).ravel()
+_DICE_ROLL = ROLL_INDEX[1:, 1:].ravel()
 """The index into :data:`ROLLS` of each of the 36 dice ``(a, b)``, at ``6 * (a - 1) + (b - 1)``."""
 
 DEFAULT_CANDIDATES = 8

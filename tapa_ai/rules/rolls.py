@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DISTINCT_ROLLS", "ROLLS", "ROLL_WEIGHTS", "ORDERED_ROLLS", "roll_steps", "is_double"]
+__all__ = ["DISTINCT_ROLLS", "ROLLS", "ROLL_WEIGHTS", "ROLL_INDEX", "ORDERED_ROLLS", "roll_steps", "is_double"]
 
 DISTINCT_ROLLS: tuple[tuple[int, int, int], ...] = tuple(
     (a, b, 1 if a == b else 2) for a in range(1, 7) for b in range(a, 7))
@@ -26,6 +26,11 @@ ROLLS.setflags(write=False)
 ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.float64) / 36.0
 """(21,) the chance of each of :data:`ROLLS` (a double 1/36, any other 2/36)."""
 ROLL_WEIGHTS.setflags(write=False)
+ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
+"""``ROLL_INDEX[a, b]``: the row of :data:`ROLLS` of the dice ``a`` and ``b`` (1..6, either order)."""
+for _index, (_a, _b) in enumerate(ROLLS.tolist()):
+    ROLL_INDEX[_a, _b] = ROLL_INDEX[_b, _a] = _index
+ROLL_INDEX.setflags(write=False)
 ORDERED_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 """(36, 2) every ordered roll, each as likely as the others."""
 ORDERED_ROLLS.setflags(write=False)

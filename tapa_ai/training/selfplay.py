@@ -44,7 +44,7 @@ import torch
 from numba import njit
 
 from ..arena.runner import next_positions, reroll_opening_doubles
-from ..rules.rolls import ROLL_WEIGHTS, ROLLS
+from ..rules.rolls import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from ..movegen import PositionBatch, generate
 from ..rules import outcomes
 from ..movegen.choice import choose_random, segment_argmax
@@ -57,9 +57,6 @@ from ..rules.position import start_position
 STATE_WIDTH = 52
 """Columns of a compact state row: board (24), pinned (24), off (2), bar (2), all int8, mover's view."""
 
-_ROLL_INDEX = np.zeros((6, 6), dtype=np.int64)
-for _index, (_a, _b) in enumerate(ROLLS.tolist()):
-    _ROLL_INDEX[_a - 1, _b - 1] = _ROLL_INDEX[_b - 1, _a - 1] = _index
 OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
 """Probability of each of the 21 rolls as an opening roll of two different dice (``use-opening-dice``)."""
 
@@ -321,7 +318,7 @@ class SelfPlay:
             # A game's first turn plays the opening roll: the 15 rolls of two different dice, equally likely.
             weights[self.turns == 0] = OPENING_WEIGHTS
         expectations = np.einsum("grk,gr->gk", distributions[best].reshape(games, rolls, -1), weights)
-        segments = np.arange(games) * rolls + _ROLL_INDEX[dice[:, 0] - 1, dice[:, 1] - 1]
+        segments = np.arange(games) * rolls + ROLL_INDEX[dice[:, 0], dice[:, 1]]
         chosen = best[segments]
         if epsilon > 0:
             explore = self.rng.random(games) < epsilon
