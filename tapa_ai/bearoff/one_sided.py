@@ -20,7 +20,7 @@ from numbers import Integral
 import numpy as np
 from numba import njit
 
-from ..rules.rolls import DISTINCT_ROLLS
+from ..rules.rolls import ROLL_WEIGHTS, ROLLS
 
 __all__ = ["POINTS", "MAX_CHECKERS", "MAX_TURNS", "POSITIONS", "check_home", "rank", "unrank", "build_tables"]
 
@@ -33,8 +33,8 @@ POSITIONS = comb(MAX_CHECKERS + POINTS, POINTS)
 
 _BINOMIAL = np.array([[comb(n, k) for k in range(POINTS + 1)] for n in range(MAX_CHECKERS + POINTS + 1)],
                      dtype=np.int64)
-_ROLLS = np.array([(a, b) for a, b, _ in DISTINCT_ROLLS], dtype=np.int64)
-_ROLL_WEIGHTS = np.array([count for _, _, count in DISTINCT_ROLLS], dtype=np.float64) / 36.0
+_ROLLS = ROLLS.astype(np.int64)  # writable copies in the kernels' types
+_ROLL_WEIGHTS = ROLL_WEIGHTS.copy()
 
 
 @njit(cache=True)
