@@ -541,3 +541,137 @@ def describe(states: Iterable[State]) -> str:
             extra += f" result={result}"
         lines.append(f"    [{cells}]{extra}")
     return "\n".join(lines)
+
+
+# -- Gul Bara: cascading doubles (docs/rules.md 10) ------------------------------------
+#
+# Written from docs/rules.md 10.1-10.3 alone. A Gul Bara position is read as a dict like the JSON of
+# 10.3: ``points``, ``off``, ``turn``, and optionally ``turns`` ({"X": a, "O": b}), ``cascade``
+# ({"number": k, "steps": s, "remainder": bool}) and ``rules`` (``plain_double_turns``,
+# ``cascade_remainder``). The board moves are those of a running game (8.1-8.3, no restriction of
+# 8.4), searched with :func:`running_turn_leaves` above. What comes on top is the bookkeeping of the
+# turn: which numbers this decision plays, and who decides next, with which turn counts and which
+# pending stage. That bookkeeping is written as a queue of the stages still owed: a pending stage
+# ``(k, s)`` owes ``s`` steps of ``k`` now and four of each of ``k+1 .. 6`` after it.
+
+GULBARA = {
+    "paths": "parallel", "contact": "block", "start_rule": "none", "prime_rule": False,
+    "full_start_quarter_allowed": True,
+    "doubles": "cascade", "plain_double_turns": 3, "cascade_remainder": "lost",
+}
+
+STAGE = 4  # steps of a stage (a double's four moves)
+
+Decision = tuple  # (next side or None, (turns X, turns O), pending (number, steps, remainder) or None)
+
+
+def gulbara_options(data: dict) -> dict:
+    options = dict(GULBARA)
+    for key, value in (data.get("rules") or {}).items():
+        if key not in options:
+            raise ValueError(f"gulbara: unknown rule option {key!r}")
+        options[key] = value
+    if options["cascade_remainder"] not in ("lost", "opponent"):
+        raise ValueError(f"cascade_remainder {options['cascade_remainder']!r}")
+    if options["doubles"] not in ("plain", "cascade"):
+        raise ValueError(f"doubles {options['doubles']!r}")
+    return options
+
+
+def _owed_stages(number: int, steps: int) -> list:
+    """The stages a cascade still owes from a stage of ``steps`` steps of ``number`` on: [(k, s), ...]."""
+    return [(number, steps)] + [(k, STAGE) for k in range(number + 1, 7)]
+
+
+def _best_leaves(leaves: dict, start: State, numbers: tuple) -> dict:
+    """Section 2's maximum-use rule on the leaves of one decision: {resulting state: steps counted as used}."""
+    best = max(leaves.values())
+    if best == 0:
+        return {start: 0}
+    kept = {(state, left) for (state, left), used in leaves.items() if used == best}
+    if len(set(numbers)) == 2 and best == 1:
+        # two different dice, only one playable: the higher one if it can be
+        low = min(numbers)
+        with_high = {(state, left) for state, left in kept if left == (low,)}
+        if with_high:
+            kept = with_high
+    return {state: best for state, _ in kept}
+
+
+def gulbara_decision(data: dict, roll: Optional[tuple] = None) -> dict:
+    """Every legal resulting state of the present decision of a Gul Bara position, each with the next decision.
+
+    ``roll`` is the two dice when the side to move rolls; with a pending stage (``cascade``) it must be None
+    or ``(k, k)``. Returns ``{state: (next side, (turns X, turns O), pending stage)}`` with ``next side`` None
+    when the game is over and ``pending stage`` a tuple ``(number, steps, remainder)`` or None (the next side
+    rolls).
+    """
+    options = gulbara_options(data)
+    cap = options["plain_double_turns"]
+    rules = RunningRules(options["paths"], options["contact"], options["start_rule"], options["prime_rule"],
+                         options["full_start_quarter_allowed"])
+    mover = data["turn"]
+    enemy = opp(mover)
+    raw_turns = data.get("turns") or {}
+    counts = {"X": int(raw_turns.get("X", 0)), "O": int(raw_turns.get("O", 0))}
+    pending = data.get("cascade")
+    _, start, _ = parse_state({**data, "variant": "fevga", "rules": {}})
+
+    # 1. What this decision plays, and what the turn still owes after it when every step is played.
+    if pending is not None:
+        number, steps, remainder = pending["number"], pending.get("steps", STAGE), bool(pending.get("remainder", False))
+        if roll is not None and tuple(roll) != (number, number):
+            raise ValueError(f"a pending stage of {number} is played with no roll or ({number}, {number})")
+        owed = _owed_stages(number, steps)
+        cascading = True
+    else:
+        if roll is None or len(roll) != 2:
+            raise ValueError("the side to move rolls: two dice needed")
+        d1, d2 = roll
+        before = counts[mover]
+        counts[mover] = min(before + 1, cap)  # a roll begins a turn; counted up to plain_double_turns
+        remainder = False
+        cascading = options["doubles"] == "cascade" and d1 == d2 and before >= cap
+        if cascading:
+            owed = _owed_stages(d1, STAGE)
+        elif d1 == d2:
+            owed = [(d1, STAGE)]
+        else:
+            owed = None  # two different dice
+    if owed is None:
+        numbers = tuple(roll)
+    else:
+        numbers = (owed[0][0],) * owed[0][1]
+
+    # 2. The board moves of this decision.
+    leaves = running_turn_leaves(rules, start, mover, numbers)
+    states = _best_leaves(leaves, start, numbers)
+
+    # 3. Who decides next.
+    turns = (counts["X"], counts["O"])
+    out = {}
+    for state, used in states.items():
+        if state[5] is not None:
+            out[state] = (None, turns, None)  # the game is over: no next decision
+            continue
+        if not cascading:
+            out[state] = (enemy, turns, None)
+            continue
+        number, steps = owed[0]
+        later = owed[1:]
+        if used == steps:
+            if later:  # on to the next stage, same side, no roll
+                out[state] = (mover, turns, (later[0][0], later[0][1], remainder))
+            elif remainder:  # the remainder is done: its player rolls for its own turn
+                out[state] = (mover, turns, None)
+            else:  # the cascade's last stage (6) played: the turn passes
+                out[state] = (enemy, turns, None)
+        else:
+            # Not played in full: the cascade stops.
+            if remainder:  # what the remainder's player cannot play is lost; then it rolls
+                out[state] = (mover, turns, None)
+            elif options["cascade_remainder"] == "lost":
+                out[state] = (enemy, turns, None)
+            else:  # the opponent plays what is left, stage by stage, before its own roll
+                out[state] = (enemy, turns, (number, steps - used, True))
+    return out
