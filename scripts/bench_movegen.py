@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tapa_ai.movegen import PositionBatch, generate  # noqa: E402
-from tapa_ai.movegen.generate import default_threads  # noqa: E402
+from tapa_ai.movegen.generate import decision_plan, default_threads  # noqa: E402
 from tapa_ai.movegen.random_positions import playout_positions, random_dice  # noqa: E402
 from tapa_ai.rules.reference import legal_moves  # noqa: E402
 
@@ -198,8 +198,8 @@ def profile_kernel(variant: str, pool: PositionBatch, dice: np.ndarray, repeats:
         if not index.size:
             continue
         part = pool.take(index)
-        arrays = (part.board, part.pinned, part.off, part.bar, part.rules_id, *part.rule_tables(),
-                  *part.restriction_tables(), dice[index])
+        arrays = (part.board, part.pinned, part.off, part.bar, part.rules_id, part.kernel_rule_table(),
+                  decision_plan(part, dice[index]))
         scratch, outputs = kernel.make_scratch(), kernel.make_outputs(64 * len(index))
         best = float("inf")
         for _ in range(repeats):

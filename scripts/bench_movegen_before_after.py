@@ -8,8 +8,8 @@ file under another module name, so both are compiled and cached in their own tre
 positions and dice: pools of uniform random playouts per variant (made with this tree's generator, seeded),
 cut into batches of 1024, one thread, the kernel called directly (no thread pool). Each round times every
 variant with both kernels, in turn and in alternating order, so a machine whose speed drifts slows both
-alike; the best round of each and the median of the per-round ratios are printed. The running games (which
-the old kernel does not play) are timed with this tree's kernel in the same rounds, beside plakoto.
+alike; the best round of each and the median of the per-round ratios are printed. The variants the old kernel
+does not play (``NEW_ONLY``) are timed with this tree's kernel in the same rounds, beside plakoto.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tapa_ai.movegen import kernel  # noqa: E402
 from tapa_ai.movegen.random_positions import playout_positions, random_dice  # noqa: E402
 
-OLD_VARIANTS = ("tapa", "plakoto", "backgammon")
-NEW_ONLY = ("fevga", "narde")
+OLD_VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
+NEW_ONLY = ("gulbara",)
 BATCH = 1024
 
 
@@ -53,21 +53,36 @@ def batches(variant: str, positions: int, seed: int):
     out = []
     for start in range(0, len(pool) - BATCH + 1, BATCH):
         part = pool.take(slice(start, start + BATCH))
-        out.append((np.ascontiguousarray(part.board), np.ascontiguousarray(part.pinned),
-                    np.ascontiguousarray(part.off), np.ascontiguousarray(part.bar),
-                    np.ascontiguousarray(part.rules_id), part.rule_tables(), part.restriction_tables(),
-                    np.ascontiguousarray(dice[start:start + BATCH])))
+        out.append((part, np.ascontiguousarray(dice[start:start + BATCH])))
     return out
+
+
+def kernel_arguments(module, part, dice) -> tuple:
+    """The arguments before ``start`` of ``module.generate_range``, in the form its signature takes: one rule
+    table and a decision plan (since the turn plans), or the rule flags as separate arrays and the dice."""
+    parameters = inspect.signature(module.generate_range.py_func).parameters
+    head = tuple(np.ascontiguousarray(a) for a in (part.board, part.pinned, part.off, part.bar, part.rules_id))
+    if "plan" in parameters:
+        from tapa_ai.movegen.generate import decision_plan
+
+        return (*head, module.rule_table(part.rules), decision_plan(part, dice))
+    pins = np.array([r.pins for r in part.rules], dtype=np.bool_)
+    mother = np.array([r.mother_points for r in part.rules], dtype=np.int8)
+    backgammons = np.array([r.backgammons for r in part.rules], dtype=np.bool_)
+    restrictions = ()
+    if "rule_block" in parameters:
+        restrictions = (np.array([r.contact == "block" for r in part.rules], dtype=np.bool_),
+                        np.array([module.START_RULE_CODES[r.start_rule] for r in part.rules], dtype=np.int8),
+                        np.array([r.prime_rule for r in part.rules], dtype=np.bool_),
+                        np.array([not r.full_start_quarter_allowed for r in part.rules], dtype=np.bool_))
+    return (*head, pins, mother, backgammons, *restrictions, dice)
 
 
 def runner(module, parts, seconds: float):
     """A function timing ``module.generate_range`` over ``parts``, repeated for at least ``seconds``:
     (positions/s wall, positions/s CPU, afterstates of one pass)."""
-    takes_restrictions = "rule_block" in inspect.signature(module.generate_range.py_func).parameters
     scratch, outputs = module.make_scratch(), module.make_outputs(64 * BATCH)
-
-    calls = [(board, pinned, off, bar, rules_id, *tables, *(restrictions if takes_restrictions else ()), dice)
-             for board, pinned, off, bar, rules_id, tables, restrictions, dice in parts]
+    calls = [kernel_arguments(module, part, dice) for part, dice in parts]
 
     def run(least: float = seconds):
         found = positions = 0

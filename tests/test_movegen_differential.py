@@ -632,8 +632,10 @@ def test_the_kernel_grows_a_small_output_buffer_to_hold_every_afterstate_of_a_ca
                                                                                games=4)])
     dice = random_dice(len(batch), rng)
     dice[::4] = dice[::4, :1]  # some doubles: a few hundred afterstates in one position
-    arrays = (batch.board, batch.pinned, batch.off, batch.bar, batch.rules_id, *batch.rule_tables(),
-              *batch.restriction_tables(), dice)
+    from tapa_ai.movegen.generate import decision_plan
+
+    arrays = (batch.board, batch.pinned, batch.off, batch.bar, batch.rules_id, batch.kernel_rule_table(),
+              decision_plan(batch, dice))
     arrays = tuple(np.ascontiguousarray(a) for a in arrays)
     counts, status, n_out, outputs = kernel.generate_range(*arrays, 0, len(batch), kernel.make_scratch(),
                                                            kernel.make_outputs(2))

@@ -26,14 +26,15 @@ exact and cheap (a cached table per stack string), but the hot paths
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
 from ..notation.json_position import position_from_json, position_to_json
 from ..rules.options import RuleOptions
 from ..rules.position import SIDES, Position
+from ..rules.turns import Cascade
 
 X, O = 0, 1
 """Side codes of ``turn``: the absolute colour of the side to move."""
@@ -61,9 +62,26 @@ class PositionBatch:
     """(B,) int8: index into ``rules``."""
     rules: tuple[RuleOptions, ...]
     """The rule sets the batch uses."""
+    turns: Optional[np.ndarray] = field(default=None)
+    """(B, 2) int8: turns begun this game, (mover, opponent), counted up to ``plain_double_turns``; zeros unless
+    doubles cascade (docs/rules.md 10.3). Made zero when not given."""
+    stage: Optional[np.ndarray] = field(default=None)
+    """(B, 3) int8: the pending stage the mover plays without rolling, (number, steps, remainder); number 0 = none,
+    the mover rolls (docs/rules.md 10.2). Made zero when not given."""
+
+    def __post_init__(self) -> None:
+        size = self.board.shape[0]
+        if self.turns is None:
+            self.turns = np.zeros((size, 2), dtype=np.int8)
+        if self.stage is None:
+            self.stage = np.zeros((size, 3), dtype=np.int8)
 
     def __len__(self) -> int:
         return int(self.board.shape[0])
+
+    def has_stages(self) -> bool:
+        """Whether any position is inside a cascade (plays a pending stage with no roll)."""
+        return bool(self.stage[:, 0].any())
 
     # -- rule flags per position, as arrays for the kernels ----------------------------
     def rule_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -73,19 +91,23 @@ class PositionBatch:
         backgammons = np.array([r.backgammons for r in self.rules], dtype=np.bool_)
         return pins, mother, backgammons
 
-    def restriction_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per rule set, the running games' landing and restrictions (docs/rules.md 8.2, 8.4): block contact (R,)
-        bool, start rule (R,) int8 (``kernel.START_RULE_CODES``), prime rule (R,) bool, full starting quarter
-        forbidden (R,) bool. Made once per tuple of rule sets: shared, never to be written (numba types read-only
-        arrays apart, so they are not marked so)."""
-        return _restriction_tables(self.rules)
+    def kernel_rule_table(self) -> np.ndarray:
+        """(R, ``kernel.RULE_COLUMNS``) int8: the move generator's rule flags, one row per rule set, one named column
+        per flag (``kernel.RULE_*``). Made once per tuple of rule sets: shared, never to be written (numba types
+        read-only arrays apart, so it is not marked so)."""
+        return _kernel_rule_table(self.rules)
+
+    def cascade_rows(self) -> np.ndarray:
+        """(B,) bool: the positions of a rule set whose doubles cascade (docs/rules.md 10.2)."""
+        cascades = np.array([r.cascades for r in self.rules], dtype=np.bool_)
+        return cascades[self.rules_id] if len(cascades) else np.zeros(len(self), dtype=np.bool_)
 
     # -- slicing and joining -----------------------------------------------------------
     def take(self, index: Any) -> "PositionBatch":
         """The positions at ``index`` (an int array, a slice or a bool mask), same rules table."""
         return PositionBatch(
             self.board[index], self.pinned[index], self.off[index], self.bar[index],
-            self.turn[index], self.rules_id[index], self.rules,
+            self.turn[index], self.rules_id[index], self.rules, self.turns[index], self.stage[index],
         )
 
     def parallel_rows(self) -> np.ndarray:
@@ -97,7 +119,9 @@ class PositionBatch:
         """The same positions seen from the other side, which is then to move.
 
         This turns an afterstate (seen from the side that just moved) into the
-        next position to play, when its game is not over. The other side's
+        next position to play, when its game is not over and the other side
+        plays next (inside a cascade the mover plays on: ``Afterstates.next_positions``).
+        Turn counts swap sides; a pending stage is the next mover's. The other side's
         point ``p`` is the mover's ``25 - p`` (columns reversed), or in the
         running games ``p +- 12`` (columns turned by 12).
         """
@@ -114,6 +138,8 @@ class PositionBatch:
             (1 - self.turn).astype(np.int8),
             self.rules_id.copy(),
             self.rules,
+            np.ascontiguousarray(self.turns[:, ::-1]),
+            self.stage.copy(),
         )
 
     def checker_counts(self) -> np.ndarray:
@@ -138,6 +164,8 @@ class PositionBatch:
         bar = np.zeros((size, 2), dtype=np.int8)
         turn = np.zeros(size, dtype=np.int8)
         rules_id = np.zeros(size, dtype=np.int8)
+        turns = np.zeros((size, 2), dtype=np.int8)
+        stage = np.zeros((size, 3), dtype=np.int8)
         rules: list[RuleOptions] = []
         rule_index: dict[RuleOptions, int] = {}
         for row, position in enumerate(positions):
@@ -159,10 +187,14 @@ class PositionBatch:
             if side == X:
                 off[row] = position.off
                 bar[row] = position.bar
+                turns[row] = position.turns
             else:
                 off[row] = position.off[::-1]
                 bar[row] = position.bar[::-1]
-        return cls(board, pinned, off, bar, turn, rules_id, tuple(rules))
+                turns[row] = position.turns[::-1]
+            if position.cascade is not None:
+                stage[row] = (position.cascade.number, position.cascade.steps, position.cascade.remainder)
+        return cls(board, pinned, off, bar, turn, rules_id, tuple(rules), turns, stage)
 
     def to_positions(self) -> list[Position]:
         """The positions as reference ``Position`` objects (``result`` unset)."""
@@ -172,23 +204,30 @@ class PositionBatch:
         """One position as a reference ``Position``, with ``turn`` the mover and the given result."""
         return self.positions([row], [result])[0]
 
-    def positions(self, rows, results=None) -> list[Position]:
-        """Positions of ``rows`` (a sequence of ints), with ``results`` (one per row, or None for all)."""
+    def positions(self, rows, results=None, next_sides=None) -> list[Position]:
+        """Positions of ``rows`` (a sequence of ints), with ``results`` (one per row, or None for all) and, for
+        afterstates of a rule set whose doubles cascade, ``next_sides`` (one ``"X"``/``"O"`` per row)."""
         rows = np.asarray(rows, dtype=np.int64)
         codes = ((self.board[rows].astype(np.int64) + 16) * 3 + self.pinned[rows] + 1).tolist()
         offs, bars = self.off[rows].tolist(), self.bar[rows].tolist()
         sides, rule_ids = self.turn[rows].tolist(), self.rules_id[rows].tolist()
+        turns_rows, stage_rows = self.turns[rows].tolist(), self.stage[rows].tolist()
         if results is None:
             results = [None] * len(codes)
+        if next_sides is None:
+            next_sides = [None] * len(codes)
         out = []
-        for code_row, off, bar, side, rule_id, result in zip(codes, offs, bars, sides, rule_ids, results):
+        for code_row, off, bar, side, rule_id, result, turns, stage, next_side in zip(
+                codes, offs, bars, sides, rule_ids, results, turns_rows, stage_rows, next_sides):
             names = _STACK_NAMES[side]
             rules = self.rules[rule_id]
             stacks = _mover_view([names[code] for code in code_row], side, rules.parallel)
             if side == O:
-                off, bar = off[::-1], bar[::-1]
+                off, bar, turns = off[::-1], bar[::-1], turns[::-1]
+            cascade = Cascade(stage[0], stage[1], bool(stage[2])) if stage[0] else None
             out.append(Position(rules, tuple(stacks), (off[0], off[1]), (bar[0], bar[1]),
-                                SIDES[side], result))
+                                SIDES[side], result, (turns[0], turns[1]), cascade,
+                                next_side if rules.cascades else None))
         return out
 
     @classmethod
@@ -215,20 +254,15 @@ def concatenate(batches: Sequence[PositionBatch]) -> PositionBatch:
         np.concatenate([b.board for b in batches]), np.concatenate([b.pinned for b in batches]),
         np.concatenate([b.off for b in batches]), np.concatenate([b.bar for b in batches]),
         np.concatenate([b.turn for b in batches]), np.concatenate(ids).astype(np.int8), tuple(rules),
+        np.concatenate([b.turns for b in batches]), np.concatenate([b.stage for b in batches]),
     )
 
 
 @functools.lru_cache(maxsize=64)
-def _restriction_tables(rules: tuple[RuleOptions, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    from .kernel import START_RULE_CODES  # the kernel's codes; imported here, where the kernel is about to run
+def _kernel_rule_table(rules: tuple[RuleOptions, ...]) -> np.ndarray:
+    from .kernel import rule_table  # the kernel's columns; imported here, where the kernel is about to run
 
-    tables = (
-        np.array([r.contact == "block" for r in rules], dtype=np.bool_),
-        np.array([START_RULE_CODES[r.start_rule] for r in rules], dtype=np.int8),
-        np.array([r.prime_rule for r in rules], dtype=np.bool_),
-        np.array([not r.full_start_quarter_allowed for r in rules], dtype=np.bool_),
-    )
-    return tables
+    return rule_table(rules)
 
 
 def _mover_view(points, side: int, parallel: bool):

@@ -16,7 +16,7 @@ import numpy as np
 from ..notation.json_position import position_to_json, result_to_json
 from ..notation.move_text import parse_move_text
 from ..rules.options import VARIANTS
-from ..rules.rolls import roll_steps
+from ..rules.turns import stage_dice, stage_numbers
 from ..rules.position import Position
 from ..rules.reference import NO_TURN_START, legal_moves, play_step, result_after_step, single_steps, turn_start
 from .batch import PositionBatch
@@ -69,10 +69,11 @@ def report_json(position: Position) -> dict[str, Any]:
     return data
 
 
-def _dice_text_ok(afterstates: Afterstates, row: int, dice: tuple[int, int]) -> bool:
-    """The recorded steps use the rolled dice: each die once (four times for doubles), at most."""
+def _dice_text_ok(afterstates: Afterstates, row: int, numbers: tuple[int, ...]) -> bool:
+    """The recorded steps use the decision's numbers (a roll's dice, a double's four, a stage's): each once, at
+    most."""
     used = [int(d) for d in afterstates.steps[row, : int(afterstates.n_steps[row]), 2]]
-    available = list(roll_steps(dice))
+    available = list(numbers)
     for die in used:
         if die not in available:
             return False
@@ -95,7 +96,11 @@ def compare_with_reference(
     for index in range(len(batch)):
         position = batch.position(index)
         roll = (int(dice[index][0]), int(dice[index][1]))
-        reference = {move.position for move in legal_moves(position, roll)}
+        # A position inside a cascade plays its pending stage (the generator ignores its dice).
+        numbers, given = stage_numbers(position, None if position.cascade else roll)
+        if given is None:
+            roll = stage_dice(position.cascade)
+        reference = {move.position for move in legal_moves(position, given)}
         rows = range(int(afterstates.offsets[index]), int(afterstates.offsets[index + 1]))
         fast = [afterstates.position(row) for row in rows]
         fast_set = set(fast)
@@ -109,7 +114,10 @@ def compare_with_reference(
             bad_text = []
             for row, after in zip(rows, fast):
                 text = afterstates.move_text(row)
-                if not _dice_text_ok(afterstates, row, roll) or replay_text(position, text, roll) != after:
+                replayed = replay_text(position, text, roll)
+                if replayed is not None:  # the board the text reaches, with the decision the generator set
+                    replayed = replayed.with_changes(turns=after.turns, cascade=after.cascade, next=after.next)
+                if not _dice_text_ok(afterstates, row, numbers) or replayed != after:
                     bad_text.append(text)
             if bad_text:
                 problem["text_does_not_replay"] = bad_text

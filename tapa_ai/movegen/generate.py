@@ -18,7 +18,8 @@ import numpy as np
 from ..notation.move_text import format_steps
 from ..rules.options import RulesError
 from ..rules.position import SIDES, GameResult, Position, PositionError
-from ..rules.reference import Move, Step, check_dice
+from ..rules.reference import Move, Step
+from ..rules.turns import stage_numbers
 from . import kernel
 from ..rules import outcomes
 from .batch import PositionBatch
@@ -62,10 +63,38 @@ class Afterstates:
     inputs: Optional[PositionBatch] = None
     """The B positions moved from (seen from their side to move), set by :func:`generate`; None when unknown."""
     dice: Optional[np.ndarray] = None
-    """(B, 2) int8: the dice each position was played with, set by :func:`generate`; None when unknown."""
+    """(B, 2) int8: the dice each position was played with (a pending stage's ``[k, k]``), set by
+    :func:`generate`; None when unknown."""
+    same_side: Optional[np.ndarray] = None
+    """(N,) bool: the side that moved also decides next (inside a cascade, docs/rules.md 10.2): its next position
+    is the afterstate itself, not flipped. All False (made so when not given) where doubles are plain."""
+
+    def __post_init__(self) -> None:
+        if self.same_side is None:
+            self.same_side = np.zeros(self.source.shape[0], dtype=np.bool_)
 
     def __len__(self) -> int:
         return int(self.source.shape[0])
+
+    def has_same_side(self) -> bool:
+        """Whether some afterstate is followed by a decision of the side that moved."""
+        return bool(self.same_side.any())
+
+    def next_positions(self) -> PositionBatch:
+        """The positions of the next decisions (games not over): each afterstate seen from the side that plays
+        next, the other side (``positions.flipped()``) or, inside a cascade, the mover itself."""
+        if not self.has_same_side():
+            return self.positions.flipped()
+        flipped = self.positions.flipped()
+        same = self.same_side
+        for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
+            getattr(flipped, name)[same] = getattr(self.positions, name)[same]
+        return flipped
+
+    def _next_sides(self, rows) -> list:
+        """The side that plays next after each of ``rows`` (``Position.next`` of its afterstate)."""
+        turn = self.positions.turn[rows]
+        return [SIDES[int(side if same else 1 - side)] for side, same in zip(turn, self.same_side[rows])]
 
     def result(self, row: int) -> Optional[GameResult]:
         """The game result reached by afterstate ``row``, or None."""
@@ -76,8 +105,11 @@ class Afterstates:
         return GameResult(winner, outcomes.RESULT_KINDS[code], int(self.result_points[row]))
 
     def position(self, row: int) -> Position:
-        """Afterstate ``row`` as the reference generator writes it (``turn`` = mover, result set)."""
-        return self.positions.position(row, self.result(row))
+        """Afterstate ``row`` as the reference generator writes it (``turn`` = mover, result set, and where
+        doubles cascade the next decision's ``next``, ``turns`` and ``cascade``)."""
+        result = self.result(row)
+        next_sides = None if result is not None else self._next_sides([row])
+        return self.positions.positions([row], [result], next_sides)[0]
 
     def step_list(self, row: int) -> tuple[Step, ...]:
         return tuple(Step(int(f), int(t), int(d)) for f, t, d in self.steps[row, : int(self.n_steps[row])].tolist())
@@ -95,7 +127,8 @@ class Afterstates:
         count = rows.size
         return Afterstates(self.positions.take(rows), np.arange(count, dtype=np.int32),
                            np.arange(count + 1, dtype=np.int64), self.game_over[rows], self.winner[rows],
-                           self.result_kind[rows], self.result_points[rows], self.steps[rows], self.n_steps[rows])
+                           self.result_kind[rows], self.result_points[rows], self.steps[rows], self.n_steps[rows],
+                           same_side=self.same_side[rows])
 
     def of_sources(self, index: np.ndarray) -> "Afterstates":
         """The afterstates of some source positions only (``index``, sorted), as their own Afterstates: offsets
@@ -110,13 +143,15 @@ class Afterstates:
         return Afterstates(
             self.positions.take(rows), np.repeat(np.arange(index.size, dtype=np.int32), counts), offsets,
             self.game_over[rows], self.winner[rows], self.result_kind[rows], self.result_points[rows],
-            self.steps[rows], self.n_steps[rows], inputs, dice,
+            self.steps[rows], self.n_steps[rows], inputs, dice, self.same_side[rows],
         )
 
     def moves_of(self, index: int) -> list[Move]:
         """The reference-style moves of source position ``index``."""
-        rows = range(int(self.offsets[index]), int(self.offsets[index + 1]))
-        positions = self.positions.positions(rows, [self.result(row) for row in rows])
+        rows = list(range(int(self.offsets[index]), int(self.offsets[index + 1])))
+        results = [self.result(row) for row in rows]
+        next_sides = [None if result is not None else side for result, side in zip(results, self._next_sides(rows))]
+        positions = self.positions.positions(rows, results, next_sides)
         return [Move(self.step_list(row), position) for row, position in zip(rows, positions)]
 
 
@@ -167,29 +202,89 @@ def _pool(threads: int) -> ThreadPoolExecutor:
     return _executor
 
 
-def _dice_array(dice, size: int) -> np.ndarray:
-    array = np.asarray(dice, dtype=np.int64)
-    if array.shape == (2,):
-        array = np.broadcast_to(array, (size, 2))
-    if array.shape != (size, 2):
-        raise RulesError(f"dice: want shape (2,) or ({size}, 2), got {array.shape}")
-    return np.ascontiguousarray(array, dtype=np.int8)
+def _dice_array(dice, batch: PositionBatch) -> np.ndarray:
+    """(B, 2) int8 dice: a roll for every position, one per position, or None where every position is inside a
+    cascade. A position with a pending stage plays the stage whatever it is given (its row becomes ``[k, k]``)."""
+    size = len(batch)
+    stages = batch.stage[:, 0] > 0
+    if dice is None:
+        if not stages.all():
+            first = int(np.flatnonzero(~stages)[0])
+            raise RulesError(f"dice: position {first} of the batch is to roll; give two dice 1..6")
+        array = np.zeros((size, 2), dtype=np.int8)
+    else:
+        array = np.asarray(dice, dtype=np.int64)
+        if array.shape == (2,):
+            array = np.broadcast_to(array, (size, 2))
+        if array.shape != (size, 2):
+            raise RulesError(f"dice: want shape (2,) or ({size}, 2), got {array.shape}")
+        array = np.array(array, dtype=np.int8)
+    if stages.any():
+        array[stages] = batch.stage[stages, :1]
+    return array
+
+
+def decision_plan(batch: PositionBatch, dice: np.ndarray) -> np.ndarray:
+    """(B, 3) int8: each position's two numbers and the steps it plays (the kernel's ``plan``): a pending
+    stage's number ``steps`` times, a roll's two dice, a double's four (a cascade's first stage is four too)."""
+    plan = np.empty((len(batch), 3), dtype=np.int8)
+    plan[:, :2] = dice
+    plan[:, 2] = np.where(dice[:, 0] == dice[:, 1], 4, 2)
+    stages = batch.stage[:, 0] > 0
+    if stages.any():
+        plan[stages, 2] = batch.stage[stages, 1]
+    return plan
+
+
+def _next_decisions(batch: PositionBatch, dice: np.ndarray, source: np.ndarray, n_steps: np.ndarray,
+                    game_over: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each afterstate's next decision under cascading doubles (:func:`tapa_ai.rules.turns.after_stage` on
+    arrays): turn counts (N, 2) and pending stage (N, 3) seen from the mover, and whether the mover plays next."""
+    rules = batch.rules
+    plain_turns = np.array([r.plain_double_turns for r in rules], dtype=np.int16)[batch.rules_id][source]
+    to_opponent = np.array([r.cascade_remainder == "opponent" for r in rules], dtype=np.bool_)[batch.rules_id][source]
+    cascades = batch.cascade_rows()[source]
+    turns = batch.turns[source].astype(np.int16)
+    stage = batch.stage[source].astype(np.int16)
+    rolled = stage[:, 0] == 0
+    begun = turns[:, 0].copy()
+    turns[:, 0] = np.where(rolled & cascades, np.minimum(begun + 1, plain_turns), begun)
+    roll = dice[source].astype(np.int16)
+    cascade_roll = rolled & cascades & (roll[:, 0] == roll[:, 1]) & (begun >= plain_turns)
+    number = np.where(rolled, roll[:, 0], stage[:, 0])
+    steps = np.where(rolled, 4, stage[:, 1])
+    remainder = ~rolled & (stage[:, 2] != 0)
+    in_cascade = cascades & ~game_over & (cascade_roll | ~rolled)
+    full = n_steps == steps
+    go_on = in_cascade & full & (number < 6)
+    remainder_done = in_cascade & ~go_on & remainder
+    pass_on = in_cascade & ~go_on & ~remainder & ~full & to_opponent
+    next_stage = np.zeros((source.size, 3), dtype=np.int8)
+    next_stage[go_on, 0] = number[go_on] + 1
+    next_stage[go_on, 1] = 4
+    next_stage[go_on, 2] = remainder[go_on]
+    next_stage[pass_on, 0] = number[pass_on]
+    next_stage[pass_on, 1] = steps[pass_on] - n_steps[pass_on]
+    next_stage[pass_on, 2] = 1
+    return turns.astype(np.int8), next_stage, go_on | remainder_done
 
 
 def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> Afterstates:
-    """All legal whole-turn afterstates of every position of ``batch``, deduplicated per position.
+    """All legal afterstates of every position's present decision, deduplicated per position.
 
-    ``dice`` is one roll (2,) for all positions or one per position (B, 2),
-    values 1..6. Raises :class:`PositionError` if a position's game is already
-    over and :class:`RulesError` for bad dice, like the reference generator.
+    ``dice`` is one roll (2,) for all positions or one per position (B, 2), values 1..6; a position inside a
+    cascade (docs/rules.md 10.2) plays its pending stage instead (``dice`` may be None when all are). Raises
+    :class:`PositionError` if a position's game is already over and :class:`RulesError` for bad dice, like the
+    reference generator. Under cascading doubles each afterstate carries its next decision's turn counts and
+    stage, and :attr:`Afterstates.same_side` says whether the mover plays it.
     """
     size = len(batch)
-    dice_array = _dice_array(dice, size)
+    dice_array = _dice_array(dice, batch)
+    plan = decision_plan(batch, dice_array)
     arrays = (
         np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
         np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
-        np.ascontiguousarray(batch.rules_id, dtype=np.int8), *batch.rule_tables(), *batch.restriction_tables(),
-        dice_array,
+        np.ascontiguousarray(batch.rules_id, dtype=np.int8), batch.kernel_rule_table(), plan,
     )
     threads = default_threads() if threads is None else max(1, threads)
     parts = min(threads, max(1, size // MIN_POSITIONS_PER_THREAD))
@@ -220,25 +315,29 @@ def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> After
     turn = batch.turn[source]
     game_over = result_kind != outcomes.RESULT_NONE
     winner = np.where(game_over & (result_kind != outcomes.RESULT_DRAW), turn, -1).astype(np.int8)
-    positions = PositionBatch(board, pinned, off, bar, turn, batch.rules_id[source], batch.rules)
+    same_side = None
+    turns = stage = None
+    if batch.cascade_rows().any():
+        turns, stage, same_side = _next_decisions(batch, dice_array, source, n_steps, game_over)
+    positions = PositionBatch(board, pinned, off, bar, turn, batch.rules_id[source], batch.rules, turns, stage)
     return Afterstates(positions, source, offsets, game_over, winner, result_kind, points, steps, n_steps,
-                       batch, dice_array)
+                       batch, dice_array, same_side)
 
 
-def legal_moves_fast(position: Position, dice: Sequence[int]) -> list[Move]:
+def legal_moves_fast(position: Position, dice: Optional[Sequence[int]] = None) -> list[Move]:
     """Drop-in for :func:`tapa_ai.rules.reference.legal_moves`, computed by the fast generator.
 
     Same moves (one per distinct resulting position, same ``Position``
     afterstates and results); the steps shown for a position may be another
     legal order of the same move.
     """
-    dice = check_dice(dice)
+    _, dice = stage_numbers(position, dice)
     if position.result is not None:
         raise PositionError("the game is already over")
     batch = PositionBatch.from_positions([position])
     afterstates = generate(batch, dice, threads=1)
     moves = afterstates.moves_of(0)
-    if len(moves) == 1 and not moves[0].steps:
+    if len(moves) == 1 and not moves[0].steps and not position.rules.cascades:
         # A pass keeps the very position object, as the reference does.
         return [Move((), position)]
     return moves

@@ -101,6 +101,31 @@ HEAD_DOUBLES = (6, 4, 3)  # with all 15 on the 24-point, two checkers may leave 
 PASSED_MASK = (1 << 11) - 1  # the mover's points 1-11: a checker there has passed the opponent's start
 QUARTER_MASK = 0x3F << 18  # the mover's starting quarter, points 19-24
 
+# The rule table's columns (one row per rule set, int8): see :func:`rule_table`.
+RULE_PINS = 0  # contact "pin"
+RULE_MOTHER = 1  # mother_points
+RULE_BACKGAMMONS = 2
+RULE_BLOCK = 3  # contact "block" (the running games)
+RULE_START = 4  # start_rule, a START_* code
+RULE_PRIME = 5
+RULE_QUARTER = 6  # not full_start_quarter_allowed
+RULE_COLUMNS = 7
+
+
+def rule_table(rules) -> np.ndarray:
+    """(R, RULE_COLUMNS) int8: the flags the kernel reads of each rule set, one named column each."""
+    table = np.zeros((len(rules), RULE_COLUMNS), dtype=np.int8)
+    for row, r in enumerate(rules):
+        table[row, RULE_PINS] = r.pins
+        table[row, RULE_MOTHER] = r.mother_points
+        table[row, RULE_BACKGAMMONS] = r.backgammons
+        table[row, RULE_BLOCK] = r.contact == "block"
+        table[row, RULE_START] = START_RULE_CODES[r.start_rule]
+        table[row, RULE_PRIME] = r.prime_rule
+        table[row, RULE_QUARTER] = not r.full_start_quarter_allowed
+    return table
+
+
 # Packed key: point i is 7 bits at WORD[i], SHIFT[i]; word 2 also holds the counts.
 KEY_WORD = np.array([i // 9 for i in range(24)], dtype=np.int64)
 KEY_SHIFT = np.array([7 * (i % 9) for i in range(24)], dtype=np.int64)
@@ -359,22 +384,23 @@ def make_scratch():
 
 
 @njit(cache=True, nogil=True)
-def generate_range(
-    board, pinned, off, bar, rules_id, rule_pins, rule_mother, rule_backgammons, rule_block, rule_start, rule_prime,
-    rule_quarter, dice, start, stop, scratch, outputs
-):
+def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, stop, scratch, outputs):
     """All legal whole-turn afterstates of positions ``start..stop-1``.
 
     Inputs are the arrays of a ``PositionBatch`` (``board``/``pinned`` (B, 24)
     int8, ``off``/``bar`` (B, 2) int8, ``rules_id`` (B,) int8), the rule
-    tables (R,) and ``dice`` (B, 2) int8; ``scratch`` is one thread's
+    table (R, ``RULE_COLUMNS``) int8 (:func:`rule_table`) and each position's
+    decision ``plan`` (B, 3) int8: its two numbers and how many steps it plays
+    (2 for two different numbers; 1..4 of a double's number: four for a whole
+    double or a cascade's stage, fewer for a remainder, docs/rules.md 10.2); ``scratch`` is one thread's
     :func:`make_scratch` (reused across calls, never shared between threads
     running at once); ``outputs`` is one thread's :func:`make_outputs`, filled
     from row 0 and replaced by larger arrays when full. Returns, for the
     ``n = stop - start`` positions and the ``N`` afterstates found, in source order:
 
     - ``counts`` (n,) int32: afterstates per position (1 for a pass);
-    - ``status`` (n,) int8: ``STATUS_OK``, ``STATUS_GAME_OVER`` or ``STATUS_BAD_DICE`` (then 0 afterstates);
+    - ``status`` (n,) int8: ``STATUS_OK``, ``STATUS_GAME_OVER`` or ``STATUS_BAD_DICE`` (numbers outside 1..6 or a
+      step count the numbers cannot give; then 0 afterstates);
     - ``N``;
     - ``outputs``, the tuple of output arrays (maybe grown), whose first ``N`` rows are:
       ``out_board``, ``out_pinned`` (N, 24) int8, ``out_off``, ``out_bar`` (N, 2) int8: the
@@ -411,18 +437,26 @@ def generate_range(
 
     for b in range(start, stop):
         row = b - start
-        die_a = dice[b, 0]
-        die_b = dice[b, 1]
-        if die_a < 1 or die_a > 6 or die_b < 1 or die_b > 6:
+        die_a = plan[b, 0]
+        die_b = plan[b, 1]
+        n_dice = plan[b, 2]
+        double = die_a == die_b
+        if (die_a < 1 or die_a > 6 or die_b < 1 or die_b > 6
+                or (double and (n_dice < 1 or n_dice > 4)) or (not double and n_dice != 2)):
             status[row] = STATUS_BAD_DICE
             continue
         rule = rules_id[b]
-        pin_game = rule_pins[rule]
-        mother_rules = pin_game and rule_mother[rule] > 0
-        backgammons = rule_backgammons[rule]
+        pin_game = rule_table[rule, RULE_PINS] != 0
+        mother_points = rule_table[rule, RULE_MOTHER]
+        mother_rules = pin_game and mother_points > 0
+        backgammons = rule_table[rule, RULE_BACKGAMMONS] != 0
+        block_game = rule_table[rule, RULE_BLOCK] != 0
+        start_rule = rule_table[rule, RULE_START]
+        prime_rule = rule_table[rule, RULE_PRIME] != 0
+        quarter_rule = rule_table[rule, RULE_QUARTER] != 0
         opponent_off = off[b, 1]
         # A point is closed to the mover by two opposing checkers (or a pin), in the running games by one.
-        closed_below = -1 if rule_block[rule] else -2
+        closed_below = -1 if block_game else -2
 
         closed = 0
         own_pinned = 0
@@ -470,8 +504,6 @@ def generate_range(
             status[row] = STATUS_GAME_OVER
             continue
 
-        double = die_a == die_b
-        n_dice = 4 if double else 2
         high = max(die_a, die_b)
         low = min(die_a, die_b)
         # Mid-turn game ends (mothers) make the order of equal dice matter: search all orders then.
@@ -502,14 +534,14 @@ def generate_range(
         quarter_watch = False
         head = 0
         may_leave = 0
-        if rule_block[rule] and (rule_start[rule] != START_NONE or rule_prime[rule] or rule_quarter[rule]):
+        if block_game and (start_rule != START_NONE or prime_rule or quarter_rule):
             head = board[b, 23] if board[b, 23] > 0 else 0
             may_leave = 1
-            if double and head == 15 and (die_a == 6 or die_a == 4 or die_a == 3):
+            if double and n_dice == 4 and head == 15 and (die_a == 6 or die_a == 4 or die_a == 3):
                 may_leave = 2
             start_watch, prime_window, quarter_watch = _restriction_watch(
-                closed, movable0, head, off[b, 0], n_dice, rule_start[rule], may_leave, rule_prime[rule],
-                rule_quarter[rule], opponent_off)
+                closed, movable0, head, off[b, 0], n_dice, start_rule, may_leave, prime_rule, quarter_rule,
+                opponent_off)
             restricted = start_watch != START_NONE or prime_window != 0 or quarter_watch
             every_order = start_watch == START_RUNNER or prime_window != 0 or quarter_watch
             if double and every_order:
@@ -818,7 +850,7 @@ def generate_range(
                 code = leaf_result[j]
                 out_result[n_out] = code
                 if code == RESULT_MOTHER:
-                    out_points[n_out] = rule_mother[rule]
+                    out_points[n_out] = mother_points
                 elif code == RESULT_DRAW:
                     out_points[n_out] = 0
                 else:

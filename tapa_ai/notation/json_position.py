@@ -13,9 +13,11 @@ from typing import Any
 
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position, PositionError, validate_position
+from ..rules.turns import STAGE_STEPS, Cascade
 from ..quoting import quoted
 
-_KNOWN_KEYS = {"variant", "points", "off", "bar", "turn", "result", "rules"}
+_KNOWN_KEYS = {"variant", "points", "off", "bar", "turn", "result", "rules", "turns", "cascade", "next"}
+_CASCADE_KEYS = ("number", "steps", "remainder")
 
 
 def _side_counts(data: Any, name: str, where: str) -> tuple[int, int]:
@@ -90,12 +92,41 @@ def position_from_json(data: Any, where: str = "position") -> Position:
     result = None
     if data.get("result") is not None:
         result = result_from_json(data["result"], f"{where}.result")
-    position = Position(rules, tuple(points), off, bar, turn, result)
+    turns = (0, 0)
+    if "turns" in data:
+        turns = _side_counts(data["turns"], "turns", where)
+    cascade = None
+    if data.get("cascade") is not None:
+        cascade = cascade_from_json(data["cascade"], f"{where}.cascade")
+    next_side = data.get("next")
+    if next_side is not None and next_side not in SIDES:
+        raise PositionError(f"{where}.next: must be \"X\", \"O\" or absent, got {quoted(next_side)}")
+    position = Position(rules, tuple(points), off, bar, turn, result, turns, cascade, next_side)
     try:
         validate_position(position)
     except PositionError as error:
         raise PositionError(f"{where}: {error}") from None
     return position
+
+
+def cascade_from_json(data: Any, where: str = "position.cascade") -> Cascade:
+    """A pending stage from ``{"number": k, "steps": s, "remainder": false}`` (docs/rules.md 10.3)."""
+    if not isinstance(data, dict):
+        raise PositionError(f"{where}: must be an object like {{\"number\": 4, \"steps\": 4, \"remainder\": false}}, "
+                            f"got {quoted(data)}")
+    extra = sorted(set(data) - set(_CASCADE_KEYS))
+    if extra:
+        raise PositionError(f"{where}: unknown key(s) {quoted(extra)}; known: {list(_CASCADE_KEYS)}")
+    if "number" not in data:
+        raise PositionError(f"{where}: missing key 'number'")
+    try:
+        return Cascade(data["number"], data.get("steps", STAGE_STEPS), data.get("remainder", False))
+    except RulesError as error:
+        raise PositionError(f"{where}: {error}".replace(f"{where}: cascade.", f"{where}.")) from None
+
+
+def cascade_to_json(cascade: Cascade) -> dict[str, Any]:
+    return {"number": cascade.number, "steps": cascade.steps, "remainder": cascade.remainder}
 
 
 def position_to_json(position: Position) -> dict[str, Any]:
@@ -121,6 +152,13 @@ def position_to_json(position: Position) -> dict[str, Any]:
         data["rules"] = {k: v for k, v in position.rules.to_dict().items() if base[k] != v}
     if position.result is not None:
         data["result"] = result_to_json(position.result)
+    if position.rules.cascades:
+        if position.turns != (0, 0):
+            data["turns"] = {"X": position.turns[0], "O": position.turns[1]}
+        if position.cascade is not None:
+            data["cascade"] = cascade_to_json(position.cascade)
+        if position.next is not None:
+            data["next"] = position.next
     return data
 
 

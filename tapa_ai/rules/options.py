@@ -24,6 +24,10 @@ PATHS = ("opposite", "parallel")
 START_RULES = ("none", "runner", "head")
 OPENINGS = ("use-opening-dice", "reroll")
 NEXT_GAME_OPENERS = ("opening-roll", "winner")
+DOUBLES = ("plain", "cascade")
+CASCADE_REMAINDERS = ("lost", "opponent")
+MAX_PLAIN_DOUBLE_TURNS = 15
+"""The largest ``plain_double_turns`` a rule set may ask for (a turn count is kept per side up to it)."""
 
 CHECKERS_PER_SIDE = 15
 
@@ -64,6 +68,15 @@ class RuleOptions:
     """No six points in a row on the opponent's path with every opposing checker behind them (8.4 b)."""
     full_start_quarter_allowed: bool = True
     """False: a side may not hold all six of its points 19-24 at once (8.4 c, Fevga)."""
+    doubles: str = "plain"
+    """``plain``: a double is four steps (section 2); ``cascade``: from a side's turn after its first
+    ``plain_double_turns`` a double d-d is four steps of d, then of d + 1, ... up to 6, each four a stage of its
+    own (docs/rules.md 10.2, Gul Bara)."""
+    plain_double_turns: int = 3
+    """With ``doubles = "cascade"``: how many of each side's first turns play a double plainly."""
+    cascade_remainder: str = "lost"
+    """With ``doubles = "cascade"``: the steps of a cascade not played in full are ``lost``, or played by the
+    ``opponent`` before its own roll (docs/rules.md 10.2)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -81,6 +94,15 @@ class RuleOptions:
             )
         if self.paths not in PATHS:
             raise RulesError(f"rule option paths={quoted(self.paths)}: must be one of {PATHS}")
+        if self.doubles not in DOUBLES:
+            raise RulesError(f"rule option doubles={quoted(self.doubles)}: must be one of {DOUBLES}")
+        if self.cascade_remainder not in CASCADE_REMAINDERS:
+            raise RulesError(f"rule option cascade_remainder={quoted(self.cascade_remainder)}: must be one of "
+                             f"{CASCADE_REMAINDERS}")
+        if (isinstance(self.plain_double_turns, bool) or not isinstance(self.plain_double_turns, int)
+                or not 0 <= self.plain_double_turns <= MAX_PLAIN_DOUBLE_TURNS):
+            raise RulesError(f"rule option plain_double_turns={quoted(self.plain_double_turns)}: must be an "
+                             f"integer 0..{MAX_PLAIN_DOUBLE_TURNS}")
         if self.start_rule not in START_RULES:
             raise RulesError(f"rule option start_rule={quoted(self.start_rule)}: must be one of {START_RULES}")
         if (self.paths == "parallel") != (self.contact == "block"):
@@ -134,6 +156,11 @@ class RuleOptions:
     def parallel(self) -> bool:
         """True for the running games (fevga, narde): both sides travel the same way round (docs/rules.md 8.1)."""
         return self.paths == "parallel"
+
+    @property
+    def cascades(self) -> bool:
+        """Whether doubles cascade (docs/rules.md 10.2): a turn may be several decisions of the same side."""
+        return self.doubles == "cascade"
 
     @property
     def has_restrictions(self) -> bool:
@@ -286,6 +313,23 @@ NARDE = RuleOptions(
     prime_rule=True,
     full_start_quarter_allowed=True,
 )
+
+GULBARA = RuleOptions(
+    name="gulbara",
+    start=((24, 15),),
+    contact="block",
+    mother_points=0,
+    backgammons=False,
+    cube=False,
+    crawford=False,
+    opening="reroll",
+    next_game_opener="winner",
+    paths="parallel",
+    doubles="cascade",
+    plain_double_turns=3,
+    cascade_remainder="lost",
+)
+"""Gul Bara (docs/rules.md 10.1): a running game with none of 8.4's restrictions, whose doubles cascade."""
 
 FIXED_OPPONENTS = ("random", "runner", "heuristic")
 """The fixed bots every variant's shipped model is measured against (its strength report)."""

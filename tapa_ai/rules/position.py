@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from .options import CHECKERS_PER_SIDE, RuleOptions, RulesError, variant_rules
+from .turns import Cascade
 from ..quoting import quoted
 
 SIDES = ("X", "O")
@@ -85,6 +86,14 @@ class Position:
     """Side to move (in an afterstate: the side that just moved)."""
     result: Optional[GameResult] = None
     """Set when the game has ended."""
+    turns: tuple[int, int] = (0, 0)
+    """Cascading doubles only (docs/rules.md 10.3): the turns each side, (X, O), has begun this game, counted up
+    to ``plain_double_turns``; (0, 0) in every other rule set."""
+    cascade: Optional[Cascade] = None
+    """Cascading doubles only: the stage the side to move plays without rolling, or None (it rolls)."""
+    next: Optional[str] = None
+    """Cascading doubles, in an afterstate only: the side that plays next (the mover itself inside its cascade);
+    None everywhere else (the other side plays next, or the game is over)."""
 
     # -- views from one side -------------------------------------------------
     def stack(self, side: str, point: int) -> str:
@@ -159,6 +168,35 @@ def check_stack(stack: str, pins: bool, game: str = "this variant") -> Optional[
     return None
 
 
+def check_decision_state(position: Position) -> None:
+    """Raise :class:`PositionError` if the turn counts, pending stage or next side do not fit the rule set."""
+    rules = position.rules
+    turns = position.turns
+    if (not isinstance(turns, tuple) or len(turns) != 2
+            or any(isinstance(t, bool) or not isinstance(t, int) for t in turns)):
+        raise PositionError(f"turns: must be two integers, got {quoted(turns)}")
+    if not rules.cascades:
+        if turns != (0, 0) or position.cascade is not None or position.next is not None:
+            raise PositionError(f"turns, cascade and next belong to rule sets whose doubles cascade; "
+                                f"{rules.name}'s doubles are plain")
+        return
+    if any(not 0 <= t <= rules.plain_double_turns for t in turns):
+        raise PositionError(f"turns: each side's count must be 0..{rules.plain_double_turns} (plain_double_turns), "
+                            f"got {dict(zip(SIDES, turns))}")
+    if position.cascade is not None and not isinstance(position.cascade, Cascade):
+        raise PositionError(f"cascade: must be a Cascade, got {quoted(position.cascade)}")
+    if position.cascade is not None and position.cascade.remainder and rules.cascade_remainder != "opponent":
+        raise PositionError("cascade.remainder: true only when cascade_remainder is 'opponent' (the opponent plays "
+                            f"what is left); {rules.name}'s is {quoted(rules.cascade_remainder)}")
+    if position.cascade is not None and not position.cascade.remainder:
+        mover = SIDES.index(position.turn) if position.turn in SIDES else 0
+        if turns[mover] < min(1, rules.plain_double_turns) or turns[mover] < rules.plain_double_turns:
+            raise PositionError(f"cascade: {position.turn} has begun {turns[mover]} turns, fewer than "
+                                f"plain_double_turns = {rules.plain_double_turns}, so its doubles are still plain")
+    if position.next is not None and position.next not in SIDES:
+        raise PositionError(f"next: must be 'X', 'O' or absent, got {quoted(position.next)}")
+
+
 def validate_position(position: Position) -> None:
     """Raise :class:`PositionError` naming what is wrong, if the position is impossible."""
     rules = position.rules
@@ -193,5 +231,6 @@ def validate_position(position: Position) -> None:
                     f"points[{absolute_index(side, 24, rules.parallel)}] = {quoted(stack)}: {side} pins on its own 24-point, "
                     f"where no {side} checker can ever land"
                 )
+    check_decision_state(position)
     if position.off == (CHECKERS_PER_SIDE, CHECKERS_PER_SIDE):
         raise PositionError("off: both sides cannot have borne off all their checkers")

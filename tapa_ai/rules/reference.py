@@ -21,6 +21,7 @@ from typing import Iterable, Optional
 
 from .options import CHECKERS_PER_SIDE, RulesError
 from .rolls import roll_steps
+from .turns import after_stage, check_dice, stage_numbers
 from .position import (
     BAR_POINT,
     OFF_POINT,
@@ -55,19 +56,6 @@ class Move:
     position: Position
 
 
-
-
-def check_dice(dice: Iterable[int]) -> tuple[int, int]:
-    """Two dice 1..6, or a :class:`RulesError` saying what is wrong."""
-    try:
-        values = tuple(dice)
-    except TypeError:
-        raise RulesError(f"dice must be two integers 1..6, got {quoted(dice)}") from None
-    if len(values) != 2 or any(
-        isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 6 for d in values
-    ):
-        raise RulesError(f"dice must be two integers 1..6, got {quoted(list(values))}")
-    return values  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------
@@ -157,13 +145,14 @@ NO_TURN_START = TurnStart()
 
 
 def turn_start(position: Position, dice: Iterable[int]) -> TurnStart:
-    """The :class:`TurnStart` of the side to move in ``position`` rolling ``dice``."""
+    """The :class:`TurnStart` of the side to move in ``position`` playing ``dice`` (a roll's two dice or the
+    numbers of its stage)."""
     if position.rules.start_rule != "head":
         return NO_TURN_START
     dice = tuple(dice)
     head = position.checkers_on_point(position.turn, 24)
     first_turn = head == CHECKERS_PER_SIDE
-    double = len(set(dice)) == 1 and dice[0] in HEAD_DOUBLES
+    double = len(dice) in (2, 4) and len(set(dice)) == 1 and dice[0] in HEAD_DOUBLES
     return TurnStart(head, 2 if first_turn and double else 1)
 
 
@@ -357,10 +346,15 @@ def result_contradiction(position: Position) -> Optional[str]:
 # Whole turns (2)
 # --------------------------------------------------------------------------
 
-def dice_orders(dice: tuple[int, int]) -> list[tuple[int, ...]]:
-    """The orders the roll's numbers may be played in: a double's one, both of two different numbers."""
-    steps = roll_steps((max(dice), min(dice)))
-    return [steps] if len(set(steps)) == 1 else [steps, steps[::-1]]
+def dice_orders(dice) -> list[tuple[int, ...]]:
+    """The orders a roll's numbers may be played in: a double's one, both of two different numbers."""
+    return number_orders(roll_steps((max(dice), min(dice))))
+
+
+def number_orders(numbers: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The orders a stage's numbers may be played in: one when they are all equal, else both (highest first)."""
+    numbers = tuple(sorted(numbers, reverse=True))
+    return [numbers] if len(set(numbers)) == 1 else [numbers, numbers[::-1]]
 
 
 def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tuple[Step, ...], turn: TurnStart):
@@ -387,21 +381,24 @@ def _sequences(position: Position, side: str, dice: tuple[int, ...], played: tup
             yield from _sequences(after, side, dice[1:], sequence, turn)
 
 
-def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
-    """All legal whole-turn moves of the side to move, one per distinct resulting position.
+def legal_moves(position: Position, dice: Optional[Iterable[int]] = None) -> list[Move]:
+    """All legal moves of the side to move's present decision, one per distinct resulting position.
 
-    A passed turn is a single move with no steps. Raises :class:`RulesError`
-    for bad dice and for a game that is already over.
+    The decision is the roll ``dice`` (a whole turn, or a cascade's first stage), or, for a position inside a
+    cascade (docs/rules.md 10.2), its pending stage (``dice`` None or the stage's ``[k, k]``). A pass is a single
+    move with no steps. Each afterstate keeps ``turn`` = the mover; under cascading doubles it also carries the
+    next decision's state (``next``, ``turns``, ``cascade``: :func:`~tapa_ai.rules.turns.after_stage`). Raises
+    :class:`RulesError` for bad dice and for a game that is already over.
     """
-    dice = check_dice(dice)
     if finished_result(position) is not None:
         raise PositionError("the game is already over")
+    numbers, dice = stage_numbers(position, dice)
     side = position.turn
-    number_of_dice = len(roll_steps(dice))
+    number_of_dice = len(numbers)
 
-    turn = turn_start(position, dice)
+    turn = turn_start(position, numbers)
     candidates = []  # (dice used, steps, position)
-    for order in dice_orders(dice):
+    for order in number_orders(numbers):
         for steps, after, ended in _sequences(position, side, order, (), turn):
             # Decision (docs/rules.md 2): a game-ending step counts as using all the dice.
             used = number_of_dice if ended else len(steps)
@@ -409,11 +406,12 @@ def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
 
     most = max(used for used, _, _ in candidates)
     if most == 0:
-        return [Move((), position)]
-    kept = [(steps, after) for used, steps, after in candidates if used == most]
+        kept = [((), position)]
+    else:
+        kept = [(steps, after) for used, steps, after in candidates if used == most]
     if number_of_dice == 2 and most == 1:
         # Only one die can be played: the higher one when it can be.
-        higher = max(dice)
+        higher = max(numbers)
         with_higher = [(steps, after) for steps, after in kept if steps[0].die == higher]
         if with_higher:
             kept = with_higher
@@ -422,11 +420,21 @@ def legal_moves(position: Position, dice: Iterable[int]) -> list[Move]:
     for steps, after in kept:
         if after not in moves:
             moves[after] = Move(steps, after)
-    return list(moves.values())
+    if not position.rules.cascades:
+        return list(moves.values())
+    decided = []
+    for move in moves.values():
+        after = move.position
+        ended = after.result is not None
+        decision = after_stage(position, dice, number_of_dice if ended else len(move.steps), ended)
+        after = after.with_changes(turns=decision.turns, cascade=decision.cascade, next=decision.side)
+        decided.append(Move(move.steps, after))
+    return decided
 
 
 def next_turn(position: Position) -> Position:
-    """The position with the other side to move (after an afterstate of a game still going)."""
+    """The position of the next decision after an afterstate of a game still going: the other side to move, or
+    the side its ``next`` names (inside a cascade, docs/rules.md 10.3)."""
     if position.result is not None:
         raise PositionError("the game is already over")
-    return position.with_changes(turn=other(position.turn))
+    return position.with_changes(turn=position.next or other(position.turn), next=None)
