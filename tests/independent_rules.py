@@ -1,8 +1,9 @@
 """An independent second implementation of the move rules of docs/rules.md.
 
-Written only from ``docs/rules.md`` (sections 1-4, 7 and 8), without
+Written only from ``docs/rules.md`` (sections 1-4, 7, 8 and 10.1-10.3), without
 looking at the project's reference generator, so that the two can be compared
-position by position (``tests/test_reference_vs_independent.py``). It imports
+position by position (``tests/test_reference_vs_independent.py``, and for Gul
+Bara's cascading doubles ``tests/test_gulbara_vs_independent.py``). It imports
 nothing from ``tapa_ai``.
 
 Approach (deliberately unlike a per-die depth-first search from the mover's
