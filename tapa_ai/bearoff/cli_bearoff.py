@@ -1,5 +1,6 @@
 """``tapa-ai bearoff [N1 ... N6]``: build (once, cached, checksummed) and query the one-sided bear-off database
-(docs/bearoff.md)."""
+(docs/bearoff.md). ``--variant`` names the rule set asked about (a preset, or a JSON rule set): one the database is
+not exact for (:func:`tapa_ai.bearoff.exactness.why_not_exact`: cascading doubles) is refused with one line."""
 
 from __future__ import annotations
 
@@ -18,14 +19,21 @@ def add_parser(subparsers) -> None:
                          "cached")
     bearoff.add_argument("--json", action="store_true", help="one JSON object, as the engine's bearoff command")
     bearoff.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    bearoff.add_argument("--variant", metavar="NAME|JSON", help="the rule set asked about: a variant, or a JSON rule "
+                         "set such as '{\"variant\": \"fevga\", \"doubles\": \"cascade\"}'; one the database is "
+                         "not exact for (cascading doubles) is refused (default: none; every preset is exact)")
     bearoff.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
     from .database import database_path, one_sided
+    from .exactness import check_exact
     from .one_sided import check_home
 
+    rules = _rules(args.variant)
+    if rules is not None:
+        check_exact(rules)
     home = args.home
     if home:
         try:
@@ -48,3 +56,20 @@ def run(args: argparse.Namespace) -> int:
         first_k = first_off[k] if k < len(first_off) else 0.0
         print(f"{k:5d}  {all_k:8.5f}  {first_k:9.5f}")
     return 0
+
+
+def _rules(variant):
+    """The rule set ``--variant`` names, a preset or a JSON rule set (None if not given); :class:`TapaError` for a
+    bad one."""
+    from ..rules.options import RuleOptions, RulesError, variant_rules
+
+    if variant is None:
+        return None
+    if not variant.lstrip().startswith("{"):
+        return variant_rules(variant)  # RulesError (a TapaError) naming the known variants
+    try:
+        return RuleOptions.from_dict(json.loads(variant))
+    except json.JSONDecodeError as error:
+        raise TapaError(f"--variant: not a variant name or a JSON rule set ({error})") from None
+    except (RulesError, TypeError) as error:
+        raise TapaError(f"--variant: {error}") from None

@@ -23,6 +23,12 @@ reference rules, for every variant.
   checker off (from the first-off distribution; only when the other has borne off none), and loses one iff
   ``F' > J`` for its own ``F'`` (only when it has borne off none).
 
+Only for the rule sets the databases are exact for (:func:`tapa_ai.bearoff.exactness.why_not_exact`: plain
+doubles; not Gul Bara's cascading ones, docs/rules.md 10.2): :func:`bearoff_mask` says where no contact is left
+whatever the rules, :func:`database_mask` where the databases answer, a bear-off of such a rule set; the values
+(:func:`bearoff_values`, :func:`bearoff_distributions`) and :func:`exact_mask` are of those rows only, so a
+position of another rule set is left to the network everywhere they are used.
+
 The databases (:mod:`tapa_ai.bearoff.database`) are loaded on first need, once per process: code that never
 meets a bear-off never reads them.
 """
@@ -40,12 +46,13 @@ from ..movegen.batch import PositionBatch
 from ..rules.outcomes import LOSE_GAMMON, LOSE_SINGLE, WIN_GAMMON, WIN_SINGLE, num_outcomes
 from ..rules.position import CHECKERS_PER_SIDE, SIDES
 from . import database
+from .exactness import exact_for
 from .one_sided import _BINOMIAL, POINTS
 from .two_sided import DEFAULT_CHECKERS
 
 __all__ = [
-    "EXACT_CHECKERS", "BearoffValues", "bearoff_mask", "exact_mask", "homes", "bearoff_values",
-    "bearoff_distributions", "home_distributions", "bearoff_problems",
+    "EXACT_CHECKERS", "BearoffValues", "bearoff_mask", "exact_rules_mask", "database_mask", "exact_mask", "homes",
+    "bearoff_values", "bearoff_distributions", "home_distributions", "bearoff_problems",
 ]
 
 EXACT_CHECKERS = DEFAULT_CHECKERS
@@ -99,16 +106,38 @@ def _classified(batch: PositionBatch) -> tuple[np.ndarray, np.ndarray]:
 
 
 def bearoff_mask(batch: PositionBatch) -> np.ndarray:
-    """(N,) bool: the positions whose game goes on with no contact left (module docstring).
+    """(N,) bool: the positions whose game goes on with no contact left (module docstring), whatever their rules:
+    :func:`database_mask` is where the databases value them.
 
     The same from either side's view, so afterstates (seen from the side that moved) may be masked as they are.
     """
     return _classified(batch)[0]
 
 
+def exact_rules_mask(batch: PositionBatch) -> np.ndarray:
+    """(N,) bool: the positions of rule sets the databases are exact for (:func:`~tapa_ai.bearoff.exactness.exact_for`,
+    asked once per rule set of the batch's ``rules`` table, picked by ``rules_id``)."""
+    exact = np.array([exact_for(rules) for rules in batch.rules], dtype=np.bool_)
+    return exact[batch.rules_id] if len(exact) else np.zeros(len(batch), dtype=np.bool_)
+
+
+def _gated(batch: PositionBatch, mask: np.ndarray) -> np.ndarray:
+    """``mask`` where the batch's rule sets are exact for the databases, False elsewhere."""
+    if not mask.any() or all(exact_for(rules) for rules in batch.rules):
+        return mask
+    return mask & exact_rules_mask(batch)
+
+
+def database_mask(batch: PositionBatch) -> np.ndarray:
+    """(N,) bool: the bear-offs (:func:`bearoff_mask`) the databases value, those of rule sets they are exact for:
+    the rows :func:`bearoff_values` answers. Masks afterstates as :func:`bearoff_mask` does."""
+    return _gated(batch, _classified(batch)[0])
+
+
 def exact_mask(batch: PositionBatch) -> np.ndarray:
-    """(N,) bool: bear-offs the two-sided table answers exactly (both sides <= :data:`EXACT_CHECKERS` on the board)."""
-    return _classified(batch)[1]
+    """(N,) bool: bear-offs the two-sided table answers exactly (both sides <= :data:`EXACT_CHECKERS` on the board,
+    of a rule set the databases are exact for)."""
+    return _gated(batch, _classified(batch)[1])
 
 
 def homes(batch: PositionBatch, rows: Optional[np.ndarray] = None) -> np.ndarray:
@@ -231,7 +260,7 @@ class BearoffValues:
     """The bear-off rows of a batch and their values (:func:`bearoff_values`)."""
 
     rows: np.ndarray
-    """(M,) int64 indices into the batch where :func:`bearoff_mask` holds, ascending."""
+    """(M,) int64 indices into the batch where :func:`database_mask` holds, ascending."""
     distributions: np.ndarray
     """(M, K) float64 outcome distributions from the side to roll's view, in the outcome classes' order (:mod:`tapa_ai.rules.outcomes`)."""
     exact: np.ndarray
@@ -252,9 +281,9 @@ def _classes_of(batch: PositionBatch, rows: np.ndarray) -> int:
 
 
 def bearoff_values(batch: PositionBatch) -> BearoffValues:
-    """The bear-off positions of ``batch`` valued from the side to roll's view (module docstring)."""
-    bearoff, _ = _classified(batch)
-    rows = np.flatnonzero(bearoff).astype(np.int64)
+    """The bear-off positions of ``batch`` valued from the side to roll's view (module docstring): those of rule
+    sets the databases are exact for (:func:`database_mask`); the other rows are not among ``rows``."""
+    rows = np.flatnonzero(database_mask(batch)).astype(np.int64)
     classes = _classes_of(batch, rows)
     found = homes(batch, rows)
     off = batch.off[rows]
@@ -263,8 +292,9 @@ def bearoff_values(batch: PositionBatch) -> BearoffValues:
 
 
 def bearoff_distributions(batch: PositionBatch) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, dist)``: (M,) int64 rows of ``batch`` that are bear-offs and (M, K) float64 their outcome
-    distributions from the side to roll's view (K = 6, or 7 with ``draw`` last where the rules have draws)."""
+    """``(rows, dist)``: (M,) int64 rows of ``batch`` the databases value (:func:`database_mask`) and (M, K)
+    float64 their outcome distributions from the side to roll's view (K = 6, or 7 with ``draw`` last where the
+    rules have draws)."""
     values = bearoff_values(batch)
     return values.rows, values.distributions
 

@@ -2,7 +2,8 @@
 
 ``{"home": [n1, ..., n6]}``: the chance that bearing off those checkers takes exactly k turns, all of them
 and the first one (the one-sided database); ``{"position": ...}``: both sides' distributions and the side to
-move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`). Bad input raises
+move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`), refused for a rule set the databases are not exact
+for (:func:`tapa_ai.bearoff.exactness.why_not_exact`: cascading doubles, docs/rules.md 10.2). Bad input raises
 :class:`~tapa_ai.analysis.analyzer.AnalysisError` (the protocol answers it as an error).
 """
 
@@ -19,12 +20,16 @@ def answer_bearoff(request: dict, position: Optional[Position]) -> dict:
     """The answer to a ``bearoff`` request; ``position``: the request's position (checked playable), or None."""
     from ..bearoff.database import one_sided
     from ..bearoff.evaluate import bearoff_problems, bearoff_values
+    from ..bearoff.exactness import why_not_exact
     from ..bearoff.one_sided import check_home
     from ..movegen.batch import PositionBatch
     from ..net.model import outcome_names, outcome_points
 
     if position is not None:
         # A whole position: both sides' distributions and, no contact being left, who wins how often.
+        why = why_not_exact(position.rules)
+        if why is not None:
+            raise AnalysisError(why)
         batch = PositionBatch.from_positions([position])
         problems = bearoff_problems(batch, 0)
         if problems:

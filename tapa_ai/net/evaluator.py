@@ -251,7 +251,10 @@ def numpy_evaluator(model: Any, name: str = "npz") -> EncodedEvaluator:
 
 class BearoffEvaluator(Evaluator):
     """Another evaluator, except that every bear-off is valued by the exact databases
-    (:func:`tapa_ai.bearoff.evaluate.bearoff_distributions`), as GNU Backgammon values them."""
+    (:func:`tapa_ai.bearoff.evaluate.bearoff_distributions`), as GNU Backgammon values them: the bear-offs of rule
+    sets they are exact for (:func:`tapa_ai.bearoff.evaluate.database_mask`, by the one declaration
+    :func:`tapa_ai.bearoff.exactness.why_not_exact`); those of another rule set (cascading doubles) keep the
+    inner evaluator's value."""
 
     def __init__(self, inner: Evaluator) -> None:
         if isinstance(inner, BearoffEvaluator):
@@ -291,8 +294,11 @@ class BearoffEvaluator(Evaluator):
     def _with_databases(self, batch: PositionBatch, model_values: Callable[[PositionBatch], np.ndarray],
                         flipped: bool) -> np.ndarray:
         """``model_values(batch)``, with the databases' values of the bear-offs instead (the mask is the same from
-        either side's view); ``flipped``: of ``batch.flipped()`` read back from ``batch``'s side (sides swapped)."""
-        known = np.flatnonzero(bearoff_mask(batch))
+        either side's view); ``flipped``: of ``batch.flipped()`` read back from ``batch``'s side (sides swapped).
+        Only where the databases are exact for the row's rule set (:func:`~tapa_ai.bearoff.evaluate.database_mask`)."""
+        from ..bearoff.evaluate import database_mask
+
+        known = np.flatnonzero(database_mask(batch))
         if not known.size:
             return model_values(batch)
         values = np.empty((len(batch), self.num_outcomes))
@@ -305,7 +311,9 @@ class BearoffEvaluator(Evaluator):
         return values
 
     def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
-        known = np.flatnonzero(bearoff_mask(afterstates.positions) & ~afterstates.game_over)
+        from ..bearoff.evaluate import database_mask  # the bear-offs of rule sets the databases are exact for
+
+        known = np.flatnonzero(database_mask(afterstates.positions) & ~afterstates.game_over)
         if not known.size:
             return self.inner.afterstate_distributions(afterstates, dtype)
         values = np.empty((len(afterstates), self.num_outcomes), dtype=dtype)
