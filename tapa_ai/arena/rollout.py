@@ -96,6 +96,15 @@ def roll_luck(evaluator, positions: PositionBatch, dice: np.ndarray, points: np.
     an opening roll that cannot be a double has its own). Rollouts and game analysis share this definition.
     """
     count = len(positions)
+    staged = positions.stage[:, 0] > 0
+    if staged.any():
+        # Inside a cascade a stage is played with no roll: no luck (docs/rules.md 10.2).
+        luck = np.zeros((count, len(points)))
+        rolled = np.flatnonzero(~staged)
+        if rolled.size:
+            luck[rolled] = roll_luck(evaluator, positions.take(rolled), dice[rolled], points,
+                                     distributions, weights)
+        return luck
     replies = generate(positions.take(np.repeat(np.arange(count), len(ROLLS))), np.tile(ROLLS, (count, 1)))
     if distributions is None:
         values = evaluator.afterstate_distributions(replies)
@@ -112,7 +121,15 @@ def _pre_roll_values(evaluator, positions: PositionBatch) -> np.ndarray:
     """(M, K) the evaluator's 0-ply distribution of positions before their roll, from the roller's view."""
     from ..bots.search import afterstate_values
 
-    return swap_sides(afterstate_values(evaluator, positions.flipped(), 0))
+    staged = positions.stage[:, 0] > 0
+    if not staged.any():
+        return swap_sides(afterstate_values(evaluator, positions.flipped(), 0))
+    # A position inside a cascade is its own mover's afterstate: valued as it is, from the roller's view.
+    values = np.empty((len(positions), evaluator.num_outcomes))
+    values[~staged] = swap_sides(afterstate_values(evaluator, positions.take(~staged).flipped(), 0))
+    values[staged] = afterstate_values(evaluator, positions.take(staged), 0,
+                                       same_side=np.ones(int(staged.sum()), dtype=np.bool_))
+    return values
 
 
 def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch, root_moves_first: bool,

@@ -85,8 +85,9 @@ def mover_points(afterstates: Afterstates, rows: np.ndarray) -> tuple[np.ndarray
 
 
 def next_positions(afterstates: Afterstates, chosen: np.ndarray) -> PositionBatch:
-    """The positions after the ``chosen`` rows, seen from the next side to move (before its roll)."""
-    return afterstates.positions.take(chosen).flipped()
+    """The positions after the ``chosen`` rows, seen from the side that decides next (the other side before its
+    roll, or inside a cascade the mover itself, docs/rules.md 10.2)."""
+    return afterstates.next_positions(chosen)
 
 
 # -- the runner ------------------------------------------------------------------------------------------

@@ -81,11 +81,17 @@ MAX_PLIES = 3
 
 
 def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int,
-                      last_ply: Optional[tuple[int, np.random.Generator]] = None) -> np.ndarray:
+                      last_ply: Optional[tuple[int, np.random.Generator]] = None,
+                      same_side: Optional[np.ndarray] = None) -> np.ndarray:
     """(M, K) ``plies``-ply values of afterstates whose games go on, from the view of the side that moved.
 
     ``positions`` are afterstates as :class:`~tapa_ai.movegen.generate.Afterstates`
-    holds them (the side that moved is ``turn``, the opponent rolls next).
+    holds them (the side that moved is ``turn``, the opponent rolls next);
+    ``same_side`` (M,) marks those after which the mover itself decides again
+    (:attr:`~tapa_ai.movegen.generate.Afterstates.same_side`, inside a cascade,
+    docs/rules.md 10.2): their next decision is the afterstate itself, valued
+    from the mover's view, and a pending stage is one decision with no roll
+    (no chance node: weight 1 instead of the 21 rolls).
     ``evaluator`` gives the 0-ply values; where it values bear-offs by the
     databases (:attr:`~tapa_ai.net.evaluator.Evaluator.bearoff`), exact ones
     are not searched deeper (module docstring).
@@ -97,33 +103,51 @@ def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int
     count = len(positions)
     if count == 0:
         return np.zeros((0, evaluator.num_outcomes))
+    if same_side is None:
+        same_side = np.zeros(count, dtype=np.bool_)
     check_deadline()  # a served request's time limit (tapa_ai.deadline), once per ply of the search
     if plies == 0:
-        return np.asarray(evaluator.evaluate_flipped(positions), dtype=np.float64)
+        return np.asarray(evaluator.evaluate_next(positions, same_side), dtype=np.float64)
     if evaluator.bearoff:
         exact = exact_mask(positions)
         if exact.any():
             values = np.empty((count, evaluator.num_outcomes))
-            values[exact] = evaluator.evaluate_flipped(positions.take(exact))
-            values[~exact] = afterstate_values(evaluator, positions.take(~exact), plies, last_ply)
+            values[exact] = evaluator.evaluate_next(positions.take(exact), same_side[exact])
+            values[~exact] = afterstate_values(evaluator, positions.take(~exact), plies, last_ply,
+                                               same_side[~exact])
             return values
+    nexts = positions.flipped()
+    if same_side.any():
+        for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
+            getattr(nexts, name)[same_side] = getattr(positions, name)[same_side]
     if plies == 1 and last_ply is not None:
         owner, roll, weight = sampled_rolls(count, *last_ply)
-    else:  # The opponent to move, once per roll: (M * 21) positions.
+    else:  # The next mover, once per roll: (M * 21) positions.
         owner, roll, weight = np.repeat(np.arange(count), len(ROLLS)), np.tile(np.arange(len(ROLLS)), count), None
-    replies = generate(positions.flipped().take(owner), ROLLS[roll])
-    # The opponent's view, float32 (millions of rows at 2-ply).
+    staged = nexts.stage[:, 0] > 0
+    if staged.any():
+        # A pending stage is played with no roll: one set of replies, weight 1.
+        keep = ~staged[owner]
+        kept_weight = ROLL_WEIGHTS[roll[keep]] if weight is None else weight[keep]
+        stage_owner = np.flatnonzero(staged)
+        owner = np.concatenate([owner[keep], stage_owner])
+        roll = np.concatenate([roll[keep], np.zeros(stage_owner.size, dtype=roll.dtype)])
+        weight = np.concatenate([kept_weight, np.ones(stage_owner.size)])
+    replies = generate(nexts.take(owner), ROLLS[roll])
+    # The next mover's view, float32 (millions of rows at 2-ply).
     reply_values = evaluator.afterstate_distributions(replies, np.float32)
     best = segment_argmax(reply_values @ evaluator.points.astype(np.float32), replies.offsets)
     values = reply_values[best].astype(np.float64)
     if plies > 1:
         going_on = np.flatnonzero(~replies.game_over[best])
         values[going_on] = afterstate_values(evaluator, replies.positions.take(best[going_on]), plies - 1,
-                                             last_ply)
+                                             last_ply, replies.same_side[best[going_on]])
+    opponent_moved = ~same_side[owner]
+    values[opponent_moved] = swap_sides(values[opponent_moved])  # back to the view of the side that moved
     if weight is None:
-        return np.einsum("mrk,r->mk", swap_sides(values).reshape(count, len(ROLLS), -1), ROLL_WEIGHTS)
+        return np.einsum("mrk,r->mk", values.reshape(count, len(ROLLS), -1), ROLL_WEIGHTS)
     out = np.zeros((count, values.shape[1]))
-    np.add.at(out, owner, swap_sides(values) * weight[:, None])
+    np.add.at(out, owner, values * weight[:, None])
     return out
 
 
@@ -302,7 +326,8 @@ class NetBot(Bot):
             return self.evaluator.afterstate_distributions(afterstates.rows(rows))
         values[over] = self.evaluator.afterstate_distributions(afterstates.rows(rows[over]))
         going_on = rows[~over]
-        values[~over] = afterstate_values(self.evaluator, afterstates.positions.take(going_on), plies, last_ply)
+        values[~over] = afterstate_values(self.evaluator, afterstates.positions.take(going_on), plies, last_ply,
+                                          afterstates.same_side[going_on])
         return values
 
     def ranked(self, afterstates: Afterstates, last_ply: Optional[tuple[int, np.random.Generator]] = None,
@@ -359,8 +384,16 @@ class NetBot(Bot):
         cube decisions.
         """
         plies = self.plies if plies is None else plies
-        # A position before its mover rolls is an afterstate of the other side, which just moved.
-        return swap_sides(afterstate_values(self.evaluator, positions.flipped(), plies))
+        # A position before its mover rolls is an afterstate of the other side, which just moved; one inside a
+        # cascade is an afterstate of its own mover's last stage (the same side decides again).
+        staged = positions.stage[:, 0] > 0
+        if not staged.any():
+            return swap_sides(afterstate_values(self.evaluator, positions.flipped(), plies))
+        values = np.empty((len(positions), self.evaluator.num_outcomes))
+        values[~staged] = swap_sides(afterstate_values(self.evaluator, positions.take(~staged).flipped(), plies))
+        values[staged] = afterstate_values(self.evaluator, positions.take(staged), plies,
+                                           same_side=np.ones(int(staged.sum()), dtype=np.bool_))
+        return values
 
     def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
         """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""

@@ -80,15 +80,16 @@ class Afterstates:
         """Whether some afterstate is followed by a decision of the side that moved."""
         return bool(self.same_side.any())
 
-    def next_positions(self) -> PositionBatch:
-        """The positions of the next decisions (games not over): each afterstate seen from the side that plays
-        next, the other side (``positions.flipped()``) or, inside a cascade, the mover itself."""
-        if not self.has_same_side():
-            return self.positions.flipped()
-        flipped = self.positions.flipped()
-        same = self.same_side
-        for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
-            getattr(flipped, name)[same] = getattr(self.positions, name)[same]
+    def next_positions(self, rows: Optional[np.ndarray] = None) -> PositionBatch:
+        """The positions of the next decisions after ``rows`` (all rows when None; games not over): each
+        afterstate seen from the side that plays next, the other side (``positions.flipped()``) or, inside a
+        cascade, the mover itself."""
+        positions = self.positions if rows is None else self.positions.take(rows)
+        same = self.same_side if rows is None else self.same_side[rows]
+        flipped = positions.flipped()
+        if same.any():
+            for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
+                getattr(flipped, name)[same] = getattr(positions, name)[same]
         return flipped
 
     def _next_sides(self, rows) -> list:

@@ -117,7 +117,7 @@ def playout_positions(
                 order = np.lexsort((score, after.source))
                 chosen = order[after.offsets[1:] - 1]
             alive = chosen[~after.game_over[chosen]]
-            batch = after.positions.take(alive).flipped()
+            batch = after.next_positions(alive)
     everything = concatenate(collected)
     # A random sample in random order: openings, middle games and races mixed in any slice.
     return everything.take(rng.choice(len(everything), size=count, replace=False))

@@ -113,12 +113,24 @@ class Evaluator(ABC):
         """(B, K) the values of positions before their side to move rolls, from its view."""
         return swap_sides(self.evaluate_flipped(batch.flipped()))
 
+    def evaluate_next(self, afterstates: PositionBatch, same_side: Optional[np.ndarray] = None) -> np.ndarray:
+        """(B, K) the values of afterstates' next decisions, from the view of the side that moved: the
+        opponent's (:meth:`evaluate_flipped`), or where ``same_side`` the mover's own next decision inside a
+        cascade (docs/rules.md 10.2; :meth:`evaluate` of the afterstate itself, which carries that decision)."""
+        if same_side is None or not same_side.any():
+            return self.evaluate_flipped(afterstates)
+        values = np.empty((len(afterstates), self.num_outcomes), dtype=np.float64)
+        if not same_side.all():
+            values[~same_side] = self.evaluate_flipped(afterstates.take(~same_side))
+        values[same_side] = self.evaluate(afterstates.take(same_side))
+        return values
+
     def afterstate_distributions(self, afterstates: Afterstates, dtype=np.float64) -> np.ndarray:
         """(N, K) the afterstates' values from the view of the side that moved, as ``dtype``: a finished game
-        its exact outcome, any other the value of the position with the opponent to roll."""
+        its exact outcome, any other the value of its next decision (:meth:`evaluate_next`)."""
         if len(afterstates) == 0:
             return np.zeros((0, self.num_outcomes), dtype=dtype)
-        values = np.array(self.evaluate_flipped(afterstates.positions), dtype=dtype, copy=True)
+        values = np.array(self.evaluate_next(afterstates.positions, afterstates.same_side), dtype=dtype, copy=True)
         return with_finished_outcomes(values, afterstates)
 
     def check_rules(self, rules: RuleOptions, who: Optional[str] = None) -> None:

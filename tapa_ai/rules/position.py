@@ -190,7 +190,7 @@ def check_decision_state(position: Position) -> None:
                             f"what is left); {rules.name}'s is {quoted(rules.cascade_remainder)}")
     if position.cascade is not None and not position.cascade.remainder:
         mover = SIDES.index(position.turn) if position.turn in SIDES else 0
-        if turns[mover] < min(1, rules.plain_double_turns) or turns[mover] < rules.plain_double_turns:
+        if turns[mover] < rules.plain_double_turns:
             raise PositionError(f"cascade: {position.turn} has begun {turns[mover]} turns, fewer than "
                                 f"plain_double_turns = {rules.plain_double_turns}, so its doubles are still plain")
     if position.next is not None and position.next not in SIDES:

@@ -42,7 +42,7 @@ from ..movegen.generate import generate
 from ..net.fast_eval import fast_encode
 from ..net.model import EvaluatorNet, soft_cross_entropy
 from ..rules.outcomes import outcome_points
-from .selfplay import STATE_WIDTH, SelfPlay, unpack_states
+from .selfplay import SelfPlay, state_width, unpack_states
 
 
 class DistillError(TapaError, ValueError):
@@ -102,8 +102,9 @@ def search_targets(net: EvaluatorNet, states: np.ndarray, plies: int, rng: Optio
     if rolls == "sample" and rng is None:
         raise DistillError("rolls='sample' needs a random generator (rng) to draw the dice")
     states = np.asarray(states, dtype=np.int8)
-    if states.ndim != 2 or states.shape[1] != STATE_WIDTH:
-        raise DistillError(f"states of shape {states.shape}: expected (N, {STATE_WIDTH}) compact positions")
+    width = state_width(net.rules)
+    if states.ndim != 2 or states.shape[1] != width:
+        raise DistillError(f"states of shape {states.shape}: expected (N, {width}) compact positions")
     try:
         # The pure network's search by default (training's default); bearoff=True: the databases value bear-offs.
         bot = NetBot(net, plies=plies, candidates=candidates, margin=margin, refine=refine, bearoff=bearoff)
@@ -151,7 +152,7 @@ def label_positions(net: EvaluatorNet, states: np.ndarray, learning, rng: np.ran
     so that the same weights, positions and generator give the same labels wherever they are made.
     Returns ``(labelled states, (L, K) float32 targets)``.
     """
-    states = np.asarray(states, dtype=np.int8).reshape(-1, STATE_WIDTH)
+    states = np.asarray(states, dtype=np.int8).reshape(-1, state_width(net.rules))
     labelled = states[rng.random(len(states)) < learning.search_fraction]
     if len(labelled) == 0:
         return labelled, np.zeros((0, net.num_outcomes), dtype=np.float32)

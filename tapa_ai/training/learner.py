@@ -34,7 +34,7 @@ from ..net.model import EvaluatorNet, soft_cross_entropy
 from ..rules.options import RuleOptions
 from .distill import label_positions
 from .replay import ReplayBuffer
-from .selfplay import STATE_WIDTH, FinishedGame, unpack_states
+from .selfplay import FinishedGame, state_width, unpack_states
 from .traces import OnlineTraces
 
 __all__ = ["Learner", "networks"]
@@ -92,7 +92,7 @@ class Learner:
         """Self-play's evaluator of the weights the pass in flight ends with (built by the learner thread)."""
         # Expert iteration (learning.targets = "search"): search-labelled positions and the gradient
         # samples owed to them (a fraction carried from one learning pass to the next).
-        self.replay = (ReplayBuffer(learning.replay_size, STATE_WIDTH, net.num_outcomes)
+        self.replay = (ReplayBuffer(learning.replay_size, state_width(net.rules), net.num_outcomes)
                        if learning.targets == "search" else None)
         self.replay_credit = 0.0
         self.labels_added = 0
@@ -252,7 +252,7 @@ class Learner:
         draws = int(self.replay_credit)
         self.replay_credit -= draws
         if draws == 0 or len(self.replay) == 0:
-            return np.zeros((0, STATE_WIDTH), dtype=np.int8), np.zeros((0, self.net.num_outcomes), dtype=np.float32)
+            return np.zeros((0, state_width(self.rules)), dtype=np.int8), np.zeros((0, self.net.num_outcomes), dtype=np.float32)
         return self.replay.sample(draws, self.rng)
 
     # -- online traces ------------------------------------------------------
@@ -262,7 +262,7 @@ class Learner:
         that began; see :mod:`.traces`)."""
         self.traces.learning_rate = self.config.learning.rate(ply.games_before)
         self.online_losses.append(self.traces.step(fast_encode(ply.positions, self.net.encoding_version),
-                                                   ply.next_values, ply.new_game))
+                                                   ply.next_values, ply.new_game, ply.same_mover))
         self.steps += 1
 
     def take_online_loss(self) -> Optional[float]:

@@ -56,28 +56,44 @@ from ..rules.position import start_position
 
 STATE_WIDTH = 52
 """Columns of a compact state row: board (24), pinned (24), off (2), bar (2), all int8, mover's view."""
+CASCADE_STATE_WIDTH = STATE_WIDTH + 5
+"""Columns of a compact state row where doubles cascade (docs/rules.md 10.3): :data:`STATE_WIDTH`, then the turn
+counts (mover, opponent) and the pending stage (number, steps, remainder)."""
+
+
+def state_width(rules: RuleOptions) -> int:
+    """Columns of the compact state rows of ``rules``' positions."""
+    return CASCADE_STATE_WIDTH if rules.cascades else STATE_WIDTH
 
 OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
 """Probability of each of the 21 rolls as an opening roll of two different dice (``use-opening-dice``)."""
 
 
-def pack_states(batch: PositionBatch) -> np.ndarray:
-    """(B, 52) int8 compact rows of a batch (mover's view)."""
-    return np.concatenate([batch.board, batch.pinned, batch.off, batch.bar], axis=1).astype(np.int8)
+def pack_states(batch: PositionBatch, width: int = STATE_WIDTH) -> np.ndarray:
+    """(B, ``width``) int8 compact rows of a batch (mover's view): :data:`STATE_WIDTH`, or
+    :data:`CASCADE_STATE_WIDTH` with the turn counts and pending stage (:func:`state_width`)."""
+    parts = [batch.board, batch.pinned, batch.off, batch.bar]
+    if width == CASCADE_STATE_WIDTH:
+        parts += [batch.turns, batch.stage]
+    return np.concatenate(parts, axis=1).astype(np.int8)
 
 
 def unpack_states(rows: np.ndarray, rules: RuleOptions) -> PositionBatch:
     """A batch (all X to move, one rule set) from compact rows; enough for encoding."""
     rows = np.asarray(rows, dtype=np.int8)
     size = rows.shape[0]
+    turns = stage = None
+    if rows.shape[1] == CASCADE_STATE_WIDTH:
+        turns, stage = np.ascontiguousarray(rows[:, 52:54]), np.ascontiguousarray(rows[:, 54:57])
     return PositionBatch(
         np.ascontiguousarray(rows[:, 0:24]), np.ascontiguousarray(rows[:, 24:48]),
         np.ascontiguousarray(rows[:, 48:50]), np.ascontiguousarray(rows[:, 50:52]),
-        np.zeros(size, dtype=np.int8), np.zeros(size, dtype=np.int8), (rules,),
+        np.zeros(size, dtype=np.int8), np.zeros(size, dtype=np.int8), (rules,), turns, stage,
     )
 
 
-def lambda_returns(next_values: np.ndarray, lambda_: float, outcome: np.ndarray | None = None) -> np.ndarray:
+def lambda_returns(next_values: np.ndarray, lambda_: float, outcome: np.ndarray | None = None,
+                   same_side: np.ndarray | None = None) -> np.ndarray:
     """(T, K) TD(lambda) targets of one finished game, each from the view of the side to move at that turn.
 
     ``next_values[t]`` is the value of the position after turn ``t`` from the
@@ -85,7 +101,9 @@ def lambda_returns(next_values: np.ndarray, lambda_: float, outcome: np.ndarray 
     and for the last turn the exact outcome. Backwards:
     ``G[T-1] = next_values[T-1]`` and
     ``G[t] = (1 - lambda) * next_values[t] + lambda * swap(G[t+1])``
-    (``swap`` reads the next mover's target from this mover's side).
+    (``swap`` reads the next mover's target from this mover's side; where
+    ``same_side[t]``, the mover of turn ``t`` also made decision ``t + 1``, inside
+    a cascade (docs/rules.md 10.2), and its target is read as it is).
 
     With expected targets ``next_values[t]`` is turn ``t``'s 1-ply
     expectation over the rolls and ``outcome`` (K,) the game's exact result
@@ -101,17 +119,19 @@ def lambda_returns(next_values: np.ndarray, lambda_: float, outcome: np.ndarray 
         last = next_values[-1]
     else:
         last = keep * next_values[-1] + carry * np.asarray(outcome, dtype=next_values.dtype)
-    return _lambda_returns(next_values, np.ascontiguousarray(last), keep, carry, order)
+    same = np.zeros(next_values.shape[0], dtype=np.bool_) if same_side is None else np.asarray(same_side, dtype=np.bool_)
+    return _lambda_returns(next_values, np.ascontiguousarray(last), keep, carry, order, same)
 
 
 @njit(cache=True, nogil=True)
-def _lambda_returns(next_values, last_target, keep, carry, order):
+def _lambda_returns(next_values, last_target, keep, carry, order, same_side):
     targets = np.empty_like(next_values)
     last = next_values.shape[0] - 1
     targets[last] = last_target
     for turn in range(last - 1, -1, -1):
         for k in range(next_values.shape[1]):
-            targets[turn, k] = keep * next_values[turn, k] + carry * targets[turn + 1, order[k]]
+            read = k if same_side[turn] else order[k]
+            targets[turn, k] = keep * next_values[turn, k] + carry * targets[turn + 1, read]
     return targets
 
 
@@ -129,27 +149,36 @@ class FinishedGame:
     outcome: np.ndarray | None = None
     """With expected targets: (K,) the exact result from the last mover's view (``next_values`` are then
     the turns' expectations over the rolls); None with sampled targets (the last next value is the result)."""
+    same_side: np.ndarray | None = None
+    """(T,) bool: turn ``t``'s mover also made decision ``t + 1`` (a cascade's stages, docs/rules.md 10.2); None:
+    the sides alternated every turn (plain doubles)."""
 
     def targets(self, lambda_: float) -> np.ndarray:
         """(T, K) the TD(lambda) targets of the game's turns (:func:`lambda_returns`)."""
-        return lambda_returns(self.next_values, lambda_, self.outcome)
+        return lambda_returns(self.next_values, lambda_, self.outcome, self.same_side)
 
     def counts_only(self) -> "FinishedGame":
         """The game without its positions and values (how it ended and its turns): what a learner counts."""
-        return FinishedGame(self.states[:0], self.next_values[:0], self.kind, self.turns, self.outcome)
+        return FinishedGame(self.states[:0], self.next_values[:0], self.kind, self.turns, self.outcome,
+                            None if self.same_side is None else self.same_side[:0])
 
     def to_plain(self) -> dict:
         """The game as checkpoint data (a game played but not learned from yet travels in the checkpoint)."""
-        return {"states": torch.from_numpy(self.states.copy()), "next_values": torch.from_numpy(self.next_values.copy()),
-                "kind": self.kind, "turns": self.turns,
-                "outcome": None if self.outcome is None else torch.from_numpy(np.array(self.outcome))}
+        plain = {"states": torch.from_numpy(self.states.copy()), "next_values": torch.from_numpy(self.next_values.copy()),
+                 "kind": self.kind, "turns": self.turns,
+                 "outcome": None if self.outcome is None else torch.from_numpy(np.array(self.outcome))}
+        if self.same_side is not None:
+            plain["same_side"] = torch.from_numpy(self.same_side.copy())
+        return plain
 
     @classmethod
     def from_plain(cls, data: dict) -> "FinishedGame":
         """The game :meth:`to_plain` stored."""
         outcome = data["outcome"]
+        same = data.get("same_side")
         return cls(data["states"].numpy().copy(), data["next_values"].numpy().copy(), str(data["kind"]),
-                   int(data["turns"]), None if outcome is None else outcome.numpy().copy())
+                   int(data["turns"]), None if outcome is None else outcome.numpy().copy(),
+                   None if same is None else same.numpy().astype(bool).copy())
 
 
 @dataclass(frozen=True)
@@ -164,6 +193,9 @@ class PlyResult:
     next_values: np.ndarray
     new_game: np.ndarray
     games_before: int
+    same_mover: Optional[np.ndarray] = None
+    """(G,) bool: this ply's mover also made the game's previous decision (inside a cascade); None: the sides
+    alternated."""
 
 
 @dataclass
@@ -205,8 +237,14 @@ class SelfPlay:
         self.turns = np.zeros(games, dtype=np.int64)
         # Trajectories so far, by turn: turn t of game g is row [t, g] (each game holds self.turns[g] rows).
         # One vectorized write per ply instead of a list append per game; grows when a game outlasts it.
-        self._states = np.zeros((min(max_turns, 256), games, STATE_WIDTH), dtype=np.int8)
+        self.width = state_width(rules)
+        """Columns of the compact states kept (:func:`state_width`)."""
+        self._states = np.zeros((min(max_turns, 256), games, self.width), dtype=np.int8)
         self._values = np.zeros((min(max_turns, 256), games, len(self.points)), dtype=np.float32)
+        self._same = np.zeros((min(max_turns, 256), games), dtype=np.bool_)
+        """Turn t of game g was followed by a decision of the same side (a cascade's stages)."""
+        self._same_mover = np.zeros(games, dtype=np.bool_)
+        """Each game's coming decision is made by the side that made its last one."""
         self.stats = SelfPlayStats()
         self.movegen_threads = movegen_threads
         """Threads of the move generator (None: its default); the same afterstates on any count."""
@@ -229,11 +267,19 @@ class SelfPlay:
         return dice
 
     def trajectory(self, game: int) -> tuple[np.ndarray, np.ndarray]:
-        """(turns, 52) int8 states before each turn of running game ``game`` and (turns, K) their kept values (copies)."""
+        """(turns, :attr:`width`) int8 states before each turn of running game ``game`` and (turns, K) their kept
+        values (copies)."""
         turns = int(self.turns[game])
         return self._states[:turns, game].copy(), self._values[:turns, game].copy()
 
-    def _record(self, before: np.ndarray, kept: np.ndarray) -> None:
+    def same_sides(self, game: int) -> Optional[np.ndarray]:
+        """(turns,) bool: which of running game ``game``'s turns were followed by the same side's decision (None
+        where doubles are plain: the sides alternate)."""
+        if not self.rules.cascades:
+            return None
+        return self._same[:int(self.turns[game]), game].copy()
+
+    def _record(self, before: np.ndarray, kept: np.ndarray, same: np.ndarray) -> None:
         """Store this ply's state and kept value of every game at its turn number."""
         needed = int(self.turns.max()) + 1
         if needed > self._states.shape[0]:
@@ -242,15 +288,18 @@ class SelfPlay:
                                                                   dtype=np.int8)])
             self._values = np.concatenate([self._values, np.zeros((grown - self._values.shape[0],) + self._values.shape[1:],
                                                                   dtype=np.float32)])
+            self._same = np.concatenate([self._same, np.zeros((grown - self._same.shape[0], self.size), dtype=np.bool_)])
         games = np.arange(self.size)
         self._states[self.turns, games] = before
         self._values[self.turns, games] = kept
+        self._same[self.turns, games] = same
 
     def _reset(self, games: np.ndarray) -> None:
         self.turns[games] = 0
         fresh = self._start.take(np.zeros(games.size, dtype=np.int64))
-        for name in ("board", "pinned", "off", "bar"):
+        for name in ("board", "pinned", "off", "bar", "turns", "stage"):
             getattr(self.batch, name)[games] = getattr(fresh, name)
+        self._same_mover[games] = False
         self.batch.turn[games] = self.rng.integers(0, 2, games.size)
 
     def _distributions(self, afterstates) -> np.ndarray:
@@ -265,7 +314,7 @@ class SelfPlay:
     def step(self, epsilon: float) -> PlyResult:
         """Every running game plays one turn; what the ply produced (:class:`PlyResult`)."""
         dice = self._roll()
-        before = pack_states(self.batch)
+        before = pack_states(self.batch, self.width)
         if self.expected:
             afterstates, distributions, chosen, kept = self._expected_ply(dice, epsilon)
         else:
@@ -278,10 +327,13 @@ class SelfPlay:
                 if explore.any():
                     chosen = np.where(explore, choose_random(afterstates, self.rng), chosen)
             kept = distributions[chosen]
-        self._record(before, kept)
+        same = afterstates.same_side[chosen]
+        self._record(before, kept, same)
         # The positions before the moves stay as they are: the next batch is a new one (next_positions).
         ply = dict(positions=self.batch, next_values=distributions[chosen], new_game=self.turns == 0,
-                   games_before=self.stats.games)
+                   games_before=self.stats.games,
+                   same_mover=self._same_mover.copy() if self.rules.cascades else None)
+        self._same_mover = same.copy()
         self.turns += 1
         self.stats.decisions += self.size
 
@@ -291,7 +343,7 @@ class SelfPlay:
             kind = outcomes.RESULT_KINDS[int(afterstates.result_kind[chosen[game]])]
             outcome = distributions[chosen[game]].astype(np.float32) if self.expected else None
             states, values = self.trajectory(game)
-            finished.append(FinishedGame(states, values, kind, int(self.turns[game]), outcome))
+            finished.append(FinishedGame(states, values, kind, int(self.turns[game]), outcome, self.same_sides(game)))
             self.stats.games += 1
             self.stats.turns_of_finished += int(self.turns[game])
             self.stats.kinds[kind] += 1
@@ -333,8 +385,8 @@ class SelfPlay:
         pieces = [self.trajectory(game) for game in range(self.size)]
         states = np.concatenate([piece[0] for piece in pieces])
         values = np.concatenate([piece[1] for piece in pieces])
-        return {
-            "batch": torch.from_numpy(pack_states(self.batch).copy()),
+        state = {
+            "batch": torch.from_numpy(pack_states(self.batch, self.width).copy()),
             "turn": torch.from_numpy(self.batch.turn.copy()),
             "turns": torch.from_numpy(self.turns.copy()),
             "lengths": lengths,
@@ -344,6 +396,10 @@ class SelfPlay:
                       "abandoned": self.stats.abandoned, "turns_of_finished": self.stats.turns_of_finished,
                       "kinds": dict(self.stats.kinds)},
         }
+        if self.rules.cascades:
+            state["same"] = torch.from_numpy(np.concatenate([self.same_sides(game) for game in range(self.size)]))
+            state["same_mover"] = torch.from_numpy(self._same_mover.copy())
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         lengths = list(state["lengths"])
@@ -358,11 +414,19 @@ class SelfPlay:
         states, values = state["states"].numpy(), state["values"].numpy()
         offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         capacity = max(min(self.max_turns, 256), max(lengths, default=0) + 1)
-        self._states = np.zeros((capacity, self.size, STATE_WIDTH), dtype=np.int8)
+        if states.shape[1] != self.width:
+            raise ValueError(f"saved self-play keeps states of {states.shape[1]} columns; {self.rules.name} needs "
+                             f"{self.width}")
+        self._states = np.zeros((capacity, self.size, self.width), dtype=np.int8)
         self._values = np.zeros((capacity, self.size, values.shape[1]), dtype=np.float32)
+        self._same = np.zeros((capacity, self.size), dtype=np.bool_)
+        same = state["same"].numpy() if "same" in state else np.zeros(offsets[-1], dtype=np.bool_)
+        self._same_mover = (state["same_mover"].numpy().astype(bool).copy() if "same_mover" in state
+                            else np.zeros(self.size, dtype=np.bool_))
         for game in range(self.size):
             self._states[:lengths[game], game] = states[offsets[game]:offsets[game + 1]]
             self._values[:lengths[game], game] = values[offsets[game]:offsets[game + 1]]
+            self._same[:lengths[game], game] = same[offsets[game]:offsets[game + 1]]
         stats = state["stats"]
         self.stats = SelfPlayStats(stats["games"], stats["decisions"], stats["abandoned"],
                                    stats["turns_of_finished"], Counter(stats["kinds"]))

@@ -11,7 +11,9 @@ docs/training.md. After every ply, for each game ``g`` with position
     theta  += learning_rate * mean_g sum_k delta_t[k] * e_t[k]
 
 ``swap`` reorders the trace's classes because consecutive turns belong to
-opposite sides (a win for one mover is a loss for the next). The
+opposite sides (a win for one mover is a loss for the next); inside a
+cascade (docs/rules.md 10.2) consecutive decisions are the same side's and
+the trace is carried as it is. The
 per-game Jacobians come from ``torch.func`` (``vmap`` over ``jacrev``).
 Traces are held in memory only: a resumed run starts them from zero.
 """
@@ -46,12 +48,15 @@ class OnlineTraces:
 
         self._jacobian = vmap(jacrev(probabilities), in_dims=(None, 0))
 
-    def step(self, features: np.ndarray, next_values: np.ndarray, new_game: np.ndarray) -> float:
+    def step(self, features: np.ndarray, next_values: np.ndarray, new_game: np.ndarray,
+             same_mover: np.ndarray | None = None) -> float:
         """One TD(lambda) update from one ply of every game; returns the mean squared TD error.
 
         features: (G, F) positions before the roll, mover's view; next_values:
         (G, K) value of the chosen afterstate from the same view; new_game: (G,)
-        bool, the game's first turn (its traces start afresh).
+        bool, the game's first turn (its traces start afresh); same_mover: (G,)
+        bool or None, this ply's mover also made the game's last decision (a
+        cascade's stages): its trace is carried without swapping the classes.
         """
         x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))
         params = {name: param.detach() for name, param in self.net.named_parameters()}
@@ -60,10 +65,15 @@ class OnlineTraces:
             probabilities = torch.softmax(self.net(x), dim=-1)
             delta = torch.from_numpy(np.asarray(next_values, dtype=np.float32)) - probabilities  # (G, K)
             keep = torch.from_numpy(~np.asarray(new_game, dtype=bool)).float()
+            same = None if same_mover is None or not np.any(same_mover) else torch.from_numpy(
+                np.asarray(same_mover, dtype=bool))
             updates = {}
             for name, trace in self.traces.items():
                 shape = (-1, 1) + (1,) * (trace.dim() - 2)
-                trace.copy_(self.lambda_ * keep.view(shape) * trace[:, self.swap] + jacobians[name])
+                carried = trace[:, self.swap]
+                if same is not None:
+                    carried[same] = trace[same]
+                trace.copy_(self.lambda_ * keep.view(shape) * carried + jacobians[name])
                 updates[name] = torch.einsum("gk,gk...->...", delta, trace) / x.shape[0]
             if self.grad_clip > 0:
                 norm = torch.sqrt(sum((u * u).sum() for u in updates.values()))
