@@ -1,11 +1,12 @@
 """The network input: a fixed-length float32 vector per position, computed for a whole batch at once.
 
-Encoding ``tapa-td``, versions 1, 2, 3 and 4 (``docs/encoding.md`` is the full
+Encoding ``tapa-td``, versions 1 to 5 (``docs/encoding.md`` is the full
 specification, with a worked example). Version 2 is version 1 followed by 50
 **exposure** columns, version 3 is version 2 followed by 6 **contact** columns, version 4 is version 3
-followed by 3 **running-game** columns and is the one version that encodes the running games (fevga,
-narde: ``paths = "parallel"``, see below); a network stores the version it was built
-for (``ModelConfig.encoding_version``). Every position is described **from the view of the side
+followed by 3 **running-game** columns and encodes the running games (fevga,
+narde: ``paths = "parallel"``, see below), version 5 is version 4 followed by 11 **cascade** columns and is
+the one version that encodes the rule sets whose doubles cascade (Gul Bara: ``doubles = "cascade"``); a
+network stores the version it was built for (``ModelConfig.encoding_version``). Every position is described **from the view of the side
 to move** (the side a :class:`~tapa_ai.movegen.batch.PositionBatch` is seen
 from), and each side's features are written in **that side's own point
 numbering**, so the opponent's block reads exactly like the mover's block of
@@ -32,12 +33,28 @@ Layout (``NUM_FEATURES`` = 259 columns)::
     315         rules.parallel: 1 in the running games (both sides travel the same way round)
     316, 317    mover.passed, opponent.passed: running games only, the side has a checker on its own
                 points 1..11 or borne off (the condition of Fevga's runner rule, docs/rules.md 8.4 a)
+    version 5 only (rule sets with doubles = "cascade", docs/rules.md 10.2-10.3; all 0 on the others):
+    318         rules.cascades: 1 when doubles cascade
+    319, 320    mover.cascade_now, opponent.cascade_now: the side's turn count (PositionBatch.turns) has reached
+                rules.plain_double_turns, so a double it rolls from now on cascades
+    [321, 327)  stage.number1 .. stage.number6: one-hot number of the pending stage the mover plays without
+                rolling (PositionBatch.stage[:, 0]); all 0 when there is none (the mover rolls)
+    327         stage.steps: the pending stage's steps / 4 (0 when none)
+    328         stage.remainder: the pending stage is the opponent's unplayed remainder (cascade_remainder =
+                "opponent")
 
 Version 4 computes the first 315 columns **path-aware**: in a running game the opponent's own point ``q``
 is the mover's point ``q + 12`` or ``q - 12`` (board column ``(q + 11) % 24``), every mask and block is
 in each side's own numbering, a point is open to a side exactly when no opposing checker stands on it
 (``contact = "block"``), and nothing can be hit, so the exposure columns are 0. On the other variants
 version 4 is version 3 followed by three zeros. Versions 1-3 refuse running-game rows (ValueError).
+
+Version 5 computes its first 318 columns exactly as version 4, then the 11 cascade columns; on a rule set whose
+doubles are plain it is version 4 followed by 11 zeros. Versions 1-4 refuse rows of a cascading rule set
+(ValueError): they cannot tell a position inside a cascade from the same board with the mover to roll. The
+cascade-now pair is a pair of side columns (it swaps with the sides); the stage columns describe the decision
+of the side to move, which :meth:`PositionBatch.flipped` keeps, so :func:`swap_side_blocks` leaves them (and
+``rules.cascades``) in place.
 
 An afterstate is seen from the side that just moved, which is *not* to roll
 next: encode ``afterstates.positions.flipped()`` (the opponent to roll) and read
@@ -67,6 +84,9 @@ __all__ = [
     "PIP_SCALE", "BAR_SCALE", "CHECKER_SCALE", "feature_names", "encode", "encode_positions", "column",
     "swap_side_blocks", "RUNNING_VERSION", "RUNNING_COLUMNS", "PARALLEL_COLUMN", "MOVER_PASSED", "OPPONENT_PASSED",
     "PASSED_BELOW", "check_rules_version", "default_version", "parallel_rows",
+    "CASCADE_VERSION", "CASCADE_UNITS", "CASCADE_COLUMNS", "CASCADES_COLUMN", "MOVER_CASCADE_NOW",
+    "OPPONENT_CASCADE_NOW", "STAGE_NUMBER_COLUMNS", "STAGE_STEPS_COLUMN", "STAGE_REMAINDER_COLUMN", "STAGE_SCALE",
+    "cascade_features",
 ]
 
 ENCODING_NAME = "tapa-td"
@@ -75,11 +95,14 @@ ENCODING_VERSION = 1
 """The version new networks get unless their ``ModelConfig.encoding_version`` says otherwise.
 
 A new version is added (never an old one changed) whenever a column's meaning or scaling changes."""
-ENCODING_VERSIONS = (1, 2, 3, 4)
+ENCODING_VERSIONS = (1, 2, 3, 4, 5)
 """The versions this program computes; version 2 = version 1 + the exposure columns; version 3 = version 2 +
-the contact columns; version 4 = version 3 computed path-aware + the running-game columns."""
+the contact columns; version 4 = version 3 computed path-aware + the running-game columns; version 5 = version 4
++ the cascade columns."""
 RUNNING_VERSION = 4
-"""The first (and only) version that encodes the running games (``RuleOptions.parallel``)."""
+"""The first version that encodes the running games (``RuleOptions.parallel``)."""
+CASCADE_VERSION = 5
+"""The first (and only) version that encodes the rule sets whose doubles cascade (``RuleOptions.cascades``)."""
 
 POINT_UNITS = ("free1", "free2", "free3", "free_extra", "pinned")
 """Units per point and side: free (top) checkers n >= 1, >= 2, >= 3, max(n - 3, 0) / 2, a checker pinned there."""
@@ -119,7 +142,20 @@ MOVER_PASSED = PARALLEL_COLUMN + 1  # 316
 OPPONENT_PASSED = PARALLEL_COLUMN + 2  # 317
 PASSED_BELOW = 12
 """A side has *passed* once it has a checker on one of its own points below this one (1..11) or off."""
-_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop, 3: OPPONENT_CONTACT.stop, 4: RUNNING_COLUMNS.stop}
+CASCADE_UNITS = ("rules.cascades", "mover.cascade_now", "opponent.cascade_now",
+                 *(f"stage.number{number}" for number in range(1, 7)), "stage.steps", "stage.remainder")
+"""Version 5: the rule flag of cascading doubles, per side whether its doubles cascade now, the pending stage."""
+CASCADE_COLUMNS = slice(RUNNING_COLUMNS.stop, RUNNING_COLUMNS.stop + len(CASCADE_UNITS))  # 318..328
+CASCADES_COLUMN = CASCADE_COLUMNS.start  # 318
+MOVER_CASCADE_NOW = CASCADES_COLUMN + 1  # 319
+OPPONENT_CASCADE_NOW = CASCADES_COLUMN + 2  # 320
+STAGE_NUMBER_COLUMNS = slice(CASCADES_COLUMN + 3, CASCADES_COLUMN + 9)  # 321..326: numbers 1..6
+STAGE_STEPS_COLUMN = CASCADES_COLUMN + 9  # 327
+STAGE_REMAINDER_COLUMN = CASCADES_COLUMN + 10  # 328
+STAGE_SCALE = 4.0
+"""Divisor of ``stage.steps`` (the steps of a full stage)."""
+_WIDTHS = {1: NUM_FEATURES, 2: OPPONENT_EXPOSURE.stop, 3: OPPONENT_CONTACT.stop, 4: RUNNING_COLUMNS.stop,
+           5: CASCADE_COLUMNS.stop}
 
 
 def check_version(version: object) -> int:
@@ -130,7 +166,8 @@ def check_version(version: object) -> int:
 
 
 def num_features(version: int = ENCODING_VERSION) -> int:
-    """Columns of an encoding version: 259 (version 1), 309 (version 2), 315 (version 3), 318 (version 4)."""
+    """Columns of an encoding version: 259 (version 1), 309 (version 2), 315 (version 3), 318 (version 4),
+    329 (version 5)."""
     return _WIDTHS[check_version(version)]
 
 
@@ -138,16 +175,23 @@ def check_rules_version(rules, version: int) -> None:
     """A ValueError unless encoding ``version`` can describe positions of the rule set ``rules``.
 
     The running games (``rules.parallel``) need version 4: versions 1-3 number the opponent's points as
-    ``25 - p`` and read a lone opposing checker as open, both wrong on their board.
+    ``25 - p`` and read a lone opposing checker as open, both wrong on their board. The rule sets whose doubles
+    cascade (``rules.cascades``) need version 5: versions 1-4 do not see the turn counts or a pending stage.
     """
+    if getattr(rules, "cascades", False) and check_version(version) < CASCADE_VERSION:
+        raise ValueError(f"encoding version {version} cannot encode {rules.name!r} (doubles cascade, "
+                         f"doubles='cascade'): it needs version {CASCADE_VERSION} or later")
     if getattr(rules, "parallel", False) and check_version(version) < RUNNING_VERSION:
         raise ValueError(f"encoding version {version} cannot encode {rules.name!r} (a running game, "
                          f"paths='parallel'): it needs version {RUNNING_VERSION} or later")
 
 
 def default_version(rules) -> int:
-    """The version that encodes ``rules``' positions when none is asked for: :data:`ENCODING_VERSION`, or for a
-    running game :data:`RUNNING_VERSION` (the first version that encodes them)."""
+    """The version that encodes ``rules``' positions when none is asked for: :data:`ENCODING_VERSION`; for a rule
+    set whose doubles cascade :data:`CASCADE_VERSION`, for another running game :data:`RUNNING_VERSION` (the first
+    version that encodes each)."""
+    if getattr(rules, "cascades", False):
+        return max(ENCODING_VERSION, CASCADE_VERSION)
     return max(ENCODING_VERSION, RUNNING_VERSION) if getattr(rules, "parallel", False) else ENCODING_VERSION
 
 
@@ -164,7 +208,9 @@ _SIDES = ("mover", "opponent")
 def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     """One name per column, e.g. ``mover.p01.free1``, ``opponent.p24.pinned``, ``mover.pips``, ``rules.pins``,
     in version 2 ``mover.p07.exposed``, ``opponent.exposed_any``, in version 3 ``mover.escapes``,
-    ``opponent.dance``, in version 4 ``rules.parallel``, ``mover.passed``, ``opponent.passed``."""
+    ``opponent.dance``, in version 4 ``rules.parallel``, ``mover.passed``, ``opponent.passed``, in version 5
+    ``rules.cascades``, ``mover.cascade_now``, ``opponent.cascade_now``, ``stage.number1`` .. ``stage.number6``,
+    ``stage.steps``, ``stage.remainder``."""
     check_version(version)
     names = []
     for side in _SIDES:
@@ -181,6 +227,8 @@ def feature_names(version: int = ENCODING_VERSION) -> list[str]:
             names.extend(f"{side}.{unit}" for unit in CONTACT_UNITS)
     if version >= 4:
         names.extend(RUNNING_UNITS)
+    if version >= 5:
+        names.extend(CASCADE_UNITS)
     return names
 
 
@@ -193,6 +241,9 @@ def swap_side_blocks(features: np.ndarray) -> np.ndarray:
     """(B, N) the encoding of the same positions seen from the other side (the blocks of the two sides swapped).
 
     ``swap_side_blocks(encode(batch, version=v))`` equals ``encode(batch.flipped(), version=v)`` (any version).
+    The rule flags stay in place, and so do version 5's stage columns: :meth:`PositionBatch.flipped` keeps the
+    pending stage (it is the decision of whichever side is to move); ``mover.cascade_now`` and
+    ``opponent.cascade_now`` swap (the turn counts swap sides).
     """
     swapped = features.copy()
     pairs = [(MOVER_POINTS, OPPONENT_POINTS), (MOVER_SCALARS, OPPONENT_SCALARS)]
@@ -202,6 +253,9 @@ def swap_side_blocks(features: np.ndarray) -> np.ndarray:
         pairs.append((MOVER_CONTACT, OPPONENT_CONTACT))
     if features.shape[1] >= RUNNING_COLUMNS.stop:
         pairs.append((slice(MOVER_PASSED, MOVER_PASSED + 1), slice(OPPONENT_PASSED, OPPONENT_PASSED + 1)))
+    if features.shape[1] >= CASCADE_COLUMNS.stop:
+        pairs.append((slice(MOVER_CASCADE_NOW, MOVER_CASCADE_NOW + 1),
+                      slice(OPPONENT_CASCADE_NOW, OPPONENT_CASCADE_NOW + 1)))
     for mine, theirs in pairs:
         swapped[:, mine] = features[:, theirs]
         swapped[:, theirs] = features[:, mine]
@@ -283,6 +337,10 @@ def encode(batch: PositionBatch, out: Optional[np.ndarray] = None, version: int 
         raise ValueError(f"out: want float32 array of shape {(size, width)}, got {out.dtype} {out.shape}")
     if size == 0:
         return out
+    if version < CASCADE_VERSION:
+        cascades = batch.cascade_rows()
+        if cascades.any():
+            check_rules_version(batch.rules[int(batch.rules_id[np.flatnonzero(cascades)[0]])], version)
     parallel = parallel_rows(batch)
     if parallel is not None and version < RUNNING_VERSION:
         check_rules_version(batch.rules[int(batch.rules_id[np.flatnonzero(parallel)[0]])], version)
@@ -315,6 +373,32 @@ def encode(batch: PositionBatch, out: Optional[np.ndarray] = None, version: int 
                 passed = (counts[:, :, :PASSED_BELOW - 1].sum(axis=2) > 0) | (off > 0)  # (R, 2) own numbering
                 running[:, 0] = chunk_parallel
                 running[:, 1:] = passed & chunk_parallel[:, None]
+    if version >= CASCADE_VERSION:
+        out[:, CASCADE_COLUMNS] = cascade_features(batch)
+    return out
+
+
+def cascade_features(batch: PositionBatch, flip: bool = False) -> np.ndarray:
+    """(B, 11) float32: version 5's cascade columns (:data:`CASCADE_UNITS`) of every position of ``batch``.
+
+    ``flip``: those of ``batch.flipped()`` (the turn counts swapped, the pending stage kept). All 0 in the rows of
+    a rule set whose doubles are plain.
+    """
+    size = len(batch)
+    out = np.zeros((size, len(CASCADE_UNITS)), dtype=np.float32)
+    if size == 0 or not any(getattr(r, "cascades", False) for r in batch.rules):
+        return out
+    cascades = np.array([r.cascades for r in batch.rules], dtype=np.bool_)[batch.rules_id]
+    plain_turns = np.array([r.plain_double_turns for r in batch.rules], dtype=np.int16)[batch.rules_id]
+    turns = batch.turns[:, ::-1] if flip else batch.turns
+    number = batch.stage[:, 0].astype(np.intp)
+    staged = cascades & (number > 0)
+    out[:, 0] = cascades
+    out[:, 1:3] = (turns >= plain_turns[:, None]) & cascades[:, None]
+    rows = np.flatnonzero(staged)
+    out[rows, 2 + number[rows]] = 1.0  # stage.number1 is column 3 of the 11
+    out[rows, 9] = batch.stage[rows, 1] / STAGE_SCALE
+    out[rows, 10] = batch.stage[rows, 2] != 0
     return out
 
 

@@ -40,8 +40,8 @@ import torch
 
 from ..movegen.batch import PositionBatch
 from ..movegen.compile_notice import notice_compile
-from .encoding import (MOTHER_POINTS_SCALE, OPPONENT_POINTS, PARALLEL_COLUMN, RULES_COLUMNS, RUNNING_VERSION,
-                       check_rules_version, num_features)
+from .encoding import (CASCADE_COLUMNS, CASCADE_VERSION, MOTHER_POINTS_SCALE, OPPONENT_POINTS, PARALLEL_COLUMN,
+                       RULES_COLUMNS, RUNNING_VERSION, cascade_features, check_rules_version, num_features)
 from .fast_kernel import (ACTIVATION_CODES, EVALUATE_ROW, EXTRA_VALUES, NO_ACTIVATION, SKIP_ROW, evaluate_rows,
                           race_flags)
 from .model import ACTIVATIONS, EvaluatorNet
@@ -111,13 +111,15 @@ def _run_kernel(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, ou
     ``outputs``: (probabilities, equities, first_only, first_out) as the kernel takes them.
     """
     notice_compile("the fast evaluator", evaluate_rows)
-    size = len(batch)
     flags = np.array([[float(r.pins), float(r.backgammons), r.mother_points / MOTHER_POINTS_SCALE]
                       for r in batch.rules], dtype=np.float32).reshape(len(batch.rules), 3)
     # The rule flags are constant per rule set: folded into one first-layer bias per rule set.
     rule_bias = layer.first_bias + (
         flags[:, :, None] * layer.first_weights[None, RULES_COLUMNS.start:RULES_COLUMNS.start + 3]).sum(axis=1)
     parallel_rules = np.array([r.parallel for r in batch.rules], dtype=np.bool_)
+    cascade_rules = np.array([r.cascades for r in batch.rules], dtype=np.bool_)
+    if cascade_rules.any() and layer.version < CASCADE_VERSION and cascade_rules[batch.rules_id].any():
+        check_rules_version(batch.rules[int(batch.rules_id[cascade_rules[batch.rules_id]][0])], layer.version)
     if parallel_rules.any():
         if layer.version < RUNNING_VERSION and parallel_rules[batch.rules_id].any():
             check_rules_version(batch.rules[int(batch.rules_id[parallel_rules[batch.rules_id]][0])], layer.version)
@@ -125,10 +127,63 @@ def _run_kernel(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, ou
             # rules.parallel (version 4) is a rule flag too: 1 for the running games.
             rule_bias = rule_bias + parallel_rules[:, None] * layer.first_weights[None, PARALLEL_COLUMN]
     mother_rules = np.array([r.pins and r.mother_points > 0 for r in batch.rules], dtype=np.bool_)
+    rules_id = np.ascontiguousarray(batch.rules_id, dtype=np.int8)
+    if layer.cascade and cascade_rules.any():
+        # Version 5's cascade columns depend on the rule set, the turn counts and the pending stage only: each
+        # combination met in the batch is folded into a first-layer bias of its own, a "rule set" of the kernel.
+        for part_rules, part_bias, part_mother, part_parallel, part_classes in _cascade_parts(
+                layer, batch, flip, classes, rule_bias, mother_rules, parallel_rules):
+            _run_rows(layer, batch, flip, part_classes, output_order, outputs, threads, part_rules, part_bias,
+                      part_mother, part_parallel)
+        return
+    _run_rows(layer, batch, flip, classes, output_order, outputs, threads, rules_id, rule_bias, mother_rules,
+              parallel_rules)
+
+
+_KERNEL_RULES = 127
+"""The most first-layer biases one kernel pass can tell apart (its ``rules_id`` is int8)."""
+
+
+def _cascade_parts(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, rule_bias: np.ndarray,
+                   mother_rules: np.ndarray, parallel_rules: np.ndarray):
+    """Kernel passes that add version 5's cascade columns: (rules_id, rule_bias, mother_rules, parallel_rules,
+    classes) each, the rows of a pass keyed by (rule set, cascade columns), the other rows skipped (SKIP_ROW).
+
+    One pass unless the batch holds more than :data:`_KERNEL_RULES` combinations; a finished row is written by
+    the first pass only."""
+    features = cascade_features(batch, flip)  # (B, 11)
+    # The 11 columns are fixed by (cascades, cascade_now x 2, stage number, steps, remainder): one integer key.
+    stage = batch.stage.astype(np.int64)
+    key = batch.rules_id.astype(np.int64)
+    for value, size in ((features[:, 1], 2), (features[:, 2], 2), (stage[:, 0], 7), (stage[:, 1], 5),
+                        (stage[:, 2] != 0, 2)):
+        key = key * size + np.asarray(value, dtype=np.int64)
+    combos, first_row, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    weights = layer.first_weights[CASCADE_COLUMNS]  # (11, H0)
+    combo_rules = batch.rules_id[first_row].astype(np.intp)
+    combo_bias = rule_bias[combo_rules] + (features[first_row][:, :, None] * weights[None]).sum(axis=1)
+    combo_mother, combo_parallel = mother_rules[combo_rules], parallel_rules[combo_rules]
+    for part, start in enumerate(range(0, len(combos), _KERNEL_RULES)):
+        stop = min(start + _KERNEL_RULES, len(combos))
+        mine = (inverse >= start) & (inverse < stop)
+        part_classes = classes if len(combos) <= _KERNEL_RULES else np.where(
+            mine | ((classes >= 0) & (part == 0)), classes, SKIP_ROW)
+        part_rules = np.where(mine, inverse - start, 0).astype(np.int8)
+        yield (part_rules, np.ascontiguousarray(combo_bias[start:stop], dtype=np.float32),
+               np.ascontiguousarray(combo_mother[start:stop]), np.ascontiguousarray(combo_parallel[start:stop]),
+               part_classes)
+
+
+def _run_rows(layer, batch: PositionBatch, flip: bool, classes: np.ndarray, output_order: np.ndarray,
+              outputs: tuple, threads: int, rules_id: np.ndarray, rule_bias: np.ndarray, mother_rules: np.ndarray,
+              parallel_rules: np.ndarray) -> None:
+    """One kernel pass over ``batch`` with the given per-"rule set" arrays (indexed by ``rules_id``)."""
+    size = len(batch)
     arrays = (
         np.ascontiguousarray(batch.board, dtype=np.int8), np.ascontiguousarray(batch.pinned, dtype=np.int8),
         np.ascontiguousarray(batch.off, dtype=np.int8), np.ascontiguousarray(batch.bar, dtype=np.int8),
-        np.ascontiguousarray(batch.rules_id, dtype=np.int8), np.ascontiguousarray(rule_bias, dtype=np.float32),
+        rules_id, np.ascontiguousarray(rule_bias, dtype=np.float32),
         mother_rules, parallel_rules, flip, layer.exposure, layer.contact, layer.running,
         np.ascontiguousarray(classes, dtype=np.int64),
         layer.first_weights, layer.point_table, layer.dense_weights, layer.dense_bias, layer.layer_shapes,
@@ -172,6 +227,7 @@ class FastEncoder:
         self.exposure = self.version >= 2
         self.contact = self.version >= 3
         self.running = self.version >= RUNNING_VERSION
+        self.cascade = self.version >= CASCADE_VERSION
         self.first_weights = np.eye(self.width, dtype=np.float32)
         self.first_bias = np.zeros(self.width, dtype=np.float32)
         self.point_table = _point_table(self.first_weights)
@@ -279,6 +335,7 @@ class FastEvaluator:
         self.exposure = net.encoding_version >= 2
         self.contact = net.encoding_version >= 3
         self.running = net.encoding_version >= RUNNING_VERSION
+        self.cascade = net.encoding_version >= CASCADE_VERSION
         # First layer transposed: the weights of one feature are one contiguous row.
         self.first_weights = np.ascontiguousarray(weights[0].T, dtype=np.float32)  # (259 ... 318, H0)
         self.first_bias = np.array(biases[0], dtype=np.float32)  # (H0,)
