@@ -37,7 +37,7 @@ from typing import Any, Literal, Sequence
 
 from .errors import TapaError
 
-Variant = Literal["tapa", "plakoto", "backgammon", "portes", "fevga", "narde"]
+Variant = Literal["tapa", "plakoto", "backgammon", "portes", "fevga", "narde", "gulbara"]
 Activation = Literal["relu", "tanh", "sigmoid", "gelu", "silu"]
 LearningMethod = Literal["lambda-return", "online-traces"]
 Targets = Literal["sampled", "expected", "search"]

@@ -19,7 +19,7 @@ from tests.servers import serving
 from tests.test_web import browser, get, message_of, open_board, wait_for  # noqa: F401
 
 TOP = {"tapa": "backgammon or mother", "plakoto": "mother", "backgammon": "backgammon", "portes": None,
-       "fevga": None, "narde": None}
+       "fevga": None, "narde": None, "gulbara": None}
 """The outcome each variant scores above a gammon (the chances line's top class), as the page showed it before it
 read the registry: a backgammon counts as a gammon in Portes, the running games have none."""
 

@@ -443,7 +443,9 @@ def _replay(rules: RuleOptions, start: Optional[Position], events, number: int, 
                     raise RecordError(f"{here} ({what}): a move while {state.side_to_act} is to "
                                       f"{'take or pass a double' if state.phase == 'double' else 'roll'}")
                 elif sorted(state.dice) != sorted(event.dice):
-                    raise RecordError(f"{here} ({what}): the opening roll gave {state.dice[0]}-{state.dice[1]}")
+                    given = ("the cascade's stage is" if state.position.cascade is not None
+                             else "the opening roll gave")
+                    raise RecordError(f"{here} ({what}): {given} {state.dice[0]}-{state.dice[1]}")
                 before, cube, owner = state.position, state.cube_value, state.cube_owner
                 try:
                     state = state.play(event.move, event.side)

@@ -72,6 +72,7 @@ from ..notation.move_text import MoveTextError, find_move, format_move
 from ..rules import reference
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import Position, start_position
+from ..rules.turns import stage_dice, stage_numbers
 from ..quoting import quoted
 from ..schema import check, is_valid, unknown_key_message
 from ..analysis.analyzer import MAX_REQUEST_PLIES, AnalysisError  # noqa: F401  (the schema's plies bound)
@@ -285,8 +286,11 @@ class Engine:
         return position
 
     @staticmethod
-    def _dice(request: dict) -> tuple[int, int]:
-        return reference.check_dice(request["dice"])  # its shape: the request's schema
+    def _dice(request: dict, position: Position) -> tuple[int, int]:
+        """The request's roll, or for a position inside a cascade (docs/rules.md 10.3) its stage's ``[k, k]``
+        (the request gives none or those); a clear line when they are missing or do not fit."""
+        _, dice = stage_numbers(position, request.get("dice"))  # a roll's shape: the request's schema
+        return stage_dice(position.cascade) if dice is None else dice
 
     def _generator(self, request: dict) -> MoveGenerator:
         name = request.get("generator", self.default_generator)
@@ -320,15 +324,15 @@ class Engine:
 
     def _cmd_legal_moves(self, request: dict) -> dict:
         position = self._position(request)
-        dice = self._dice(request)
         self._playable(position)
+        dice = self._dice(request, position)
         moves = self._generator(request)(position, dice)
         return {"moves": [{"move": format_move(m), "position": position_to_json(m.position)} for m in moves]}
 
     def _cmd_apply(self, request: dict) -> dict:
         position = self._position(request)
-        dice = self._dice(request)
         self._playable(position)
+        dice = self._dice(request, position)
         text = request.get("move")
         if not isinstance(text, str):
             raise RequestError("missing 'move' (move text such as \"24/21 23/22\", \"\" for a pass)")
@@ -342,9 +346,9 @@ class Engine:
     def _cmd_bot_move(self, request: dict) -> dict:
         from .bot_move_command import answer_bot_move
 
-        position, dice = self._position(request), self._dice(request)
+        position = self._position(request)
         self._playable(position)
-        return answer_bot_move(request, position, dice)
+        return answer_bot_move(request, position, self._dice(request, position))
 
     # -- model commands ----------------------------------------------------------------
     def _model(self, request: dict, command: str):
@@ -391,8 +395,8 @@ class Engine:
     def _move_request(self, request: dict, command: str):
         """The model, position, dice and depth of a ``best_move`` or ``hint`` request (None: a level's depth)."""
         analyzer, position = self._model_and_position(request, command)
-        dice = self._dice(request)
         self._playable(position)
+        dice = self._dice(request, position)
         plies = None if request.get("level") is not None else self._plies(request, analyzer)
         return analyzer, position, dice, plies
 
@@ -422,7 +426,7 @@ class Engine:
 
         analyzer, position = self._model_and_position(request, "rollout")
         self._playable(position)
-        dice = self._dice(request) if "dice" in request else None
+        dice = self._dice(request, position) if "dice" in request or position.cascade is not None else None
         return answer_rollout(analyzer, request, position, dice, self.max_rollout_games)
 
     def _cmd_analyse(self, request: dict) -> dict:

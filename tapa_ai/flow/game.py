@@ -12,6 +12,7 @@ from ..rules.cube import CUBE_VALUES, MAX_CUBE, Cube
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position, other, start_position
 from ..rules.reference import Move, check_dice, legal_moves, next_turn
+from ..rules.turns import stage_dice
 from .dice import DiceSource, roll_die
 from .errors import FlowError
 from .events import Event
@@ -22,7 +23,8 @@ __all__ = ["PHASES", "GameState", "describe_result"]
 PHASES = ("opening", "roll", "double", "move", "over")
 """``opening``: nobody has rolled yet; ``roll``: the side to move may double, then rolls;
 ``double``: a double is offered, the other side takes or drops; ``move``: dice rolled,
-the side to move plays; ``over``: the game has ended."""
+the side to move plays (also a cascade's next stage, docs/rules.md 10.2, with its
+``[k, k]`` and no roll); ``over``: the game has ended."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,11 @@ class GameState:
                 check_dice(self.dice)
             except RulesError as error:
                 return str(error)
+        cascade = self.position.cascade
+        if cascade is not None and self.phase != "over" and (self.phase != "move"
+                                                             or tuple(self.dice) != stage_dice(cascade)):
+            return (f"{self.position.turn} is inside a cascade: it plays its stage of {cascade.number}s "
+                    f"(phase 'move', dice {list(stage_dice(cascade))}) with no roll")
         if self.cube_value not in CUBE_VALUES:
             return f"cube value {self.cube_value!r} must be one of {CUBE_VALUES}"
         if self.cube_owner is not None and self.cube_owner not in SIDES:
@@ -286,7 +293,12 @@ class GameState:
         after = chosen.position
         if after.result is not None:
             return replace(self, position=after, phase="over", dice=None, result=after.result, history=history)
-        return replace(self, position=next_turn(after), phase="roll", dice=None, history=history)
+        following = next_turn(after)
+        if following.cascade is not None:
+            # A cascade's next stage (docs/rules.md 10.2): the side named plays it at once, with no roll.
+            return replace(self, position=following, phase="move", dice=stage_dice(following.cascade),
+                           history=history)
+        return replace(self, position=following, phase="roll", dice=None, history=history)
 
     # -- checks -----------------------------------------------------------------
     def _require_not_over(self, action: str) -> None:

@@ -144,8 +144,20 @@ def _orders(segments: Sequence[Segment]) -> list[list[Segment]]:
     return [list(segments)] + [list(p) for p in permutations(segments) if list(p) != list(segments)]
 
 
-def _dice_list(dice: Sequence[int]) -> list[int]:
+def _dice_list(dice: Sequence[int], position: Position | None = None) -> list[int]:
+    """The numbers the decision plays: a roll's (both dice, a double's four), or a pending stage's
+    (docs/rules.md 10.2)."""
+    if position is not None and position.cascade is not None:
+        return list(position.cascade.numbers)
     return list(roll_steps(dice))
+
+
+def _board(position: Position) -> Position:
+    """``position`` without the decision state a move sets (turn counts, pending stage, next side): what
+    stepping through a move text reaches."""
+    if not position.rules.cascades:
+        return position
+    return position.with_changes(turns=(0, 0), cascade=None, next=None)
 
 
 def broken_rule(position: Position, dice: Sequence[int], text: str) -> str | None:
@@ -163,7 +175,7 @@ def broken_rule(position: Position, dice: Sequence[int], text: str) -> str | Non
     free = position.with_changes(rules=rules.replace(start_rule="none", prime_rule=False,
                                                      full_start_quarter_allowed=True))
     for order in _orders(segments):
-        for steps, _, _ in _play_segments(free, order, _dice_list(dice), turn):
+        for steps, _, _ in _play_segments(free, order, _dice_list(dice, position), turn):
             after = position
             for step in steps:
                 after = play_step(after, side, step.from_point, step.to_point)
@@ -179,7 +191,7 @@ def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Mo
     segments = parse_move_text(text)
     if moves is None:
         moves = legal_moves(position, dice)
-    legal = {move.position: move for move in moves}
+    legal = {_board(move.position): move for move in moves}
 
     def legal_list() -> str:
         return ", ".join(repr(format_move(m)) for m in moves)
@@ -189,14 +201,14 @@ def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Mo
             return moves[0]
         raise MoveTextError(f"an empty move (pass) is not legal here; legal moves: {legal_list()}")
 
-    dice_list = _dice_list(dice)
+    dice_list = _dice_list(dice, position)
     stars = sum(s.hit for s in segments)
     turn = turn_start(position, dice)
     for order in _orders(segments):
         found: dict[Position, tuple[int, Move]] = {}
         for steps, after, hits in _play_segments(position, order, dice_list, turn):
             if after in legal:
-                found.setdefault(after, (hits, Move(steps, after)))
+                found.setdefault(after, (hits, Move(steps, legal[after].position)))
         if len(found) > 1 and stars:
             marked = {p: v for p, v in found.items() if v[0] == stars}
             found = marked or found
