@@ -37,6 +37,9 @@ from typing import Any, Literal, Sequence
 
 from .errors import TapaError
 
+ENCODING_VERSIONS = (1, 2, 3, 4, 5)
+"""The encoding versions a config may name (a copy of ``tapa_ai.net.encoding.ENCODING_VERSIONS``: the foundation
+layer sits below the network; tests/test_variant_registry.py ties the two)."""
 Variant = Literal["tapa", "plakoto", "backgammon", "portes", "fevga", "narde", "gulbara"]
 Activation = Literal["relu", "tanh", "sigmoid", "gelu", "silu"]
 LearningMethod = Literal["lambda-return", "online-traces"]
@@ -108,7 +111,8 @@ class ModelConfig:
     """Activation after each hidden layer: ``relu``, ``tanh``, ``sigmoid``, ``gelu`` or ``silu``."""
     encoding_version: int = 1
     """Input encoding ``tapa-td`` version: 1 (259 columns), 2 (+ 50 exposure columns), 3 (+ 6 contact
-    columns) or 4 (+ 3 running-game columns; the running games fevga and narde need it); ``docs/encoding.md``."""
+    columns), 4 (+ 3 running-game columns; the running games fevga and narde need it) or 5 (+ 11 cascade
+    columns; Gul Bara's cascading doubles need it); ``docs/encoding.md``."""
     race_network: bool = False
     """A second network of the same shape for **races** (positions where no checker can meet an opposing one
     again), as GNU Backgammon has: each position is evaluated, and learned, by the network of its phase, chosen
@@ -135,8 +139,9 @@ class ModelConfig:
                               f"hidden layers; at most {MAX_HIDDEN_WEIGHTS:,}")
         if self.activation not in typing.get_args(Activation):
             raise ConfigError(f"model.activation={self.activation!r}: must be one of {list(typing.get_args(Activation))}")
-        if isinstance(self.encoding_version, bool) or self.encoding_version not in (1, 2, 3, 4):
-            raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be 1, 2, 3 or 4")
+        if isinstance(self.encoding_version, bool) or self.encoding_version not in ENCODING_VERSIONS:
+            raise ConfigError(f"model.encoding_version={self.encoding_version!r}: must be one of "
+                              f"{list(ENCODING_VERSIONS)}")
         if not isinstance(self.race_network, bool):
             raise ConfigError(f"model.race_network={self.race_network!r}: must be true or false")
 

@@ -104,7 +104,11 @@ def test_the_copies_that_stay_outside_the_registry_agree_with_it():
     from tapa_ai.config import Variant as ConfigVariant
     from tapa_ai.export.numpy_model import VARIANT_RULES
 
+    from tapa_ai.config import ENCODING_VERSIONS as CONFIG_VERSIONS
+    from tapa_ai.net.encoding import ENCODING_VERSIONS
+
     assert set(typing.get_args(ConfigVariant)) == set(REGISTRY)
+    assert CONFIG_VERSIONS == ENCODING_VERSIONS
     assert set(VARIANT_RULES) == set(REGISTRY)
     for name, flags in VARIANT_RULES.items():
         rules = REGISTRY[name].rules.to_dict()
