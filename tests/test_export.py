@@ -217,6 +217,10 @@ def test_numpy_encoder_constants_match_the_package():
         rules = variant_rules(variant)
         assert numpy_model.VARIANT_RULES[variant] == {"contact": rules.contact, "mother_points": rules.mother_points,
                                                       "backgammons": rules.backgammons, "paths": rules.paths}
+    gulbara = variant_rules("gulbara")  # the rule set whose doubles cascade also names the options version 5 reads
+    assert numpy_model.VARIANT_RULES["gulbara"] == {
+        "contact": gulbara.contact, "mother_points": gulbara.mother_points, "backgammons": gulbara.backgammons,
+        "paths": gulbara.paths, "doubles": gulbara.doubles, "plain_double_turns": gulbara.plain_double_turns}
     assert numpy_model.ENCODING_VERSIONS == ENCODING_VERSIONS
     assert all(numpy_model.num_features(v) == num_features(v) for v in ENCODING_VERSIONS)
     assert all(numpy_model.feature_names(v) == feature_names(v) for v in ENCODING_VERSIONS)

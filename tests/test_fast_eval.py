@@ -183,7 +183,7 @@ def test_unsupported_activation_is_refused_clearly():
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
 def test_fast_encoder_writes_exactly_the_features_of_encode(variant, version):
     # Playouts, contact playouts and end games (bear-offs, the bar, pinned and mother checkers).
     batch = _positions(variant, 3000, seed=version)

@@ -7,20 +7,21 @@ this single file and evaluate positions with a model written by
 
     import numpy_model                                  # or: from tapa_ai.export import numpy_model
     model = numpy_model.load("model.npz")
-    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259..318)
+    features = numpy_model.encode_positions([position_json, ...], version=model.encoding_version)  # (B, 259..329)
     probabilities, equity = model.evaluate(features)    # (B, K) and (B,) float32
     probabilities, equity = model.evaluate_positions([position_json, ...])  # both steps at once
 
 Positions are the JSON objects of ``tapa_ai.notation.json_position`` (docs/rules.md
 section 7): ``{"variant": "tapa", "points": [24 stacks], "off": {"X": 0, "O": 0},
 "turn": "X"}``, optionally ``"bar"`` (backgammon) and ``"rules"`` (overrides of
-the variant's options). Every position is evaluated **from the side to move**
+the variant's options), and in Gul Bara ``"turns"`` and ``"cascade"`` (docs/rules.md 10.3). Every position is evaluated **from the side to move**
 (``turn``); ``probabilities[:, k]`` is the chance of outcome class
 ``model.outcome_names[k]`` and ``equity`` the expected points
 (``probabilities @ model.outcome_points``). ``docs/export.md`` describes the
 file format and ``docs/encoding.md`` the input columns (259 in encoding
-version 1, 309 in version 2, 315 in version 3, 318 in version 4; a model says which,
-``model.encoding_version``). The running games (``fevga``, ``narde``) need version 4.
+version 1, 309 in version 2, 315 in version 3, 318 in version 4, 329 in version 5; a model says which,
+``model.encoding_version``). The running games (``fevga``, ``narde``) need version 4 or 5, the rule sets whose
+doubles cascade (``gulbara``) version 5.
 
 The encoder here is a plain per-position loop written from
 ``docs/encoding.md`` (``tapa_ai.net.encoding`` is the fast batch version of the same
@@ -62,18 +63,25 @@ ENCODING_NAME = "tapa-td"
 """The input encoding this module computes (must equal ``tapa_ai.net.encoding.ENCODING_NAME``)."""
 ENCODING_VERSION = 1
 """The default version (must equal ``tapa_ai.net.encoding.ENCODING_VERSION``; the tests check both)."""
-ENCODING_VERSIONS = (1, 2, 3, 4)
+ENCODING_VERSIONS = (1, 2, 3, 4, 5)
 """The versions this module computes: 2 is 1 followed by 50 exposure columns, 3 is 2 followed by 6 contact columns,
-4 is 3 computed path-aware followed by 3 running-game columns (the one version for the running games)."""
+4 is 3 computed path-aware followed by 3 running-game columns (for the running games), 5 is 4 followed by 11
+cascade columns (the one version for the rule sets whose doubles cascade)."""
 NUM_FEATURES = 259
 """Input columns of version 1."""
-_WIDTHS = {1: 259, 2: 309, 3: 315, 4: 318}
+_WIDTHS = {1: 259, 2: 309, 3: 315, 4: 318, 5: 329}
 _RUNNING_VERSION = 4
 _PARALLEL_COLUMN = 315  # rules.parallel; then mover.passed (316), opponent.passed (317)
+_CASCADE_VERSION = 5
+_CASCADE_COLUMN = 318  # rules.cascades; mover/opponent.cascade_now (319, 320); stage.number1..6 (321..326),
+# stage.steps (327), stage.remainder (328)
+_CASCADE_UNITS = ["rules.cascades", "mover.cascade_now", "opponent.cascade_now",
+                  *(f"stage.number{number}" for number in range(1, 7)), "stage.steps", "stage.remainder"]
+_STAGE_STEPS = 4
 
 
 def num_features(version: int = ENCODING_VERSION) -> int:
-    """Input columns of an encoding version (259, 309, 315 or 318)."""
+    """Input columns of an encoding version (259, 309, 315, 318 or 329)."""
     if isinstance(version, bool) or version not in _WIDTHS:
         raise ModelFileError(f"encoding version {version!r}: this module computes versions {list(ENCODING_VERSIONS)}")
     return _WIDTHS[version]
@@ -88,8 +96,11 @@ VARIANT_RULES: dict[str, dict[str, Any]] = {
     "portes": {"contact": "hit", "mother_points": 0, "backgammons": False, "paths": "opposite"},
     "fevga": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel"},
     "narde": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel"},
+    "gulbara": {"contact": "block", "mother_points": 0, "backgammons": False, "paths": "parallel",
+                "doubles": "cascade", "plain_double_turns": 3},
 }
-"""The rule options of each named variant that the encoding reads (``tapa_ai.rules.options`` has them all)."""
+"""The rule options of each named variant that the encoding reads (``tapa_ai.rules.options`` has them all);
+``doubles`` is ``"plain"`` where not given (``plain_double_turns`` matters only with ``"cascade"``)."""
 
 _POINT_UNITS = ("free1", "free2", "free3", "free_extra", "pinned")
 _SIDE_SCALARS = ("on_24", "mother_alone", "mother_pinned", "mother_safe", "off", "pips", "bar", "all_home")
@@ -111,7 +122,7 @@ class ModelFileError(ValueError):
 def feature_names(version: int = ENCODING_VERSION) -> list[str]:
     """One name per input column: ``mover.p01.free1`` ... ``opponent.p24.pinned``, ``mover.on_24`` ..., ``rules.pins`` ...
     and in version 2 ``mover.p01.exposed`` ... ``opponent.exposed_any``, in version 3 ``mover.escapes`` ...
-    ``opponent.dance``."""
+    ``opponent.dance``, in version 4 ``rules.parallel`` ..., in version 5 ``rules.cascades`` ... ``stage.remainder``."""
     num_features(version)
     names = []
     for side in ("mover", "opponent"):
@@ -128,6 +139,8 @@ def feature_names(version: int = ENCODING_VERSION) -> list[str]:
             names.extend(f"{side}.{unit}" for unit in ("escapes", "prime", "dance"))
     if version >= 4:
         names.extend(["rules.parallel", "mover.passed", "opponent.passed"])
+    if version >= 5:
+        names.extend(_CASCADE_UNITS)
     return names
 
 
@@ -157,6 +170,53 @@ def _encoding_rules(position: Mapping[str, Any], where: str) -> tuple[bool, bool
     if not isinstance(rules["backgammons"], bool):
         raise ModelFileError(f"{where}.rules.backgammons: must be true or false, got {rules['backgammons']!r}")
     return rules["contact"] == "pin", rules["backgammons"], mother_points, rules["paths"] == "parallel"
+
+
+def _cascade_rules(position: Mapping[str, Any], where: str) -> tuple[bool, int]:
+    """(doubles cascade, plain_double_turns) of a JSON position: its variant's, with its ``rules`` overrides."""
+    rules = dict(VARIANT_RULES.get(position.get("variant"), {}))
+    overrides = position.get("rules", {})
+    if isinstance(overrides, Mapping):
+        for key in ("doubles", "plain_double_turns"):
+            if key in overrides:
+                rules[key] = overrides[key]
+    doubles = rules.get("doubles", "plain")
+    if doubles not in ("plain", "cascade"):
+        raise ModelFileError(f"{where}.rules.doubles: must be 'plain' or 'cascade', got {doubles!r}")
+    plain_turns = rules.get("plain_double_turns", 3)
+    if isinstance(plain_turns, bool) or not isinstance(plain_turns, int) or plain_turns < 0:
+        raise ModelFileError(f"{where}.rules.plain_double_turns: must be an integer >= 0, got {plain_turns!r}")
+    return doubles == "cascade", plain_turns
+
+
+def _cascade(position: Mapping[str, Any], mover: str, opponent: str, plain_turns: int, where: str) -> list[float]:
+    """Version 5's 11 cascade columns of a position whose doubles cascade (docs/encoding.md, "Version 5")."""
+    turns = position.get("turns", {"X": 0, "O": 0})
+    if not isinstance(turns, Mapping) or set(turns) - set(_SIDES):
+        raise ModelFileError(f"{where}.turns: must be an object like {{\"X\": 0, \"O\": 0}}, got {turns!r}")
+    values = [1.0]
+    for side in (mover, opponent):
+        count = turns.get(side, 0)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ModelFileError(f"{where}.turns.{side}: must be an integer >= 0, got {count!r}")
+        values.append(1.0 if count >= plain_turns else 0.0)
+    stage = [0.0] * 8
+    cascade = position.get("cascade")
+    if cascade is not None:
+        if not isinstance(cascade, Mapping):
+            raise ModelFileError(f"{where}.cascade: must be an object like {{\"number\": 3, \"steps\": 4, "
+                                 f"\"remainder\": false}}, got {cascade!r}")
+        number, steps = cascade.get("number"), cascade.get("steps", _STAGE_STEPS)
+        remainder = cascade.get("remainder", False)
+        for key, value, high in (("number", number, 6), ("steps", steps, _STAGE_STEPS)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise ModelFileError(f"{where}.cascade.{key}: must be an integer 1..{high}, got {value!r}")
+        if not isinstance(remainder, bool):
+            raise ModelFileError(f"{where}.cascade.remainder: must be true or false, got {remainder!r}")
+        stage[number - 1] = 1.0
+        stage[6] = steps / _STAGE_STEPS
+        stage[7] = 1.0 if remainder else 0.0
+    return values + stage
 
 
 def _counts(position: Mapping[str, Any], key: str, where: str) -> dict[str, int]:
@@ -303,6 +363,10 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
     width = num_features(version)
     position = _parse(position, where)
     pins, backgammons, mother_points, parallel = _encoding_rules(position, where)
+    cascades, plain_turns = _cascade_rules(position, where)
+    if cascades and version < _CASCADE_VERSION:
+        raise ModelFileError(f"{where}: a {position.get('variant')!r} position (doubles 'cascade') needs encoding "
+                             f"version {_CASCADE_VERSION}; version {version} cannot encode it")
     if parallel and version < _RUNNING_VERSION:
         raise ModelFileError(f"{where}: a {position.get('variant')!r} position (a running game, paths 'parallel') "
                              f"needs encoding version {_RUNNING_VERSION}; version {version} cannot encode it")
@@ -361,6 +425,9 @@ def encode_position(position: Mapping[str, Any] | str, where: str = "position",
             # Passed the opponent's start: a checker on the side's own points 1..11, or one borne off.
             ahead = any(stacks[_index(side, point, True)][0] == side for point in range(1, 12))
             features[_PARALLEL_COLUMN + 1 + block] = ahead or off[side] > 0
+    if version >= 5 and cascades:  # 0 where doubles are plain
+        features[_CASCADE_COLUMN:_CASCADE_COLUMN + len(_CASCADE_UNITS)] = _cascade(
+            position, mover, opponent, plain_turns, where)
     return features
 
 
@@ -512,14 +579,15 @@ class NumpyEvaluator:
         """Encode JSON positions and evaluate them; refuses a position of another rule set than the model's."""
         rules = self.metadata.get("rule_options", {})
         wanted = (rules.get("contact") == "pin", rules.get("backgammons"), rules.get("mother_points"),
-                  rules.get("paths", "opposite") == "parallel")
+                  rules.get("paths", "opposite") == "parallel", rules.get("doubles", "plain") == "cascade")
         parsed = [_parse(position, f"positions[{row}]") for row, position in enumerate(positions)]
         for row, position in enumerate(parsed):
-            found = _encoding_rules(position, f"positions[{row}]")
+            found = (_encoding_rules(position, f"positions[{row}]")
+                     + _cascade_rules(position, f"positions[{row}]")[:1])
             if found != wanted:
                 raise ModelFileError(
                     f"positions[{row}]: a {position.get('variant')!r} position (pins, backgammons, mother points, "
-                    f"parallel = "
+                    f"parallel, cascades = "
                     f"{found}) does not fit this {self.variant!r} model {wanted}"
                 )
         return self.evaluate(encode_positions(parsed, version=self.encoding_version))

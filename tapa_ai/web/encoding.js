@@ -1,21 +1,27 @@
-// The network input of a position: the `tapa-td` encoding, versions 1, 2, 3 and 4, written from
+// The network input of a position: the `tapa-td` encoding, versions 1 to 5, written from
 // docs/encoding.md (versions 1-3 from that page alone; version 4 from its section "Version 4: the running
-// games"). tests/test_web.py checks it against tests/data/encoding_vectors.json in the browser, every case
+// games"; version 5 from "Version 5: cascading doubles"). tests/test_web.py checks it against tests/data/encoding_vectors.json in the browser, every case
 // and every version (the running games' feature cases in version 4), within 1e-6.
 //
-//   TapaEncoding.encode(position, version)  -> Float32Array(259 | 309 | 315 | 318), from position.turn's view
+//   TapaEncoding.encode(position, version)  -> Float32Array(259 | 309 | 315 | 318 | 329), from position.turn's view
 //
 // The running games (fevga, narde: paths "parallel") need version 4, which reads them along their paths
 // (O's own point q is points[(q + 11) % 24], a single checker closes its point, nothing is hit); versions
 // 1-3 throw on them, as the Python encoders do. On the other variants version 4 is version 3 and three 0s.
+// The rule sets whose doubles cascade (gulbara: rules.doubles "cascade") need version 5, which adds 11 columns
+// read from position.turns and position.cascade (docs/rules.md 10.3); versions 1-4 throw on them. On the other
+// rule sets version 5 is version 4 and eleven 0s.
 //
 // `position` is the JSON position of docs/rules.md section 7: {variant, points[24], off, bar?, turn, rules?}.
 // Every value is computed in float64 and rounded once to float32 (the Float32Array does the rounding).
 (function (root) {
   "use strict";
 
-  const WIDTHS = { 1: 259, 2: 309, 3: 315, 4: 318 };
+  const WIDTHS = { 1: 259, 2: 309, 3: 315, 4: 318, 5: 329 };
   const RUNNING_VERSION = 4; // the first version that encodes the running games
+  const CASCADE_VERSION = 5; // the one version that encodes the rule sets whose doubles cascade
+  const CASCADE_COLUMN = 318; // rules.cascades; cascade_now 319, 320; stage.number1..6 321..326; steps 327; remainder 328
+  const OPTIONAL_FLAGS = ["doubles", "plain_double_turns"]; // "plain" and 3 where not given
   // The rule flags the encoding reads, per named variant (docs/encoding.md, "From a JSON position"). They stay here
   // because this file is also a frontend's encoder on its own, with no server to ask (docs/frontends.md: Node, a
   // page of one's own), and must encode a named position as tapa_ai/net/encoding.py does; the web board replaces
@@ -28,6 +34,8 @@
     portes: { contact: "hit", mother_points: 0, backgammons: false, paths: "opposite" },
     fevga: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
     narde: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel" },
+    gulbara: { contact: "block", mother_points: 0, backgammons: false, paths: "parallel", doubles: "cascade",
+      plain_double_turns: 3 },
   };
 
   // The rule flags of each variant of a registry: [{name, rules: {contact, mother_points, backgammons, paths, ...}}]
@@ -39,6 +47,7 @@
         if (!(key in rules)) throw new Error("variant " + JSON.stringify(entry.name) + ": its rules lack " + key);
         flags[key] = rules[key];
       }
+      for (const key of OPTIONAL_FLAGS) if (key in rules) flags[key] = rules[key];
       VARIANT_FLAGS[entry.name] = flags;
     }
   }
@@ -48,8 +57,13 @@
     if (!base) throw new Error("unknown variant " + JSON.stringify(position.variant));
     const flags = Object.assign({}, base);
     const overrides = position.rules || {};
-    for (const key of ["contact", "mother_points", "backgammons", "paths"]) {
+    for (const key of ["contact", "mother_points", "backgammons", "paths", ...OPTIONAL_FLAGS]) {
       if (key in overrides) flags[key] = overrides[key];
+    }
+    if (flags.doubles === undefined) flags.doubles = "plain";
+    if (flags.plain_double_turns === undefined) flags.plain_double_turns = 3;
+    if (flags.doubles !== "plain" && flags.doubles !== "cascade") {
+      throw new Error("rules.doubles must be \"plain\" or \"cascade\", got " + JSON.stringify(flags.doubles));
     }
     if (flags.paths !== "opposite" && flags.paths !== "parallel") {
       throw new Error("rules.paths must be \"opposite\" or \"parallel\", got " + JSON.stringify(flags.paths));
@@ -180,9 +194,14 @@
   function encode(position, version) {
     version = version === undefined ? 1 : version;
     const width = WIDTHS[version];
-    if (!width) throw new Error("encoding version " + version + ": this encoder computes versions 1, 2, 3, 4");
+    if (!width) throw new Error("encoding version " + version + ": this encoder computes versions 1, 2, 3, 4, 5");
     const flags = flagsOf(position);
     const parallel = flags.paths === "parallel";
+    const cascades = flags.doubles === "cascade";
+    if (cascades && version < CASCADE_VERSION) {
+      throw new Error("encoding version " + version + " cannot encode " + JSON.stringify(position.variant) +
+        " (doubles cascade, doubles \"cascade\"): it needs version " + CASCADE_VERSION);
+    }
     if (parallel && version < RUNNING_VERSION) {
       throw new Error("encoding version " + version + " cannot encode " + JSON.stringify(position.variant) +
         " (a running game, paths \"parallel\"): it needs version " + RUNNING_VERSION);
@@ -252,10 +271,28 @@
         features[316 + block] = passed ? 1 : 0;
       });
     }
+    if (version >= 5 && cascades) { // 0 where doubles are plain
+      features[CASCADE_COLUMN] = 1; // rules.cascades
+      const turns = Object.assign({ X: 0, O: 0 }, position.turns || {});
+      // cascade_now: the side has begun plain_double_turns turns (counted up to it): its doubles cascade now
+      features[CASCADE_COLUMN + 1] = turns[mover] >= flags.plain_double_turns ? 1 : 0;
+      features[CASCADE_COLUMN + 2] = turns[opponent] >= flags.plain_double_turns ? 1 : 0;
+      const stage = position.cascade;
+      if (stage) { // the pending stage the mover plays without rolling
+        if (!(Number.isInteger(stage.number) && stage.number >= 1 && stage.number <= 6)) {
+          throw new Error("cascade.number must be an integer 1..6, got " + JSON.stringify(stage.number));
+        }
+        const steps = stage.steps === undefined ? 4 : stage.steps;
+        features[CASCADE_COLUMN + 2 + stage.number] = 1; // stage.number1 .. stage.number6
+        features[CASCADE_COLUMN + 9] = steps / 4; // stage.steps
+        features[CASCADE_COLUMN + 10] = stage.remainder ? 1 : 0; // stage.remainder
+      }
+    }
     return features;
   }
 
-  const api = { encode: encode, flagsOf: flagsOf, defineVariants: defineVariants, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3, 4], RUNNING_VERSION: RUNNING_VERSION,
+  const api = { encode: encode, flagsOf: flagsOf, defineVariants: defineVariants, WIDTHS: WIDTHS, VERSIONS: [1, 2, 3, 4, 5], RUNNING_VERSION: RUNNING_VERSION,
+    CASCADE_VERSION: CASCADE_VERSION,
     numFeatures: (v) => WIDTHS[v] };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TapaEncoding = api;
