@@ -111,5 +111,5 @@ def test_the_copies_that_stay_outside_the_registry_agree_with_it():
     assert CONFIG_VERSIONS == ENCODING_VERSIONS
     assert set(VARIANT_RULES) == set(REGISTRY)
     for name, flags in VARIANT_RULES.items():
-        rules = REGISTRY[name].rules.to_dict()
-        assert {key: rules[key] for key in flags} == flags, name
+        rules = REGISTRY[name].rules
+        assert {key: getattr(rules, key) for key in flags} == flags, name

@@ -171,8 +171,7 @@ class Analyzer:
                 f"the position is {quoted(position.rules.name)}; start an engine with a {position.rules.name} model "
                 f"(e.g. --bot net:{model_variant(position.rules.name)}) for it"
             )
-        mine, theirs = self.rules.to_dict(), position.rules.to_dict()
-        changed = {key: theirs[key] for key in theirs if mine.get(key) != theirs[key]}
+        changed = position.rules.changes_from(self.rules)
         raise AnalysisError(
             f"{where}.rules: this engine's model ({self.name}) was trained for the standard "
             f"{quoted(self.rules.name)} rules; the position changes {quoted(changed, 200)}"

@@ -286,8 +286,7 @@ class EngineBot(Bot):
 
     @staticmethod
     def _rule_overrides(rules: RuleOptions) -> dict:
-        preset = variant_rules(rules.name).to_dict()
-        return {key: value for key, value in rules.to_dict().items() if preset[key] != value}
+        return rules.changes_from(variant_rules(rules.name))
 
     def check_rules(self, rules: RuleOptions) -> None:
         if rules != self.rules:

@@ -53,11 +53,10 @@ def report_json(position: Position) -> dict[str, Any]:
     rules = position.rules
     if rules.name in VARIANTS:  # a preset, or a preset's name with options changed: position_to_json's "rules"
         return position_to_json(position)
-    options = rules.to_dict()
-    base = min(VARIANTS.values(), key=lambda preset: sum(v != options[k] for k, v in preset.to_dict().items()))
+    base = min(VARIANTS.values(), key=lambda preset: len(rules.changes_from(preset)))
     data: dict[str, Any] = {
         "variant": base.name,
-        "rules": {k: v for k, v in options.items() if base.to_dict()[k] != v},
+        "rules": rules.changes_from(base),
         "points": list(position.points),
         "off": {"X": position.off[0], "O": position.off[1]},
     }

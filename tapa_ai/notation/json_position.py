@@ -148,8 +148,7 @@ def position_to_json(position: Position) -> dict[str, Any]:
             raise PositionError(
                 f"rule set {quoted(position.rules.name)} is not a named variant; name it after the variant it modifies"
             )
-        base = preset.to_dict()
-        data["rules"] = {k: v for k, v in position.rules.to_dict().items() if base[k] != v}
+        data["rules"] = position.rules.changes_from(preset)
     if position.result is not None:
         data["result"] = result_to_json(position.result)
     if position.rules.cascades:

@@ -189,9 +189,23 @@ class RuleOptions:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
+        """The options as JSON data. The options of :data:`WRITTEN_WHEN_CHANGED` are left out at their defaults,
+        so that every rule set that existed before them writes the very data it wrote then (checkpoints, model
+        metadata, benchmark headers and saved games keep reading as the same rule set, and files compare equal);
+        :meth:`from_dict` reads a missing one as its default."""
         data = asdict(self)
         data["start"] = {str(point): count for point, count in self.start}
+        for option in WRITTEN_WHEN_CHANGED:
+            if data[option] == _DEFAULTS[option]:
+                del data[option]
         return data
+
+    def changes_from(self, base: "RuleOptions") -> dict[str, Any]:
+        """The options (as :meth:`to_dict` writes them) whose values differ from ``base``'s: what a position or a
+        request names as ``rules`` on top of the preset ``base``."""
+        mine, theirs = asdict(self), asdict(base)
+        data = self.to_dict()
+        return {option: data.get(option, mine[option]) for option in mine if mine[option] != theirs[option]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RuleOptions":
@@ -215,6 +229,12 @@ class RuleOptions:
             raise RulesError(f"rule options missing {missing} (or give 'variant' to start from a preset)")
         data["start"] = _normalise_start(data["start"])
         return cls(**data)
+
+
+WRITTEN_WHEN_CHANGED = ("doubles", "plain_double_turns", "cascade_remainder")
+"""Options :meth:`RuleOptions.to_dict` writes only when they differ from their defaults (the options of Gul Bara's
+cascading doubles, docs/rules.md 10.2, added after every other preset existed)."""
+_DEFAULTS = {f.name: f.default for f in fields(RuleOptions) if f.default is not MISSING}
 
 
 def _normalise_start(start: Any) -> tuple[tuple[int, int], ...]:
@@ -412,6 +432,7 @@ def same_board_game(first: RuleOptions, second: RuleOptions) -> bool:
 def board_game_difference(first: RuleOptions, second: RuleOptions) -> dict[str, tuple[Any, Any]]:
     """The options outside :data:`SCORING_OPTIONS` in which two rule sets differ: ``{option: (first's, second's)}``
     (empty when they play the same board game)."""
-    mine, theirs = first.to_dict(), second.to_dict()
+    mine, theirs = asdict(first), asdict(second)
+    mine["start"], theirs["start"] = first.to_dict()["start"], second.to_dict()["start"]
     return {option: (mine[option], theirs[option]) for option in mine
             if option not in SCORING_OPTIONS and mine[option] != theirs[option]}
