@@ -203,3 +203,28 @@ def test_random_games_of_gul_bara_end_and_replay_through_the_saved_game_reader()
         saved = read_saved(game.to_dict(), "game")
         assert saved.record.games[0].result == game.result
     assert stages > 5
+
+
+def test_every_evaluator_values_a_sides_own_next_stage_from_its_own_view():
+    """The fast kernel's afterstate values equal the torch reference's on afterstates followed by the mover's own
+    stage (no flip, no swap) and on the others (the opponent to move): one network, random Gul Bara positions."""
+    import torch
+
+    from tapa_ai.config import ModelConfig
+    from tapa_ai.net.evaluator import KernelEvaluator, TorchEvaluator
+    from tapa_ai.net.model import EvaluatorNet
+
+    torch.manual_seed(3)
+    net = EvaluatorNet(ModelConfig(encoding_version=5, layers=1, hidden=16), GULBARA, seed=3)
+    rng = np.random.default_rng(9)
+    batch = with_decisions(playout_positions(GULBARA, 120, rng, "uniform", games=8), rng)
+    dice = random_dice(len(batch), rng)
+    dice[::2] = dice[::2, :1]
+    afterstates = generate(batch, dice)
+    assert 0 < afterstates.same_side.sum() < len(afterstates)
+    fast = KernelEvaluator(net).afterstate_distributions(afterstates)
+    reference = TorchEvaluator(net).afterstate_distributions(afterstates)
+    assert np.allclose(fast, reference, atol=1e-5)
+    same = afterstates.same_side & ~afterstates.game_over
+    own = TorchEvaluator(net).evaluate(afterstates.positions.take(same))  # the mover's own next decision
+    assert np.allclose(fast[same], own, atol=1e-5)

@@ -479,4 +479,16 @@ class FastEvaluator:
         over = np.flatnonzero(afterstates.game_over)
         if over.size:
             classes[over] = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
-        return self._run(afterstates.positions, True, classes, self._swapped, threads)
+        same = getattr(afterstates, "same_side", None)
+        if same is None or not same.any():
+            return self._run(afterstates.positions, True, classes, self._swapped, threads)
+        # Inside a cascade the mover decides next (docs/rules.md 10.2): those rows are the position of its own
+        # next decision, evaluated as they are, from its view; the others with the opponent to move.
+        probabilities = np.empty((len(afterstates), len(self.points)), dtype=np.float32)
+        equities = np.empty(len(afterstates), dtype=np.float32)
+        for rows, flip, order in ((np.flatnonzero(~same), True, self._swapped),
+                                  (np.flatnonzero(same), False, self._identity)):
+            if rows.size:
+                probabilities[rows], equities[rows] = self._run(afterstates.positions.take(rows), flip,
+                                                                classes[rows], order, threads)
+        return probabilities, equities
