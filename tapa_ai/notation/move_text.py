@@ -17,6 +17,7 @@ from typing import Sequence
 
 from ..rules.options import RulesError
 from ..rules.rolls import roll_steps
+from ..rules.turns import decision_numbers, without_decision
 from ..rules.position import BAR_POINT, OFF_POINT, SIDES, Position, other
 from ..quoting import quoted
 from ..rules.reference import (RESTRICTIONS, Move, Step, TurnStart, broken_restriction, check_dice, legal_moves,
@@ -147,17 +148,9 @@ def _orders(segments: Sequence[Segment]) -> list[list[Segment]]:
 def _dice_list(dice: Sequence[int], position: Position | None = None) -> list[int]:
     """The numbers the decision plays: a roll's (both dice, a double's four), or a pending stage's
     (docs/rules.md 10.2)."""
-    if position is not None and position.cascade is not None:
-        return list(position.cascade.numbers)
-    return list(roll_steps(dice))
-
-
-def _board(position: Position) -> Position:
-    """``position`` without the decision state a move sets (turn counts, pending stage, next side): what
-    stepping through a move text reaches."""
-    if not position.rules.cascades:
-        return position
-    return position.with_changes(turns=(0, 0), cascade=None, next=None)
+    if position is None:
+        return list(roll_steps(dice))
+    return list(decision_numbers(position, dice))
 
 
 def broken_rule(position: Position, dice: Sequence[int], text: str) -> str | None:
@@ -191,7 +184,7 @@ def find_move(position: Position, dice: Sequence[int], text: str, moves: list[Mo
     segments = parse_move_text(text)
     if moves is None:
         moves = legal_moves(position, dice)
-    legal = {_board(move.position): move for move in moves}
+    legal = {without_decision(move.position): move for move in moves}
 
     def legal_list() -> str:
         return ", ".join(repr(format_move(m)) for m in moves)

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional, TextIO
 
-from ..rules.rolls import roll_steps
+from ..rules.turns import decision_numbers, describe_stage
 from ..rules.position import Position, other
 from ..rules.reference import mother_is_pinned
 
@@ -244,7 +244,9 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
     if info.dice is not None:
         roller = "you" if position.turn == human else other(human)
         dice = f"dice {info.dice[0]}-{info.dice[1]} ({roller})"
-        if info.dice_left is not None and len(info.dice_left) < len(roll_steps(info.dice)):
+        if position.cascade is not None:  # a cascade's stage (docs/rules.md 10.2): no roll
+            dice = f"cascade ({roller}): {describe_stage(position.cascade)}"
+        if info.dice_left is not None and len(info.dice_left) < len(decision_numbers(position, info.dice)):
             dice += f", still to play: {' '.join(map(str, info.dice_left))}"
         parts.append(dice)
     lines.append(" " + " | ".join(parts))

@@ -20,11 +20,11 @@ from itertools import permutations
 from typing import Optional, Sequence
 
 from ..notation.move_text import MoveTextError, Segment, find_move, format_move, parse_move_text
-from ..rules.rolls import roll_steps
 from ..rules.position import BAR_POINT, OFF_POINT, Position, other
 from ..quoting import quoted
-from ..rules.reference import (Move, Step, all_checkers_home, dice_orders, has_free_checker, is_closed, play_step,
+from ..rules.reference import (Move, Step, all_checkers_home, has_free_checker, is_closed, number_orders, play_step,
                                result_after_step, single_steps, turn_start)
+from ..rules.turns import decision_numbers, without_decision
 
 __all__ = ["LegalSequences", "TurnInProgress", "illegal_reason", "legal_moves_text", "point_text",
            "in_other_view", "display_move"]
@@ -83,11 +83,12 @@ class LegalSequences:
     def __init__(self, position: Position, dice: tuple[int, int], moves: Sequence[Move]):
         self.position = position
         self.dice = dice
-        self.legal = {move.position for move in moves}
+        self.legal = {without_decision(move.position) for move in moves}
         self.sequences: list[tuple[tuple[Step, ...], tuple[Position, ...]]] = []
-        self.turn = turn_start(position, dice)
+        numbers = decision_numbers(position, dice)
+        self.turn = turn_start(position, numbers)
         side = position.turn
-        for order in dice_orders(dice):
+        for order in number_orders(numbers):
             self._walk(side, position, order, (), ())
 
     def _walk(self, side: str, position: Position, dice: tuple[int, ...], steps: tuple, positions: tuple) -> None:
@@ -163,7 +164,7 @@ class TurnInProgress:
     @property
     def dice_left(self) -> list[int]:
         """The dice not yet played by the partial move."""
-        left = list(roll_steps(self.dice))
+        left = list(decision_numbers(self.position, self.dice))
         for step in self.partial_steps:
             left.remove(step.die)
         return left
@@ -200,7 +201,8 @@ class TurnInProgress:
         if len(prefixes) == 1:
             (after, (steps, complete)), = prefixes.items()
             if complete:
-                return Move(steps, after)
+                legal = next(move for move in self.moves if without_decision(move.position) == after)
+                return Move(steps, legal.position)
             self.entered, self.partial_position, self.partial_steps = combined, after, steps
             return "partial"
         if len(prefixes) > 1:
@@ -252,7 +254,7 @@ def illegal_reason(position: Position, dice: Sequence[int], text: str) -> str:
     """
     dice = list(dice)
     if len(dice) == 2:
-        dice = list(roll_steps(dice))
+        dice = list(decision_numbers(position, dice))
     try:
         segments = parse_move_text(text)
     except MoveTextError as error:

@@ -11,6 +11,7 @@ from ..notation.move_text import MoveTextError, broken_rule, format_move
 from ..rules.position import Position
 from ..quoting import quoted
 from .moves import TurnInProgress, display_move, illegal_reason, in_other_view, legal_moves_text
+from ..rules.turns import describe_stage
 from .reports import dice_text
 
 __all__ = ["UndoSnapshot", "BotMove", "Turns"]
@@ -77,12 +78,17 @@ class Turns:
                 return
             # The human's move.
             moves = game.moves
+            cascade = game.position.cascade
+            if cascade is not None and (session.turn is None or session.turn.position is not game.position):
+                session.say(("You play what your opponent could not: " if cascade.remainder else
+                             "Your cascade goes on: ") + describe_stage(cascade) + ", with no roll.")
             if len(moves) == 1:
+                with_what = dice_text(game.dice) if cascade is None else f"this stage ({cascade.number}s)"
                 if moves[0].steps:
-                    session.say(f"You have only one legal move with {dice_text(game.dice)}: "
+                    session.say(f"You have only one legal move with {with_what}: "
                                 f"{display_move(format_move(moves[0]))}.")
                 else:
-                    session.say(f"You cannot move with {dice_text(game.dice)}: your turn passes.")
+                    session.say(f"You cannot move with {with_what}: your turn passes.")
                 session.turn = None
                 session.match = session.match.play(moves[0])
                 continue
@@ -165,11 +171,15 @@ class Turns:
             move = _move_reaching(moves, chosen)
         text = format_move(move)
         session.match = session.match.play(move)
+        # A cascade's later stage is played with no roll (docs/rules.md 10.2).
+        how = (f"{bot} rolls {dice_text(dice)}" if position.cascade is None else
+               f"{bot}'s cascade goes on, {describe_stage(position.cascade)}:")
         if not text:
-            session.say(f"{bot} rolls {dice_text(dice)} and cannot move.")
+            session.say(f"{how} and cannot move." if position.cascade is None
+                        else f"{how} it cannot move; the cascade stops.")
         else:
             shown = display_move(text)
-            session.say(f"{bot} rolls {dice_text(dice)} and plays {session.palette.side(bot, shown)}  "
+            session.say(f"{how}{' and' if position.cascade is None else ''} plays {session.palette.side(bot, shown)}  "
                         f"(on your board: {in_other_view(shown, session.rules.parallel)}).")
         session.last_bot_move = BotMove(position, dice, move.position, text)
         if session.show_eval and len(moves) > 1:

@@ -24,7 +24,7 @@ from .rolls import roll_steps
 from ..quoting import quoted
 
 __all__ = ["STAGE_STEPS", "Cascade", "Decision", "check_dice", "stage_numbers", "stage_dice", "after_stage",
-           "roll_plan", "is_cascade_roll"]
+           "roll_plan", "is_cascade_roll", "decision_numbers", "without_decision", "describe_stage"]
 
 STAGE_STEPS = 4
 """Steps in a full stage of a double (plain or cascading)."""
@@ -108,6 +108,28 @@ def stage_numbers(position, dice: Optional[Iterable[int]]) -> tuple[tuple[int, .
         raise RulesError(f"dice: {position.turn} is to roll; give two dice 1..6")
     dice = check_dice(dice)
     return roll_steps(dice), dice
+
+
+def decision_numbers(position, dice) -> tuple[int, ...]:
+    """The numbers the side to move plays now, unchecked: its pending stage's, else the roll's (docs/rules.md 2)."""
+    if position.cascade is not None:
+        return position.cascade.numbers
+    return roll_steps(dice)
+
+
+def without_decision(position):
+    """``position`` without the decision state a move's afterstate carries (turn counts, pending stage, next side):
+    the board that stepping through a move reaches, to find the legal move it is."""
+    if not position.rules.cascades:
+        return position
+    return position.with_changes(turns=(0, 0), cascade=None, next=None)
+
+
+def describe_stage(cascade: Cascade) -> str:
+    """The pending stage in words, with the stages after it: ``"4 steps of 5, then 6s"``."""
+    steps = f"{cascade.steps} step{'s' * (cascade.steps != 1)} of {cascade.number}"
+    later = ", ".join(f"{number}s" for number in range(cascade.number + 1, 7))
+    return steps + (f", then {later}" if later else "")
 
 
 def after_stage(position, dice: Optional[tuple[int, int]], used: int, ended: bool) -> Decision:
