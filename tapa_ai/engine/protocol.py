@@ -301,6 +301,9 @@ class Engine:
     def _playable(self, position: Position) -> None:
         if reference.finished_result(position) is not None:
             raise RequestError("the game is already over in this position (it has a result); start a new game")
+        if position.next is not None:
+            raise RequestError(f"position.next: this is a move's resulting position; to play on, set 'turn' to "
+                               f"{quoted(position.next)} and drop 'next' (docs/rules.md 10.3)")
 
     # -- commands ----------------------------------------------------------
     def _cmd_start(self, request: dict) -> dict:
