@@ -116,6 +116,8 @@
     match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: askedVariant === "tavli" },
     games: [], // the records of this match's games (tapa-ai/games), the current one last
     analysis: null, // the server's analysis of the last finished game
+    rolls: 0, // the dice rolled since the page loaded (two a roll): a cascade's stages roll none
+    stage: null, // the cascade stage being played (Gul Bara, docs/rules.md 10.2; stageOf), or null
   };
 
   // -- dice: a seeded generator (mulberry32), so ?seed=N replays the same dice ----------------------
@@ -134,7 +136,7 @@
   const seed = askedSeed === null ? randomSeed : askedSeed;
   const random = makeRandom(seed);
   const botRandom = makeRandom(seed ^ 0x5bd1e995); // the seeds of the fixed bots' tie-breaks: the dice stay the same
-  const die = () => 1 + Math.floor(random() * 6);
+  const die = () => { S.rolls++; return 1 + Math.floor(random() * 6); };
   // The levels' noise seed of game n of the match (from 1): the noise_seed parameter (default the dice's seed) + n - 1.
   const askedNoiseSeed = seedParameter("noise_seed", "the dice's seed, " + seed + ",");
   const noiseSeedBase = askedNoiseSeed === null ? seed : askedNoiseSeed;
@@ -330,7 +332,9 @@
 
   // Every legal move valued for the mover at 0 plies: its resulting position with the opponent to roll,
   // read back from the mover's side (docs/export.md: "evaluate its afterstate from the opponent's view and
-  // negate the equity"). Best first; ties keep the server's order. With `values` (a Tavli match: what each outcome
+  // negate the equity"). In Gul Bara the position after a move names who decides next (`next`, docs/rules.md
+  // 10.3; nextDecision): inside a cascade the mover itself, whose next stage is valued from its own view, as the
+  // engine's Evaluator.evaluate_next does. Best first; ties keep the server's order. With `values` (a Tavli match: what each outcome
   // class is worth to the mover at the score) each move also gets its match-winning chance, `mwc`, the sum of
   // p_k * values_k, and the moves are ranked by it (Bot.choose_at_score at 0 plies).
   function rank(model, moves, values) {
@@ -339,10 +343,12 @@
       let value;
       if (move.position.result) value = exactOutcome(model, move.position.result, mover);
       else {
-        const after = Object.assign({}, move.position, { turn: other(mover) });
+        const after = nextDecision(move.position);
         const seen = model.evaluatePosition(after);
-        value = { probabilities: TapaModel.swapSides(seen.probabilities), equity: -seen.equity, exact: false,
-          bearoff: isBearoff(after) };
+        value = after.turn === mover ?
+          { probabilities: seen.probabilities, equity: seen.equity, exact: false, bearoff: isBearoff(after) } :
+          { probabilities: TapaModel.swapSides(seen.probabilities), equity: -seen.equity, exact: false,
+            bearoff: isBearoff(after) };
       }
       if (values) value.mwc = worth(value.probabilities, values);
       return Object.assign({ move: move.move, position: move.position, order: order }, value);
@@ -350,6 +356,59 @@
     if (values) ranked.sort((a, b) => b.mwc - a.mwc || a.order - b.order);
     else ranked.sort((a, b) => b.equity - a.equity || a.order - b.order);
     return ranked;
+  }
+
+  // -- Gul Bara's cascading doubles (docs/rules.md 10.2-10.3) ---------------------------------------------------
+  // The position a move leads to keeps `turn` set to its mover; the server adds `next` (Gul Bara) where the side
+  // that decides next may be the mover again (inside a cascade) and sets `turns` and `cascade` for that decision.
+  // The position of the next decision: `turn` the side named by `next` (else the mover's opponent), `next` dropped.
+  function nextDecision(after) {
+    const following = Object.assign({}, after, { turn: after.next || other(after.turn) });
+    delete following.next;
+    return following;
+  }
+
+  // A rule option of `position`: its own rules' override, else its variant's, else `fallback` (the options the
+  // registry leaves out at their defaults: plain_double_turns 3, cascade_remainder "lost").
+  function ruleOption(position, name, fallback) {
+    const own = position.rules || {}, rules = (VARIANTS[position.variant] || {}).rules || {};
+    return name in own ? own[name] : name in rules ? rules[name] : fallback;
+  }
+
+  // The cascade stage the side to move of `position` plays with `dice`, or null where it plays an ordinary roll:
+  // {number, steps, remainder, later: the numbers of the stages after it, rolled: the stage is the roll's own}. A
+  // position inside a cascade carries its stage (position.cascade, dice [number, number], no roll); a double rolled
+  // once the side has begun plain_double_turns turns (position.turns, counted before this roll) starts one.
+  function stageOf(position, dice) {
+    if (ruleOption(position, "doubles", "plain") !== "cascade") return null;
+    const later = (number) => [1, 2, 3, 4, 5, 6].filter((k) => k > number);
+    const stage = position.cascade;
+    if (stage) {
+      return { number: stage.number, steps: stage.steps, remainder: !!stage.remainder, later: later(stage.number),
+        rolled: false };
+    }
+    const turns = (position.turns || {})[position.turn] || 0;
+    if (!dice || dice[0] !== dice[1] || turns < ruleOption(position, "plain_double_turns", 3)) return null;
+    return { number: dice[0], steps: 4, remainder: false, later: later(dice[0]), rolled: true };
+  }
+
+  // The stage in words: "cascade: 4s now, then 5s, 6s"; "cascade: 3 steps of 4s now (O's unplayed steps), then
+  // 5s, 6s"; "cascade: 6s now, the last stage".
+  function stageText(stage, mover) {
+    const now = (stage.steps < 4 ? stage.steps + " step" + (stage.steps === 1 ? "" : "s") + " of " : "") +
+      stage.number + "s now" + (stage.remainder ? " (" + other(mover) + "'s unplayed steps)" : "");
+    return (stage.remainder ? "cascade remainder: " : "cascade: ") + now +
+      (stage.later.length ? ", then " + stage.later.map((k) => k + "s").join(", ") : ", the last stage");
+  }
+
+  // Gul Bara's line under the board: the stage being played, else each side's turns toward its cascades.
+  function cascadeInfo() {
+    const position = S.position;
+    if (!position || ruleOption(position, "doubles", "plain") !== "cascade") return "";
+    if (S.stage && S.phase !== "over") return stageText(S.stage, position.turn);
+    const plain = ruleOption(position, "plain_double_turns", 3), turns = position.turns || {};
+    const side = (s) => s + " " + Math.min(turns[s] || 0, plain) + (turns[s] >= plain ? " (its doubles cascade)" : "");
+    return "doubles cascade from a side's turn " + (plain + 1) + " on; turns begun: " + side("X") + ", " + side("O");
   }
 
   // -- game flow -----------------------------------------------------------------------------------
@@ -568,8 +627,13 @@
     S.turns = (S.turns || 0) + 1;
     document.body.dataset.turns = S.turns; // a new number for every turn: the tests wait on it
     S.dice = dice;
+    S.stage = stageOf(S.position, dice); // a Gul Bara cascade's stage (docs/rules.md 10.2), or null
     S.plan = null; S.selected = null; S.hints = null;
     const mover = S.position.turn;
+    // The roll in words; a cascade's stage after its first is played with no roll, its dice the stage's number.
+    const stage = S.stage, note = stage ? " (" + stageText(stage, mover) + ")" : "";
+    const rolled = (who, verb) => (stage && !stage.rolled ? who + " play" + (who === "You" ? "" : "s") + " " +
+      dice.join("-") + " with no roll" : who + " " + verb + " " + dice.join("-")) + note;
     const answer = await api("legal_moves", { position: S.position, dice: dice });
     if (game !== S.game) return;
     S.legal = answer.moves;
@@ -585,7 +649,7 @@
       const only = S.legal[0], turn = S.turns;
       setPhase("busy");
       S.forced = pass ? "" : only.move;
-      showMessage(bot + "You rolled " + dice.join("-") + (pass ? ": no legal move, you pass." : ": forced: " + only.move +
+      showMessage(bot + rolled("You", "rolled") + (pass ? ": no legal move, you pass." : ": forced: " + only.move +
         " (your only legal move), played for you."));
       render();
       await sleep(S.delay); // the bot's pause (?delay=, default 700 ms): long enough to see the roll and the note
@@ -597,11 +661,11 @@
     if (mover === HUMAN) {
       S.plan = new TapaSteps.Planner(S.position, dice, S.legal);
       setPhase("human");
-      showMessage(bot + "You rolled " + dice.join("-") + ". Click a checker, then a green point (or type the move).");
+      showMessage(bot + rolled("You", "rolled") + ". Click a checker, then a green point (or type the move).");
       render();
     } else {
       setPhase("bot");
-      showMessage(forced + "The bot rolled " + dice.join("-") + (pass ? ": no legal move, it passes." : "."));
+      showMessage(forced + rolled("The bot", "rolled") + (pass ? ": no legal move, it passes." : "."));
       render();
       const move = await chooseMove(game);
       if (game !== S.game) return;
@@ -646,18 +710,28 @@
     return Object.assign({ plies: 0 }, S.ranked[0]);
   }
 
+  // A decision played (a roll's move, or a Gul Bara cascade's stage): recorded, logged and drawn; then the next
+  // decision: the game's end, the side the server names next (`next`, docs/rules.md 10.3: the mover itself inside
+  // its cascade, which plays its next stage with no roll; the opponent's remainder stage, with no roll), else the
+  // opponent, who rolls.
   function finishMove(game, text, after, side) {
     if (game !== S.game) return;
-    recordEvent({ action: "move", side: side, dice: S.dice.slice(), move: text });
+    recordEvent({ action: "move", side: side, dice: S.dice.slice(), move: text }); // a stage: dice [k, k]
     // The bot's move in your numbering too, as in the terminal; on the board until your next action.
     const yours = side === BOT && text ? TapaSteps.otherView(text, parallel()) : "";
     const forced = side === HUMAN && text && S.legal && S.legal.length === 1 ? " (forced: your only legal move)" : "";
-    addLog(side + " " + S.dice.join("-") + ": " + (text === "" ? "no move (pass)" : text) +
+    const stage = S.stage, played = TapaSteps.stepCount(text);
+    addLog(side + " " + S.dice.join("-") + (stage ? " (" + (stage.remainder ? "cascade remainder" : "cascade") +
+      ", " + stage.number + "s)" : "") + ": " + (text === "" ? "no move (pass)" : text) +
       (yours ? " (on your board: " + yours + ")" : "") + forced);
+    // The bot's stages in a row (a cascade) are marked together: the earlier ones stay until your next action.
+    const earlier = side === BOT && S.moved && S.moved.side === BOT ? S.moved : null;
     const moved = TapaSteps.movedPoints(text), ids = (points) => new Set(points.map((p) => pointToId(p === TapaSteps.BAR ||
       p === TapaSteps.OFF ? p : side === "X" ? p : TapaSteps.otherPoint(p, parallel()))));
-    S.moved = side === BOT ? { side: side, text: yours, from: ids(moved.from), to: ids(moved.to) } : null;
-    S.lastMove = new Set();
+    S.moved = side !== BOT ? null : !earlier ? { side: side, text: yours, from: ids(moved.from), to: ids(moved.to) } :
+      { side: side, text: [earlier.text, yours].filter(Boolean).join(", then "),
+        from: new Set([...earlier.from, ...ids(moved.from)]), to: new Set([...earlier.to, ...ids(moved.to)]) };
+    S.lastMove = earlier && S.lastMove ? S.lastMove : new Set();
     for (const step of text.split(/\s+/).filter(Boolean)) {
       for (const word of step.split("/")) {
         if (/^\d+$/.test(word)) S.lastMove.add(side === "X" ? Number(word) : TapaSteps.otherPoint(Number(word), parallel()));
@@ -669,9 +743,16 @@
       gameOver(after.result);
       return;
     }
-    S.position = Object.assign({}, after, { turn: other(side) });
+    S.position = nextDecision(after); // turns and cascade as the server set them for the next decision
+    const next = S.position.turn, following = S.position.cascade;
+    if (stage && played < stage.steps) {
+      addLog(side + " played " + played + " of the " + stage.steps + " steps of " + stage.number + "s: the " +
+        (stage.remainder ? "remainder" : "cascade") + " stops" + (following && following.remainder && next !== side ?
+          "; " + next + " plays the unplayed steps before its roll." : ", the rest is lost."));
+    }
     setPhase("busy");
-    startTurn(game, [die(), die()]).catch(failed);
+    // A cascade's next stage (or a remainder stage) is played with the stage's number and no roll.
+    startTurn(game, following ? [following.number, following.number] : [die(), die()]).catch(failed);
   }
 
   function gameOver(result) {
@@ -982,6 +1063,7 @@
     const rules = VARIANTS[S.variant];
     const shown = S.plan ? S.plan.position(position) : position;
     const view = { position: shown, dice: S.phase === "over" ? null : S.dice, cube: rules.cube ? S.cube : null,
+      steps: S.stage ? S.stage.steps : 4,
       mother: rules.mothers, parallel: !!rules.parallel, last: S.lastMove, moved: S.moved, hints: S.hints, selected: S.selected === null ? null : pointToId(S.selected) };
     if (S.plan) {
       view.diceLeft = S.plan.current().remaining;
@@ -1001,7 +1083,12 @@
       S.match.score.O : "single game";
     $("score").textContent = score + (rules.cube ? " · cube " + S.cube : "");
     renderTavli();
-    $("dice-text").textContent = S.dice && S.phase !== "over" ? position.turn + " rolled " + S.dice.join("-") : "";
+    $("dice-text").textContent = !S.dice || S.phase === "over" ? "" : S.stage && !S.stage.rolled ? position.turn +
+      " plays " + S.dice.join("-") + " (no roll)" : position.turn + " rolled " + S.dice.join("-");
+    const cascade = cascadeInfo();
+    $("cascade-info").textContent = cascade;
+    $("cascade-info").hidden = !cascade;
+    $("cascade-info").dataset.stage = S.stage && S.phase !== "over" ? String(S.stage.number) : "";
 
     const human = S.phase === "human";
     $("undo").disabled = !human || !S.plan || S.plan.history.length === 1;
@@ -1132,7 +1219,8 @@
     const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
     $("analysis-side").textContent = "(" + mover + " to move)";
     const tavli = chances.mwc !== undefined;
-    $("chances-label").textContent = mover + "'s chances before the roll, equity " + signed(chances.equity) +
+    $("chances-label").textContent = mover + "'s chances before " + (S.stage && !S.stage.rolled ? "this stage" :
+      "the roll") + ", equity " + signed(chances.equity) +
       (chances.bearoff ? " †" : "") + (tavli ? " · match-winning chance " + percent(chances.mwc) + " at X " +
       S.match.score.X + " – O " + S.match.score.O + " (to " + S.match.length + ")" : "");
     $("moves-value").textContent = tavli ? "match win" : "equity";
@@ -1202,7 +1290,7 @@
 
   function afterstates() {
     if (!S.legal) return [S.position];
-    return S.legal.filter((m) => !m.position.result).map((m) => Object.assign({}, m.position, { turn: other(m.position.turn) }));
+    return S.legal.filter((m) => !m.position.result).map((m) => nextDecision(m.position));
   }
 
   function measure() {

@@ -6,7 +6,8 @@
 //
 //   TapaBoard.draw(svgElement, view)
 //
-// view: {position (JSON), dice: [a, b] or null, diceLeft: [dice not yet played], cube: value or null,
+// view: {position (JSON), dice: [a, b] or null, diceLeft: [dice not yet played], steps: a double's dice drawn (default
+//        4; a Gul Bara cascade stage's steps, docs/rules.md 10.2), cube: value or null,
 //        mother: bool (the variant has mothers), parallel: bool (a running game), sources/targets/hints/last: Sets of point ids, selected: id,
 //        moved: {side, from, to: Sets of point ids} (the bot's last move, marked orange)}
 // Point ids are X's point numbers 1..24, "bar" and "off"; every point, the bar and X's tray carry a
@@ -151,7 +152,8 @@
 
     // Dice: on the mover's half (X right, O left); the dice already played are dimmed.
     if (view.dice) {
-      const faces = view.dice[0] === view.dice[1] ? [view.dice[0], view.dice[0], view.dice[0], view.dice[0]] : view.dice.slice();
+      const steps = view.steps || 4; // a double's steps: four, or a cascade stage's (a remainder may have fewer)
+      const faces = view.dice[0] === view.dice[1] ? new Array(steps).fill(view.dice[0]) : view.dice.slice();
       const left = (view.diceLeft || faces).slice();
       const used = faces.map(function (d) { const at = left.indexOf(d); if (at >= 0) { left.splice(at, 1); return false; } return true; });
       const size = 36, gap = 10, total = faces.length * size + (faces.length - 1) * gap;

@@ -70,15 +70,21 @@
 
   // The mover's value of a move at 0 ply: its result's points if it ends the game, else minus the
   // opponent's equity before its roll (the network's view), as the Python bot values it without the
-  // bear-off database (docs/frontends.md, "Choosing a move").
+  // bear-off database (docs/frontends.md, "Choosing a move"). Where the position after the move names the
+  // side that decides next (`next`, Gul Bara's cascades, docs/rules.md 10.3) that side's view is taken: the
+  // mover's own equity where it plays the cascade's next stage (Evaluator.evaluate_next), minus the
+  // opponent's where the opponent plays next (its roll, or a remainder stage).
   function moveValue(model, position, mover) {
     if (position.result) {
       const result = position.result;
       if (!result.winner) return 0;
       return (result.winner === mover ? 1 : -1) * result.points;
     }
-    const opponent = mover === "X" ? "O" : "X";
-    return -model.evaluatePosition(Object.assign({}, position, { turn: opponent })).equity;
+    const next = position.next || (mover === "X" ? "O" : "X");
+    const seen = Object.assign({}, position, { turn: next });
+    delete seen.next;
+    const equity = model.evaluatePosition(seen).equity;
+    return next === mover ? equity : -equity;
   }
 
   // The index into `moves` (the legal moves of a roll, as the engine's legal_moves lists them: each

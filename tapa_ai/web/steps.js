@@ -19,7 +19,11 @@
 //
 // Points are in the mover's own numbering: 1..24, 25 the bar, 0 off.
 //
-// The running games (fevga, narde: docs/rules.md 8) are played the same way: both sides travel the same way round
+// Gul Bara (docs/rules.md 10) is a running game whose doubles cascade: each stage of a cascade is a decision of its
+// own, a Planner of its own made from the stage's position (its `cascade`: `steps` steps of `number`, fewer than four
+// in a remainder stage) and the dice [number, number].
+//
+// The running games (fevga, narde, gulbara: docs/rules.md 8) are played the same way: both sides travel the same way round
 // (the other side's point p is p + 12 or p - 12), a single checker closes a point, there is no bar, and the
 // restrictions of 8.4 (leaving the start, the prime rule, Fevga's starting quarter) are checked after every
 // step, as the server does; the server still has the last word on every move.
@@ -221,7 +225,15 @@
       if (position.rules && option in position.rules) this.rules[option] = position.rules[option];
     }
     const parallel = !!this.rules.parallel;
-    this.dice = dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : [dice[0], dice[1]];
+    // A double is four steps; a stage of a cascade (Gul Bara, docs/rules.md 10.2-10.3: position.cascade, played with
+    // dice [k, k]) is its `steps` steps of k, fewer than four for a remainder stage.
+    const stage = position.cascade;
+    if (stage && !(dice[0] === stage.number && dice[1] === stage.number)) {
+      throw new Error("TapaSteps: the position is inside a cascade (" + stage.steps + " steps of " + stage.number +
+        "): its dice are [" + stage.number + ", " + stage.number + "], not " + JSON.stringify(dice));
+    }
+    this.dice = stage ? new Array(stage.steps).fill(stage.number) :
+      dice[0] === dice[1] ? [dice[0], dice[0], dice[0], dice[0]] : [dice[0], dice[1]];
     const start = stateOf(position, parallel);
     const head = count(stackOf(start, this.side, 24), this.side);
     this.turn = { head: head, mayLeave: head === 15 && dice[0] === dice[1] && HEAD_DOUBLES.includes(dice[0]) ? 2 : 1 };
