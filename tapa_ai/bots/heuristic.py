@@ -43,6 +43,29 @@ starting point (the head) while the opponent comes round (timing); checkers
 buried deep in our home board while contact lasts; the pip lead, heavier
 once the race begins (both sides past each other: every checker on its own
 points 1-12), and bear-off efficiency.
+
+Gul Bara (``rules.cascades``, docs/rules.md 10.2), on top of the running
+games' terms and only on its rows (Fevga's and Narde's scores are unchanged):
+from a side's fourth turn a double cascades, four steps of each number from
+the double's up to 6, and a stage not played in full ends the cascade, so a
+double is worth up to 84 pips and the board decides how much of it is played.
+For each side and number k, :func:`step_capacity` counts how many steps of k
+its checkers can play along their chains of open points (a point the opponent
+holds stops a chain; bearing off from point k, or from the highest point with
+a higher k, once home); :func:`cascade_pips` turns that into the pips of a
+cascade. The terms (``gb_*`` weights):
+
+- an afterstate whose next decision is the mover's own (``same_side``: the
+  position before its pending stage ``positions.stage``) scores the pips it
+  can play of that stage and the stages after it, so a play that leaves the
+  next stage playable in full comes first;
+- while contact lasts, the expected playable pips of the next roll
+  (:func:`expected_pips`, each side's doubles cascading or not by its turn
+  count ``positions.turns``): ours (flexible checkers, not stuck in front of
+  the opponent's wall) plus, weighted more, minus the opponent's (our points
+  in front of its checkers stop its cascades);
+- the pip lead with its own weights (``gb_pip``, ``gb_race_pip``) and the
+  blockade scaled by ``gb_blockade``.
 """
 
 from __future__ import annotations
@@ -125,6 +148,21 @@ class Weights:
     """Per own checker still on our 24-point (the head), times the share of opponent checkers past our start."""
     run_deep: float = 0.01
     """Per own checker on our points 1-3 while contact lasts (played too early: timing)."""
+    # -- cascading doubles (Gul Bara, docs/rules.md 10.2): these apply only to rows whose rules cascade
+    gb_pip: float = 0.01
+    """Per pip of lead (contact), in place of ``pip``."""
+    gb_race_pip: float = 0.03
+    """Per pip of lead once contact is broken, in place of ``race_pip``."""
+    gb_stage: float = 0.01
+    """Per pip the mover can play of its pending stage and the stages after it (an afterstate whose next
+    decision is the mover's own, ``Afterstates.same_side``), counted on the afterstate's board."""
+    gb_mobility: float = 0.004
+    """Per pip of our expected playable pips on our next roll (cascades stopped by closed points count only
+    what is played), while contact lasts."""
+    gb_block: float = 0.016
+    """Per pip of the opponent's expected playable pips on its next roll (negative), while contact lasts."""
+    gb_blockade: float = 1.0
+    """Multiplier of the running games' blockade terms."""
 
 
 PIN_WEIGHTS = replace(Weights(), home_made=0.0, prime=(0.0,) * 7, pin_base=0.125, pin_far=1.4, pin_home=0.06,
@@ -215,7 +253,10 @@ def heuristic_scores(afterstates: Afterstates, pin_weights: Weights = PIN_WEIGHT
         rows = np.flatnonzero(mask)
         if rows.size:
             part = positions if rows.size == n else positions.take(rows)
-            scores[rows] = function(part, mother_points[rows], weights)
+            if function is _running_scores:
+                scores[rows] = function(part, mother_points[rows], weights, afterstates.same_side[rows])
+            else:
+                scores[rows] = function(part, mother_points[rows], weights)
     # Finished games: a win beats everything, by its points; a draw is worth 0.
     over = afterstates.game_over
     if over.any():
@@ -348,8 +389,98 @@ def _blockade(blocks_by_point: np.ndarray, rear: np.ndarray, weights: Weights) -
         np.asarray(weights.prime)[prime]
 
 
-def _running_scores(positions, mother_points: np.ndarray, weights: Weights) -> np.ndarray:
-    """The running games (module docstring): both sides travel the same way round, a checker holds a point."""
+def step_capacity(checkers: np.ndarray, open_: np.ndarray, home_all: np.ndarray) -> np.ndarray:
+    """(N, 7) int: for each number k = 1..6 (column k; column 0 unused), how many steps of k a side could play in a
+    row, at most 4, in a running game (contact ``block``).
+
+    ``checkers`` (N, 24): the side's checkers by its own point - 1 (it moves towards index 0); ``open_`` (N, 24)
+    bool: the points it may land on, by the same index; ``home_all`` (N,) bool: all its checkers are in its home
+    board (it may bear off). The side's own steps never close a point to itself, so each checker can go on along
+    its chain of open points ``i - k, i - 2k, ...``; the capacity counts the steps of every checker's chain, up to
+    four. Bearing off (docs/rules.md 8.3) ends a chain: from point k exactly, or from any point when k is above
+    the side's highest point, once the side is home (``home_all``, or all its checkers outside come in along their
+    chains with at most three steps of k). Approximations: a checker left highest by the others' bearing off does
+    not bear off with a higher number, and the steps are not ordered (coming in first, then bearing off).
+    """
+    n = checkers.shape[0]
+    counts = checkers.astype(np.int16)
+    highest = _last_true(counts > 0, -1)
+    capacity = np.zeros((n, 7), dtype=np.int16)
+    outside = _COLUMNS >= 6
+    for k in range(1, 7):
+        # Steps of k that bring the checkers outside the home board in (each along its chain of open points).
+        alive = counts > 0
+        entering = np.zeros(n, dtype=np.int16)
+        entered = ~outside[None, :] | ~alive
+        for m in range(1, 5):
+            distance = m * k
+            ok = np.zeros((n, 24), dtype=bool)
+            if distance < 24:
+                ok[:, distance:] = open_[:, : 24 - distance]
+            alive &= ok
+            now_in = alive & outside[None, :] & (_COLUMNS - distance < 6)[None, :]
+            entering += (counts * now_in).sum(axis=1, dtype=np.int16) * m
+            entered |= now_in
+        # It may bear off when home, or when a step or more is left after all have come in.
+        may_bear_off = home_all | (entered.all(axis=1) & (entering <= 3))
+        above_all = may_bear_off & (k - 1 > highest)
+        alive = counts > 0
+        total = np.zeros(n, dtype=np.int16)
+        for m in range(1, 5):
+            distance = m * k
+            ok = np.zeros((n, 24), dtype=bool)
+            if distance < 24:
+                ok[:, distance:] = open_[:, : 24 - distance]
+            crossing = (_COLUMNS < distance) & (_COLUMNS >= distance - k)  # the step leaves the board
+            exact = _COLUMNS == distance - 1  # ... from point k
+            ok |= (exact[None, :] & may_bear_off[:, None]) | (crossing[None, :] & above_all[:, None])
+            alive &= ok
+            if not alive.any():
+                break
+            total += (counts * alive).sum(axis=1, dtype=np.int16)
+        capacity[:, k] = np.minimum(total, 4)
+    return capacity
+
+
+def cascade_pips(capacity: np.ndarray, first: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """(N,) pips a cascade starting with ``steps`` (N,) steps of ``first`` (N,) (0: none) plays on a board of
+    ``capacity`` (:func:`step_capacity`): each stage's steps while the one before was played in full, up to 6."""
+    n = capacity.shape[0]
+    played = np.zeros(n, dtype=np.float64)
+    going = first > 0
+    for k in range(1, 7):
+        stage = going & (k >= first)
+        want = np.where(k == first, steps, 4)
+        can = np.minimum(capacity[:, k], want)
+        played += stage * k * can
+        going &= ~stage | (can >= want)
+    return played
+
+
+def expected_pips(capacity: np.ndarray, cascading: np.ndarray) -> np.ndarray:
+    """(N,) a side's expected playable pips on its next roll (approximately) from its :func:`step_capacity`:
+    a roll a-b plays each number it can; a double d-d its four steps of d, or where ``cascading`` (N,) bool the
+    whole cascade from d until a stage cannot be played in full."""
+    n = capacity.shape[0]
+    can = capacity > 0
+    total = np.zeros(n, dtype=np.float64)
+    four = np.full(n, 4, dtype=np.int16)
+    for a, b, count in DISTINCT_ROLLS:
+        if a == b:
+            plain = a * capacity[:, a].astype(np.float64)
+            cascade = cascade_pips(capacity, np.full(n, a, dtype=np.int16), four)
+            total += np.where(cascading, cascade, plain) * count
+        else:
+            total += (a * can[:, a] + b * can[:, b]) * count
+    return total / 36.0
+
+
+def _running_scores(positions, mother_points: np.ndarray, weights: Weights,
+                    same_side: Optional[np.ndarray] = None) -> np.ndarray:
+    """The running games (module docstring): both sides travel the same way round, a checker holds a point.
+
+    Rows whose doubles cascade (Gul Bara) use the ``gb_*`` weights and their extra terms (:func:`_cascade_terms`);
+    ``same_side`` (N,) bool: the mover decides again next (its pending stage is ``positions.stage``)."""
     board = positions.board.astype(np.int16)
     own = np.clip(board, 0, None)
     opp = np.clip(-board, 0, None)
@@ -359,10 +490,17 @@ def _running_scores(positions, mother_points: np.ndarray, weights: Weights) -> n
     own_rear = _last_true(own > 0, -1)
     race = (own_rear < 12) & (opp_rear < 12)
     contact = ~race
+    cascades = positions.cascade_rows()
     pips = pip_counts(positions).astype(np.float64)
     lead = pips[:, 1] - pips[:, 0]
-    score = np.where(contact, weights.pip, weights.race_pip) * lead + weights.off * positions.off[:, 0]
-    score += contact * (_blockade(own_on_opp_path, opp_rear, weights) - _blockade(opp > 0, own_rear, weights))
+    pip_weight = np.where(contact, weights.pip, weights.race_pip)
+    if cascades.any():
+        pip_weight = np.where(cascades, np.where(contact, weights.gb_pip, weights.gb_race_pip), pip_weight)
+    score = pip_weight * lead + weights.off * positions.off[:, 0]
+    blockade = _blockade(own_on_opp_path, opp_rear, weights) - _blockade(opp > 0, own_rear, weights)
+    if cascades.any():
+        blockade = np.where(cascades, weights.gb_blockade * blockade, blockade)
+    score += contact * blockade
     # Timing: the head kept while the opponent comes round; checkers buried early.
     opp_past_our_start = opp_path[:, :12].sum(axis=1) / 15.0  # on the opponent's points 1-12: our 13-24
     score -= contact * weights.run_head * own[:, 23] * opp_past_our_start
@@ -370,6 +508,40 @@ def _running_scores(positions, mother_points: np.ndarray, weights: Weights) -> n
     # Bearing in and off: no gaps below the highest home checker, no tall stacks.
     score -= weights.home_gap * _home_gaps(own) * (own_rear <= 8)
     score -= weights.stack * np.clip(own[:, :23] - 3, 0, None).sum(axis=1)
+    if cascades.any():
+        rows = np.flatnonzero(cascades)
+        same = np.zeros(rows.size, dtype=bool) if same_side is None else np.asarray(same_side, dtype=bool)[rows]
+        score[rows] += _cascade_terms(positions.take(rows), own[rows], opp_path[rows], own_rear[rows],
+                                      opp_rear[rows], contact[rows], same, weights)
+    return score
+
+
+def _cascade_terms(positions, own: np.ndarray, opp_path: np.ndarray, own_rear: np.ndarray, opp_rear: np.ndarray,
+                   contact: np.ndarray, same_side: np.ndarray, weights: Weights) -> np.ndarray:
+    """(N,) the cascading-doubles terms (docs/rules.md 10.2) of running-game rows whose doubles cascade.
+
+    - the mover's pending stage, where it decides again next: the pips it can play of that stage and of the
+      stages after it (a stage not played in full ends the cascade), so that among the afterstates of a stage
+      the ones that leave the next stage playable in full come first;
+    - while contact lasts, the expected playable pips of each side's next roll: ours (flexibility: checkers
+      with open points 1..6 ahead, a cascade not stopped by the opponent's wall) minus the opponent's (our
+      points in front of its checkers stop its cascades)."""
+    plain_turns = np.array([r.plain_double_turns for r in positions.rules], dtype=np.int16)[positions.rules_id]
+    turns = positions.turns.astype(np.int16)
+    own_open = positions.board >= 0
+    own_capacity = step_capacity(own, own_open, own_rear < 6)
+    score = np.zeros(len(positions), dtype=np.float64)
+    stage = positions.stage.astype(np.int16)
+    pending = same_side & (stage[:, 0] > 0)
+    if pending.any():
+        score += pending * weights.gb_stage * cascade_pips(own_capacity, np.where(pending, stage[:, 0], 0),
+                                                           stage[:, 1])
+    if contact.any():
+        opp_open = own[:, _OPPONENT_ORDER] == 0
+        opp_capacity = step_capacity(opp_path, opp_open, opp_rear < 6)
+        ours = expected_pips(own_capacity, turns[:, 0] >= plain_turns)
+        theirs = expected_pips(opp_capacity, turns[:, 1] >= plain_turns)
+        score += contact * (weights.gb_mobility * ours - weights.gb_block * theirs)
     return score
 
 
