@@ -46,7 +46,8 @@
   // (loadVariants). The page keeps no list of its own: the Variant menu, each variant's rules and the Tavli rotation
   // are read from that answer, so a new entry of the registry is on the page with no edit here. VARIANTS[name]:
   // {title, rules (every rule option), cube, mothers, opening, nextOpener, parallel, model (the network that plays
-  // it: its own or, Portes, backgammon's), points (its outcome classes' points), top (the outcome it scores above a
+  // it: its own or, Portes, backgammon's; null where the registry names none, Gul Bara's for now: the page then asks
+  // for no model and the server's fixed bots play), points (its outcome classes' points), top (the outcome it scores above a
   // gammon, "backgammon or mother", "mother", "backgammon", or null where it has none: Portes counts a backgammon
   // as a gammon, the running games have none), draws}. The chances line lists only the outcomes it scores.
   let VARIANTS = {};
@@ -188,7 +189,7 @@
       tables[entry.name] = {
         title: entry.title, summary: entry.summary, rules: rules, cube: rules.cube, mothers: rules.mother_points > 0,
         opening: rules.opening, nextOpener: rules.next_game_opener, parallel: rules.paths === "parallel",
-        model: entry.model || entry.name, points: outcomes.points, draws: !!entry.draws,
+        model: entry.model || null, points: outcomes.points, draws: !!entry.draws,
         top: above && outcomes.scored.includes(above) ? above.replace(/^win_/, "").replace(/_/g, " ") : null,
       };
     }
@@ -214,7 +215,8 @@
     S.variant = VARIANTS[askedVariant] ? askedVariant : S.match.tavli ? TAVLI_ROTATION[0] : names[0];
   }
 
-  // The model that plays a variant: its own, or (portes) that of the variant of the same board game.
+  // The model that plays a variant: its own, or (portes) that of the variant of the same board game; a variant
+  // whose registry entry names no model (model null) is named by itself in the page's notes.
   const modelVariant = (variant) => (VARIANTS[variant] || {}).model || variant;
 
   // A model of another variant of the same board game playing `variant`: shown every position as one of its own
@@ -230,6 +232,9 @@
   }
 
   async function loadModel(variant) {
+    if (VARIANTS[variant] && !VARIANTS[variant].model) { // no network plays it: nothing to fetch (no 404 to log)
+      throw new ServerError("the server's registry names no model for " + variant + " (GET /v1/variants: model null)");
+    }
     if (!S.models[variant]) {
       S.models[variant] = (async function () {
         const response = await fetch("model/" + modelVariant(variant) + ".json");
