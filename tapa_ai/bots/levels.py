@@ -44,6 +44,11 @@ class Level:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "plies": self.plies, "noise": self.noise}
 
+    def apply(self, settings):
+        """A network bot's :class:`~tapa_ai.bots.settings.NetBotSettings` playing at this level: ``settings`` with
+        its depth (``search.plies``) and noise (``noise.noise``); the rest (the noise seed, the cube ...) kept."""
+        return settings.with_values("search", plies=self.plies).with_values("noise", noise=self.noise)
+
 
 @dataclass(frozen=True)
 class VariantLevels:

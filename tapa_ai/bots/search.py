@@ -71,13 +71,12 @@ from ..rules.outcomes import swap_sides
 from ..rules.rolls import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from ..deadline import check_deadline
 from .base import Bot, BotError
+from .settings import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, CubeSettings, MatchSettings,  # noqa: F401
+                       NetBotSettings, NoiseSettings, SearchSettings, check_refine)
 
 _DICE_ROLL = ROLL_INDEX[1:, 1:].ravel()
 """The index into :data:`ROLLS` of each of the 36 dice ``(a, b)``, at ``6 * (a - 1) + (b - 1)``."""
 
-DEFAULT_CANDIDATES = 8
-DEFAULT_MARGIN = 0.16
-MAX_PLIES = 3
 
 
 def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int,
@@ -178,21 +177,6 @@ def sampled_rolls(count: int, dice: int, rng: np.random.Generator) -> tuple[np.n
     return drawn // len(ROLLS), drawn % len(ROLLS), cells[drawn] / dice
 
 
-def check_refine(refine) -> Optional[tuple[int, float]]:
-    """``refine`` as ``(n, m)`` (an integer >= 1 and a margin >= 0), or None; BotError when it is neither."""
-    if refine is None:
-        return None
-    try:
-        count, margin = refine
-    except (TypeError, ValueError):
-        raise BotError(f"refine={refine!r}: want (moves kept, equity margin), e.g. (2, 0.04)") from None
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise BotError(f"refine={refine!r}: the moves kept must be an integer >= 1")
-    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not margin >= 0:
-        raise BotError(f"refine={refine!r}: the margin must be a number >= 0 (points of equity)")
-    return int(count), float(margin)
-
-
 def filter_candidates(equities: np.ndarray, offsets: np.ndarray, candidates: Optional[int],
                       margin: Optional[float]) -> np.ndarray:
     """Rows kept per position: the best ``candidates`` within ``margin`` of the best (None = no limit), sorted."""
@@ -208,8 +192,31 @@ def filter_candidates(equities: np.ndarray, offsets: np.ndarray, candidates: Opt
     return np.concatenate(keep).astype(np.int64)
 
 
+_UNSET = object()
+"""The default of :class:`NetBot`'s keyword settings: not given."""
+
+
+def _setting(group: str, field: str, doc: str) -> property:
+    """A :class:`NetBot` attribute that reads and sets one field of its :attr:`NetBot.settings` (a setter makes new
+    settings, checked as any are; the bot's copies keep theirs)."""
+
+    def get(self):
+        return getattr(getattr(self.settings, group), field)
+
+    def set_(self, value) -> None:
+        self.settings = self.settings.with_values(group, **{field: value})
+
+    return property(get, set_, doc=doc)
+
+
 class NetBot(Bot):
-    """An evaluator choosing by ``plies``-ply expectimax (0 = greedy on its own evaluation).
+    """An evaluator choosing by ``plies``-ply expectimax (0 = greedy on its own evaluation), played by four groups of
+    settings (:mod:`tapa_ai.bots.settings`)::
+
+        NetBot(evaluator, search=SearchSettings(plies=2, refine=(2, 0.04)), cube=CubeSettings(enabled=False),
+               noise=NoiseSettings(0.05, noise_seed=3), match=MatchSettings(score_play=False))
+        NetBot(evaluator, settings=other_bot.settings)      # the same four groups
+        NetBot(net, plies=2, candidates=None, cube=False)   # the keywords of before: the same settings
 
     ``model`` is an :class:`~tapa_ai.net.evaluator.Evaluator` (a network's,
     an ONNX model's, ...) or a network, which plays by its default evaluator
@@ -217,41 +224,44 @@ class NetBot(Bot):
     ``bearoff``: bear-offs are valued by the exact databases (the evaluator
     wrapped in :class:`~tapa_ai.net.evaluator.BearoffEvaluator`); False: by the
     model alone, for measurements.
+
+    The keywords ``plies``, ``candidates``, ``margin``, ``refine`` build the :class:`SearchSettings` (not with
+    ``search=``), ``cube=True/False`` and ``cube_life`` the :class:`CubeSettings` (``cube=`` may also be a
+    :class:`CubeSettings`). Each setting reads (and sets) as an attribute of the bot (:attr:`plies`, :attr:`noise`,
+    :attr:`cube` ...): setting one replaces :attr:`settings` with checked new ones.
     """
 
-    def __init__(self, model, plies: int = 0, candidates: Optional[int] = DEFAULT_CANDIDATES,
-                 margin: Optional[float] = DEFAULT_MARGIN, name: Optional[str] = None,
-                 cube: bool = True, cube_life: Optional[float] = None,
-                 refine: Optional[tuple[int, float]] = None, bearoff: bool = True) -> None:
-        from ..cube.equity import DEFAULT_CUBE_LIFE
-
-        if not 0 <= plies <= MAX_PLIES:
-            raise BotError(f"plies={plies}: a network searches 0 to {MAX_PLIES} plies")
+    def __init__(self, model, plies: int = _UNSET, candidates: Optional[int] = _UNSET,  # type: ignore[assignment]
+                 margin: Optional[float] = _UNSET, name: Optional[str] = None,  # type: ignore[assignment]
+                 cube: "bool | CubeSettings | None" = None, cube_life: Optional[float] = None,
+                 refine: Optional[tuple[int, float]] = _UNSET, bearoff: bool = True,  # type: ignore[assignment]
+                 *, search: Optional[SearchSettings] = None, noise: Optional[NoiseSettings] = None,
+                 match: Optional[MatchSettings] = None, settings: Optional[NetBotSettings] = None) -> None:
+        self.settings = _settings(plies, candidates, margin, cube, cube_life, refine, search, noise, match, settings)
+        """The bot's search, cube, noise and match settings (:class:`~tapa_ai.bots.settings.NetBotSettings`)."""
         self.evaluator: Evaluator = (model if isinstance(model, Evaluator) else evaluator_for(model, bearoff=False))
         self.bearoff = bearoff
-        self.plies = plies
-        self.candidates = candidates
-        self.margin = margin
-        self.refine = check_refine(refine)
-        """``(n, m)``: at 2 plies or more, keep the best n within m points after a search one ply shallower."""
-        self.for_wins = False
-        """True: checker plays by the chance of winning (:meth:`play_for_wins`)."""
-        self.name = name or f"net@{plies}ply"
-        self.cube = cube
-        """False: the passive cube (never double, always take) instead of decisions from the evaluation."""
-        self.cube_life = DEFAULT_CUBE_LIFE if cube_life is None else float(cube_life)
-        """Janowski's cube life x of the cube decisions."""
-        self.match_cube = True
-        """False: in matches too, decide as in money play (ignore the score); a baseline for measurements."""
-        self.noise = 0.0
-        """Points of noise on each move's value before the best is taken (a weaker level of play,
-        :mod:`tapa_ai.bots.noise`); 0: none."""
-        self.noise_seed: Optional[int] = None
-        """With :attr:`noise`: an integer makes the noise a function of the seed and the position after the move
-        (deterministic); None draws it from the bot's generator."""
-        self.score_play = True
-        """False: checker play in a match ignores the score (:meth:`choose_at_score` plays as :meth:`choose`,
-        by cubeless money equity); a baseline for measurements (``net:PATH,money_play``)."""
+        self.name = name or f"net@{self.plies}ply"
+
+    plies = _setting("search", "plies", "Plies searched (0 to :data:`MAX_PLIES`).")
+    candidates = _setting("search", "candidates", "Moves the root's filter keeps (None: no limit).")
+    margin = _setting("search", "margin", "Points of equity within the best the root's filter keeps (None: any).")
+    refine = _setting("search", "refine", "``(n, m)``: at 2 plies or more, keep the best n within m points after a "
+                                          "search one ply shallower.")
+    cube = _setting("cube", "enabled", "False: the passive cube (never double, always take) instead of decisions "
+                                       "from the evaluation.")
+    cube_life = _setting("cube", "life", "Janowski's cube life x of the cube decisions.")
+    noise = _setting("noise", "noise", "Points of noise on each move's value before the best is taken (a weaker "
+                                       "level of play, :mod:`tapa_ai.bots.noise`); 0: none.")
+    noise_seed = _setting("noise", "noise_seed", "With :attr:`noise`: an integer makes the noise a function of the "
+                                                 "seed and the position after the move (deterministic); None draws it "
+                                                 "from the bot's generator.")
+    score_play = _setting("match", "score_play", "False: checker play in a match ignores the score "
+                                                 "(:meth:`choose_at_score` plays as :meth:`choose`, by cubeless money "
+                                                 "equity); a baseline for measurements (``net:PATH,money_play``).")
+    match_cube = _setting("match", "match_cube", "False: in matches too, decide as in money play (ignore the score); "
+                                                 "a baseline for measurements.")
+    for_wins = _setting("match", "wins", "True: checker plays by the chance of winning (:meth:`play_for_wins`).")
 
     @property
     def bearoff(self) -> bool:
@@ -432,3 +442,32 @@ class NetBot(Bot):
             return segment_argmax(equities, afterstates.offsets, rng)
         kept_offsets = np.searchsorted(rows, afterstates.offsets)
         return rows[segment_argmax(equities, kept_offsets, rng)]
+
+
+def _settings(plies, candidates, margin, cube, cube_life, refine, search, noise, match, settings) -> NetBotSettings:
+    """:class:`NetBot`'s settings from its arguments: the four groups (or ``settings``), or the keywords of before
+    (``plies``, ``candidates``, ``margin``, ``refine``; ``cube`` True/False and ``cube_life``); BotError for a value
+    out of range or a group given both ways."""
+    search_keywords = {key: value for key, value in (("plies", plies), ("candidates", candidates),
+                                                     ("margin", margin), ("refine", refine)) if value is not _UNSET}
+    if settings is not None:
+        if not isinstance(settings, NetBotSettings):
+            raise BotError(f"settings={settings!r}: want a NetBotSettings")
+        given = [key for key, value in (("search", search), ("noise", noise), ("match", match), ("cube", cube),
+                                        ("cube_life", cube_life)) if value is not None] + list(search_keywords)
+        if given:
+            raise BotError(f"NetBot: settings= holds every group; give it alone, not with {', '.join(given)}")
+        return settings
+    if search is None:
+        search = SearchSettings(**search_keywords)
+    elif search_keywords:
+        raise BotError(f"NetBot: give search=SearchSettings(...) or {', '.join(search_keywords)}, not both")
+    if isinstance(cube, CubeSettings):
+        if cube_life is not None:
+            raise BotError("NetBot: give cube=CubeSettings(...) or cube_life, not both")
+        cube_settings = cube
+    else:
+        cube_settings = CubeSettings(**({} if cube is None else {"enabled": bool(cube)}),
+                                     **({} if cube_life is None else {"life": cube_life}))
+    return NetBotSettings(search, cube_settings, NoiseSettings() if noise is None else noise,
+                          MatchSettings() if match is None else match)

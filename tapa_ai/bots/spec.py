@@ -84,7 +84,7 @@ playing Portes still values backgammons at 3, the baseline of docs/portes.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Optional
 
@@ -327,63 +327,83 @@ def _cube_life(text: str, option: str, value: str) -> float:
     return life
 
 
+SPEC_SETTINGS = {"refine": ("search", "refine"), "cube": ("cube", "enabled"), "cube_life": ("cube", "life"),
+                 "noise": ("noise", "noise"), "noise_seed": ("noise", "noise_seed"),
+                 "score_play": ("match", "score_play"), "match_cube": ("match", "match_cube"),
+                 "wins": ("match", "wins")}
+"""Where each option of a :class:`BotSpec` goes in a network bot's settings (:mod:`tapa_ai.bots.settings`): its
+field -> (group, field). An option given (a field other than its default) sets that setting; ``@Nply`` sets
+``search.plies``, ``level=`` ``search.plies`` and ``noise.noise`` (:meth:`~tapa_ai.bots.levels.Level.apply`),
+``nobearoff`` the evaluator (``NetBot(..., bearoff=False)``) and ``points=`` the rule set whose points it plays by
+(:meth:`~tapa_ai.bots.search.NetBot.playing`)."""
+_SPEC_DEFAULTS = {item.name: item.default for item in fields(BotSpec)}
+
+
+def net_settings(spec: BotSpec, plies: int = 0, model_variant: Optional[str] = None):
+    """The :class:`~tapa_ai.bots.settings.NetBotSettings` of a network bot of ``spec`` searching ``plies`` (its
+    ``@Nply``): each option through :data:`SPEC_SETTINGS`, then its level (of ``model_variant``, the model's
+    variant: the levels are calibrated per variant). BotError, one line, for a level the variant lacks."""
+    from .settings import CubeSettings, MatchSettings, NetBotSettings, NoiseSettings, SearchSettings
+
+    groups: dict[str, dict] = {"search": {"plies": plies}, "cube": {}, "noise": {}, "match": {}}
+    for field_name, (group, setting) in SPEC_SETTINGS.items():
+        value = getattr(spec, field_name)
+        if value != _SPEC_DEFAULTS[field_name]:
+            groups[group][setting] = value
+    settings = NetBotSettings(SearchSettings(**groups["search"]), CubeSettings(**groups["cube"]),
+                              NoiseSettings(**groups["noise"]), MatchSettings(**groups["match"]))
+    if spec.level is None:
+        return settings
+    from .levels import LevelError, find_level
+
+    try:
+        level = find_level(model_variant or "", spec.level)
+    except LevelError as error:
+        raise BotError(f"bot spec {quoted(spec.text)}: {error}") from None
+    return level.apply(settings)
+
+
 def make_bot(spec: "str | BotSpec", rules: Optional[RuleOptions] = None) -> Bot:
     """The bot of ``spec`` (a spec string, or one read once by :func:`parse_spec`), checked against ``rules``
     (None: a net's own rules; others need ``rules``).
 
-    Raises :class:`BotError` with the valid forms for a malformed spec, and a
+    A ``net:`` or ``onnx:`` bot is built once, from its evaluator and the settings of the spec's options
+    (:func:`net_settings`). Raises :class:`BotError` with the valid forms for a malformed spec, and a
     clear message for a missing checkpoint, a missing optional package or a
     bot that cannot play ``rules``.
     """
     spec = spec if isinstance(spec, BotSpec) else parse_spec(spec)
-    bot = _build(spec.base, rules)
-    bot.name = spec.base if not _NET.match(spec.base) else bot.name
+    network = spec.base.startswith(("net:", "onnx:"))
+    if network:
+        bot = _net(spec)
+    else:
+        bot = _build(spec.base, rules)
+        bot.name = spec.base
     if rules is not None:
         bot = bot.playing(rules)  # the backgammon model playing portes: its probabilities, portes' points
-    bot = _with_settings(bot, spec)
-    if rules is not None:
-        bot.check_rules(rules)
-    return bot
-
-
-def _with_settings(bot: Bot, spec: BotSpec) -> Bot:
-    """``bot`` with the spec's settings (a copy for ``points=``); the bot's name keeps the options."""
-    if not spec.options:
-        return bot  # no import of the search module (and torch) for plain specs
-    from .search import NetBot
-
-    if not isinstance(bot, NetBot):
-        for option in spec.options:
-            name = option.partition("=")[0]
-            if name != "nocube":  # the fixed bots always play the passive cube: nocube changes nothing
-                raise _bad(spec.text, _NET_ONLY[name])
-        bot.name = bot.name + "," + ",".join(spec.options)
-        return bot
-    if spec.points is not None:
+    if not network:
+        if spec.options:
+            _fixed_bot_options(bot, spec)
+    elif spec.points is not None:
         from ..rules.options import variant_rules
 
         try:
             bot = bot.playing(bot.rules, variant_rules(spec.points))
         except BotError as error:
             raise BotError(f"bot spec {quoted(spec.text)}: points={spec.points}: {error}") from None
-    if spec.level is not None:
-        from .levels import LevelError, find_level
-
-        try:
-            level = find_level(bot.evaluator.model_rules.name, spec.level)
-        except LevelError as error:
-            raise BotError(f"bot spec {quoted(spec.text)}: {error}") from None
-        bot.plies, bot.noise = level.plies, level.noise
-    if spec.wins:
-        bot.play_for_wins()
-    for field_name in _OFF_FLAGS.values():
-        if not getattr(spec, field_name):
-            setattr(bot, field_name, False)
-    for field_name in ("refine", "noise", "noise_seed", "cube_life"):
-        if getattr(spec, field_name) is not None:
-            setattr(bot, field_name, getattr(spec, field_name))
-    bot.name = bot.name + "," + ",".join(spec.options)
+    if rules is not None:
+        bot.check_rules(rules)
     return bot
+
+
+def _fixed_bot_options(bot: Bot, spec: BotSpec) -> None:
+    """Refuse the options of a bot without an evaluator but ``nocube`` (which changes nothing: such a bot plays
+    the passive cube); the bot's name keeps the options."""
+    for option in spec.options:
+        name = option.partition("=")[0]
+        if name != "nocube":
+            raise _bad(spec.text, _NET_ONLY[name])
+    bot.name = bot.name + "," + ",".join(spec.options)
 
 
 def _number(text: str, kind: type):
@@ -401,8 +421,6 @@ def _build(text: str, rules: Optional[RuleOptions]) -> Bot:
         return RandomBot()
     if text in ("runner", "pipcount"):
         return RunnerBot()
-    if text.startswith(("net:", "onnx:")):
-        return _net(text)
     if rules is None:
         raise BotError(f"bot spec {quoted(text)}: say which rule set it plays (only net: and onnx: bots know their own)")
     if text.startswith(_ENGINE):
@@ -440,11 +458,12 @@ def _shipped_guess(text: str, match: re.Match) -> str:
     return f"; did you mean {text[:match.start('path')] + close[0] + text[match.end('path'):]!r}?"
 
 
-def _net(text: str) -> Bot:
+def _net(spec: BotSpec) -> Bot:
     """A :class:`~tapa_ai.bots.search.NetBot` over a checkpoint's network (``net:``) or an exported ONNX model's
-    (``onnx:``), searching the plies the spec names."""
+    (``onnx:``), built once with the settings of the spec's options (searching the plies it names)."""
     from .search import MAX_PLIES, NetBot
 
+    text = spec.base
     match = _NET.match(text)
     kind = text.split(":", 1)[0]
     if not match or not match.group("path"):
@@ -458,16 +477,20 @@ def _net(text: str) -> Bot:
     if kind == "onnx":
         from .onnx_bot import onnx_evaluator
 
-        return NetBot(onnx_evaluator(written, name), plies, name=name)
-    from ..net.checkpoint import CheckpointError, load_network
-    from ..net.shipped import UnknownModelError, resolve_model_path
+        evaluator = onnx_evaluator(written, name)
+    else:
+        from ..net.checkpoint import CheckpointError, load_network
+        from ..net.evaluator import evaluator_for
+        from ..net.shipped import UnknownModelError, resolve_model_path
 
-    try:
-        path = resolve_model_path(written)
-    except UnknownModelError as error:
-        raise BotError(f"bot spec {quoted(text)}: {error}{_shipped_guess(text, match)}") from None
-    try:
-        net = load_network(path)
-    except CheckpointError as error:
-        raise BotError(f"bot spec {quoted(text)}: {error}") from None
-    return NetBot(net, plies, name=name)
+        try:
+            path = resolve_model_path(written)
+        except UnknownModelError as error:
+            raise BotError(f"bot spec {quoted(text)}: {error}{_shipped_guess(text, match)}") from None
+        try:
+            net = load_network(path)
+        except CheckpointError as error:
+            raise BotError(f"bot spec {quoted(text)}: {error}") from None
+        evaluator = evaluator_for(net, bearoff=False)  # NetBot's own choice for a network
+    settings = net_settings(spec, plies, evaluator.model_rules.name)
+    return NetBot(evaluator, name=",".join((name,) + spec.options), settings=settings, bearoff=spec.bearoff)
