@@ -1,11 +1,7 @@
 """The ``heuristic`` in Gul Bara (docs/rules.md 10): cascading doubles, a stage not played in full loses the rest.
 
-The duels here go through :class:`CascadeDuel`, the duel runner with each side's policy kept on its own
-decisions inside a cascade (``Afterstates.same_side``): at the time of writing ``GameRunner.step`` hands every
-ply to the other side's policy, so inside a cascade the opponent's policy played the mover's later stages and
-the two policies swapped sides for the rest of the game after a cascade of an odd number of extra stages (every
-bot then scores about 50% against every other). :class:`CascadeDuel` sets the next mover outright after each
-ply, so it gives the same games whether or not the runner has been fixed.
+The duels are the arena's (:func:`tapa_ai.arena.duels.play_pairs`), whose runner keeps each side's policy on
+its own decisions inside a cascade (``Afterstates.same_side``; tests/test_turn_plans.py checks the runner).
 
 The measurement of docs (win rates with 95% CIs over thousands of games) is a command, not a test::
 
@@ -20,48 +16,13 @@ import time
 import numpy as np
 import pytest
 
-from tapa_ai.arena.duels import GameRecords, _Duel, random_policy
-from tapa_ai.arena.runner import DealtDice, deal_dice
+from tapa_ai.arena.duels import play_pairs, random_policy
 from tapa_ai.bots.basic import RunnerBot
 from tapa_ai.bots.heuristic import HeuristicBot, cascade_pips, expected_pips, step_capacity
 from tapa_ai.movegen import PositionBatch, generate
 from tapa_ai.movegen.random_positions import mixed_positions, random_dice
 from tapa_ai.rules.options import FEVGA, GULBARA, NARDE
 from tapa_ai.rules.position import start_position
-
-
-class CascadeDuel(_Duel):
-    """:class:`tapa_ai.arena.duels._Duel` whose next mover is the same side after a same-side afterstate."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._next_mover = None
-
-    def after_choice(self, ply) -> None:
-        super().after_choice(ply)
-        keep = ~ply.over
-        same = ply.afterstates.same_side[ply.chosen[keep]]
-        self._next_mover = (ply.games[keep], np.where(same, ply.mover_is_a[keep], ~ply.mover_is_a[keep]))
-
-    def after_step(self) -> None:
-        if self._next_mover is not None:
-            games, a_moves = self._next_mover
-            self.mover_is_a[games] = a_moves
-            self._next_mover = None
-        super().after_step()
-
-
-def play_pairs(rules, policy_a, policy_b, pairs: int, seed, max_turns: int = 2000) -> GameRecords:
-    """:func:`tapa_ai.arena.duels.play_pairs` from the starting position, on :class:`CascadeDuel`: game ``2i`` A
-    moves first, ``2i + 1`` B, both with the same dealt dice."""
-    rng = np.random.default_rng(seed)
-    games = 2 * pairs
-    dice_table = deal_dice(rules, rng, pairs, max_turns)
-    batch = PositionBatch.from_positions([start_position(rules, "X")]).take(np.zeros(games, dtype=np.int64))
-    runner = CascadeDuel(policy_a, policy_b, rng, games, max_turns, DealtDice(dice_table, np.arange(games) // 2), 0)
-    runner.start(np.arange(games), batch, np.arange(games) % 2 == 0)
-    runner.run()
-    return GameRecords(runner.points_for_a, runner.a_won, runner.kind, runner.plies, runner.histories)
 
 
 def _pending_stage_batch(count: int, seed: int) -> PositionBatch:

@@ -228,3 +228,24 @@ def test_every_evaluator_values_a_sides_own_next_stage_from_its_own_view():
     same = afterstates.same_side & ~afterstates.game_over
     own = TorchEvaluator(net).evaluate(afterstates.positions.take(same))  # the mover's own next decision
     assert np.allclose(fast[same], own, atol=1e-5)
+
+
+def test_the_arena_gives_each_side_its_own_cascade_stages():
+    """The runner keeps the mover after an afterstate followed by its own stage: in every ply of every game the
+    side A's policy moves for is A's colour (handing a cascade's later stages to the other side's policy made
+    every Gul Bara duel a coin toss)."""
+    from tapa_ai.arena.duels import _Duel, random_policy
+    from tapa_ai.arena.runner import DealtDice, deal_dice
+
+    rng = np.random.default_rng(5)
+    dice = deal_dice(GULBARA, rng, 6, 400)
+    batch = PositionBatch.from_positions([start_position(GULBARA, "X")]).take(np.zeros(12, dtype=np.int64))
+    runner = _Duel(random_policy, random_policy, rng, 12, 400, DealtDice(dice, np.arange(12) // 2), 0)
+    runner.start(np.arange(12), batch, np.arange(12) % 2 == 0)
+    a_colour = np.where(np.arange(12) % 2 == 0, 0, 1)  # A is X in the even games (it moves first there), else O
+    stages = 0
+    while runner.games.size:
+        assert np.array_equal(runner.mover_is_a[runner.games], runner.positions.turn == a_colour[runner.games])
+        stages += int((runner.positions.stage[:, 0] > 0).sum())
+        runner.step()
+    assert stages > 10 and runner.kind.all()

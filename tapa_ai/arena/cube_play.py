@@ -238,6 +238,7 @@ class _CubeGames(GameRunner):
         may = ((self.cube_value[s] < MAX_CUBE) & ~self.crawford_game[s]
                & ((self.cube_owner[s] == 0) | (self.cube_owner[s] == mover_id)))
         may &= (self.plies[s] > 0) | ~self.opening_dice[s]
+        may &= self.positions.stage[:, 0] == 0  # a cascade's later stage has no roll to double before
         rows = np.flatnonzero(may)
         if not rows.size:
             return None

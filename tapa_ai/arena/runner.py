@@ -174,7 +174,9 @@ class GameRunner:
             keep = np.flatnonzero(~over)
             self.positions = next_positions(afterstates, chosen[keep])
             self.games = games[keep]
-            self.mover_is_a[self.games] = ~self.mover_is_a[self.games]
+            # The other side moves next, but inside a cascade the same one (docs/rules.md 10.2).
+            same = afterstates.same_side[chosen[keep]]
+            self.mover_is_a[self.games] = np.where(same, self.mover_is_a[self.games], ~self.mover_is_a[self.games])
             stuck = np.flatnonzero(self.plies[self.games] >= self.max_plies)
             if stuck.size:
                 self.unfinished(stuck)
