@@ -203,3 +203,50 @@ def test_a_whole_gul_bara_game_is_played_by_the_pages_bots_to_the_end(browser, s
     replayed = record_from_json(json.loads(json.dumps(record)))
     assert len(replayed.games) == 1 and replayed.games[0].result is not None
     assert console_errors(browser) == []
+
+
+def test_the_pages_0_ply_values_take_the_next_deciders_view(browser, server, tmp_path):
+    """An untrained Gul Bara model (encoding version 5): the page's ranking and the levels' move values value a move
+    followed by the mover's own stage from the mover's view and a move that passes the turn from the opponent's,
+    each from the position of the next decision (``turn`` = ``next``, with its ``turns`` and ``cascade``), as the
+    numpy model does."""
+    import numpy as np
+
+    from tapa_ai.config import ModelConfig
+    from tapa_ai.engine.web_board import model_json
+    from tapa_ai.export import export_network, numpy_model
+    from tapa_ai.net.model import EvaluatorNet
+    from tapa_ai.rules.options import variant_rules
+
+    net = EvaluatorNet(ModelConfig(hidden=12, encoding_version=5), variant_rules("gulbara"), seed=7)
+    path = export_network(net, "npz", tmp_path / "gulbara.npz")
+    reference = numpy_model.load(str(path))
+    open_board(browser, server, variant="gulbara", seed=3)
+    engine = Engine()
+    moves = []
+    for extra, dice in (({"turns": {"X": 3, "O": 3}}, [4, 4]),  # the cascade's first stage: X plays on
+                        ({"turns": {"X": 3, "O": 3}, "cascade": {"number": 6, "steps": 4, "remainder": False}},
+                         [6, 6]),  # its last stage: O rolls next
+                        ({"turns": {"X": 1, "O": 2}}, [3, 1])):  # an ordinary roll
+        status, answer = engine.respond({"cmd": "legal_moves", "position": start_position("X", **extra),
+                                         "dice": dice})
+        assert status == 200, answer
+        moves += answer["moves"]
+    nexts = [move["position"]["next"] for move in moves]
+    assert "X" in nexts and "O" in nexts
+    seen = [{**move["position"], "turn": move["position"]["next"]} for move in moves]
+    for position in seen:
+        del position["next"]
+    _, equity = reference.evaluate_positions(seen)
+    expected = {move["move"]: float(value if nxt == "X" else -value)
+                for move, nxt, value in zip(moves, nexts, equity, strict=True)}
+    ranked = browser.execute_script("return tapaWeb.rankWith(arguments[0], arguments[1])",
+                                    model_json(path.read_bytes()), moves)
+    assert sorted(m["move"] for m in ranked) == sorted(expected)
+    assert max(abs(m["equity"] - expected[m["move"]]) for m in ranked) < 1e-5
+    values = browser.execute_script(
+        "const model = TapaModel.fromJSON(arguments[0]);"
+        "return arguments[1].map(m => TapaLevels.moveValue(model, m.position, 'X'));",
+        model_json(path.read_bytes()), moves)
+    assert np.abs(np.array(values) - np.array([expected[m["move"]] for m in moves])).max() < 1e-5
+    assert console_errors(browser) == []

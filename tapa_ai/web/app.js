@@ -548,7 +548,7 @@
     document.body.dataset.mode = S.match.tavli ? "tavli" : "single";
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
       selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "",
-      opener: null, opened: "", forced: null });
+      opener: null, opened: "", forced: null, stage: null });
     S.noiseSeed = gameNoiseSeed(S.games.length + 1); // this game's noise seed for the levels
     const entry = { number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
@@ -1493,6 +1493,13 @@
       setPhase("busy");
       startTurn(game, dice.slice()).catch(failed);
       return true;
+    },
+    // The page's 0-ply ranking of `moves` (the server's legal moves: {move, position}) by the model `modelJson` (a JSON
+    // model, GET model/<variant>.json's form), as in money play: [{move, equity, probabilities}], best first. Gul Bara:
+    // a move followed by the mover's own stage is valued from the mover's view (nextDecision).
+    rankWith: function (modelJson, moves) {
+      return rank(TapaModel.fromJSON(modelJson), moves, null).map((m) => ({ move: m.move, equity: m.equity,
+        probabilities: Array.from(m.probabilities) }));
     },
     classValues: async function (variant, side, context) {
       const model = await loadModel(variant);
