@@ -249,3 +249,19 @@ def test_the_arena_gives_each_side_its_own_cascade_stages():
         stages += int((runner.positions.stage[:, 0] > 0).sum())
         runner.step()
     assert stages > 10 and runner.kind.all()
+
+
+def test_cascade_statistics_count_every_cascade_once_with_its_stages():
+    from tapa_ai.arena.cascades import cascade_stats
+    from tapa_ai.arena.duels import random_policy
+
+    stats = cascade_stats(GULBARA, random_policy, random_policy, pairs=10, seed=4)
+    assert stats.games == 20 and stats.unfinished == 0
+    assert stats.cascades == sum(stats.stages.values()) == sum(stats.per_game) > 20
+    assert set(stats.stages) <= set(range(1, 7)) and 0 <= stats.decided <= stats.games
+    # Each stage plays at most four steps; a cascade's first stage is played in part at least when it is not
+    # a pass: the steps lie between none and four per stage.
+    stages = sum(count * n for count, n in stats.stages.items())
+    assert 0 < stats.steps <= 4 * stages
+    summary = stats.summary()
+    assert summary["stages_per_cascade"] == stages / stats.cascades
