@@ -160,7 +160,8 @@ class _Score:
                     match=MatchSettings(score_play=False, wins=True))),
     ("net:tapa,level=beginner,noise_seed=11,money_cube,nobearoff",
      NetBotSettings(SearchSettings(find_level("tapa", "beginner").plies),
-                    noise=NoiseSettings(find_level("tapa", "beginner").noise, 11), match=MatchSettings(match_cube=False))),
+                    noise=NoiseSettings(find_level("tapa", "beginner").noise, 11),
+                    match=MatchSettings(match_cube=False))),
     ("net:tapa@1ply,nocube,noise=0.05", NetBotSettings(SearchSettings(1), CubeSettings(False), NoiseSettings(0.05))),
 ])
 def test_a_bot_built_from_settings_plays_the_moves_of_the_bot_of_the_spec(text, settings):

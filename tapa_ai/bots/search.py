@@ -71,8 +71,8 @@ from ..rules.outcomes import swap_sides
 from ..rules.rolls import ROLL_INDEX, ROLL_WEIGHTS, ROLLS
 from ..deadline import check_deadline
 from .base import Bot, BotError
-from .settings import (DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, CubeSettings, MatchSettings,  # noqa: F401
-                       NetBotSettings, NoiseSettings, SearchSettings, check_refine)
+from .settings import CubeSettings, MatchSettings, NetBotSettings, NoiseSettings, SearchSettings
+from .settings import DEFAULT_CANDIDATES, DEFAULT_MARGIN, MAX_PLIES, check_refine  # noqa: F401  (their old home)
 
 _DICE_ROLL = ROLL_INDEX[1:, 1:].ravel()
 """The index into :data:`ROLLS` of each of the 36 dice ``(a, b)``, at ``6 * (a - 1) + (b - 1)``."""

@@ -4,20 +4,18 @@ A :class:`~tapa_ai.bots.search.NetBot` is an evaluator (a network's, an ONNX mod
 bear-off databases) played by four independent groups of settings, each checked where it is made (a value out of
 range is a :class:`~tapa_ai.bots.base.BotError`, one line):
 
-=======================  ==========================================================  ==========================
-group                    holds                                                       spec options
-=======================  ==========================================================  ==========================
-:class:`SearchSettings`  depth (``plies``), the move filter (``candidates`` within    ``@Nply``, ``refine=N:M``,
-                         ``margin``) and the second filter (``refine``)               ``level=`` (its depth)
-:class:`CubeSettings`    whether the evaluation decides the cube (else the passive     ``nocube``, ``cube_life=X``
-                         cube) and Janowski's cube life
-:class:`NoiseSettings`   the noise on each move's value and its seed                   ``noise=X``,
-                                                                                       ``noise_seed=N``,
-                                                                                       ``level=`` (its noise)
-:class:`MatchSettings`   what the checker play and the cube read of a match: the       ``money_play``,
-                         score (or money equity), the score in cube decisions, the     ``money_cube``, ``wins``
-                         chance of winning instead of the points
-=======================  ==========================================================  ==========================
+- :class:`SearchSettings`: the depth (``plies``), the root's move filter (``candidates`` within ``margin``) and
+  the second filter (``refine``); spec options ``@Nply``, ``refine=N:M``, ``level=`` (its depth);
+- :class:`CubeSettings`: whether the evaluation decides the cube (else the passive cube) and Janowski's cube
+  life; ``nocube``, ``cube_life=X``;
+- :class:`NoiseSettings`: the noise on each move's value and its seed; ``noise=X``, ``noise_seed=N``,
+  ``level=`` (its noise);
+- :class:`MatchSettings`: what the checker play and the cube read of the stakes: the match score (else cubeless
+  money equity), the score in cube decisions, the chance of winning instead of the points; ``money_play``,
+  ``money_cube``, ``wins``.
+
+The evaluator carries the rest: ``nobearoff`` (``NetBot(..., bearoff=False)``) and ``points=VARIANT``
+(:meth:`~tapa_ai.bots.search.NetBot.playing`).
 
 :class:`NetBotSettings` holds the four (``bot.settings``): ``NetBot(evaluator, search=SearchSettings(plies=2),
 cube=CubeSettings(enabled=False))``. A bot spec's options map onto these fields through one table

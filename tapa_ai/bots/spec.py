@@ -2,6 +2,8 @@
 
 A spec is read once into a frozen :class:`BotSpec` (:func:`parse_spec`: its form and every option checked,
 nothing loaded), from which :func:`make_bot` builds the bot; the arena hands its workers the :class:`BotSpec`.
+A network bot's options become its settings (:mod:`tapa_ai.bots.settings`, through the table
+:data:`SPEC_SETTINGS`: :func:`net_settings`), and the bot is built once from its evaluator and them.
 
 =========================  ===================================================================
 spec                       bot
