@@ -5,9 +5,9 @@
     python scripts/bench_movegen.py --threads 1 --seconds 0.5 --json
     python scripts/bench_movegen.py --variants plakoto,fevga,narde --batch-sizes 1024 --rounds 5
 
-Besides the table, the running games (fevga, narde) are timed against plakoto side by side at batch 1024:
-``--rounds`` rounds, each timing plakoto, fevga and narde in turn on their pools, so the machine's drift
-falls on all three alike; the best round of each and the ratios fevga/plakoto and narde/plakoto are printed.
+Besides the table, the running games (fevga, narde, gulbara) are timed against plakoto side by side at batch
+1024: ``--rounds`` rounds, each timing plakoto and each running game in turn on their pools, so the machine's
+drift falls on all alike; the best round of each and the ratios to plakoto are printed.
 
 Positions are drawn from uniform random playouts of each variant (seeded),
 with uniform random dice; every batch size runs over the same positions.
@@ -36,12 +36,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tapa_ai.movegen import PositionBatch, generate  # noqa: E402
 from tapa_ai.movegen.generate import decision_plan, default_threads  # noqa: E402
 from tapa_ai.movegen.random_positions import playout_positions, random_dice  # noqa: E402
+from tapa_ai.rules.options import REGISTRY, same_board_game  # noqa: E402
 from tapa_ai.rules.reference import legal_moves  # noqa: E402
 
-VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
+VARIANTS = tuple(name for index, (name, entry) in enumerate(REGISTRY.items())
+                 if not any(same_board_game(other.rules, entry.rules) for other in list(REGISTRY.values())[:index]))
+"""Every board game of the registry once (portes plays backgammon's)."""
 BATCH_SIZES = (1, 64, 1024, 8192)
 RUNNING_BASELINE = "plakoto"
-RUNNING_GAMES = ("fevga", "narde")
+RUNNING_GAMES = tuple(name for name in VARIANTS if REGISTRY[name].rules.parallel)
 
 
 @dataclass
@@ -114,7 +117,8 @@ def time_reference(pool: PositionBatch, dice: np.ndarray, count: int):
     afterstates = 0
     started = time.perf_counter()
     for position, roll in zip(positions, rolls):
-        afterstates += len(legal_moves(position, roll))
+        # A position inside a cascade plays its stage with no roll (docs/rules.md 10.2), as generate() does.
+        afterstates += len(legal_moves(position, None if position.cascade is not None else roll))
     elapsed = time.perf_counter() - started
     return len(positions) / elapsed, afterstates / elapsed
 

@@ -240,34 +240,39 @@ def decision_plan(batch: PositionBatch, dice: np.ndarray) -> np.ndarray:
 def _next_decisions(batch: PositionBatch, dice: np.ndarray, source: np.ndarray, n_steps: np.ndarray,
                     game_over: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each afterstate's next decision under cascading doubles (:func:`tapa_ai.rules.turns.after_stage` on
-    arrays): turn counts (N, 2) and pending stage (N, 3) seen from the mover, and whether the mover plays next."""
+    arrays): turn counts (N, 2) and pending stage (N, 3) seen from the mover, and whether the mover plays next.
+    What depends on the source position only is worked out once per position, then spread to its rows."""
     rules = batch.rules
-    plain_turns = np.array([r.plain_double_turns for r in rules], dtype=np.int16)[batch.rules_id][source]
-    to_opponent = np.array([r.cascade_remainder == "opponent" for r in rules], dtype=np.bool_)[batch.rules_id][source]
-    cascades = batch.cascade_rows()[source]
-    turns = batch.turns[source].astype(np.int16)
-    stage = batch.stage[source].astype(np.int16)
+    plain_turns = np.array([r.plain_double_turns for r in rules], dtype=np.int16)[batch.rules_id]
+    to_opponent = np.array([r.cascade_remainder == "opponent" for r in rules], dtype=np.bool_)[batch.rules_id]
+    cascades = batch.cascade_rows()
+    turns = batch.turns.astype(np.int16)
+    stage = batch.stage.astype(np.int16)
     rolled = stage[:, 0] == 0
     begun = turns[:, 0].copy()
     turns[:, 0] = np.where(rolled & cascades, np.minimum(begun + 1, plain_turns), begun)
-    roll = dice[source].astype(np.int16)
-    cascade_roll = rolled & cascades & (roll[:, 0] == roll[:, 1]) & (begun >= plain_turns)
-    number = np.where(rolled, roll[:, 0], stage[:, 0])
+    cascade_roll = rolled & cascades & (dice[:, 0] == dice[:, 1]) & (begun >= plain_turns)
+    number = np.where(rolled, dice[:, 0], stage[:, 0])
     steps = np.where(rolled, 4, stage[:, 1])
     remainder = ~rolled & (stage[:, 2] != 0)
-    in_cascade = cascades & ~game_over & (cascade_roll | ~rolled)
-    full = n_steps == steps
-    go_on = in_cascade & full & (number < 6)
-    remainder_done = in_cascade & ~go_on & remainder
-    pass_on = in_cascade & ~go_on & ~remainder & ~full & to_opponent
+    in_cascade_source = cascades & (cascade_roll | ~rolled)
+    # Per afterstate: played in full or not, the game over or not.
+    in_cascade = in_cascade_source[source] & ~game_over
+    full = n_steps == steps[source]
+    go_on = in_cascade & full & (number < 6)[source]
+    remainder_row = remainder[source]
+    remainder_done = in_cascade & ~go_on & remainder_row
+    pass_on = in_cascade & ~go_on & ~remainder_row & ~full & to_opponent[source]
     next_stage = np.zeros((source.size, 3), dtype=np.int8)
-    next_stage[go_on, 0] = number[go_on] + 1
-    next_stage[go_on, 1] = 4
-    next_stage[go_on, 2] = remainder[go_on]
-    next_stage[pass_on, 0] = number[pass_on]
-    next_stage[pass_on, 1] = steps[pass_on] - n_steps[pass_on]
-    next_stage[pass_on, 2] = 1
-    return turns.astype(np.int8), next_stage, go_on | remainder_done
+    if go_on.any():
+        next_stage[go_on, 0] = number[source[go_on]] + 1
+        next_stage[go_on, 1] = 4
+        next_stage[go_on, 2] = remainder_row[go_on]
+    if pass_on.any():
+        next_stage[pass_on, 0] = number[source[pass_on]]
+        next_stage[pass_on, 1] = steps[source[pass_on]] - n_steps[pass_on]
+        next_stage[pass_on, 2] = 1
+    return turns.astype(np.int8)[source], next_stage, go_on | remainder_done
 
 
 def generate(batch: PositionBatch, dice, threads: Optional[int] = None) -> Afterstates:
