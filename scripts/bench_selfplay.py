@@ -37,11 +37,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from tapa_ai.config import ConfigError  # noqa: E402
 from tapa_ai.net.checkpoint import CheckpointError  # noqa: E402
+from tapa_ai.net.encoding import ENCODING_VERSIONS  # noqa: E402
+from tapa_ai.rules.options import REGISTRY  # noqa: E402
 from tapa_ai.training.throughput import (  # noqa: E402
     evaluator_costs, gnubg_available, gnubg_throughput, selfplay_throughput,
 )
 
-VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
+VARIANTS = tuple(name for name in REGISTRY if name != "portes")
+"""Every variant with a training config of its own (portes trains as backgammon)."""
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
@@ -66,7 +69,7 @@ def main(argv=None) -> int:
                         help="only time the evaluation of afterstates (torch path vs fast kernel) per variant")
     parser.add_argument("--hidden", type=int, nargs="+", default=[128],
                         help="with --evaluator: the hidden widths of the timed network (e.g. 256 128)")
-    parser.add_argument("--encoding-version", type=int, default=1, choices=(1, 2, 3, 4),
+    parser.add_argument("--encoding-version", type=int, default=1, choices=ENCODING_VERSIONS,
                         help="with --evaluator: the encoding version of the timed network")
     parser.add_argument("--init", metavar="CHECKPOINT",
                         help="start our self-play from this checkpoint's network instead of random weights "
