@@ -125,11 +125,15 @@ class PositionBatch:
         point ``p`` is the mover's ``25 - p`` (columns reversed), or in the
         running games ``p +- 12`` (columns turned by 12).
         """
-        board, pinned = -self.board[:, ::-1], -self.pinned[:, ::-1]
         parallel = self.parallel_rows()
-        if parallel.any():
-            board[parallel] = -np.roll(self.board[parallel], 12, axis=1)
-            pinned[parallel] = -np.roll(self.pinned[parallel], 12, axis=1)
+        if not parallel.any():
+            board, pinned = -self.board[:, ::-1], -self.pinned[:, ::-1]
+        elif parallel.all():
+            board, pinned = -self.board[:, _TURNED], -self.pinned[:, _TURNED]
+        else:
+            board, pinned = -self.board[:, ::-1], -self.pinned[:, ::-1]
+            board[parallel] = -self.board[parallel][:, _TURNED]
+            pinned[parallel] = -self.pinned[parallel][:, _TURNED]
         return PositionBatch(
             np.ascontiguousarray(board),
             np.ascontiguousarray(pinned),
@@ -263,6 +267,10 @@ def _kernel_rule_table(rules: tuple[RuleOptions, ...]) -> np.ndarray:
     from .kernel import rule_table  # the kernel's columns; imported here, where the kernel is about to run
 
     return rule_table(rules)
+
+
+_TURNED = (np.arange(24) - 12) % 24
+"""The columns of the other side's view in the running games: its point p is the mover's p +- 12."""
 
 
 def _mover_view(points, side: int, parallel: bool):

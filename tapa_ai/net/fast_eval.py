@@ -480,15 +480,20 @@ class FastEvaluator:
         if over.size:
             classes[over] = outcome_classes(afterstates.result_kind[over], np.ones(over.size, dtype=bool))
         same = getattr(afterstates, "same_side", None)
+        positions = afterstates.positions
         if same is None or not same.any():
-            return self._run(afterstates.positions, True, classes, self._swapped, threads)
+            return self._run(positions, True, classes, self._swapped, threads)
         # Inside a cascade the mover decides next (docs/rules.md 10.2): those rows are the position of its own
-        # next decision, evaluated as they are, from its view; the others with the opponent to move.
-        probabilities = np.empty((len(afterstates), len(self.points)), dtype=np.float32)
-        equities = np.empty(len(afterstates), dtype=np.float32)
-        for rows, flip, order in ((np.flatnonzero(~same), True, self._swapped),
-                                  (np.flatnonzero(same), False, self._identity)):
-            if rows.size:
-                probabilities[rows], equities[rows] = self._run(afterstates.positions.take(rows), flip,
-                                                                classes[rows], order, threads)
+        # next decision, valued from its view. One kernel pass reads every row from the other side, so those
+        # rows go in already flipped (read back, they are themselves), and their classes are swapped back.
+        rows = np.flatnonzero(same)
+        shown = PositionBatch(*(np.copy(getattr(positions, name)) for name in
+                                ("board", "pinned", "off", "bar", "turn", "rules_id")), positions.rules,
+                              np.copy(positions.turns), np.copy(positions.stage))
+        flipped = positions.take(rows).flipped()
+        for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
+            getattr(shown, name)[rows] = getattr(flipped, name)
+        probabilities, equities = self._run(shown, True, classes, self._swapped, threads)
+        probabilities[rows] = probabilities[rows][:, self._swapped]
+        equities[rows] = probabilities[rows].astype(np.float64) @ self.points.astype(np.float64)
         return probabilities, equities
