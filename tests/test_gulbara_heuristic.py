@@ -18,7 +18,8 @@ import pytest
 
 from tapa_ai.arena.duels import play_pairs, random_policy
 from tapa_ai.bots.basic import RunnerBot
-from tapa_ai.bots.heuristic import HeuristicBot, cascade_pips, expected_pips, step_capacity
+from tapa_ai.bots.heuristic import HeuristicBot
+from tapa_ai.bots.playable import cascade_pips, expected_pips, step_capacity
 from tapa_ai.movegen import PositionBatch, generate
 from tapa_ai.movegen.random_positions import mixed_positions, random_dice
 from tapa_ai.rules.options import FEVGA, GULBARA, NARDE

@@ -100,8 +100,12 @@ def test_a_mistyped_url_parameter_is_said_on_the_page_with_what_was_used(browser
     """Each bad value names the parameter, the value and what the board used instead; an unknown name is said and
     ignored; a long value is quoted bounded; a good URL shows no notice."""
     open_board(browser, server, variant="fevgaa", seed=2)
-    assert notices(browser) == ['URL parameter variant="fevgaa" is not a game of the board (tapa, plakoto, backgammon, '
-                                'portes, fevga, narde, tavli): tapa is played instead.']
+    from tapa_ai.rules.options import REGISTRY
+
+    games = ", ".join([*REGISTRY, "tavli"])  # the page's menu: the server's registry, then the Tavli match
+    assert notices(browser) == [f'URL parameter variant="fevgaa" is not a game of the board ({games}): tapa is '
+                                'played instead.']
+    assert games.startswith("tapa, plakoto, backgammon, portes, fevga, narde, gulbara")
     assert browser.execute_script("return tapaWeb.state.variant") == "tapa"
     open_board(browser, server, variant="plakoto", seed=2, level="casul")
     assert notices(browser) == ['URL parameter level="casul" is not a level of play (beginner, casual, intermediate, '
