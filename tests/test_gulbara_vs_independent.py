@@ -40,10 +40,10 @@ from tapa_ai.rules.position import Position  # noqa: E402
 from tapa_ai.rules.turns import Cascade  # noqa: E402
 
 SCALE = max(1, int(os.environ.get("TAPA_CROSSCHECK_SCALE", "1")))
-GAMES = 12 * SCALE             # per rule set
+GAMES = 8 * SCALE              # per rule set
 EXTRA_PLAYOUT_ROLLS = 1        # more rolls compared at each roll decision of a game
-BOARDS = 160 * SCALE           # random boards per rule set
-BEAROFF_BOARDS = 160 * SCALE   # bear-off boards per rule set
+BOARDS = 100 * SCALE           # random boards per rule set
+BEAROFF_BOARDS = 100 * SCALE   # bear-off boards per rule set
 MAX_DECISIONS = 600            # per game (a running game ends long before)
 DOUBLE_CHANCE = 0.4            # how often a game's roll is forced to be a double
 MAX_REPORTED = 4
