@@ -265,3 +265,21 @@ def test_cascade_statistics_count_every_cascade_once_with_its_stages():
     assert 0 < stats.steps <= 4 * stages
     summary = stats.summary()
     assert summary["stages_per_cascade"] == stages / stats.cascades
+
+
+def test_recorded_arena_games_write_each_stage_with_its_own_dice_and_replay():
+    """A duel's recorded Gul Bara games write a cascade's later stages with the stage's [k, k] (not the dice the
+    runner dealt that ply), so that the saved-game reader (tapa-ai analyse, play --load) replays them."""
+    from tapa_ai.analysis.records import read_saved
+    from tapa_ai.arena.duels import play_pairs, random_policy
+    from tapa_ai.arena.recorded_games import arena_game, games_document
+
+    records = play_pairs(GULBARA, random_policy, random_policy, pairs=2, seed=8, record=4)
+    games = [arena_game(number + 1, "A", "B", GULBARA, turns, None)
+             for number, turns in enumerate(records.histories)]
+    document = games_document(GULBARA, {"A": "random", "B": "random"}, games, "a test")
+    saved = read_saved(document, "games")
+    replayed = saved.record.games
+    assert len(replayed) == 4
+    stages = [turn for game in replayed for turn in game.turns if turn.position.cascade is not None]
+    assert stages and all(turn.dice == (turn.position.cascade.number,) * 2 for turn in stages)

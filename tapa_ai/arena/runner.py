@@ -100,7 +100,7 @@ class Ply:
     positions: PositionBatch
     """(R,) positions before the roll, the mover's view."""
     dice: np.ndarray
-    """(R, 2) the rolls."""
+    """(R, 2) the rolls (a position inside a cascade: its stage's ``[k, k]``)."""
     afterstates: Afterstates
     chosen: np.ndarray
     """(R,) int64 rows of ``afterstates`` played."""
@@ -166,7 +166,8 @@ class GameRunner:
             chosen = self.choose(afterstates, mover_is_a)
             over = afterstates.game_over[chosen]
             self.plies[games] += 1
-            ply = Ply(games, self.positions, dice, afterstates, chosen, mover_is_a, over)
+            # The dice each position was played with: a cascade's later stage plays its own [k, k], not the roll.
+            ply = Ply(games, self.positions, afterstates.dice, afterstates, chosen, mover_is_a, over)
             self.after_choice(ply)
             ended = np.flatnonzero(over)
             if ended.size:
