@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..rules.options import RulesError
 from ..rules.rolls import roll_steps
-from ..rules.turns import decision_numbers, without_decision
+from ..rules.turns import STAGE_STEPS, decision_numbers, without_decision
 from ..rules.position import BAR_POINT, OFF_POINT, SIDES, Position, other
 from ..quoting import quoted
 from ..rules.reference import (RESTRICTIONS, Move, Step, TurnStart, broken_restriction, check_dice, legal_moves,
@@ -66,8 +66,8 @@ def parse_move_text(text: str) -> list[Segment]:
         if len(words) < 2 or any(not w.strip() for w in words):
             raise MoveTextError(f"move text {quoted(token)}: expected from/to, e.g. 24/21, bar/22, 6/off")
         times = int(match.group("times") or 1)
-        if not 1 <= times <= 4:
-            raise MoveTextError(f"move text {quoted(token)}: repeat count must be 1..4")
+        if not 1 <= times <= STAGE_STEPS:  # a decision plays at most a double's four steps (docs/rules.md 2, 10.2)
+            raise MoveTextError(f"move text {quoted(token)}: repeat count must be 1..{STAGE_STEPS}")
         chain = []
         for i, word in enumerate(words):
             chain.append(_point_word(word, token, is_start=(i == 0)))
