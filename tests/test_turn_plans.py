@@ -283,3 +283,12 @@ def test_recorded_arena_games_write_each_stage_with_its_own_dice_and_replay():
     assert len(replayed) == 4
     stages = [turn for game in replayed for turn in game.turns if turn.position.cascade is not None]
     assert stages and all(turn.dice == (turn.position.cascade.number,) * 2 for turn in stages)
+
+
+def test_the_kernels_step_arrays_hold_the_longest_decision_of_the_rules():
+    from tapa_ai.movegen import kernel
+    from tapa_ai.rules.turns import STAGE_STEPS
+
+    assert kernel.MAX_STEPS == STAGE_STEPS == max(len(stage) for dice in ((a, b) for a in range(1, 7)
+                                                                        for b in range(1, 7))
+                                                  for stage in roll_plan(GULBARA, 3, dice))

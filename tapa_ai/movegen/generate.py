@@ -57,7 +57,8 @@ class Afterstates:
     result_points: np.ndarray
     """(N,) int8: points won, before the cube (0 when not over or a draw)."""
     steps: np.ndarray
-    """(N, 4, 3) int8: the steps played, (from, to, die) in the mover's numbering, 25 = bar, 0 = off."""
+    """(N, kernel.MAX_STEPS, 3) int8: the steps played, (from, to, die) in the mover's numbering, 25 = bar,
+    0 = off (a decision plays at most a double's four steps, a cascade's stage included)."""
     n_steps: np.ndarray
     """(N,) int8: how many rows of ``steps`` are used (0 = pass)."""
     inputs: Optional[PositionBatch] = None

@@ -80,6 +80,10 @@ STATUS_OK = 0
 STATUS_GAME_OVER = 1
 STATUS_BAD_DICE = 2
 
+MAX_STEPS = 4
+"""The most steps one decision plays (a double's four, a cascade's stage: ``rules.turns.STAGE_STEPS``, tied by
+tests/test_turn_plans.py); every per-step array is this long."""
+
 # Distinct afterstates of one position are bounded: each is fixed by the multiset of
 # source points of its steps (at most 4 of 25), C(28,4)+C(27,3)+C(26,2)+25+1 = 23751
 # for doubles and far fewer otherwise.
@@ -358,7 +362,7 @@ def make_outputs(capacity):
         np.empty((capacity, 24), dtype=np.int8), np.empty((capacity, 24), dtype=np.int8),
         np.empty((capacity, 2), dtype=np.int8), np.empty((capacity, 2), dtype=np.int8),
         np.empty(capacity, dtype=np.int8), np.empty(capacity, dtype=np.int8),
-        np.empty((capacity, 4, 3), dtype=np.int8), np.empty(capacity, dtype=np.int8),
+        np.empty((capacity, MAX_STEPS, 3), dtype=np.int8), np.empty(capacity, dtype=np.int8),
     )
 
 
@@ -371,7 +375,7 @@ def make_scratch():
     leaf_used = np.empty(MAX_LEAVES, dtype=np.int8)
     leaf_high = np.empty(MAX_LEAVES, dtype=np.bool_)
     leaf_result = np.empty(MAX_LEAVES, dtype=np.int8)
-    leaf_steps = np.empty((MAX_LEAVES, 4, 3), dtype=np.int8)
+    leaf_steps = np.empty((MAX_LEAVES, MAX_STEPS, 3), dtype=np.int8)
     leaf_nsteps = np.empty(MAX_LEAVES, dtype=np.int8)
     leaf_table = np.zeros(TABLE_SIZE, dtype=np.int32)
     # States already expanded, for the all-orders search of doubles.
@@ -406,7 +410,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, s
       ``out_board``, ``out_pinned`` (N, 24) int8, ``out_off``, ``out_bar`` (N, 2) int8: the
       afterstates, still seen from the side that moved;
     - ``out_result`` (N,) int8: a ``RESULT_*`` code; ``out_points`` (N,) int8: points before the cube;
-    - ``out_steps`` (N, 4, 3) int8: (from, to, die) per step, own numbering, 25 = bar, 0 = off;
+    - ``out_steps`` (N, MAX_STEPS, 3) int8: (from, to, die) per step, own numbering, 25 = bar, 0 = off;
       ``out_nsteps`` (N,) int8: steps played.
     """
     n_positions = stop - start
@@ -419,18 +423,18 @@ def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, s
     # The board, changed in place by each step and restored on the way back.
     tops = np.zeros(24, dtype=np.int8)
     pins = np.zeros(24, dtype=np.int8)
-    # Per depth 0..4 of the search: packed key, movable mask, counts, candidates left.
-    keys = np.zeros((5, 3), dtype=np.int64)
-    movable = np.zeros(5, dtype=np.int64)
-    own_bar = np.zeros(5, dtype=np.int64)
-    opp_bar = np.zeros(5, dtype=np.int64)
-    own_off = np.zeros(5, dtype=np.int64)
-    candidates = np.zeros(5, dtype=np.int64)
-    # Per step 0..3: (from, to, die) and what to undo.
-    steps = np.zeros((4, 3), dtype=np.int8)
-    released = np.zeros(4, dtype=np.bool_)
-    captured = np.zeros(4, dtype=np.bool_)
-    order = np.zeros(4, dtype=np.int64)
+    # Per depth 0..MAX_STEPS of the search: packed key, movable mask, counts, candidates left.
+    keys = np.zeros((MAX_STEPS + 1, 3), dtype=np.int64)
+    movable = np.zeros(MAX_STEPS + 1, dtype=np.int64)
+    own_bar = np.zeros(MAX_STEPS + 1, dtype=np.int64)
+    opp_bar = np.zeros(MAX_STEPS + 1, dtype=np.int64)
+    own_off = np.zeros(MAX_STEPS + 1, dtype=np.int64)
+    candidates = np.zeros(MAX_STEPS + 1, dtype=np.int64)
+    # Per step 0..MAX_STEPS - 1: (from, to, die) and what to undo.
+    steps = np.zeros((MAX_STEPS, 3), dtype=np.int8)
+    released = np.zeros(MAX_STEPS, dtype=np.bool_)
+    captured = np.zeros(MAX_STEPS, dtype=np.bool_)
+    order = np.zeros(MAX_STEPS, dtype=np.int64)
 
     (leaf_keys, leaf_depth, leaf_used, leaf_high, leaf_result, leaf_steps, leaf_nsteps, leaf_table,
      seen_keys, seen_depth, seen_table) = scratch
@@ -442,7 +446,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, s
         n_dice = plan[b, 2]
         double = die_a == die_b
         if (die_a < 1 or die_a > 6 or die_b < 1 or die_b > 6
-                or (double and (n_dice < 1 or n_dice > 4)) or (not double and n_dice != 2)):
+                or (double and (n_dice < 1 or n_dice > MAX_STEPS)) or (not double and n_dice != 2)):
             status[row] = STATUS_BAD_DICE
             continue
         rule = rules_id[b]
@@ -555,7 +559,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, s
         high_first_ok = 0  # high-die sources legal at the start that do not end the game
         for pass_number in range(1 if double else 2):
             if double:
-                for s in range(4):
+                for s in range(MAX_STEPS):
                     order[s] = high
             elif pass_number == 0:
                 order[0] = high
@@ -777,7 +781,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, s
                         leaf_high[found] = first_high
                         leaf_nsteps[found] = depth
                         # All four rows, zeros past ``depth``, so the output copy needs no test.
-                        for s in range(4):
+                        for s in range(MAX_STEPS):
                             for c in range(3):
                                 leaf_steps[found, s, c] = steps[s, c] if s < depth else 0
                 # -- unmake the step ----------------------------------------------------------
@@ -856,7 +860,7 @@ def generate_range(board, pinned, off, bar, rules_id, rule_table, plan, start, s
                 else:
                     out_points[n_out] = code  # single 1, gammon 2, backgammon 3, none 0
                 out_nsteps[n_out] = leaf_nsteps[j]
-                for s in range(4):
+                for s in range(MAX_STEPS):
                     for c in range(3):
                         out_steps[n_out, s, c] = leaf_steps[j, s, c]
                 n_out += 1
