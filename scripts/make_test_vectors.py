@@ -2,7 +2,7 @@
 
 Writes, under ``--out`` (default ``tests/data``):
 
-- ``tapa.npz``, ``plakoto.npz``, ``backgammon.npz``, ``fevga.npz``, ``narde.npz``: ``tapa-ai export --format
+- ``tapa.npz``, ``plakoto.npz``, ``backgammon.npz``, ``fevga.npz``, ``narde.npz``, ``gulbara.npz``: ``tapa-ai export --format
   npz`` of ``checkpoints/<variant>.pt`` (about 425 KB each). The vectors are
   checked against these copies, so they stay valid when the checkpoints are
   replaced by stronger ones; run this script again to follow the new ones.
@@ -51,8 +51,9 @@ from tapa_ai.notation.json_position import position_to_json  # noqa: E402
 from tapa_ai.rules.options import variant_rules  # noqa: E402
 from tapa_ai.rules.position import start_position  # noqa: E402
 from tapa_ai.rules.reference import finished_result  # noqa: E402
+from tapa_ai.rules.turns import Cascade  # noqa: E402
 
-VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
+VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde", "gulbara")
 FEATURE_VARIANTS = ("fevga", "narde")
 """Variants with feature-only cases too: the running games, encoded in version 4 (cases drawn from a generator of
 their own, before their models shipped)."""
@@ -103,8 +104,25 @@ HAND_PICKED = {
         ("race, O to move", "3:XXXX 2:XXX 1:XX 8:XX 19:OOO 15:OOO 13:OO", "O"),
         ("bear-off from both sides' home boards", "5:XXX 4:XX 1:X 18:OOOO 17:O 14:OO", "X"),
     ],
+    # Gul Bara (docs/rules.md 10): the board of the running games; its turn counts and pending stages are added
+    # in positions_of (STAGES).
+    "gulbara": [
+        ("middle game, both sides with checkers behind", "24:XXXX 20:XX 14:XX 9:XXX 5:XXXX 12:OOO 16:OOOO 2:OO "
+         "7:OOO 21:OOO", "X"),
+        ("bear-off, O to move", "6:XXX 4:XXX 2:XX 1:XX 18:OOOO 17:OOO 14:OO", "O"),
+    ],
 }
 """Each: (name, mini-language layout, side to move)."""
+
+STAGES = {
+    "gulbara": [
+        ("the first hand-picked board, X's doubles cascading now, O's still plain", (3, 1), None),
+        ("the first hand-picked board inside X's cascade: 4 steps of 5 to play", (3, 2), Cascade(5)),
+        ("the first hand-picked board inside X's cascade: its last stage, 6s", (3, 3), Cascade(6)),
+    ],
+}
+"""Per variant whose doubles cascade: (name, turn counts (X, O), pending stage) added to its first hand-picked
+board (X to move)."""
 
 
 def positions_of(variant: str, rng: np.random.Generator) -> list[tuple[str, object]]:
@@ -119,10 +137,14 @@ def positions_of(variant: str, rng: np.random.Generator) -> list[tuple[str, obje
         batch = playout_positions(rules, RANDOM_PER_STYLE, rng, style, games=8)
         cases += [(f"{variant}: random {style} playout position", p) for p in batch.to_positions()]
     cases += [(f"{variant}: random end game", endgame_position(rules, rng)) for _ in range(RANDOM_PER_STYLE)]
-    if rules.parallel:
+    if rules.parallel and rules.has_restrictions:
         edges = running_edge_positions(rules, len(EDGE_KINDS), rng).to_positions()
         cases += [(f"{variant}: random board at the edge of a restriction ({kind})", p)
                   for kind, p in zip(EDGE_KINDS, edges, strict=True)]
+    for name, turns, cascade in STAGES.get(variant, ()):
+        # Doubles that cascade: the same boards with each side's turn counts and a pending stage (docs/rules.md 10.3).
+        position = cases[2][1] if len(cases) > 2 else cases[0][1]
+        cases.append((f"{variant}: {name}", position.with_changes(turns=turns, cascade=cascade)))
     for name, position in cases:
         if finished_result(position) is not None:
             raise ValueError(f"test position {name!r} is a finished game; the vectors hold games in progress")

@@ -54,7 +54,8 @@ needs_onnx = pytest.mark.requires("onnx", "onnxruntime")  # tests/requires.py
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 VECTORS = json.loads((DATA / "encoding_vectors.json").read_text())
-VARIANTS = ["tapa", "plakoto", "backgammon", "fevga", "narde"]
+VARIANTS = ["tapa", "plakoto", "backgammon", "fevga", "narde", "gulbara"]
+"""The variants of the shipped models (tied to the registry by a test below)."""
 RUNNING = ["fevga", "narde"]
 """The running games: model cases like the others, and feature-only cases (``feature_cases``) besides."""
 OPPOSITE = ["tapa", "plakoto", "backgammon"]
@@ -213,7 +214,7 @@ def test_numpy_encoder_constants_match_the_package():
     assert (numpy_model.ENCODING_NAME, numpy_model.ENCODING_VERSION) == (ENCODING_NAME, ENCODING_VERSION)
     assert numpy_model.NUM_FEATURES == NUM_FEATURES
     assert numpy_model.feature_names() == feature_names()
-    for variant in VARIANTS:
+    for variant in (v for v in VARIANTS if not variant_rules(v).cascades):
         rules = variant_rules(variant)
         assert numpy_model.VARIANT_RULES[variant] == {"contact": rules.contact, "mother_points": rules.mother_points,
                                                       "backgammons": rules.backgammons, "paths": rules.paths}
@@ -290,9 +291,14 @@ def test_numpy_model_load_errors_name_the_file(tmp_path):
 # -- the committed test vectors ---------------------------------------------------------------------
 def test_vector_file_covers_every_variant_and_names_its_models():
     encoding = VECTORS["encoding"]
-    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 4, 318)
-    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309, "3": 315, "4": 318}
-    assert VECTORS["feature_names"] == feature_names(4) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
+    assert (encoding["name"], encoding["version"], encoding["num_features"]) == (ENCODING_NAME, 5, 329)
+    assert encoding["versions"] == {"1": NUM_FEATURES, "2": 309, "3": 315, "4": 318, "5": 329}
+    assert VECTORS["feature_names"] == feature_names(5) and VECTORS["feature_names"][:NUM_FEATURES] == feature_names(1)
+    from tapa_ai.rules.options import shipped_models
+
+    assert set(VARIANTS) == set(shipped_models())
+    # Gul Bara's cases include positions inside a cascade (docs/rules.md 10.3): their stage is in the features.
+    assert any("cascade" in case["position"] for case in VECTORS["cases"] if case["model"] == "gulbara")
     assert {case["model"] for case in VECTORS["cases"]} == set(VARIANTS)
     assert {case["position"]["variant"] for case in VECTORS["cases"]} == set(VARIANTS)
     # The running games' cases: features only (no model, no outputs), both sides to move in each variant.
@@ -318,25 +324,36 @@ def test_both_encoders_reproduce_the_vectors_exactly():
     cases = [case for case in VECTORS["cases"] if case["model"] in OPPOSITE]
     positions = [case["position"] for case in cases]
     expected = np.array([case["features"] for case in cases], dtype=np.float32)
-    assert expected.shape == (len(positions), 318)
+    assert expected.shape == (len(positions), 329)
     assert expected[:, 309:315].any(), "the vectors should exercise the version-3 columns"
     reference = [position_from_json(p) for p in positions]
-    for version, width in ((1, NUM_FEATURES), (2, 309), (3, 315), (4, 318)):
+    for version, width in ((1, NUM_FEATURES), (2, 309), (3, 315), (4, 318), (5, 329)):
         assert np.array_equal(encode_positions(reference, version=version), expected[:, :width])
         assert np.array_equal(numpy_model.encode_positions(positions, version=version), expected[:, :width])
-    assert not expected[:, 315:].any(), "version 4 of the other variants is version 3 and three zeros"
+    assert not expected[:, 315:].any(), "versions 4 and 5 of the other variants are version 3 and zeros"
     running = [case for case in VECTORS["cases"] if case["model"] in RUNNING]
     assert {case["position"]["variant"] for case in running} == set(RUNNING)
     features = np.array([case["features"] for case in running], dtype=np.float32)
-    assert np.array_equal(encode_positions([position_from_json(c["position"]) for c in running], version=4), features)
-    assert np.array_equal(numpy_model.encode_positions([c["position"] for c in running], version=4), features)
+    assert not features[:, 318:].any(), "version 5 of the plain-doubles running games is version 4 and zeros"
+    for version, width in ((4, 318), (5, 329)):
+        assert np.array_equal(encode_positions([position_from_json(c["position"]) for c in running], version=version),
+                              features[:, :width])
+        assert np.array_equal(numpy_model.encode_positions([c["position"] for c in running], version=version),
+                              features[:, :width])
+    cascading = [case for case in VECTORS["cases"] if case["model"] == "gulbara"]
+    features = np.array([case["features"] for case in cascading], dtype=np.float32)
+    assert features[:, 318].all() and features[:, 321:327].any(), "rules.cascades, and some pending stages"
+    assert np.array_equal(encode_positions([position_from_json(c["position"]) for c in cascading], version=5),
+                          features)
+    assert np.array_equal(numpy_model.encode_positions([c["position"] for c in cascading], version=5), features)
 
 
 def test_both_encoders_reproduce_the_running_games_feature_cases_in_version_4_and_refuse_earlier_ones():
     cases = VECTORS["feature_cases"]
     positions = [case["position"] for case in cases]
-    expected = np.array([case["features"] for case in cases], dtype=np.float32)
+    expected = np.array([case["features"] for case in cases], dtype=np.float32)[:, :318]
     assert expected.shape == (len(positions), 318)
+    assert not np.array([case["features"] for case in cases])[:, 318:].any(), "version 5: version 4 and zeros"
     assert expected[:, 315].all(), "rules.parallel"
     assert expected[:, 316:318].any() and not expected[:, 316:318].all(), "passed: both values"
     assert expected[:, 309:315].any() and not expected[:, 259:309].any(), "contact read, nothing exposed"

@@ -398,7 +398,7 @@ REGISTRY: dict[str, Variant] = {entry.name: entry for entry in (
     Variant(NARDE, "Narde", "a running game as Fevga, with the head rule: one checker a turn leaves the start",
             model="narde"),
     Variant(GULBARA, "Gul Bara", "a running game whose doubles cascade: from a side's fourth turn d-d plays four "
-            "d's, then four of each number up to 6"),
+            "d's, then four of each number up to 6", model="gulbara"),
 )}
 """The family, by name: every variant tapa-ai plays (docs/rules.md section 6)."""
 
