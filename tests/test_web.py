@@ -31,7 +31,7 @@ from tests.servers import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = json.loads((ROOT / "tests" / "data" / "encoding_vectors.json").read_text())
-VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde")
+VARIANTS = ("tapa", "plakoto", "backgammon", "fevga", "narde", "gulbara")
 RUNNING = ("fevga", "narde")
 """The running games (docs/rules.md 8): their models read encoding version 4; the vectors hold feature cases of them."""
 CHROMIUM = os.environ.get("TAPA_AI_CHROMIUM", "/usr/bin/chromium")
@@ -205,20 +205,19 @@ def served_encoding_versions(server):
 
 
 def test_the_js_encoder_reproduces_the_test_vectors(browser, server):
-    """Every case in every version (1-4), and the running games' feature cases in version 4, which versions 1-3
-    refuse (as the Python encoders do)."""
+    """Every case in every version (1-5; Gul Bara's, whose doubles cascade, in version 5 only), and the running
+    games' feature cases in version 4, which versions 1-3 refuse (as the Python encoders do)."""
     open_board(browser, server, seed=1)
     widths = {int(version): width for version, width in VECTORS["encoding"]["versions"].items()}
-    assert sorted(widths) == [1, 2, 3, 4]
+    assert sorted(widths) == [1, 2, 3, 4, 5]
     assert served_encoding_versions(server) <= set(widths), "a shipped model reads an encoding the vectors lack"
-    # Version 5 (cascading doubles) is checked against the Python encoders by tests/test_encoding_v5.py (node).
-    assert browser.execute_script("return TapaEncoding.VERSIONS") == sorted(widths) + [5]
+    assert browser.execute_script("return TapaEncoding.VERSIONS") == sorted(widths)
     tolerance = VECTORS["tolerance"]["features"]
     positions = [case["position"] for case in VECTORS["cases"]]
     # The running games' model cases in version 4 only (versions 1-3 refuse them: checked below).
     encoded = browser.execute_script(
-        "return arguments[0].map(p => (arguments[1].includes(p.variant) ? [4] : [1, 2, 3, 4])"
-        ".map(v => [v, tapaWeb.encode(p, v)]))", positions, list(RUNNING))
+        "return arguments[0].map(p => (p.variant === 'gulbara' ? [5] : arguments[1].includes(p.variant) ? [4, 5] :"
+        " [1, 2, 3, 4, 5]).map(v => [v, tapaWeb.encode(p, v)]))", positions, list(RUNNING))
     assert {case["position"]["variant"] for case in VECTORS["cases"]} == set(VARIANTS)
     for case, by_version in zip(VECTORS["cases"], encoded, strict=True):
         expected = np.asarray(case["features"], dtype=np.float32)
@@ -233,8 +232,9 @@ def test_the_js_encoder_reproduces_the_test_vectors(browser, server):
         " try { tapaWeb.encode(p, v); return null; } catch (e) { return String(e.message); } })])", running)
     for case, (features, refusals) in zip(VECTORS["feature_cases"], answers, strict=True):
         assert len(features) == widths[4], case["name"]
-        difference = np.abs(np.asarray(features, dtype=np.float32) - np.asarray(case["features"], dtype=np.float32))
-        assert difference.max() <= tolerance, (case["name"], difference.argmax())
+        stored = np.asarray(case["features"], dtype=np.float32)  # version 5: version 4 and zeros here
+        difference = np.abs(np.asarray(features, dtype=np.float32) - stored[:widths[4]])
+        assert difference.max() <= tolerance and not stored[widths[4]:].any(), (case["name"], difference.argmax())
         variant = case["position"]["variant"]
         assert refusals == [f'encoding version {v} cannot encode "{variant}" (a running game, paths "parallel"): '
                             "it needs version 4" for v in (1, 2, 3)], (case["name"], refusals)
@@ -275,12 +275,13 @@ def test_the_in_page_model_of_a_running_game_evaluates_as_numpy_model(browser, s
 
 
 def comparison_positions(variant, count=240, seed=21):
-    """Random positions of games in progress (playouts and end games), and which are bear-offs."""
-    from tapa_ai.bearoff.evaluate import bearoff_mask
+    """Random positions of games in progress (playouts and end games), and which are bear-offs the engine values
+    by the databases (none where they are not exact: cascading doubles, docs/bearoff.md)."""
+    from tapa_ai.bearoff.evaluate import database_mask
     from tapa_ai.movegen.random_positions import mixed_positions
 
     batch = mixed_positions(variant, count, np.random.default_rng(seed))
-    return batch.to_json(), bearoff_mask(batch)
+    return batch.to_json(), database_mask(batch)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -19,9 +19,25 @@ from tests.test_web import browser, console_errors, message_of, open_board, wait
 
 @pytest.fixture(scope="module")
 def server():
-    """The board's server with no model (there is no Gul Bara model yet: the server's heuristic bot plays O)."""
-    with serving() as server:
-        yield server
+    """The board's server with no model of its own, its registry naming no Gul Bara model (as before net:gulbara
+    shipped, and as a server without it says): the page's values stay out and the server's heuristic bot plays O.
+    The page with the shipped model is tested by tests/test_web.py's games of every variant."""
+    import copy
+
+    import tapa_ai.engine.http as http
+    from tapa_ai.engine.web_board import variants_json
+
+    served = copy.deepcopy(variants_json())
+    for entry in served["variants"]:
+        if entry["name"] == "gulbara":
+            entry["model"], entry["ships_model"] = None, False
+    real = http.variants_json
+    http.variants_json = lambda: served
+    try:
+        with serving() as server:
+            yield server
+    finally:
+        http.variants_json = real
 
 
 SPY = ("window.sent = []; if (!window.realFetch) window.realFetch = window.fetch;"

@@ -302,6 +302,11 @@
   // A bear-off (no contact left): every checker on its own home board or off, none on the bar or pinned. The
   // engine's bots value these with the bear-off database; this page shows the network's value and marks them.
   function isBearoff(position) {
+    // The databases are exact only where doubles are plain (docs/bearoff.md): under cascading doubles (Gul Bara)
+    // the engine's bots value a bear-off by the network too, so it is not marked.
+    const known = VARIANTS[position.variant] || {};
+    const doubles = (position.rules && position.rules.doubles) || (known.rules && known.rules.doubles) || "plain";
+    if (doubles === "cascade") return false;
     const bar = position.bar || { X: 0, O: 0 };
     if (bar.X || bar.O) return false;
     const oHome = (VARIANTS[position.variant] || {}).parallel ? 12 : 18; // O's 1-6: points[12..17], or [18..23]
