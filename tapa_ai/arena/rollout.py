@@ -119,17 +119,9 @@ def roll_luck(evaluator, positions: PositionBatch, dice: np.ndarray, points: np.
 
 def _pre_roll_values(evaluator, positions: PositionBatch) -> np.ndarray:
     """(M, K) the evaluator's 0-ply distribution of positions before their roll, from the roller's view."""
-    from ..bots.search import afterstate_values
+    from ..bots.search import pre_roll_values
 
-    staged = positions.stage[:, 0] > 0
-    if not staged.any():
-        return swap_sides(afterstate_values(evaluator, positions.flipped(), 0))
-    # A position inside a cascade is its own mover's afterstate: valued as it is, from the roller's view.
-    values = np.empty((len(positions), evaluator.num_outcomes))
-    values[~staged] = swap_sides(afterstate_values(evaluator, positions.take(~staged).flipped(), 0))
-    values[staged] = afterstate_values(evaluator, positions.take(staged), 0,
-                                       same_side=np.ones(int(staged.sum()), dtype=np.bool_))
-    return values
+    return pre_roll_values(evaluator, positions, 0)
 
 
 def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch, root_moves_first: bool,

@@ -115,10 +115,7 @@ def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int
             values[~exact] = afterstate_values(evaluator, positions.take(~exact), plies, last_ply,
                                                same_side[~exact])
             return values
-    nexts = positions.flipped()
-    if same_side.any():
-        for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
-            getattr(nexts, name)[same_side] = getattr(positions, name)[same_side]
+    nexts = positions.flipped_where(~same_side)
     if plies == 1 and last_ply is not None:
         owner, roll, weight = sampled_rolls(count, *last_ply)
     else:  # The next mover, once per roll: (M * 21) positions.
@@ -148,6 +145,20 @@ def afterstate_values(evaluator: Evaluator, positions: PositionBatch, plies: int
     out = np.zeros((count, values.shape[1]))
     np.add.at(out, owner, values * weight[:, None])
     return out
+
+
+def pre_roll_values(evaluator: Evaluator, positions: PositionBatch, plies: int) -> np.ndarray:
+    """(B, K) ``plies``-ply values of positions before their side to move decides, from its view: a position
+    before its mover rolls is an afterstate of the other side, which just moved; one inside a cascade
+    (docs/rules.md 10.2) is an afterstate of its own mover's last stage (the same side decides again)."""
+    staged = positions.stage[:, 0] > 0
+    if not staged.any():
+        return swap_sides(afterstate_values(evaluator, positions.flipped(), plies))
+    values = np.empty((len(positions), evaluator.num_outcomes))
+    values[~staged] = swap_sides(afterstate_values(evaluator, positions.take(~staged).flipped(), plies))
+    values[staged] = afterstate_values(evaluator, positions.take(staged), plies,
+                                       same_side=np.ones(int(staged.sum()), dtype=np.bool_))
+    return values
 
 
 def check_last_ply_dice(dice) -> int:
@@ -393,17 +404,7 @@ class NetBot(Bot):
         side would play (chosen by 0-ply equity), as GNU Backgammon evaluates
         cube decisions.
         """
-        plies = self.plies if plies is None else plies
-        # A position before its mover rolls is an afterstate of the other side, which just moved; one inside a
-        # cascade is an afterstate of its own mover's last stage (the same side decides again).
-        staged = positions.stage[:, 0] > 0
-        if not staged.any():
-            return swap_sides(afterstate_values(self.evaluator, positions.flipped(), plies))
-        values = np.empty((len(positions), self.evaluator.num_outcomes))
-        values[~staged] = swap_sides(afterstate_values(self.evaluator, positions.take(~staged).flipped(), plies))
-        values[staged] = afterstate_values(self.evaluator, positions.take(staged), plies,
-                                           same_side=np.ones(int(staged.sum()), dtype=np.bool_))
-        return values
+        return pre_roll_values(self.evaluator, positions, self.plies if plies is None else plies)
 
     def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
         """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""

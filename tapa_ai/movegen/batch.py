@@ -146,6 +146,17 @@ class PositionBatch:
             self.stage.copy(),
         )
 
+    def flipped_where(self, rows: np.ndarray) -> "PositionBatch":
+        """A new batch: the positions where ``rows`` (B,) bool seen from the other side (:meth:`flipped`), the
+        others as they are. An afterstate followed by its own mover's stage (docs/rules.md 10.2) stays as it is
+        while the others go to the opponent: ``flipped_where(~same_side)``."""
+        flipped = self.flipped()
+        if not rows.all():
+            kept = ~rows
+            for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
+                getattr(flipped, name)[kept] = getattr(self, name)[kept]
+        return flipped
+
     def checker_counts(self) -> np.ndarray:
         """(B, 2) int: checkers of (mover, opponent) on board, bar and off; 15 each in any legal position."""
         board = self.board.astype(np.int16)

@@ -87,11 +87,7 @@ class Afterstates:
         cascade, the mover itself."""
         positions = self.positions if rows is None else self.positions.take(rows)
         same = self.same_side if rows is None else self.same_side[rows]
-        flipped = positions.flipped()
-        if same.any():
-            for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
-                getattr(flipped, name)[same] = getattr(positions, name)[same]
-        return flipped
+        return positions.flipped_where(~same)
 
     def _next_sides(self, rows) -> list:
         """The side that plays next after each of ``rows`` (``Position.next`` of its afterstate)."""

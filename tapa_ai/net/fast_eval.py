@@ -487,13 +487,7 @@ class FastEvaluator:
         # next decision, valued from its view. One kernel pass reads every row from the other side, so those
         # rows go in already flipped (read back, they are themselves), and their classes are swapped back.
         rows = np.flatnonzero(same)
-        shown = PositionBatch(*(np.copy(getattr(positions, name)) for name in
-                                ("board", "pinned", "off", "bar", "turn", "rules_id")), positions.rules,
-                              np.copy(positions.turns), np.copy(positions.stage))
-        flipped = positions.take(rows).flipped()
-        for name in ("board", "pinned", "off", "bar", "turn", "turns", "stage"):
-            getattr(shown, name)[rows] = getattr(flipped, name)
-        probabilities, equities = self._run(shown, True, classes, self._swapped, threads)
+        probabilities, equities = self._run(positions.flipped_where(same), True, classes, self._swapped, threads)
         probabilities[rows] = probabilities[rows][:, self._swapped]
         equities[rows] = probabilities[rows].astype(np.float64) @ self.points.astype(np.float64)
         return probabilities, equities
