@@ -57,6 +57,21 @@ def get(server, path):
         return error.code, error.headers["Content-Type"], error.read()
 
 
+def let_the_bot_play_to_the_end(browser, limit: int) -> int:
+    """Press *Let the bot play* at each of your decisions until the game is over (at most ``limit`` presses, else
+    the test fails); the presses made."""
+    for presses in range(limit + 1):
+        phase = wait_for(browser, "['human', 'over', 'error'].includes(document.body.dataset.phase)"
+                                  " && document.body.dataset.phase")
+        assert phase != "error", message_of(browser)
+        if phase == "over":
+            return presses
+        turn = browser.execute_script("return document.body.dataset.turns")
+        browser.find_element("id", "bot-plays").click()
+        wait_for(browser, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
+    raise AssertionError(f"the game did not end in {limit} presses of Let the bot play")
+
+
 def test_the_page_is_served_at_the_root_with_its_files_and_health_stays(server):
     status, kind, body = get(server, "/")
     assert status == 200 and kind.startswith("text/html")
@@ -558,15 +573,7 @@ def test_a_finished_game_is_analysed_by_the_server_and_saved_as_a_record(browser
 
     console_errors(browser)
     open_board(browser, server, variant="tapa", seed=11)
-    for _ in range(300):
-        phase = wait_for(browser, "['human', 'over', 'error'].includes(document.body.dataset.phase)"
-                                   " && document.body.dataset.phase")
-        assert phase != "error", message_of(browser)
-        if phase == "over":
-            break
-        turn = browser.execute_script("return document.body.dataset.turns")
-        browser.find_element("id", "bot-plays").click()
-        wait_for(browser, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
+    let_the_bot_play_to_the_end(browser, 300)
     assert browser.find_element("id", "game-over").is_displayed()
     assert not browser.find_element("id", "game-analysis").is_displayed()
     browser.find_element("id", "analyse-over").click()

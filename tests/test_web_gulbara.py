@@ -14,7 +14,8 @@ import pytest
 from tapa_ai.analysis.records import record_from_json
 from tapa_ai.engine.protocol import Engine
 from tests.servers import serving
-from tests.test_web import browser, console_errors, message_of, open_board, wait_for  # noqa: F401
+from tests.test_web import (browser, console_errors, let_the_bot_play_to_the_end, message_of,  # noqa: F401
+                            open_board, wait_for)
 
 
 @pytest.fixture(scope="module")
@@ -199,18 +200,7 @@ def test_a_whole_gul_bara_game_is_played_by_the_pages_bots_to_the_end(browser, s
     the page's record replays in the game flow (tapa-ai analyse reads it)."""
     console_errors(browser)
     open_board(browser, server, variant="gulbara", seed=11)
-    decisions = 0
-    while True:
-        phase = wait_for(browser, "['human', 'over', 'error'].includes(document.body.dataset.phase)"
-                                  " && document.body.dataset.phase")
-        assert phase != "error", message_of(browser)
-        if phase == "over":
-            break
-        turn = browser.execute_script("return document.body.dataset.turns")
-        browser.find_element("id", "bot-plays").click()
-        wait_for(browser, f"document.body.dataset.turns !== '{turn}' || document.body.dataset.phase === 'over'")
-        decisions += 1
-        assert decisions < 400, "the game did not end"
+    let_the_bot_play_to_the_end(browser, 399)
     assert browser.execute_script("return tapaWeb.state.position.result") is not None
     log = browser.execute_script("return tapaWeb.state.log")
     assert any("(cascade, " in line for line in log), "no cascade in the game"
