@@ -77,10 +77,6 @@ class Afterstates:
     def __len__(self) -> int:
         return int(self.source.shape[0])
 
-    def has_same_side(self) -> bool:
-        """Whether some afterstate is followed by a decision of the side that moved."""
-        return bool(self.same_side.any())
-
     def next_positions(self, rows: Optional[np.ndarray] = None) -> PositionBatch:
         """The positions of the next decisions after ``rows`` (all rows when None; games not over): each
         afterstate seen from the side that plays next, the other side (``positions.flipped()``) or, inside a
