@@ -1,5 +1,6 @@
 """``tapa-ai match A B``: two bots over many games in duplicate pairs, money play with the cube, matches to N
-points, or Tavli matches to N points (``--tavli N``) (docs/arena.md, docs/cube.md)."""
+points, or a rotation's matches to N points (``--tavli N``, ``--tabla N``, ``--rotation GAMES --length N``)
+(docs/arena.md, docs/cube.md)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,19 @@ def add_parser(subparsers) -> None:
                        help="play matches to N points with the cube and Crawford rule (match-win %%, 95%% CI)")
     match.add_argument("--tavli", type=int, default=0, metavar="N",
                        help="play Tavli matches to N points (docs/rules.md 9: portes, plakoto, fevga in turn, no cube); "
-                       "A and B are Tavli players: net:tavli, tavli:PORTES,PLAKOTO,FEVGA or a bot that plays all "
-                       "three (docs/arena.md)")
+                       "A and B are players of the rotation: net:tavli, tavli:PORTES,PLAKOTO,FEVGA or a bot that "
+                       "plays all three (docs/arena.md)")
+    match.add_argument("--tabla", type=int, default=0, metavar="N",
+                       help="play Tabla matches to N points (docs/rules.md 10.4: backgammon, gulbara, tapa in turn, no "
+                       "cube); players net:tabla, tabla:BACKGAMMON,GULBARA,TAPA or a bot that plays all three")
+    match.add_argument("--rotation", metavar="GAMES",
+                       help="play matches of any rotation to --length N points: a preset (tavli, tabla) or the games "
+                       "comma-separated (backgammon,gulbara,tapa); players net:rotation, rotation:SPEC1,SPEC2,... "
+                       "or a bot that plays every game")
+    match.add_argument("--length", type=int, default=0, metavar="N", help="the points of a --rotation match")
     match.add_argument("--matches", type=int, default=None, metavar="M",
-                       help="matches to play with --match-length or --tavli, in duplicate pairs (default 1000)")
+                       help="matches to play with --match-length, --tavli, --tabla or --rotation, in duplicate pairs "
+                       "(default 1000)")
     match.add_argument("--out", metavar="JSON", help="write the full record here (and a CSV of the games)")
     match.add_argument("--csv", metavar="CSV", help="where the CSV goes (default: --out with .csv)")
     match.add_argument("--json", action="store_true", help="print the record as one JSON line")
@@ -46,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
     from .match import run_cube_match, run_match
 
     check_arena_options(args)
-    if args.tavli:
-        return run_tavli(args)
+    if args.tavli or args.tabla or args.rotation or args.length:
+        return run_rotation(args)
     rules = arena_rules([args.bot_a, args.bot_b], args.variant)
     if args.matches is not None and not args.match_length:
-        raise BotError("--matches needs --match-length N or --tavli N (the points to win each match)")
+        raise BotError("--matches needs --match-length N, --tavli N, --tabla N or --rotation GAMES --length N (the "
+                       "points to win each match)")
     if args.partial and (args.match_length or args.cube):
         raise BotError("--partial keeps the chunks of single games (no --cube, no --match-length)")
     if args.match_length and args.cube:
@@ -94,21 +105,49 @@ def _report(args: argparse.Namespace, result, recorded: Optional[str] = None) ->
     return 0
 
 
-def run_tavli(args: argparse.Namespace) -> int:
-    """``--tavli N``: Tavli matches to N points in duplicate pairs; the exit code."""
+def rotation_and_length(args: argparse.Namespace, error: type[Exception]) -> tuple:
+    """The (rotation, length, option) of ``--tavli N``, ``--tabla N`` or ``--rotation GAMES --length N`` (one of
+    them; ``option`` names it for messages); ``error``, one line, for anything else. Shared by ``tapa-ai play``."""
+    from ..cube.rotation_met import check_match_length
+    from ..rules.rotations import ROTATIONS, RotationError, parse_rotation
+
+    given = [name for name, value in (("--tavli", args.tavli), ("--tabla", args.tabla),
+                                      ("--rotation", args.rotation)) if value]
+    if len(given) > 1:
+        raise error(f"{' and '.join(given)}: give one rotation")
+    if args.rotation:
+        if not args.length:
+            raise error(f"--rotation {args.rotation}: give the match's points with --length N")
+        try:
+            rotation = parse_rotation(args.rotation)
+        except RotationError as problem:
+            raise error(f"--rotation {args.rotation}: {problem}") from None
+        length, option = args.length, f"--rotation {args.rotation} --length {args.length}"
+    else:
+        if args.length:
+            raise error(f"--length {args.length} is the points of a --rotation match (--tavli N and --tabla N take "
+                        "theirs)")
+        name = "tavli" if args.tavli else "tabla"
+        rotation, length, option = ROTATIONS[name], args.tavli or args.tabla, f"--{name} {args.tavli or args.tabla}"
+    check_match_length(length, option, error)
+    return rotation, length, option
+
+
+def run_rotation(args: argparse.Namespace) -> int:
+    """``--tavli N``, ``--tabla N``, ``--rotation GAMES --length N``: a rotation's matches to N points in duplicate
+    pairs; the exit code."""
     from ..bots.base import BotError
-    from .tavli import run_tavli_match
+    from .rotation import run_rotation_match
 
-    from ..cube.tavli_met import check_tavli_length
-
-    check_tavli_length(args.tavli, f"--tavli {args.tavli}", BotError)
+    rotation, length, option = rotation_and_length(args, BotError)
     others = [name for name, given in (("--variant", args.variant), ("--match-length", args.match_length),
                                         ("--cube", args.cube), ("--partial", args.partial),
                                         ("--record-games", args.record_games)) if given]
     if others:
-        raise BotError(f"--tavli plays its own rotation of rule sets without a cube; it takes no {', '.join(others)}")
+        raise BotError(f"{option.split()[0]} plays its own rotation of rule sets without a cube; it takes no "
+                       f"{', '.join(others)}")
     if args.matches is not None and args.matches < 2:
         raise BotError(f"--matches {args.matches}: play at least one pair (2)")
-    result = run_tavli_match(args.bot_a, args.bot_b, args.tavli, args.matches or 1000, seed=args.seed,
-                             workers=args.workers, progress=not args.quiet, ray_address=args.ray_address)
+    result = run_rotation_match(args.bot_a, args.bot_b, rotation, length, args.matches or 1000, seed=args.seed,
+                                workers=args.workers, progress=not args.quiet, ray_address=args.ray_address)
     return _report(args, result)

@@ -28,13 +28,15 @@ def match_win_rate(match_a_won: np.ndarray, match_unfinished: np.ndarray) -> tup
 
 def concatenate_slot_records(parts: list):
     """Records of several runs of duplicate slots joined into one, each part's slots numbered after those of the
-    parts before it: ``parts`` are dataclasses of one type with ``match_length``, ``slot`` ((G,) slot of each
-    game), ``slots`` (their count) and every other field an array to join (per game or per slot)."""
+    parts before it: ``parts`` are dataclasses of one type with ``slot`` ((G,) slot of each game), ``slots``
+    (their count), every array field joined (per game or per slot) and every other field (``match_length``, a
+    rotation) the first part's."""
     first = parts[0]
     offset, slots = 0, []
     for part in parts:
         slots.append(part.slot + offset)
         offset += part.slots
-    values = {field.name: np.concatenate([getattr(part, field.name) for part in parts])
-              for field in dataclasses.fields(first) if field.name not in ("match_length", "slot")}
-    return type(first)(first.match_length, np.concatenate(slots), **values)
+    values = {field.name: (np.concatenate([getattr(part, field.name) for part in parts])
+                           if isinstance(getattr(first, field.name), np.ndarray) else getattr(first, field.name))
+              for field in dataclasses.fields(first) if field.name != "slot"}
+    return type(first)(slot=np.concatenate(slots), **values)

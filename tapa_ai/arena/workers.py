@@ -20,6 +20,7 @@ import numpy as np
 from ..bots.base import BotError
 from ..bots.spec import BotSpec, make_bot, parse_spec
 from ..rules.options import RuleOptions
+from ..rules.rotations import Rotation
 
 Chunk = Callable[[tuple], tuple]
 """A chunk function: ``job -> (index, result)``, playing with the bots of :data:`WORKER`."""
@@ -51,10 +52,12 @@ WORKER: dict = {}
 worker's bots)."""
 
 
-def init_worker(spec_a: "str | BotSpec", spec_b: "str | BotSpec", rules: Optional[RuleOptions], threads: int) -> None:
+def init_worker(spec_a: "str | BotSpec", spec_b: "str | BotSpec", rules: "RuleOptions | Rotation",
+                threads: int) -> None:
     """Build this process's worker bots (closing any earlier ones), its kernels on ``threads`` threads.
 
-    ``rules`` None: the specs are Tavli players (:func:`tapa_ai.bots.tavli.make_tavli_player`), a bot per game."""
+    ``rules`` a :class:`~tapa_ai.rules.rotations.Rotation`: the specs are players of its match
+    (:func:`tapa_ai.bots.rotation.make_rotation_player`), a bot per game."""
     close_worker()  # bots of an earlier match in this process (an engine: bot holds a process)
     os.environ["TAPA_MOVEGEN_THREADS"] = str(threads)
     import numba
@@ -62,10 +65,10 @@ def init_worker(spec_a: "str | BotSpec", spec_b: "str | BotSpec", rules: Optiona
 
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     torch.set_num_threads(threads)
-    if rules is None:  # a Tavli match: a player per game of the rotation (tapa_ai.bots.tavli)
-        from ..bots.tavli import make_tavli_player
+    if isinstance(rules, Rotation):  # a rotation's match: a player per game (tapa_ai.bots.rotation)
+        from ..bots.rotation import make_rotation_player
 
-        WORKER.update(rules=None, a=make_tavli_player(spec_a), b=make_tavli_player(spec_b))
+        WORKER.update(rules=rules, a=make_rotation_player(spec_a, rules), b=make_rotation_player(spec_b, rules))
         return
     WORKER.update(rules=rules, a=make_bot(spec_a, rules), b=make_bot(spec_b, rules))
 
@@ -123,7 +126,7 @@ def play_jobs(chunk: Chunk, spec_a: str, spec_b: str, rules: RuleOptions, jobs: 
     this process or in ``workers`` spawned processes; ``done(index, result)`` as each chunk ends. Returns the
     number of workers that played. The specs are read once, here (:func:`~tapa_ai.bots.spec.parse_spec`): the
     workers receive them as frozen :class:`~tapa_ai.bots.spec.BotSpec` objects and only build their bots."""
-    if rules is not None:  # (a Tavli match's players are read per game by make_tavli_player)
+    if not isinstance(rules, Rotation):  # (a rotation's players are read per game by make_rotation_player)
         spec_a, spec_b = parse_spec(spec_a), parse_spec(spec_b)
     if ray_address:
         return min(run_on_ray(chunk, spec_a, spec_b, rules, jobs, ray_address, done), len(jobs))

@@ -68,8 +68,9 @@ play the passive cube (``,nocube`` is accepted and changes nothing). Each option
 level goes with no ``noise=`` (a level sets the noise) nor ``@Nply`` (it sets the depth); an unknown option
 (``levle=casual``: did you mean ``level``?), a repeated one or two that contradict each other is one error line.
 
-``net:tavli`` and ``tavli:PORTES,PLAKOTO,FEVGA`` are Tavli players, a bot per game of a
-Tavli match (:mod:`tapa_ai.bots.tavli`, ``tapa-ai match --tavli N``); ``make_bot`` refuses them
+``net:tavli``, ``net:tabla``, ``net:rotation``, ``tavli:PORTES,PLAKOTO,FEVGA`` and ``rotation:...`` are
+players of a rotation's match, a bot per game (:mod:`tapa_ai.bots.rotation`, ``tapa-ai match --tavli/--tabla
+N``); ``make_bot`` refuses them
 with one line saying so.
 
 A network plays the rule sets of its own board game: ``make_bot("net:backgammon",
@@ -260,9 +261,9 @@ def parse_spec(spec: str) -> BotSpec:
     if not isinstance(spec, str) or not spec.strip():
         raise _bad(spec if isinstance(spec, str) else repr(spec), "empty")
     text = spec.strip()
-    if text.startswith("tavli:") or re.match(r"^net:tavli(@\d+(ply)?)?(,|$)", text):
-        raise BotError(f"bot spec {quoted(text)} is a Tavli player (a bot per game of Portes, Plakoto and Fevga): "
-                       "use it with tapa-ai match --tavli N (docs/arena.md)")
+    if re.match(r"^(tavli|tabla|rotation):", text) or re.match(r"^net:(tavli|tabla|rotation)(@\d+(ply)?)?(,|$)", text):
+        raise BotError(f"bot spec {quoted(text)} is a rotation's player (a bot per game of a Tavli, Tabla or other "
+                       "rotation's match): use it with tapa-ai match --tavli/--tabla/--rotation (docs/arena.md)")
     base, options = _split_options(text)
     if not base:
         raise _bad(text, "empty")

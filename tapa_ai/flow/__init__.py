@@ -39,7 +39,7 @@ The modules, lowest first (each imports only those above it)::
     game        GameState, PHASES
     match       GameRecord, MatchState
     drivers     ChooseMove, CubePolicy, NeverDouble, play_game, play_match
-    tavli       TAVLI_ROTATION, TavliMatch: the Tavli match (docs/rules.md 9), a match whose games rotate variants
+    rotation    RotationMatch, RotationContext: a rotation's match (docs/rules.md 9, 10.4: Tavli, Tabla), a match whose games rotate variants
 
 The layers of the package are ``tapa_ai.rules`` -> ``tapa_ai.notation`` ->
 ``tapa_ai.flow``: the flow reads and writes positions and moves through the

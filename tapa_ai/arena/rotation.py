@@ -1,22 +1,23 @@
-"""Tavli matches (docs/rules.md 9) between two Tavli players in duplicate pairs: ``tapa-ai match A B --tavli N``.
+"""A rotation's matches (docs/rules.md 9, 10.4: Tavli, Tabla or any rotation) between two players in duplicate pairs:
+``tapa-ai match A B --tavli N``, ``--tabla N``, ``--rotation GAMES --length N``.
 
 Slot ``2i`` is a match with A in seat 0, slot ``2i + 1`` the same dice with
 B in seat 0. The matches are played game by game, all slots side by side on
 the game runner (:mod:`tapa_ai.arena.runner`): game ``g`` (from 0) of every
-match still going is of variant ``TAVLI_ROTATION[g % 3]`` (a drawn game also
+match still going is game ``g % len(rotation)`` of the rotation (a drawn game also
 moves the rotation on, so every match's game ``g`` is of the same variant),
 played by each side's bot for that variant. Per game and pair the dice are
 dealt once (:func:`~tapa_ai.arena.runner.deal_dice`) and an opening roll is
 drawn (True: seat 0 opens); the first game, and a game after a draw, opens by
 that roll, any other by the previous game's winner. Points are each game's own
-rules' (:mod:`tapa_ai.flow.tavli`); no cube. Each side's bot chooses its moves
+rules' (:mod:`tapa_ai.flow.rotation`); no cube. Each side's bot chooses its moves
 at the match's score (:meth:`~tapa_ai.bots.base.Bot.choose_at_score` with a
-:class:`~tapa_ai.cube.tavli_met.TavliScore` of the Tavli match equity table):
+:class:`~tapa_ai.cube.rotation_met.RotationScore` of the rotation's match equity table):
 a network bot by match-winning chances, unless ``,money_play``; a plain
 policy function as always. A game still going after
 ``max_turns`` turns leaves its match unfinished (half a win to each side).
 ``tests/test_tavli_vs_flow.py`` replays seeded matches game by game through the reference
-flow (:class:`tapa_ai.flow.tavli.TavliMatch`).
+flow (:class:`tapa_ai.flow.rotation.RotationMatch`).
 
 Everything is drawn from ``np.random.default_rng(seed)``.
 """
@@ -35,8 +36,8 @@ from typing import Optional
 import numpy as np
 
 from ..bots.base import BotError
-from ..cube.tavli_met import TavliScore, tavli_met
-from ..flow.tavli import TAVLI_ROTATION, tavli_rules
+from ..cube.rotation_met import RotationScore, check_match_length, rotation_met
+from ..rules.rotations import Rotation
 from ..movegen import PositionBatch
 from ..rules import outcomes
 from ..rules.position import start_position
@@ -44,23 +45,24 @@ from .runner import DealtDice, GameRunner, Ply, choose_by_mover, deal_dice, move
 from .stats import concatenate_slot_records, match_win_rate
 from .workers import WORKER, play_jobs, warm_up
 
-__all__ = ["TavliRecords", "TavliMatchResult", "play_tavli_pairs", "run_tavli_match"]
+__all__ = ["RotationRecords", "RotationMatchResult", "play_rotation_pairs", "run_rotation_match"]
 
 MAX_GAMES_PER_MATCH = 200
-"""A Tavli match still running after this many games is abandoned as unfinished."""
+"""A match still running after this many games is abandoned as unfinished."""
 DEFAULT_CHUNK_PAIRS = 25
 
 
 @dataclass
-class TavliRecords:
-    """Per-game and per-slot records of :func:`play_tavli_pairs` (slot ``2i``: A in seat 0)."""
+class RotationRecords:
+    """Per-game and per-slot records of :func:`play_rotation_pairs` (slot ``2i``: A in seat 0)."""
 
+    rotation: Rotation
     match_length: int
     # -- one entry per game played --
     slot: np.ndarray
     """(G,) slot of each game."""
     game: np.ndarray
-    """(G,) game number within its match, from 0 (its variant: ``TAVLI_ROTATION[game % 3]``)."""
+    """(G,) game number within its match, from 0 (its variant: ``rotation.variant(game + 1)``)."""
     points_for_a: np.ndarray
     """(G,) points A won in the game (negative: lost; 0: draw or unfinished)."""
     a_won: np.ndarray
@@ -81,10 +83,10 @@ class TavliRecords:
 
     def variants(self) -> list[str]:
         """The variant of each game."""
-        return [TAVLI_ROTATION[int(g) % len(TAVLI_ROTATION)] for g in self.game]
+        return [self.rotation.variant(int(g) + 1) for g in self.game]
 
     @staticmethod
-    def concatenate(parts: "list[TavliRecords]") -> "TavliRecords":
+    def concatenate(parts: "list[RotationRecords]") -> "RotationRecords":
         return concatenate_slot_records(parts)
 
     def summary(self) -> dict:
@@ -93,9 +95,9 @@ class TavliRecords:
         rate, rate_ci = match_win_rate(self.match_a_won, self.match_unfinished)
         games = int(self.kind.size)
         per_variant = {}
-        variants = np.asarray(self.game) % len(TAVLI_ROTATION)
-        for index, variant in enumerate(TAVLI_ROTATION):
-            mask = variants == index
+        variants = np.asarray(self.variants(), dtype=object)
+        for variant in self.rotation.distinct:
+            mask = variants == variant
             kinds = Counter(outcomes.RESULT_KINDS[int(code)] or "unfinished" for code in self.kind[mask])
             per_variant[variant] = {"games": int(mask.sum()), "a_wins": int(self.a_won[mask].sum()),
                                     "points_for_a": float(self.points_for_a[mask].sum()), "kinds": dict(kinds)}
@@ -107,9 +109,9 @@ class TavliRecords:
                 "unfinished": int(self.match_unfinished.sum())}
 
 
-def play_tavli_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_length: int,
-                     max_turns: int = 2000) -> TavliRecords:
-    """Play ``2 * pairs`` Tavli matches to ``match_length`` (module docstring).
+def play_rotation_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_length: int, rotation: Rotation,
+                        max_turns: int = 2000) -> RotationRecords:
+    """Play ``2 * pairs`` matches of ``rotation`` to ``match_length`` (module docstring).
 
     ``players_a``, ``players_b``: variant -> policy (a bot, or a function ``(afterstates, rng) -> rows``).
     """
@@ -130,15 +132,15 @@ def play_tavli_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_l
         if number >= MAX_GAMES_PER_MATCH:
             unfinished |= playing
             break
-        rules = tavli_rules(number + 1)
+        rules = rotation.rules(number + 1)
         variant = rules.name
         dice_table = deal_dice(rules, rng, pairs, max_turns)
         seat0_opens = rng.random(pairs) < 0.5  # the opening roll, drawn for every pair and game
         by_roll = np.where(seat0_opens[pair], seat0_is_a, ~seat0_is_a)
         a_opens = np.where(last_winner_is_a == 0, by_roll, last_winner_is_a == 1)
         games = np.flatnonzero(playing)
-        runner = _TavliGame((players_a[variant], players_b[variant]), rng, slots, max_turns,
-                            DealtDice(dice_table, pair), match_length - points, number)
+        runner = _RotationGame((players_a[variant], players_b[variant]), rng, slots, max_turns,
+                               DealtDice(dice_table, pair), match_length - points, number, rotation_met(rotation))
         template = PositionBatch.from_positions([start_position(rules, "X")])
         runner.start(games, template.take(np.zeros(games.size, dtype=np.int64)), a_opens[games])
         runner.run()
@@ -161,21 +163,22 @@ def play_tavli_pairs(players_a: dict, players_b: dict, pairs: int, seed, match_l
     order = np.lexsort((values["game"], values["slot"]))  # by slot, then game
     values = {name: value[order] for name, value in values.items()}
     match_a_won = ~unfinished & (points[:, 0] >= match_length)
-    return TavliRecords(match_length, values["slot"].astype(np.int64), values["game"].astype(np.int64),
+    return RotationRecords(rotation, match_length, values["slot"].astype(np.int64), values["game"].astype(np.int64),
                         values["points_for_a"], values["a_won"].astype(bool), values["kind"].astype(np.int8),
                         values["turns"].astype(np.int64), values["a_opened"].astype(bool), match_a_won, points,
                         unfinished)
 
 
-class _TavliGame(GameRunner):
-    """One game (``number``, from 0) of every Tavli match still going, played at each match's score (``away``:
+class _RotationGame(GameRunner):
+    """One game (``number``, from 0) of every match still going, played at each match's score (``away``:
     (S, 2) what A and B still need): who won, how, and the points."""
 
     def __init__(self, players, rng, slots: int, max_turns: int, dice: DealtDice, away: np.ndarray,
-                 number: int) -> None:
+                 number: int, table) -> None:
         super().__init__(players, rng, slots, max_turns, dice)
         self.away = away.copy()
         self.number = number
+        self.table = table
         self.points = np.zeros(slots, dtype=np.int64)
         self.a_won = np.zeros(slots, dtype=bool)
         self.kind = np.zeros(slots, dtype=np.int8)
@@ -184,7 +187,7 @@ class _TavliGame(GameRunner):
         away = self.away[self.games]
         mover = np.where(mover_is_a, away[:, 0], away[:, 1])
         other = np.where(mover_is_a, away[:, 1], away[:, 0])
-        score = TavliScore(tavli_met(), mover, other, self.number)
+        score = RotationScore(self.table, mover, other, self.number)
         players = tuple(_at_score(player, score.take(np.flatnonzero(mask)))
                         for player, mask in zip(self.players, (mover_is_a, ~mover_is_a)))
         return choose_by_mover(afterstates, mover_is_a, *players, self.rng)
@@ -197,7 +200,7 @@ class _TavliGame(GameRunner):
         self.a_won[games] = ply.mover_is_a[rows] & (kind != outcomes.RESULT_DRAW)
 
 
-def _at_score(player, score: TavliScore):
+def _at_score(player, score: RotationScore):
     """``player`` as a policy choosing at ``score`` (its :meth:`~tapa_ai.bots.base.Bot.choose_at_score`; a plain
     policy function as it is)."""
     at_score = getattr(player, "choose_at_score", None)
@@ -207,20 +210,20 @@ def _at_score(player, score: TavliScore):
 
 
 # -- over processes ----------------------------------------------------------------------------------
-def _play_tavli_chunk(job: tuple) -> tuple[int, TavliRecords]:
+def _play_rotation_chunk(job: tuple) -> tuple[int, RotationRecords]:
     index, pairs, seed, max_turns, match_length = job
-    return index, play_tavli_pairs(WORKER["a"].players, WORKER["b"].players, pairs, [seed, index], match_length,
-                                   max_turns)
+    return index, play_rotation_pairs(WORKER["a"].players, WORKER["b"].players, pairs, [seed, index], match_length,
+                                      WORKER["rules"], max_turns)
 
 
 @dataclass
-class TavliMatchResult:
-    """A's results against B over ``records.slots`` Tavli matches to ``records.match_length``."""
+class RotationMatchResult:
+    """A's results against B over ``records.slots`` matches of ``records.rotation`` to ``records.match_length``."""
 
     bot_a: str
     bot_b: str
     seed: int
-    records: TavliRecords
+    records: RotationRecords
     seconds: float
     workers: int
     summary: dict = field(init=False)
@@ -229,7 +232,9 @@ class TavliMatchResult:
         self.summary = self.records.summary()
 
     def to_dict(self) -> dict:
-        return {"bot_a": self.bot_a, "bot_b": self.bot_b, "tavli": True, "rotation": list(TAVLI_ROTATION),
+        rotation = self.records.rotation
+        return {"bot_a": self.bot_a, "bot_b": self.bot_b, "rotation": rotation.to_data(),
+                "rotation_games": list(rotation.variants),
                 "seed": self.seed, **self.summary, "seconds": self.seconds,
                 "matches_per_s": self.records.slots / max(self.seconds, 1e-9), "workers": self.workers}
 
@@ -255,8 +260,9 @@ class TavliMatchResult:
 
     def report(self) -> str:
         s = self.summary
-        lines = [f"{self.bot_a} vs {self.bot_b} (Tavli: portes, plakoto, fevga in turn; {s['matches']} matches to "
-                 f"{s['match_length']} in duplicate pairs, seed {self.seed})",
+        rotation = self.records.rotation
+        lines = [f"{self.bot_a} vs {self.bot_b} ({rotation.name.capitalize()}: {', '.join(rotation.variants)} in turn; "
+                 f"{s['matches']} matches to {s['match_length']} in duplicate pairs, seed {self.seed})",
                  f"  A wins the match       {s['match_win_rate']:.1%}  95% CI [{s['match_win_ci95'][0]:.1%}, "
                  f"{s['match_win_ci95'][1]:.1%}]",
                  f"  points                 A {s['points_a']}, B {s['points_b']} over {s['games']} games "
@@ -272,23 +278,24 @@ class TavliMatchResult:
         return "\n".join(lines)
 
 
-def check_and_warm_up_tavli(specs) -> None:
-    """Build each Tavli player of ``specs`` (a bad spec fails here, with its message) and warm up its bots."""
-    from ..bots.tavli import make_tavli_player
+def check_and_warm_up(specs, rotation: Rotation) -> None:
+    """Build each player of ``specs`` for ``rotation`` (a bad spec fails here, with its message) and warm up its
+    bots."""
+    from ..bots.rotation import make_rotation_player
 
     for spec in dict.fromkeys(specs):
-        player = make_tavli_player(spec)
+        player = make_rotation_player(spec, rotation)
         try:
             for variant, bot in player.players.items():
-                warm_up(bot, tavli_rules(TAVLI_ROTATION.index(variant) + 1))
+                warm_up(bot, rotation.rules_of(variant))
         finally:
             player.close()
 
 
-def run_tavli_match(spec_a: str, spec_b: str, match_length: int, count: int, seed: int = 1, workers: int = 1,
-                    chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000, progress: bool = True,
-                    ray_address: Optional[str] = None) -> TavliMatchResult:
-    """``count`` Tavli matches to ``match_length`` (rounded up to whole pairs) of A against B.
+def run_rotation_match(spec_a: str, spec_b: str, rotation: Rotation, match_length: int, count: int, seed: int = 1,
+                       workers: int = 1, chunk_pairs: int = DEFAULT_CHUNK_PAIRS, max_turns: int = 2000,
+                       progress: bool = True, ray_address: Optional[str] = None) -> RotationMatchResult:
+    """``count`` matches of ``rotation`` to ``match_length`` (rounded up to whole pairs) of A against B.
 
     Chunk ``i`` of ``chunk_pairs`` pairs draws from ``default_rng([seed, i])``, so the result depends on the seed
     only, not on ``workers`` or ``ray_address``.
@@ -299,26 +306,24 @@ def run_tavli_match(spec_a: str, spec_b: str, match_length: int, count: int, see
         raise BotError(f"matches={count}: play at least one pair (2)")
     if workers < 1:
         raise BotError(f"workers={workers}: must be at least 1")
-    from ..cube.tavli_met import check_tavli_length
-
-    check_tavli_length(match_length, f"Tavli match length {match_length!r}", BotError)
-    check_and_warm_up_tavli((spec_a, spec_b))
+    check_match_length(match_length, f"{rotation.name} match length {match_length!r}", BotError)
+    check_and_warm_up((spec_a, spec_b), rotation)
     pairs = math.ceil(count / 2)
     jobs = [(i, min(chunk_pairs, pairs - start), seed, max_turns, match_length)
             for i, start in enumerate(range(0, pairs, chunk_pairs))]
-    parts: dict[int, TavliRecords] = {}
+    parts: dict[int, RotationRecords] = {}
     bar = tqdm(total=2 * pairs, unit="match", disable=not progress, desc=f"{spec_a} vs {spec_b}",
                dynamic_ncols=True)
 
-    def done(index: int, records: TavliRecords) -> None:
+    def done(index: int, records: RotationRecords) -> None:
         parts[index] = records
         bar.update(records.slots)
 
     start = time.perf_counter()
     try:
-        workers = play_jobs(_play_tavli_chunk, spec_a, spec_b, None, jobs, workers, ray_address, done)
+        workers = play_jobs(_play_rotation_chunk, spec_a, spec_b, rotation, jobs, workers, ray_address, done)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
-    records = TavliRecords.concatenate([parts[i] for i in range(len(jobs))])
-    return TavliMatchResult(spec_a, spec_b, seed, records, seconds, workers)
+    records = RotationRecords.concatenate([parts[i] for i in range(len(jobs))])
+    return RotationMatchResult(spec_a, spec_b, seed, records, seconds, workers)
