@@ -326,7 +326,7 @@ def test_best_move_and_hint_at_a_tavli_score_rank_by_the_match_winning_chance(pl
 
     from tapa_ai.bots.spec import make_bot
     from tapa_ai.bots.base import one_position_afterstates
-    from tapa_ai.cube.tavli_met import TavliScore, tavli_met
+    from tapa_ai.cube.rotation_met import RotationScore, rotation_met
     from tapa_ai.rules import variant_rules
 
     bot = make_bot("net:plakoto", variant_rules("plakoto"))
@@ -338,9 +338,9 @@ def test_best_move_and_hint_at_a_tavli_score_rank_by_the_match_winning_chance(pl
         mover = 0 if position.turn == "X" else 1
         away, other = 5 - score[mover], 5 - score[1 - mover]
         afterstates = one_position_afterstates(position, dice)
-        row = int(bot.choose_at_score(afterstates, np.random.default_rng(0), TavliScore(tavli_met(), [away], other,
-                                                                                          1))[0])
-        values = tavli_met().class_values(bot.evaluator.points, [away], [other], 1)[0]
+        row = int(bot.choose_at_score(afterstates, np.random.default_rng(0),
+                                      RotationScore(rotation_met("tavli"), [away], other, 1))[0])
+        values = rotation_met("tavli").class_values(bot.evaluator.points, [away], [other], 1)[0]
         rows_value = bot.evaluate(afterstates) @ values
         # The engine's move is the bot's at the score (or one of equal value: a tie).
         assert answer["match_winning_chance"] == pytest.approx(rows_value.max(), abs=1e-6)
@@ -356,7 +356,7 @@ def test_best_move_and_hint_at_a_tavli_score_rank_by_the_match_winning_chance(pl
 
 
 @pytest.mark.parametrize("tavli,fragment", [
-    ({"length": 5, "score": {"X": 0, "O": 0}, "game": 1}, "game 1 of a Tavli match is portes"),
+    ({"length": 5, "score": {"X": 0, "O": 0}, "game": 1}, "game 1 of the tavli match is portes"),
     ({"length": 5, "score": {"X": 5, "O": 0}, "game": 2}, "the match is over"),
     ({"length": 5, "score": {"X": 0}, "game": 2}, "tavli.score"),
     ({"length": "5", "game": 2}, "tavli.length"),

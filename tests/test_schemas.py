@@ -74,6 +74,11 @@ def test_the_protocol_schema_agrees_with_the_code_it_declares():
     assert set(defs["rule_overrides"]["properties"]) == {f.name for f in fields(RuleOptions)}
     assert defs["plies"]["maximum"] == MAX_REQUEST_PLIES
     assert defs["tavli_context"]["properties"]["length"]["maximum"] == MAX_MATCH_LENGTH
+    from tapa_ai.rules.rotations import MAX_ROTATION_GAMES, ROTATIONS
+
+    rotation = defs["rotation_context"]["properties"]["rotation"]["anyOf"]
+    assert defs["rotation_context"]["properties"]["length"]["maximum"] == MAX_MATCH_LENGTH
+    assert set(rotation[0]["enum"]) == set(ROTATIONS) and rotation[1]["maxItems"] == MAX_ROTATION_GAMES
     assert defs["match"]["anyOf"][0]["properties"]["length"]["maximum"] == MAX_MATCH_LENGTH
     assert defs["request_hint"]["properties"]["count"]["maximum"] == MAX_HINT_COUNT
     assert defs["request_rollout"]["properties"]["candidates"]["maximum"] == MAX_ROLLOUT_CANDIDATES

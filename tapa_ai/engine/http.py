@@ -3,16 +3,18 @@
 One request, one response; the commands and their JSON are those of the
 JSON-lines protocol (docs/protocol.md, "HTTP"):
 
-=============================  ==================================================================
-``POST /``                     body: one request object with its ``"cmd"``
-``POST /v1/<cmd>``             body: the request object without ``"cmd"`` (``{}`` or empty for none)
-``GET /health``                ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}`` (no file paths)
-``GET /``                      the web board (``tapa_ai/web/index.html``; docs/web.md)
-``GET /web/<file>``            the board's scripts and style sheet
-``GET /model/<variant>.*``     the variant's exported network for the board, ``.json`` or ``.npz``
-``GET /model/tavli-met.json``  the Tavli match equity table, for the board's Tavli matches
-``OPTIONS *``                  CORS preflight: 204 with the ``Access-Control-*`` headers (allowed origins only)
-=============================  ==================================================================
+===============================  ==================================================================
+``POST /``                       body: one request object with its ``"cmd"``
+``POST /v1/<cmd>``               body: the request object without ``"cmd"`` (``{}`` or empty for none)
+``GET /health``                  ``{"status": "ok", "bot": ..., "variant": ..., "plies": ..., ...}`` (no file paths)
+``GET /``                        the web board (``tapa_ai/web/index.html``; docs/web.md)
+``GET /web/<file>``              the board's scripts and style sheet
+``GET /model/<variant>.*``       the variant's exported network for the board, ``.json`` or ``.npz``
+``GET /model/<name>-met.json``   a preset rotation's match equity table (``tavli``, ``tabla``), for the board
+``GET /v1/rotation-met``         ``?rotation=tabla`` or ``?rotation=backgammon,gulbara,tapa``: any rotation's table
+``GET /v1/variants``             the family's variants and the preset rotations
+``OPTIONS *``                    CORS preflight: 204 with the ``Access-Control-*`` headers (allowed origins only)
+===============================  ==================================================================
 
 Status codes: 200 answer, 400 bad request (the body says what is wrong, as
 ``{"error": ...}``), 403 a Host or Origin this server does not answer, 404
@@ -48,8 +50,8 @@ from ..quoting import quoted
 from .http_limits import (AccessPolicy, DeadlineReader, PooledHTTPServer, RequestTimedOut, ServerLimits,
                           late_message)
 from .protocol import _UNWRITABLE, HTTP_MAX_ROLLOUT_GAMES, MAX_REQUEST_BYTES, Engine, _dumps, internal_error
-from .web_board import (TAVLI_MET_PATH, VARIANTS_PATH, ModelFiles, WebFileError, engine_checkpoint_of,
-                        model_path_of, static_file, variants_json)
+from .web_board import (ROTATION_MET_QUERY_PATH, VARIANTS_PATH, ModelFiles, WebFileError, engine_checkpoint_of,
+                        met_path_of, model_path_of, static_file, variants_json)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
@@ -227,8 +229,10 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             self._get_schema(path[len(SCHEMAS_PATH):])
         elif path == VARIANTS_PATH:
             self._send_json(200, variants_json())
-        elif path in ("/", "/index.html", TAVLI_MET_PATH) or path.startswith("/web/") or \
-                model_path_of(path) is not None:
+        elif path == ROTATION_MET_QUERY_PATH:
+            self._get_rotation_met()
+        elif path in ("/", "/index.html") or path.startswith("/web/") or model_path_of(path) is not None or \
+                met_path_of(path) is not None:
             self._get_board_file(path)
         elif self._command_of(path) is not None:
             self._method_not_allowed(f"{path} takes POST with a JSON request body")
@@ -271,12 +275,33 @@ class EngineRequestHandler(BaseHTTPRequestHandler):
             return
         self._send_json(200, load_schema(stem))
 
+    def _get_rotation_met(self) -> None:
+        """``GET /v1/rotation-met?rotation=NAME|GAME,GAME,...``: a rotation's match equity table (400, one line,
+        for a rotation that cannot be)."""
+        from urllib.parse import parse_qs
+
+        from ..rules.rotations import RotationError, parse_rotation
+
+        query = parse_qs(self.path.split("?", 1)[1] if "?" in self.path else "", keep_blank_values=True)
+        unknown = sorted(set(query) - {"rotation"})
+        if unknown or len(query.get("rotation", [])) != 1:
+            self._send_json(400, {"error": "rotation-met: give one ?rotation= (a preset's name, tavli or tabla, or the "
+                                           "games comma-separated, backgammon,gulbara,tapa)"
+                                           + (f"; unknown parameter(s) {quoted(unknown, 60)}" if unknown else "")})
+            return
+        try:
+            rotation = parse_rotation(query["rotation"][0])
+        except RotationError as error:
+            self._send_json(400, {"error": f"rotation-met: {error}"})
+            return
+        self._send_file(self.server.models.rotation_met(rotation), "application/json; charset=utf-8")
+
     def _get_board_file(self, path: str) -> None:
         """The web board's page, its files and its models (:mod:`tapa_ai.engine.web_board`)."""
         try:
             model = model_path_of(path)
-            if path == TAVLI_MET_PATH:
-                self._send_file(self.server.models.tavli_met(), "application/json; charset=utf-8")
+            if met_path_of(path) is not None:
+                self._send_file(self.server.models.rotation_met(met_path_of(path)), "application/json; charset=utf-8")
             elif model is not None:
                 variant, kind = model
                 npz, text = self.server.models.files(variant)

@@ -2,9 +2,11 @@
 
 Besides the money ranking at the request's depth, a request may carry:
 
-- ``"tavli": {"length", "score", "game"}``: the position is game ``game`` of a Tavli match at that score; the
-  moves are ranked by the mover's match-winning chance (:mod:`tapa_ai.cube.tavli_met`), each with its
-  ``match_winning_chance``;
+- ``"rotation_match": {"rotation", "length", "score", "game"}``: the position is game ``game`` of a rotation's
+  match (``rotation``: a preset's name, ``tavli`` or ``tabla``, or the list of games) at that score; the moves are
+  ranked by the mover's match-winning chance (the rotation's table, :mod:`tapa_ai.cube.rotation_met`), each with
+  its ``match_winning_chance``; ``"tavli": {"length", "score", "game"}`` is the short form for the Tavli rotation
+  (one or the other, not both);
 - ``"level"`` (and ``"noise_seed"``): a level of play of the model's variant (:mod:`tapa_ai.bots.levels`):
   ``best_move`` answers the level's move, ``hint`` adds it as ``level_move`` beside its list.
 
@@ -44,20 +46,33 @@ def level_of(request: dict, analyzer):
         raise AnalysisError(str(error)) from None
 
 
-def tavli_score(request: dict, position):
-    """The request's ``"tavli"`` context as a one-position :class:`~tapa_ai.cube.tavli_met.TavliScore`, or None."""
-    if request.get("tavli") is None:
+def rotation_score(request: dict, position):
+    """The request's ``"rotation_match"`` (or ``"tavli"``) context as a one-position
+    :class:`~tapa_ai.cube.rotation_met.RotationScore`, or None."""
+    rotation_match, tavli = request.get("rotation_match"), request.get("tavli")
+    if rotation_match is None and tavli is None:
         return None
-    from ..cube.tavli_met import TavliScore, tavli_met
+    if rotation_match is not None and tavli is not None:
+        raise AnalysisError("give \"rotation_match\" or \"tavli\" (its short form for the Tavli rotation), not both")
+    from ..cube.met import MAX_MATCH_LENGTH
+    from ..cube.rotation_met import RotationScore, rotation_met
     from ..flow.errors import FlowError
-    from ..flow.tavli import TavliContext
+    from ..flow.rotation import RotationContext
+    from ..rules.rotations import ROTATIONS
 
     try:
-        context = TavliContext.from_request(request["tavli"], position.rules)
+        if tavli is not None:
+            context = RotationContext.from_request(tavli, position.rules, "tavli", rotation=ROTATIONS["tavli"])
+        else:
+            context = RotationContext.from_request(rotation_match, position.rules)
     except FlowError as error:
         raise AnalysisError(str(error)) from None
+    where = "tavli" if tavli is not None else "rotation_match"
+    if context.length > MAX_MATCH_LENGTH:
+        raise AnalysisError(f"{where}.length: {context.length} is past the match equity table's reach (1 to "
+                            f"{MAX_MATCH_LENGTH} points)")
     away, opponent_away = context.away(position.turn)
-    return TavliScore(tavli_met(), [away], [opponent_away], context.game - 1)
+    return RotationScore(rotation_met(context.rotation), [away], [opponent_away], context.game - 1)
 
 
 def _ranked(request: dict, analyzer, position, dice, plies: Optional[int], limit: int):
@@ -65,7 +80,7 @@ def _ranked(request: dict, analyzer, position, dice, plies: Optional[int], limit
     move chosen from the same search (:meth:`~tapa_ai.analysis.analyzer.Analyzer.rank_and_choose`)."""
     level = level_of(request, analyzer)
     plies = level.plies if level is not None else plies
-    score = tavli_score(request, position)
+    score = rotation_score(request, position)
     class_values = None if score is None else score.class_values(analyzer.points)[0]
     if level is None:
         moves, total = analyzer.rank(position, dice, plies, limit=limit, class_values=class_values)
@@ -77,7 +92,7 @@ def _ranked(request: dict, analyzer, position, dice, plies: Optional[int], limit
 
 
 def _move_fields(move) -> dict:
-    """A ranked move's match-winning chance, when it was ranked at a Tavli match's score."""
+    """A ranked move's match-winning chance, when it was ranked at a rotation's match score."""
     return {} if move.match_winning_chance is None else {"match_winning_chance": move.match_winning_chance}
 
 

@@ -28,10 +28,12 @@ With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
   ``{"move": ..., "position": {...}, "equity": e, "probabilities": {...}, "plies": 1}``
 - ``{"cmd": "hint", "position": {...}, "dice": [5, 2], "count": 5}`` ->
   ``{"moves": [{"move": ..., "equity": e, "difference": d, "probabilities": {...}, ...}, ...]}``
-- ``best_move`` and ``hint`` with ``"tavli": {"length": 5, "score": {"X": 2, "O": 3}, "game": 4}`` (the
-  position is game 4 of a Tavli match to 5, so a Portes position): the moves ranked by the mover's
-  match-winning chance at that score (the Tavli match equity table, docs/tavli.md), each with its
-  ``"match_winning_chance"``; ``difference`` is then in match-winning chance
+- ``best_move`` and ``hint`` with ``"rotation_match": {"rotation": "tabla", "length": 5, "score": {"X": 2,
+  "O": 3}, "game": 4}`` (the position is game 4 of a Tabla match to 5, so a backgammon position; ``rotation``: a
+  preset's name or the list of games): the moves ranked by the mover's match-winning chance at that score (the
+  rotation's match equity table, :mod:`tapa_ai.cube.rotation_met`), each with its ``"match_winning_chance"``;
+  ``difference`` is then in match-winning chance. ``"tavli": {"length", "score", "game"}`` is the short form for
+  the Tavli rotation
 - ``best_move`` and ``hint`` with ``"level": "intermediate"`` (and optionally ``"noise_seed": 7``): the move
   that level of play chooses (its depth and noise, docs/levels.md; with a seed the same move every time in
   the same position), as ``best_move``'s move and as ``"level_move"`` beside ``hint``'s list, which is ranked

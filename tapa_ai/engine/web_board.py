@@ -1,13 +1,17 @@
 """The web board's files for ``tapa-ai serve``: the static page and the exported models (docs/web.md).
 
-=============================  ===========================================================================
-``GET /``                      ``tapa_ai/web/index.html``, the board
-``GET /web/<file>``            the page's scripts and style sheet: files of ``tapa_ai/web/`` only, by name
-``GET /model/<variant>.json``  the network of that variant as JSON (:func:`model_json`): weights in base64
-``GET /model/<variant>.npz``   the same network as the exporter writes it (``tapa-ai export --format npz``)
-``GET /model/tavli-met.json``  the Tavli match equity table (:func:`tavli_met_json`): the page's bot plays a
-                               Tavli match by the score with it
-=============================  ===========================================================================
+=================================  ===========================================================================
+``GET /``                          ``tapa_ai/web/index.html``, the board
+``GET /web/<file>``                the page's scripts and style sheet: files of ``tapa_ai/web/`` only, by name
+``GET /model/<variant>.json``      the network of that variant as JSON (:func:`model_json`): weights in base64
+``GET /model/<variant>.npz``       the same network as the exporter writes it (``tapa-ai export --format npz``)
+``GET /model/<name>-met.json``     the match equity table of a preset rotation (``tavli-met.json``,
+                                   ``tabla-met.json``; :func:`rotation_met_json`): the page's bot plays a
+                                   rotation's match (Tavli, Tabla) by the score with it
+``GET /v1/rotation-met``           ``?rotation=tabla`` or ``?rotation=backgammon,gulbara,tapa``: the same for
+                                   any rotation (:func:`rotation_met_json`)
+``GET /v1/variants``               the family and the preset rotations (:func:`variants_json`)
+=================================  ===========================================================================
 
 Every model is made by the project's exporter (:func:`tapa_ai.export.export_checkpoint`) from
 ``checkpoints/<variant>.pt`` in the current directory when there is one, else the shipped model installed with
@@ -54,9 +58,11 @@ MODEL_VARIANTS = shipped_models()
 """The variants whose models ``GET /model/<variant>.json`` serves (one checkpoint each: the registry's shipped
 models, :data:`tapa_ai.rules.options.REGISTRY`)."""
 
-TAVLI_MET_PATH = "/model/tavli-met.json"
-"""Where the page gets the Tavli match equity table (:func:`tavli_met_json`)."""
-TAVLI_MET_FORMAT = "tapa-ai-tavli-met"
+ROTATION_MET_FORMAT = "tapa-ai-rotation-met"
+"""``format`` of a rotation's match equity table as the page reads it (:func:`rotation_met_json`)."""
+ROTATION_MET_QUERY_PATH = "/v1/rotation-met"
+"""Where any rotation's table is served: ``?rotation=`` a preset's name or the games, comma-separated."""
+_MET_PATH = re.compile(r"^/model/(?P<rotation>[a-z]+)-met\.json$")
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MODEL_PATH = re.compile(r"^/model/(?P<variant>[a-z]+)\.(?P<kind>json|npz)$")
@@ -130,26 +136,49 @@ def model_json(npz_bytes: bytes) -> dict[str, Any]:
     return web
 
 
-def tavli_met_json() -> dict[str, Any]:
-    """The Tavli match equity table as the page reads it (:func:`tapa_ai.cube.tavli_met.tavli_met`).
+def met_path_of(path: str) -> Optional[str]:
+    """The preset rotation's name of a ``/model/<name>-met.json`` path, else None."""
+    match = _MET_PATH.match(path)
+    return match.group("rotation") if match else None
 
-    ``{"format": "tapa-ai-tavli-met", "format_version": 1, "rotation": ["portes", "plakoto", "fevga"],
-    "max_away": 25, "openers": [...], "table": T}``: ``T[o][g][a][b]`` is the chance that the side needing
-    ``a`` points wins the match against a side needing ``b``, before game ``g`` of the rotation (an index of
-    ``rotation``) opened by ``o`` (0 the side, 1 its opponent, 2 an opening roll); ``a`` and ``b`` run from 0
-    (``a`` 0: already won, 1; ``b`` 0: already lost, 0) to ``max_away``, every number as Python's float
-    (the JSON text reads back as exactly the same double). What each outcome class of game ``g`` at ``(a, b)``
-    is worth to the mover, as :meth:`~tapa_ai.cube.tavli_met.TavliMatchEquityTable.class_values` computes it:
-    a win by ``p`` ``T[0][(g + 1) % 3][max(a - p, 0)][b]``, a loss by ``p`` ``T[1][(g + 1) % 3][a][max(b - p, 0)]``,
-    a draw ``T[2][(g + 1) % 3][a][b]``.
+
+def rotation_met_json(rotation: Any = "tavli") -> dict[str, Any]:
+    """A rotation's match equity table as the page reads it (:func:`tapa_ai.cube.rotation_met.rotation_met`);
+    ``rotation``: a :class:`~tapa_ai.rules.rotations.Rotation` or a preset's name.
+
+    ``{"format": "tapa-ai-rotation-met", "format_version": 1, "name": "tabla", "title": "Tabla (Backgammon, Gul
+    Bara, Tapa)", "rotation": "tabla" (:meth:`~tapa_ai.rules.rotations.Rotation.to_data`), "games": ["backgammon",
+    "gulbara", "tapa"], "rates": [{variant, single, gammon, top, top_points, draw, first_mover, source}, ...],
+    "max_away": 25, "openers": [...], "table": T}``: ``T[o][g][a][b]`` is the chance that the side needing ``a``
+    points wins the match against a side needing ``b``, before game ``g`` of the rotation (an index of ``games``)
+    opened by ``o`` (0 the side, 1 its opponent, 2 an opening roll); ``a`` and ``b`` run from 0 (``a`` 0: already
+    won, 1; ``b`` 0: already lost, 0) to ``max_away``, every number as Python's float (the JSON text reads back as
+    exactly the same double). What each outcome class of game ``g`` at ``(a, b)`` is worth to the mover, as
+    :meth:`~tapa_ai.cube.rotation_met.RotationMatchEquityTable.class_values` computes it, with ``n =
+    (g + 1) % len(games)``: a win by ``p`` ``T[0][n][max(a - p, 0)][b]``, a loss by ``p``
+    ``T[1][n][a][max(b - p, 0)]``, a draw ``T[2][n][a][b]``.
     """
-    from ..cube.tavli_met import OPENER_NAMES, tavli_met
-    from ..flow.tavli import TAVLI_ROTATION
+    from ..cube.rotation_met import OPENER_NAMES, rotation_met
+    from ..rules.rotations import rotation_named
 
-    table = tavli_met()
-    return {"format": TAVLI_MET_FORMAT, "format_version": 1, "rotation": list(TAVLI_ROTATION),
+    if isinstance(rotation, str):
+        rotation = rotation_named(rotation)
+    table = rotation_met(rotation)
+    rates = table.to_dict(1)["rates"]
+    return {"format": ROTATION_MET_FORMAT, "format_version": 1, "name": rotation.name, "title": rotation.title(),
+            "rotation": rotation.to_data(), "games": list(rotation.variants), "rates": rates,
             "max_away": table.max_away, "openers": list(OPENER_NAMES),
             "table": [[[[float(x) for x in row] for row in game] for game in opener] for opener in table.table]}
+
+
+def rotations_json() -> dict[str, Any]:
+    """The preset rotations (:data:`tapa_ai.rules.rotations.ROTATIONS`) by name: ``{"tavli": {"title": "Tavli
+    (Portes, Plakoto, Fevga)", "games": ["portes", "plakoto", "fevga"], "met": "/model/tavli-met.json"}, ...}``
+    (``met``: where its match equity table is, :func:`rotation_met_json`)."""
+    from ..rules.rotations import ROTATIONS
+
+    return {name: {"title": rotation.title(), "games": list(rotation.variants), "met": f"/model/{name}-met.json"}
+            for name, rotation in ROTATIONS.items()}
 
 
 VARIANTS_PATH = "/v1/variants"
@@ -161,11 +190,11 @@ def variants_json() -> dict[str, Any]:
 
     ``{"variants": [{"name", "title", "summary", "rules": {every rule option}, "model": the shipped network that
     plays it or null, "ships_model", "outcomes": {"names": [...], "points": [...], "scored": [...]},
-    "draws", "opponents"}, ...], "tavli_rotation": [...]}``: ``outcomes`` are the network's outcome classes of
+    "draws", "opponents"}, ...], "rotations": {name: {"title", "games", "met"}, ...}}`` (the preset rotations,
+    :func:`rotations_json`): ``outcomes`` are the network's outcome classes of
     the variant in class order with their points, ``scored`` the classes its own games can end in (a running
     game has no backgammon, only Tapa and Plakoto draw); ``draws`` whether a game can be drawn.
     """
-    from ..flow.tavli import TAVLI_ROTATION
     from ..rules.options import REGISTRY
     from ..rules.outcomes import outcome_names, outcome_points
 
@@ -186,7 +215,7 @@ def variants_json() -> dict[str, Any]:
             "outcomes": {"names": list(names), "points": [float(p) for p in outcome_points(rules)],
                          "scored": [name for name in names if scored(rules, name)]},
             "draws": rules.has_draws, "opponents": list(entry.opponents)})
-    return {"variants": entries, "tavli_rotation": list(TAVLI_ROTATION)}
+    return {"variants": entries, "rotations": rotations_json()}
 
 
 class ModelFiles:
@@ -207,14 +236,29 @@ class ModelFiles:
         self.engine_checkpoint = engine_checkpoint
         self._built: dict[str, tuple[bytes, bytes]] = {}
         self._locks = {variant: threading.Lock() for variant in MODEL_VARIANTS}
-        self._tavli_met: Optional[bytes] = None
+        self._mets: dict[Any, bytes] = {}
+        self._met_lock = threading.Lock()
 
-    def tavli_met(self) -> bytes:
-        """The JSON bytes of :func:`tavli_met_json` (built once)."""
-        if self._tavli_met is None:
-            text = json.dumps(tavli_met_json(), separators=(",", ":"), allow_nan=False)
-            self._tavli_met = text.encode("utf-8")
-        return self._tavli_met
+    def rotation_met(self, rotation: Any) -> bytes:
+        """The JSON bytes of :func:`rotation_met_json` of ``rotation`` (a preset's name or a
+        :class:`~tapa_ai.rules.rotations.Rotation`; built once each); :class:`WebFileError` (404) for an unknown
+        preset."""
+        from ..rules.rotations import ROTATIONS, RotationError, rotation_named
+
+        if isinstance(rotation, str):
+            try:
+                rotation = rotation_named(rotation)
+            except RotationError as error:
+                raise WebFileError(404, f"no match equity table: {error}") from None
+        key = rotation.to_data() if rotation.name in ROTATIONS else tuple(rotation.games)
+        key = key if isinstance(key, (str, tuple)) else json.dumps(key)
+        with self._met_lock:
+            if key not in self._mets:
+                if len(self._mets) >= 32:
+                    self._mets.clear()  # a bound on what custom rotations keep
+                text = json.dumps(rotation_met_json(rotation), separators=(",", ":"), allow_nan=False)
+                self._mets[key] = text.encode("utf-8")
+            return self._mets[key]
 
     def checkpoint(self, variant: str) -> Path:
         """The checkpoint of ``variant``'s model; :class:`WebFileError` (404) naming where it looked."""
