@@ -13,16 +13,18 @@ import json
 import numpy as np
 import pytest
 
-from tapa_ai.analysis import AnalysisError, RecordError, analyse_record, analyse_tavli_record, read_record
+from tapa_ai.analysis import AnalysisError, RecordError, analyse_record, analyse_rotation_record, read_record
 from tapa_ai.analysis import record_from_json
 from tapa_ai.analysis.analyzer import Analyzer
-from tapa_ai.analysis.cli_analyse import analyse_command, tavli_bots
-from tapa_ai.bots.tavli import make_tavli_player
-from tapa_ai.cube.tavli_met import tavli_met
+from tapa_ai.analysis.cli_analyse import analyse_command, rotation_bots
+from tapa_ai.bots.rotation import make_rotation_player
+from tapa_ai.cube.rotation_met import rotation_met
 from tapa_ai.notation import format_move
 from tapa_ai.play import PlaySession
+from tapa_ai.rules.rotations import ROTATIONS
 
 SPEC = "net:tavli@0ply"
+TAVLI = ROTATIONS["tavli"]
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +32,8 @@ def saved(tmp_path_factory):
     """A Tavli match to 3 of a person (the first legal move) against runner, saved in its second game."""
     path = tmp_path_factory.mktemp("tavli") / "match.json"
     out = io.StringIO()
-    session = PlaySession.tavli(make_tavli_player("runner"), 3, seed=6, input=io.StringIO(""), output=out,
-                                colour=False)
+    session = PlaySession.rotation_match(make_rotation_player("runner", TAVLI), 3, seed=6, input=io.StringIO(""),
+                                         output=out, colour=False)
     session.start()
     for _ in range(5000):
         game = session.match.game
@@ -47,14 +49,15 @@ def saved(tmp_path_factory):
 def analysed(saved):
     path, _ = saved
     record = read_record(path)
-    bots = tavli_bots(SPEC, record)
-    return record, bots, analyse_tavli_record(record, bots)
+    bots = rotation_bots(SPEC, record)
+    return record, bots, analyse_rotation_record(record, bots)
 
 
 def test_every_game_of_a_saved_tavli_match_is_read_with_its_own_rules_and_score(saved):
     path, match = saved
     record = read_record(path)
-    assert record.tavli == 3 and record.source == "a Tavli match to 3 saved by tapa-ai play"
+    assert record.rotation == TAVLI and record.length == 3
+    assert record.source == "a Tavli match to 3 saved by tapa-ai play"
     first, second = record.games
     assert [game.rules.name for game in record.games] == ["portes", "plakoto"]
     assert [game.number for game in record.games] == [1, 2]
@@ -71,7 +74,7 @@ def test_each_move_is_rated_by_the_match_winning_chance_at_its_games_score(analy
     assert bots["portes"].rules.name == "portes"  # the backgammon model playing Portes' points
     assert bots["plakoto"].rules.name == "plakoto" and "fevga" not in bots  # no fevga game in the file
     assert analysis.units == "mwc" and [game.game.number for game in analysis.games] == [1, 2]
-    table = tavli_met()
+    table = rotation_met(TAVLI)
     checked = 0
     for game in analysis.games:
         rec = game.game
@@ -120,7 +123,8 @@ def test_the_command_reports_match_winning_chances_and_writes_the_json(saved, tm
     assert f"Game 2, plakoto (Tavli match to 3, score X {x} O {o}): X human, O runner. not finished." in report
     assert "MWC lost" in report and "%" in report
     data = json.loads(target.read_text())
-    assert data["variant"] == "tavli" and data["units"] == "mwc" and data["tavli"]["length"] == 3
+    assert data["variant"] == "tavli" and data["units"] == "mwc"
+    assert data["rotation_match"] == {"rotation": "tavli", "length": 3}
     assert [(game["number"], game["variant"]) for game in data["games"]] == [(1, "portes"), (2, "plakoto")]
     move = next(turn for turn in data["games"][0]["turns"] if not turn["forced"])
     assert {"match_winning_chance", "best_match_winning_chance", "error_mwc", "luck_mwc"} <= set(move)
@@ -135,21 +139,21 @@ def test_a_tavli_match_needs_the_network_of_each_variant_and_a_well_formed_file(
     with pytest.raises(AnalysisError, match="the record is portes, and the analysing bot .* plays tapa"):
         analyse_command(str(path), bot="net:tapa@0ply", quiet=True, output=io.StringIO())
     with pytest.raises(AnalysisError, match="more than one variant"):
-        analyse_record(record, tavli_bots(SPEC, record)["portes"])
+        analyse_record(record, rotation_bots(SPEC, record)["portes"])
     data = json.loads(path.read_text())
     broken = json.loads(json.dumps(data))
-    broken["tavli"]["played"][0]["variant"] = "fevga"
-    with pytest.raises(RecordError, match=r"^file.tavli.played\[0\].variant: game 1 of a Tavli match is portes, "
-                                          "got 'fevga'$"):
+    broken["rotation_match"]["played"][0]["variant"] = "fevga"
+    with pytest.raises(RecordError, match=r"^file.rotation_match.played\[0\].variant: game 1 of the tavli match is "
+                                          "portes, got 'fevga'$"):
         record_from_json(broken, "file")
     broken = json.loads(json.dumps(data))
-    broken["tavli"] = "three"
-    with pytest.raises(RecordError, match=r"^file.tavli: must be an object"):
+    broken["rotation_match"] = "three"
+    with pytest.raises(RecordError, match=r"^file.rotation_match: must be an object"):
         record_from_json(broken, "file")
     broken = json.loads(json.dumps(data))
     broken["variant"] = "portes"
     with pytest.raises(RecordError, match=r"^file.variant: 'portes' disagrees with file.match \(game 2 of the "
-                                          r"Tavli match, plakoto\)$"):
+                                          r"tavli match, plakoto\)$"):
         record_from_json(broken, "file")
 
 
@@ -177,7 +181,8 @@ def test_the_web_boards_saved_tavli_match_is_read_as_the_same_match(saved):
     played = read_record(path)
     web = web_tavli_file(match)
     record = record_from_json(web)
-    assert record.tavli == 3 and record.source == "a Tavli match to 3 saved by the web board"
+    assert record.rotation == TAVLI and record.length == 3
+    assert record.source == "a Tavli match to 3 saved by the web board"
     assert [g.rules.name for g in record.games] == [g.rules.name for g in played.games] == ["portes", "plakoto"]
     assert [g.score for g in record.games] == [g.score for g in played.games]
     assert [g.match_length for g in record.games] == [3, 3]
@@ -185,7 +190,7 @@ def test_the_web_boards_saved_tavli_match_is_read_as_the_same_match(saved):
     assert [g.result for g in record.games] == [g.result for g in played.games]
     for damage, words in (
             (lambda f: f["games"][1].__setitem__("score", {"X": 2, "O": 2}), "but the games before it make"),
-            (lambda f: f["games"][1].__setitem__("variant", "fevga"), "game 2 of a Tavli match is plakoto"),
+            (lambda f: f["games"][1].__setitem__("variant", "fevga"), "game 2 of the Tavli match is plakoto"),
             (lambda f: f["score"].__setitem__("X", 2), "but the games make"),
             (lambda f: f.__setitem__("length", 26), "length: must be an integer 1..25, got 26"),
             (lambda f: f.__setitem__("lenght", 3), "unknown key 'lenght'; did you mean 'length'?")):
@@ -193,3 +198,21 @@ def test_the_web_boards_saved_tavli_match_is_read_as_the_same_match(saved):
         damage(damaged)
         with pytest.raises(RecordError, match=words):
             record_from_json(damaged)
+
+
+def test_a_play_save_of_a_tavli_match_from_before_rotations_were_data_is_analysed():
+    """tests/data/old_tavli_save.json: the ``tavli`` key of older saves (format ``tapa-ai/tavli``), read as the
+    Tavli rotation's match, rated by the Tavli table like a new save."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "data" / "old_tavli_save.json"
+    record = read_record(path)
+    assert record.rotation == TAVLI and record.length == 3
+    assert record.source == "a Tavli match to 3 saved by tapa-ai play"
+    assert [game.rules.name for game in record.games] == ["portes", "plakoto"]
+    out = io.StringIO()
+    assert analyse_command(str(path), bot=SPEC, quiet=True, output=out) == 0
+    report = out.getvalue()
+    assert report.splitlines()[0].endswith("a Tavli match to 3 saved by tapa-ai play (Tavli: portes, plakoto, fevga "
+                                           "in turn)")
+    assert "Game 1, portes (Tavli match to 3, score X 0 O 0): X human, O runner." in report

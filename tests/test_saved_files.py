@@ -14,11 +14,12 @@ import copy
 import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import pytest
 
 from tapa_ai.analysis import RecordError, read_record, record_from_json
-from tapa_ai.bots.tavli import make_tavli_player
+from tapa_ai.bots.rotation import make_rotation_player
 from tapa_ai.cli import main
 from tapa_ai.flow import GameState
 from tapa_ai.notation import format_move
@@ -26,6 +27,7 @@ from tapa_ai.notation.json_position import position_to_json
 from tapa_ai.play import Advisor, PlaySession, SaveError, load_game, read_file
 from tapa_ai.play.cli_play import launch
 from tapa_ai.rules.options import variant_rules
+from tapa_ai.rules.rotations import ROTATIONS
 
 TAPA = variant_rules("tapa")
 
@@ -52,13 +54,15 @@ def tapa_session(seed=3, script=""):
 
 
 def tavli_session(seed=6):
-    return PlaySession.tavli(make_tavli_player("runner"), 5, human="X", seed=seed, input=io.StringIO(""),
+    return PlaySession.rotation_match(make_rotation_player("runner", ROTATIONS["tavli"]), 5, human="X", seed=seed,
+                                      input=io.StringIO(""),
                              output=io.StringIO(), colour=False)
 
 
 @pytest.fixture(scope="module")
 def saves(tmp_path_factory):
-    """{"tavli": a Tavli match to 5 saved in its second game, "finished": a finished tapa game} as JSON."""
+    """{"tavli": a Tavli match to 5 saved in its second game, "finished": a finished tapa game, "old_tavli": a
+    Tavli match to 3 saved by an older tapa-ai (its ``tavli`` key, tests/data/old_tavli_save.json)} as JSON."""
     folder = tmp_path_factory.mktemp("saves")
     tavli = tavli_session()
     tavli.start()
@@ -68,7 +72,9 @@ def saves(tmp_path_factory):
     finished.start()
     drive(finished, lambda s: s.match.game.is_over)
     finished.handle_line(f"save {folder / 'finished.json'}")
-    return {name: json.loads((folder / f"{name}.json").read_text()) for name in ("tavli", "finished")}
+    files = {name: folder / f"{name}.json" for name in ("tavli", "finished")}
+    files["old_tavli"] = Path(__file__).resolve().parent / "data" / "old_tavli_save.json"
+    return {name: json.loads(path.read_text()) for name, path in files.items()}
 
 
 def write(tmp_path, data, name="save.json"):
@@ -121,7 +127,7 @@ def edited(data, change):
 
 def set_all_lengths(value):
     def change(data):
-        data["match_length"] = data["match"]["length"] = data["tavli"]["length"] = value
+        data["match_length"] = data["match"]["length"] = data["rotation_match"]["length"] = value
     return change
 
 
@@ -134,7 +140,7 @@ def test_a_tavli_save_with_its_lengths_out_of_range_is_one_line_everywhere(saves
     assert refused_by_the_session(path, tavli=True) == line
     # each length alone is refused at its place
     for place, change, wanted in (
-            ("tavli.length", lambda d: d["tavli"].update(length=length), "an integer 1..25"),
+            ("rotation_match.length", lambda d: d["rotation_match"].update(length=length), "an integer 1..25"),
             ("match.length", lambda d: d["match"].update(length=length), "an integer 0..25")):
         path = write(tmp_path, edited(saves["tavli"], change), "one.json")
         assert refused_by_both(path) == f"file.{place}: must be {wanted}, got {length}"
@@ -220,9 +226,18 @@ MUTATIONS = [
     ("tavli", lambda d: d["match"]["game"]["history"][1].update(side="Q"), "file.match.game.history[1].side"),
     ("tavli", lambda d: d["match"]["game"].update(foo=1), "file.match.game: unknown key 'foo'"),
     ("tavli", lambda d: d["match"].update(results="none"), "file.match.results: "),
-    ("tavli", lambda d: d["tavli"].update(rotation=["fevga", "plakoto", "portes"]), "file.tavli.rotation: "),
-    ("tavli", lambda d: d["tavli"]["played"][0]["game"]["history"][1].update(move="24/1"),
+    ("tavli", lambda d: d["rotation_match"].update(rotation=["fevga", "plakoto", "portes"]),
+     "file.rotation_match.played[0].variant: game 1 of the custom match is fevga, got 'portes'"),
+    ("tavli", lambda d: d["rotation_match"].update(rotation="tavlo"), "file.rotation_match.rotation: must be a "),
+    ("tavli", lambda d: d["rotation_match"].update(format="tapa-ai/tavli"), "file.rotation_match.format: "),
+    ("tavli", lambda d: d["rotation_match"].pop("rotation"), "file.rotation_match: missing 'rotation'"),
+    ("tavli", lambda d: d["rotation_match"]["played"][0]["game"]["history"][1].update(move="24/1"),
+     "file.rotation_match.played[0].game"),
+    ("old_tavli", lambda d: d["tavli"].update(rotation=["fevga", "plakoto", "portes"]), "file.tavli.rotation: "),
+    ("old_tavli", lambda d: d["tavli"].update(format="tapa-ai/rotation"), "file.tavli.format: "),
+    ("old_tavli", lambda d: d["tavli"]["played"][0]["game"]["history"][1].update(move="24/1"),
      "file.tavli.played[0].game"),
+    ("old_tavli", lambda d: d.pop("match"), "file.tavli: a saved rotation match needs 'match'"),
     ("tavli", lambda d: d.update(start=d["position"]), "file.start: "),
     ("tavli", lambda d: d["rng"]["bot"].update(bit_generator="MT19937"), "file.rng.bot.bit_generator: "),
     ("tavli", lambda d: d["rng"]["dice"].update(has_uint32=2), "file.rng.dice.has_uint32: "),
@@ -262,10 +277,11 @@ def test_the_engines_analyse_gives_the_same_verdict(saves):
 
 # -- good saves: still loaded and analysed ---------------------------------------------------------------------------
 def test_good_saves_still_load_and_analyse(saves, tmp_path):
-    for name, bot, tavli in (("tavli", "net:tavli@0ply", True), ("finished", "net:tapa@0ply", False)):
+    for name, bot, tavli in (("tavli", "net:tavli@0ply", True), ("finished", "net:tapa@0ply", False),
+                             ("old_tavli", "net:tavli@0ply", True)):
         path = write(tmp_path, saves[name], f"{name}.json")
         saved = load_game(read_file(path))
-        assert saved.is_tavli == tavli and saved.bot == "runner" and saved.human == "X"
+        assert saved.is_rotation == tavli and saved.bot == "runner" and saved.human == "X"
         out = io.StringIO()
         assert launch(load=str(path), advisor="none", input=io.StringIO(""), output=out) == 0
         assert f"Loaded {path}: game {saved.match.game_number}" in out.getvalue()

@@ -102,6 +102,21 @@ def test_the_saved_game_schema_agrees_with_the_reader():
     defs = load_schema("saved_game")["$defs"]
     assert defs["games_file"]["properties"]["games"]["maxItems"] == MAX_GAMES
     assert defs["games_file"]["properties"]["games"]["minItems"] == 1
+    # every format the reader knows has its definition; a rotation is a preset's name or at most as many games
+    # as a Rotation holds, and a rotation's match is as long as its match equity table reaches
+    from tapa_ai.analysis.records import _DEFINITIONS
+    from tapa_ai.cube.met import MAX_MATCH_LENGTH
+    from tapa_ai.flow.saved_state import ROTATION_KEYS
+    from tapa_ai.rules.rotations import MAX_ROTATION_GAMES, ROTATIONS
+
+    assert set(_DEFINITIONS.values()) <= set(defs)
+    presets, games = defs["rotation"]["anyOf"]
+    assert sorted(presets["enum"]) == sorted(ROTATIONS) and games["maxItems"] == MAX_ROTATION_GAMES
+    assert set(ROTATION_KEYS) <= set(defs["play_save"]["properties"])
+    assert defs["tavli_length"]["maximum"] == MAX_MATCH_LENGTH
+    for name in ("rotation_match", "rotation_match_file"):
+        assert defs[name]["properties"]["rotation"] == {"$ref": "#/$defs/rotation"}
+        assert "rotation" in defs[name]["required"]
 
 
 def test_a_schema_error_is_one_bounded_line_saying_where_and_what():

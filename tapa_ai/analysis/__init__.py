@@ -1,8 +1,8 @@
 """``tapa-ai analyse``: recorded games rated by a network bot (docs/analysis.md).
 
 - :mod:`.records`: the game records of every source (``tapa-ai play``'s saves,
-  the web board's and the arena's ``tapa-ai/games`` files, game and match
-  snapshots) read and replayed into one model, :class:`Record`;
+  the web board's and the arena's ``tapa-ai/games`` files, the web board's
+  rotation matches, game and match snapshots) read and replayed into one model, :class:`Record`;
 - :mod:`.analyzer`: a network bot's answers about one position (its value,
   its moves ranked, cube decisions), which the engine's model commands and
   ``tapa-ai play``'s hints serve, and the one :class:`AnalysisError`;
@@ -17,7 +17,7 @@ command (the web board's analysis of a finished game) uses it.
 from importlib import import_module
 
 _HOMES = {**dict.fromkeys(("Analysis", "CubeAction", "DEFAULT_BLUNDER_MP", "DEFAULT_ERROR_MP", "GameAnalysis",
-                           "MoveRating", "PlayerTotals", "analyse_record", "analyse_tavli_record", "analysis_bot"),
+                           "MoveRating", "PlayerTotals", "analyse_record", "analyse_rotation_record", "analysis_bot"),
                           "analyse"),
           **dict.fromkeys(("Record", "RecordError", "RecordedGame", "Turn", "read_record", "record_from_json"),
                           "records"),

@@ -28,9 +28,10 @@ without doubling where a double was allowed (a **no double**, rated on the move 
 **normalized to a cube of 1**: money equity divided by the cube's value, match-winning chances by half the
 spread between winning and losing the cube's value now (GNU Backgammon's equivalent money game), in mp, and
 marked with the moves' thresholds.
-**A Tavli match** (:attr:`~tapa_ai.analysis.records.Record.tavli`, :func:`analyse_tavli_record`) is rated
-game by game with the network of each game's variant, and its moves **by the match-winning chance** (MWC) at
-the score of their game (the Tavli match equity table, :mod:`tapa_ai.cube.tavli_met`, as the bots play by it):
+**A rotation's match** (Tavli, Tabla or any rotation: :attr:`~tapa_ai.analysis.records.Record.rotation`,
+:func:`analyse_rotation_record`) is rated game by game with the network of each game's variant, and its moves
+**by the match-winning chance** (MWC) at the score of their game (the rotation's match equity table,
+:mod:`tapa_ai.cube.rotation_met`, as the bots play by it):
 a move's value is its mover's chance to win the match, the error the best move's MWC minus the played move's
 (in MWC, reported in percentage points), the luck the roll's in MWC. A move is marked by its error normalized
 to points, divided by half the spread between winning and losing a single game now (GNU Backgammon's
@@ -55,8 +56,8 @@ from ..deadline import check_deadline
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..net.model import outcome_points
-from ..flow.tavli import TAVLI_ROTATION
 from ..rules.position import SIDES
+from ..rules.rotations import Rotation
 from ..quoting import quoted
 from .analyzer import AnalysisError
 from .batching import batch_sizes, batches, decisions_of
@@ -68,7 +69,7 @@ OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
 """The chance of each of the 21 rolls in an opening roll that is played (no doubles: 15 rolls, 1/15 each)."""
 
 __all__ = ["AnalysisError", "MoveRating", "CubeRating", "CubeAction", "PlayerTotals", "GameAnalysis", "Analysis", "analysis_bot",
-           "analyse_record", "analyse_tavli_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
+           "analyse_record", "analyse_rotation_record", "DEFAULT_ERROR_MP", "DEFAULT_BLUNDER_MP"]
 
 
 def analysis_bot(spec: str, record: Optional[Record] = None) -> NetBot:
@@ -123,10 +124,10 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
     of moves it rated (a batch rates the cube decisions among its moves too).
     """
     if len({game.rules for game in record.games}) > 1:
-        raise AnalysisError("the record's games are of more than one variant (a Tavli match): each needs the "
-                            "network of its own (analyse_tavli_record, tapa-ai analyse FILE)")
+        raise AnalysisError("the record's games are of more than one variant (a rotation's match): each needs the "
+                            "network of its own (analyse_rotation_record, tapa-ai analyse FILE)")
     check_rules(bot, record)
-    by_score = bool(record.tavli)
+    by_score = record.rotation  # a rotation's match: its moves by the match-winning chance at the score
     if plies is not None and plies != bot.plies:
         bot = copy.copy(bot)
         bot.plies = plies
@@ -149,7 +150,7 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
         analysis = GameAnalysis(game)
         for side in ("X", "O"):
             players.setdefault(game.players[side], PlayerTotals(game.players[side],
-                                                                units="mwc" if by_score else "points"))
+                                                                units="mwc" if by_score is not None else "points"))
         for turn in game.turns:
             player = game.players[turn.side]
             decision = cube.get((id(game), turn.index))
@@ -166,19 +167,20 @@ def analyse_record(record: Record, bot: NetBot, *, error_mp: float = DEFAULT_ERR
                                                    turn.position, decision))
         games.append(analysis)
     return Analysis(record, bot.name, bot.plies, float(error_mp), float(blunder_mp), games, players,
-                    "mwc" if by_score else "points")
+                    "mwc" if by_score is not None else "points")
 
 
-def analyse_tavli_record(record: Record, bots: dict[str, NetBot], *, error_mp: float = DEFAULT_ERROR_MP,
-                         blunder_mp: float = DEFAULT_BLUNDER_MP, plies: Optional[int] = None,
-                         progress: Optional[Callable[[int], None]] = None) -> Analysis:
-    """Rate a Tavli match (:attr:`Record.tavli`): the games of each variant with ``bots[variant]`` (the
-    network of that variant; Portes': the backgammon model playing Portes' points), every move by the
-    match-winning chance at its game's score (module docstring); the games in order, the totals over the match."""
-    if not record.tavli:
-        raise AnalysisError("not a Tavli match: analyse it with analyse_record")
+def analyse_rotation_record(record: Record, bots: dict[str, NetBot], *, error_mp: float = DEFAULT_ERROR_MP,
+                            blunder_mp: float = DEFAULT_BLUNDER_MP, plies: Optional[int] = None,
+                            progress: Optional[Callable[[int], None]] = None) -> Analysis:
+    """Rate a rotation's match (:attr:`Record.rotation`: Tavli, Tabla ...): the games of each variant with
+    ``bots[variant]`` (the network of that variant; Portes': the backgammon model playing Portes' points), every
+    move by the match-winning chance at its game's score through the rotation's table (module docstring); the
+    games in order, the totals over the match."""
+    if record.rotation is None:
+        raise AnalysisError("not a rotation's match: analyse it with analyse_record")
     parts = []
-    for variant in TAVLI_ROTATION:
+    for variant in record.rotation.distinct:
         games = tuple(game for game in record.games if game.rules.name == variant)
         if games:
             part = replace(record, rules=games[0].rules, games=games)
@@ -196,43 +198,46 @@ def analyse_tavli_record(record: Record, bots: dict[str, NetBot], *, error_mp: f
     return Analysis(record, names, parts[0].plies, float(error_mp), float(blunder_mp), games, players, "mwc")
 
 
-def _score_values(chunk: list[tuple[RecordedGame, Turn]], points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """((M, K) what each outcome class is worth to each move's mover as match-winning chances at its Tavli
-    game's score, (M,) half the spread between winning and losing a single game there: a point's worth)."""
-    from ..cube.tavli_met import tavli_met
+def _score_values(chunk: list[tuple[RecordedGame, Turn]], points: np.ndarray, rotation: Rotation
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """((M, K) what each outcome class is worth to each move's mover as match-winning chances at its game's score
+    in the match of ``rotation`` (its table), (M,) half the spread between winning and losing a single game there:
+    a point's worth)."""
+    from ..cube.rotation_met import rotation_met
 
-    table = tavli_met()
+    table = rotation_met(rotation)
     away = np.array([game.match_length - game.score[SIDES.index(turn.side)] for game, turn in chunk])
     opponent = np.array([game.match_length - game.score[1 - SIDES.index(turn.side)] for game, turn in chunk])
-    number = np.array([game.number - 1 for game, _ in chunk])
+    number = np.array([rotation.index(game.number) for game, _ in chunk])
     worth = table.class_values(points, away, opponent, number)
     single = table.class_values(np.array([1.0, -1.0]), away, opponent, number)
     return worth, np.maximum((single[:, 0] - single[:, 1]) / 2, 1e-9)
 
 
 def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, blunder_mp: float,
-          by_score: bool = False) -> list[MoveRating]:
+          by_score: Optional[Rotation] = None) -> list[MoveRating]:
     """The ratings of a batch of moves: one generator call, the bot's ranking, the played moves, the luck
-    (``by_score``: by the match-winning chance at each Tavli game's score)."""
+    (``by_score``, a rotation: by the match-winning chance at each game's score in its match)."""
     rules = bot.rules
     points = outcome_points(rules).astype(np.float64)
     batch = PositionBatch.from_positions([turn.position for _, turn in chunk])
     dice = np.array([turn.dice for _, turn in chunk], dtype=np.int8)
     afterstates = generate(batch, dice)
     offsets = afterstates.offsets
-    if by_score:
-        worth, scale = _score_values(chunk, np.asarray(bot.evaluator.points, dtype=np.float64))
+    if by_score is not None:
+        worth, scale = _score_values(chunk, np.asarray(bot.evaluator.points, dtype=np.float64), by_score)
     else:
         worth, scale = np.broadcast_to(points, (len(chunk), points.size)), np.ones(len(chunk))
     source = afterstates.source
 
     def value(distributions: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        if not by_score:
+        if by_score is None:
             return distributions @ points
         return np.einsum("nk,nk->n", distributions, worth[source[rows]])
 
     # the candidates at the bot's depth, grouped by position
-    rows, values, _ = bot.ranked(afterstates, class_values=worth if by_score else None)
+    by_worth = worth if by_score is not None else None
+    rows, values, _ = bot.ranked(afterstates, class_values=by_worth)
     kept = np.searchsorted(rows, offsets)
     deep = value(values, rows)
     played = [_played_row(afterstates, i, turn) for i, (_, turn) in enumerate(chunk)]
@@ -243,7 +248,7 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
         missing_rows = np.array(missing, dtype=np.int64)
         extra = dict(zip(missing, value(bot.evaluate(afterstates, missing_rows), missing_rows).tolist()))
     position_of_row = {row: k for k, row in enumerate(rows.tolist())}
-    luck = _luck(bot, batch, dice, [turn.opening for _, turn in chunk], points, worth if by_score else None)
+    luck = _luck(bot, batch, dice, [turn.opening for _, turn in chunk], points, by_worth)
     ratings = []
     for i, (game, turn) in enumerate(chunk):
         row = played[i]
@@ -259,7 +264,7 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
         ratings.append(MoveRating(game.number, turn.index, turn.side, game.players[turn.side], turn.dice, turn.move,
                                   afterstates.move_text(best_row) if best_row != row else turn.move, equity,
                                   best_equity, legal, float(luck[i]), turn.position, turn.opening, mark,
-                                  units="mwc" if by_score else "points", scale=float(scale[i])))
+                                  units="mwc" if by_score is not None else "points", scale=float(scale[i])))
     return ratings
 
 
@@ -331,7 +336,7 @@ def _played_row(afterstates, index: int, turn: Turn) -> int:
 def _luck(bot: NetBot, batch: PositionBatch, dice: np.ndarray, opening: list[bool], points: np.ndarray,
           worth: Optional[np.ndarray] = None) -> np.ndarray:
     """(M,) each roll's luck from the roller's view (module docstring): in points, or valued by ``worth`` (M, K),
-    the match-winning chances at a Tavli game's score."""
+    the match-winning chances at a rotation's game's score."""
     luck = np.zeros(len(batch))
     opening = np.asarray(opening, dtype=bool)
 

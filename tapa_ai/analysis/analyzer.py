@@ -217,7 +217,7 @@ class Analyzer:
 
         See the module docstring for how moves are valued; ``plies`` defaults to the bot's. ``class_values``
         (K,): what each outcome class is worth to the mover at a match's score (match-winning chances, e.g.
-        :meth:`tapa_ai.cube.tavli_met.TavliMatchEquityTable.class_values`): the moves are filtered and ranked
+        :meth:`tapa_ai.cube.rotation_met.RotationMatchEquityTable.class_values`): the moves are filtered and ranked
         by them, and each move's :attr:`RankedMove.value` is its match-winning chance (``equity`` stays its
         expected points).
         """

@@ -9,14 +9,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, TextIO
 
-from .analyse import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record, analyse_tavli_record,
-                      analysis_bot)
+from .analyse import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record,
+                      analyse_rotation_record, analysis_bot)
 from .records import read_record
 
 DEFAULT_PLIES = 1
 """Depth of the default analysing bot, the shipped network of the record's variant."""
-DEFAULT_TAVLI_BOT = f"net:tavli@{DEFAULT_PLIES}ply"
-"""The default analysing networks of a Tavli match: the shipped model of each game's variant."""
+
+
+def default_rotation_bot(rotation) -> str:
+    """The default analysing networks of a rotation's match: the shipped model of each game's variant
+    (``net:tavli@1ply``, ``net:tabla@1ply``, ``net:rotation@1ply`` for a rotation of other games)."""
+    from ..rules.rotations import ROTATIONS
+
+    kind = rotation.name if ROTATIONS.get(rotation.name) == rotation else "rotation"
+    return f"net:{kind}@{DEFAULT_PLIES}ply"
 
 
 def add_parser(subparsers) -> None:
@@ -26,8 +33,9 @@ def add_parser(subparsers) -> None:
     analyse.add_argument("file", metavar="FILE", help="a game saved by tapa-ai play, the web board's Save game, or "
                          "tapa-ai match --record-games")
     analyse.add_argument("--bot", metavar="SPEC", help="the analysing network, net:PATH[@Nply] (default: the shipped "
-                         "net:<variant>@1ply of the record's variant; a saved Tavli match: net:tavli@1ply, the "
-                         "network of each game's variant, or tavli:net:A,net:B,net:C)")
+                         "net:<variant>@1ply of the record's variant; a saved rotation's match: net:tavli@1ply, "
+                         "net:tabla@1ply or net:rotation@1ply, the network of each game's variant, or "
+                         "tavli:net:A,net:B,net:C, tabla:..., rotation:...)")
     analyse.add_argument("--json", metavar="PATH", help="also write the full analysis here as JSON")
     analyse.add_argument("--blunder", type=float, default=80.0, metavar="MP",
                          help="mark a move losing more than MP millipoints a blunder (default 80)")
@@ -66,8 +74,8 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
         record = replace(record, games=chosen, source=f"{record.source}: game {game} of {len(record.games)}")
     from ..net.shipped import model_variant
 
-    if record.tavli:
-        bots = tavli_bots(bot or DEFAULT_TAVLI_BOT, record)
+    if record.rotation is not None:
+        bots = rotation_bots(bot or default_rotation_bot(record.rotation), record)
     else:
         spec = bot or f"net:{model_variant(record.rules.name)}@{DEFAULT_PLIES}ply"  # portes: the backgammon model
         the_bot = analysis_bot(spec, record)
@@ -76,9 +84,9 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
 
     with tqdm(total=moves, unit="move", desc=f"analysing {Path(path).name}", disable=quiet,
               dynamic_ncols=True, file=errors) as bar:
-        if record.tavli:
-            analysis = analyse_tavli_record(record, bots, error_mp=error_mp, blunder_mp=blunder_mp,
-                                            progress=bar.update)
+        if record.rotation is not None:
+            analysis = analyse_rotation_record(record, bots, error_mp=error_mp, blunder_mp=blunder_mp,
+                                               progress=bar.update)
         else:
             analysis = analyse_record(record, the_bot, error_mp=error_mp, blunder_mp=blunder_mp,
                                       progress=bar.update)
@@ -95,15 +103,15 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
     return 0
 
 
-def tavli_bots(spec: str, record) -> dict:
-    """The analysing network of each variant of a Tavli match's games, from a Tavli spec of networks
-    (``net:tavli@1ply``: ``net:backgammon`` for Portes, with Portes' points; ``tavli:net:A,net:B,net:C``)."""
+def rotation_bots(spec: str, record) -> dict:
+    """The analysing network of each variant of a rotation's match's games, from a rotation spec of networks
+    (``net:tabla@1ply``: each game's shipped model, ``net:backgammon`` for Portes with Portes' points;
+    ``tavli:net:A,net:B,net:C``, ``rotation:...``), for the record's rotation."""
     from ..bots.base import BotError
-    from ..bots.tavli import tavli_specs
-    from ..flow.tavli import TAVLI_ROTATION
+    from ..bots.rotation import rotation_specs
 
     try:
-        specs = dict(zip(TAVLI_ROTATION, tavli_specs(spec)))
+        specs = rotation_specs(spec, record.rotation)
     except BotError as error:
         raise AnalysisError(f"--bot: {error}") from None
     bots = {}

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..flow.tavli import TAVLI_ROTATION
 from ..notation.json_position import position_to_json, result_to_json
 from ..rules.position import Position
 from .records import Record, RecordedGame
@@ -77,7 +76,7 @@ class MoveRating:
     """The decision not to double before this roll, where the mover could have (None: it could not)."""
     units: str = "points"
     """``points``: :attr:`equity`, :attr:`best_equity` and :attr:`luck` are cubeless equities; ``mwc``
-    (a Tavli match): they are match-winning chances at the game's score."""
+    (a rotation's match): they are match-winning chances at the game's score."""
     scale: float = 1.0
     """What one point is worth in :attr:`units` here (``mwc``: half the spread between winning and losing a
     single game now): the mark compares ``error / scale`` with the thresholds."""
@@ -165,7 +164,7 @@ class PlayerTotals:
     cube_errors: int = 0
     cube_blunders: int = 0
     units: str = "points"
-    """``points``, or ``mwc`` (a Tavli match): :attr:`error` and :attr:`luck` are match-winning chances."""
+    """``points``, or ``mwc`` (a rotation's match): :attr:`error` and :attr:`luck` are match-winning chances."""
 
     def merge(self, other: "PlayerTotals") -> None:
         """Add ``other``'s totals (the same player's, in the same units) to these."""
@@ -235,7 +234,7 @@ class Analysis:
     games: list[GameAnalysis]
     players: dict[str, PlayerTotals]
     units: str = "points"
-    """``points`` (cubeless equities), or ``mwc``: a Tavli match's moves by the match-winning chance."""
+    """``points`` (cubeless equities), or ``mwc``: a rotation's match's moves by the match-winning chance."""
 
     @property
     def moves(self) -> list[MoveRating]:
@@ -244,14 +243,22 @@ class Analysis:
     def to_dict(self, positions: bool = True) -> dict[str, Any]:
         """The whole analysis as JSON data (``tapa-ai analyse --json``, the engine's ``analyse``)."""
         data = {"format": ANALYSIS_FORMAT, "version": ANALYSIS_VERSION, "source": self.record.source,
-                "variant": "tavli" if self.record.tavli else self.record.rules.name, "bot": self.bot,
+                "variant": self._variant(), "bot": self.bot,
                 "plies": self.plies, "cubeless": True,
                 "thresholds": {"error_mp": self.error_mp, "blunder_mp": self.blunder_mp},
                 "players": [totals.to_dict() for totals in self.players.values()],
                 "games": [game.to_dict(positions) for game in self.games]}
-        if self.record.tavli:
-            data.update(units="mwc", tavli={"length": self.record.tavli, "rotation": list(TAVLI_ROTATION)})
+        rotation = self.record.rotation
+        if rotation is not None:
+            data.update(units="mwc", rotation_match={"rotation": rotation.to_data(), "length": self.record.length})
         return data
+
+    def _variant(self) -> str:
+        """The record's variant; a rotation's match: the preset's name (``tavli``, ``tabla``), else ``rotation``."""
+        rotation = self.record.rotation
+        if rotation is None:
+            return self.record.rules.name
+        return rotation.to_data() if isinstance(rotation.to_data(), str) else "rotation"
 
     def report(self, name: Optional[str] = None) -> str:
         from .report import text_report

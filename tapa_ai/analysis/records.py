@@ -7,12 +7,16 @@ What each source saves, and what is read of it (docs/analysis.md):
   that game is read, from its opening roll (or, for a game opened by the
   previous winner, from its first roll; for a game begun from a loaded
   position, from the save's ``start``). The side the person played is
-  ``human``, the other the saved bot spec. A saved **Tavli match**
-  (``tapa-ai play --tavli N``) holds every game: all are read, each of its
-  own variant (:attr:`Record.tavli`).
+  ``human``, the other the saved bot spec. A saved **rotation's match**
+  (``tapa-ai play --tavli N``, ``--tabla N``, ``--rotation GAMES --length N``)
+  holds every game: all are read, each of its own variant
+  (:attr:`Record.rotation`).
 - The web board's *Save game* and ``tapa-ai match --record-games FILE``
   (format ``tapa-ai/games``, :mod:`tapa_ai.arena.recorded_games`): every game
   with its history and result.
+- The web board's *Save game* of a rotation's match (format
+  ``tapa-ai/rotation-match``; ``tapa-ai/tavli-match`` for a Tavli match saved
+  before rotations were data): every game of the match, each of its variant.
 - A bare game or match snapshot (``tapa-ai/game``, ``tapa-ai/match``,
   :meth:`tapa_ai.flow.GameState.to_dict`): its game, as for a save.
 
@@ -38,11 +42,12 @@ from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
 from ..flow import Event, FlowError, GameState, MatchState
 from ..flow.saved_state import check_results, match_at, saved_state
-from ..flow.tavli import TavliMatch, tavli_rules
+from ..flow.rotation import RotationMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
 from ..notation.json_position import position_from_json, result_from_json
 from ..rules.options import RuleOptions, RulesError, variant_rules
 from ..rules.position import SIDES, GameResult, Position
+from ..rules.rotations import ROTATIONS, Rotation, RotationError, rotation_from_data
 from ..quoting import quoted
 from ..schema import check
 
@@ -51,7 +56,7 @@ MAX_GAMES = 100_000
 """The most games one file may hold (the bound of ``games`` in ``tapa_ai/schemas/saved_game.json``)."""
 
 __all__ = ["RecordError", "Turn", "RecordedGame", "Record", "SavedFile", "read_record", "record_from_json",
-           "read_saved", "MAX_FILE_BYTES"]
+           "read_saved", "rotation_match_name", "MAX_FILE_BYTES"]
 
 
 class RecordError(TapaError, ValueError):
@@ -114,7 +119,7 @@ class RecordedGame:
 
 @dataclass(frozen=True)
 class Record:
-    """The games of one file (or request), all of one rule set, but for a Tavli match (:attr:`tavli`)."""
+    """The games of one file (or request), all of one rule set, but for a rotation's match (:attr:`rotation`)."""
 
     source: str
     """Where it comes from, in words: ``a game saved by tapa-ai play``, ``games of tapa-ai match`` ..."""
@@ -126,9 +131,11 @@ class Record:
     """The games were played with the cube, so a roll without a double where one was allowed was a decision:
     ``tapa-ai play``'s saves and game or match snapshots (the rules having a cube), a games file where a game
     has a cube action (the arena's and the web board's games are played without it)."""
-    tavli: int = 0
-    """A Tavli match to this many points (docs/rules.md 9; 0: not one): its games rotate Portes, Plakoto and Fevga,
-    each game's :attr:`RecordedGame.rules` its own, :attr:`rules` the first's."""
+    rotation: Optional[Rotation] = None
+    """The rotation of a rotation's match (Tavli, Tabla ...; docs/rules.md 9; None: not one): each game's
+    :attr:`RecordedGame.rules` is its own variant's, :attr:`rules` the first game's."""
+    length: int = 0
+    """The points of a rotation's match (0: not one)."""
 
 
 def read_record(path: str | Path) -> Record:
@@ -153,10 +160,14 @@ def record_from_json(data: Any, where: str = "record") -> Record:
 SAVED_SCHEMA = "saved_game"
 """The schema of every saved file (``tapa_ai/schemas/saved_game.json``), one ``$defs`` entry per format."""
 
+ROTATION_MATCH_FORMAT = "tapa-ai/rotation-match"
+"""The web board's *Save game* of a rotation's match (docs/analysis.md): its ``rotation`` as
+:meth:`~tapa_ai.rules.rotations.Rotation.to_data` writes it."""
 TAVLI_MATCH_FORMAT = "tapa-ai/tavli-match"
-"""The web board's *Save game* of a Tavli match (docs/web.md)."""
+"""The web board's *Save game* of a Tavli match before rotations were data (read as the Tavli rotation)."""
 _DEFINITIONS = {PLAY_FORMAT: "play_save", GAMES_FORMAT: "games_file", "tapa-ai/match": "match",
-                "tapa-ai/game": "game", TAVLI_MATCH_FORMAT: "tavli_match_file"}
+                "tapa-ai/game": "game", ROTATION_MATCH_FORMAT: "rotation_match_file",
+                TAVLI_MATCH_FORMAT: "tavli_match_file"}
 
 
 @dataclass(frozen=True)
@@ -169,8 +180,8 @@ class SavedFile:
     data: dict
     """The file's JSON (of the declared shape)."""
     match: Any = None
-    """The state to continue: a :class:`~tapa_ai.flow.MatchState`, or a :class:`~tapa_ai.flow.tavli.TavliMatch`
-    for a saved Tavli match; None for a ``tapa-ai/games`` record (finished games, nothing to continue)."""
+    """The state to continue: a :class:`~tapa_ai.flow.MatchState`, or a
+    :class:`~tapa_ai.flow.rotation.RotationMatch` for a saved rotation's match; None for a ``tapa-ai/games`` record (finished games, nothing to continue)."""
     start: Optional[Position] = None
     """Where the current game began, when not at its variant's start (a play save's ``start``)."""
     record: Optional[Record] = None
@@ -182,7 +193,7 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
     """The one reader of saved games and matches (``tapa-ai play --load`` and ``load``, ``tapa-ai analyse``, the
     engine's ``analyse``): the shape by the schema :data:`SAVED_SCHEMA`, then the content by the rules: every
     game replayed from its start (each move legal with its dice, each cube action allowed), the readable fields
-    of a save equal to its state, a Tavli match's rotation, openers, results and score. :class:`RecordError`,
+    of a save equal to its state, a rotation's match's rotation, openers, results and score. :class:`RecordError`,
     one line naming the place, for anything else."""
     if nesting(data) > MAX_NESTING:
         raise RecordError(f"{where}: nests arrays or objects more than {MAX_NESTING} deep: not a saved game")
@@ -200,13 +211,14 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
         if definition is None:
             raise RecordError(f"{where}.format: {quoted(fmt, 60)} is not a game record; expected {PLAY_FORMAT!r} "
                               f"(tapa-ai play's save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match "
-                              f"--record-games), {TAVLI_MATCH_FORMAT!r} (the web board's Tavli match), a tapa-ai/match "
+                              f"--record-games), {ROTATION_MATCH_FORMAT!r} or {TAVLI_MATCH_FORMAT!r} (the web "
+                              "board's rotation match, Tavli match), a tapa-ai/match "
                               "or tapa-ai/game snapshot, or a JSON position")
         check(data, SAVED_SCHEMA, definition, where, RecordError)
         if fmt == GAMES_FORMAT:
             return SavedFile(fmt, data, record=_games_file(data, where))
-        if fmt == TAVLI_MATCH_FORMAT:
-            return SavedFile(fmt, data, record=_tavli_match_file(data, where))
+        if fmt in (ROTATION_MATCH_FORMAT, TAVLI_MATCH_FORMAT):
+            return SavedFile(fmt, data, record=_rotation_match_file(data, where))
         if fmt == PLAY_FORMAT:
             return _play_save(data, where)
         match = MatchState.from_dict(data, where) if fmt == "tapa-ai/match" else \
@@ -230,8 +242,8 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
 def _play_save(data: dict, where: str) -> SavedFile:
     match, start = saved_state(data, where)
     players = _save_players(data)
-    if isinstance(match, TavliMatch):
-        record, why = _tavli_save(data, match, players, where)
+    if isinstance(match, RotationMatch):
+        record, why = _rotation_save(data, match, players, where)
         return SavedFile(PLAY_FORMAT, data, match, None, record, why)
     if "match" not in data:
         return SavedFile(PLAY_FORMAT, data, match, None, None,
@@ -253,9 +265,13 @@ def _save_players(data: dict) -> dict[str, str]:
     return {human: "human", ("O" if human == "X" else "X"): bot_name}
 
 
-def _tavli_save(data: dict, match, players: dict[str, str], where: str) -> tuple[Optional[Record], str]:
-    """Every game of a saved Tavli match, each replayed with its own variant's rules at the score before it."""
+def _rotation_save(data: dict, match: RotationMatch, players: dict[str, str], where: str
+                   ) -> tuple[Optional[Record], str]:
+    """Every game of a saved rotation's match, each replayed with its own variant's rules at the score before
+    it."""
     state = match.match
+    key = "rotation_match" if "rotation_match" in data else "tavli"
+    name = rotation_match_name(match.rotation)
     games = []
     score = [0, 0]
     for number, game in enumerate(match.played + (state.game,), start=1):
@@ -264,23 +280,39 @@ def _tavli_save(data: dict, match, players: dict[str, str], where: str) -> tuple
         if game.is_over and game.winner is not None:
             score[SIDES.index(game.winner)] += game.points_won
         at = MatchState(game, state.length, (score[0], score[1]), number)  # the score after it, as a save has it
-        inner = f"{where}.tavli.played[{number - 1}].game" if number < state.game_number else f"{where}.match.game"
+        inner = f"{where}.{key}.played[{number - 1}].game" if number < state.game_number else f"{where}.match.game"
         games.append(_current_game(at, players, inner))
     if not games:
-        return None, f"{where}: the Tavli match has not begun: there are no moves to analyse"
-    return Record(f"a Tavli match to {state.length} saved by tapa-ai play", tavli_rules(1), tuple(games), players,
-                  False, state.length), ""
+        return None, f"{where}: the {name} has not begun: there are no moves to analyse"
+    return Record(f"a {name} to {state.length} saved by tapa-ai play", match.rotation.rules(1), tuple(games),
+                  players, False, match.rotation, state.length), ""
 
 
-def _tavli_match_file(data: dict, where: str) -> Record:
-    """The web board's saved Tavli match: every game replayed with its own variant's rules (the rotation by the
-    game's number), the score before each and the match's score and winner those the results make."""
+def rotation_match_name(rotation: Rotation) -> str:
+    """What a rotation's match is called in messages and reports: ``Tavli match``, ``Tabla match`` (a preset's),
+    else ``rotation match``."""
+    return f"{rotation.name.capitalize()} match" if ROTATIONS.get(rotation.name) == rotation else "rotation match"
+
+
+def _rotation_match_file(data: dict, where: str) -> Record:
+    """The web board's saved rotation's match (``tapa-ai/rotation-match``; a ``tapa-ai/tavli-match`` is the Tavli
+    rotation's): every game replayed with its own variant's rules (the rotation by the game's number), the score
+    before each and the match's score and winner those the results make."""
+    if data["format"] == TAVLI_MATCH_FORMAT:
+        rotation = ROTATIONS["tavli"]
+    else:
+        try:
+            rotation = rotation_from_data(data["rotation"], f"{where}.rotation")
+        except RotationError as error:
+            raise RecordError(str(error)) from None
+    name = rotation_match_name(rotation)
     length, players, score, games = data["length"], data.get("players", {}), [0, 0], []
     for index, item in enumerate(data["games"]):
-        inner, rules = f"{where}.games[{index}]", tavli_rules(index + 1)
+        inner, rules = f"{where}.games[{index}]", rotation.rules(index + 1)
         if item.get("variant", rules.name) != rules.name or item.get("number", index + 1) != index + 1:
-            raise RecordError(f"{inner}: game {index + 1} of a Tavli match is {rules.name} (docs/rules.md 9), got "
-                              f"game {quoted(item.get('number'), 20)} of {quoted(item.get('variant'), 20)}")
+            raise RecordError(f"{inner}: game {index + 1} of the {name} is {rules.name} (the rotation "
+                              f"{', '.join(rotation.variants)}), got game {quoted(item.get('number'), 20)} of "
+                              f"{quoted(item.get('variant'), 20)}")
         if item.get("score", {"X": score[0], "O": score[1]}) != {"X": score[0], "O": score[1]}:
             raise RecordError(f"{inner}.score: {quoted(item['score'], 60)}, but the games before it make X "
                               f"{score[0]}, O {score[1]}")
@@ -297,9 +329,9 @@ def _tavli_match_file(data: dict, where: str) -> Record:
         raise RecordError(f"{where}.score: X {data['score']['X']}, O {data['score']['O']} (winner "
                           f"{data.get('winner')}), but the games make X {score[0]}, O {score[1]} (winner {winner})")
     if not games:
-        raise RecordError(f"{where}: the Tavli match has not begun: there are no moves to analyse")
-    return Record(f"a Tavli match to {length} saved by the web board", tavli_rules(1), tuple(games), players,
-                  False, length)
+        raise RecordError(f"{where}: the {name} has not begun: there are no moves to analyse")
+    return Record(f"a {name} to {length} saved by the web board", rotation.rules(1), tuple(games), players,
+                  False, rotation, length)
 
 
 def _current_game(match: MatchState, players: dict[str, str], where: str,

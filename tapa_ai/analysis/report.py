@@ -12,12 +12,12 @@ def _plies(plies: int) -> str:
     return f"{plies} ply" if plies == 1 else f"{plies} plies"
 
 
-def _game_head(game, tavli: bool = False) -> str:
+def _game_head(game, rotation: str = "") -> str:
     rec = game.game
     players = f"X {rec.players['X']}, O {rec.players['O']}"
     setting = f" (match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]})" if rec.match_length else ""
-    if tavli:
-        setting = f", {rec.rules.name} (Tavli match to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]})"
+    if rotation:  # the name of a rotation's match
+        setting = f", {rec.rules.name} ({rotation} to {rec.match_length}, score X {rec.score[0]} O {rec.score[1]})"
     if rec.result is None:
         end = "not finished"
     elif rec.result.winner is None:
@@ -81,7 +81,7 @@ def _signed(value: float) -> str:
 def text_report(analysis, name: Optional[str] = None) -> str:
     """The report ``tapa-ai analyse`` prints."""
     if analysis.units == "mwc":
-        return tavli_report(analysis, name)
+        return rotation_report(analysis, name)
     record = analysis.record
     where = f"{name}: " if name else ""
     lines = [f"{where}{record.source} ({record.rules.name})",
@@ -117,15 +117,20 @@ def text_report(analysis, name: Optional[str] = None) -> str:
     return "\n".join(lines)
 
 
-def tavli_report(analysis, name: Optional[str] = None) -> str:
-    """The report of a Tavli match (every move by the match-winning chance at its game's score)."""
+def rotation_report(analysis, name: Optional[str] = None) -> str:
+    """The report of a rotation's match (every move by the match-winning chance at its game's score)."""
+    from .records import rotation_match_name
+
     record = analysis.record
+    rotation = record.rotation
+    match_name = rotation_match_name(rotation)
     where = f"{name}: " if name else ""
-    lines = [f"{where}{record.source} (Tavli: portes, plakoto, fevga in turn)",
+    label = match_name[:-len(" match")].capitalize()  # Tavli, Tabla, Rotation
+    lines = [f"{where}{record.source} ({label}: {', '.join(rotation.variants)} in turn)",
              f"analysed by {analysis.bot} at {_plies(analysis.plies)}; moves by the match-winning chance (MWC) at "
              "each game's score: the error in percentage points of MWC for the mover, the luck in MWC for the roller"]
     for game in analysis.games:
-        lines += ["", _game_head(game, tavli=True),
+        lines += ["", _game_head(game, match_name),
                   f"{'#':>4}  side dice {'played':<24} {'best':<24} {'error':>8} {'luck':>8}"]
         lines += [_move_line(entry) for entry in game.entries]
     lines += ["", f"{'player':<28} {'moves':>5} {'rated':>5} {'MWC lost':>9} {'per move':>8} {'errors':>6} "
@@ -135,7 +140,7 @@ def tavli_report(analysis, name: Optional[str] = None) -> str:
         lines.append(f"{totals.player[:28]:<28} {totals.moves:5d} {totals.rated:5d} {100 * totals.error:8.2f}% "
                      f"{100 * rate:7.2f}% {totals.errors:6d} {totals.blunders:8d} {_percent(totals.luck)}")
     lines += ["", f"error: the best move's match-winning chance minus the played move's, both at "
-                  f"{_plies(analysis.plies)}, at the score of the game (the Tavli match equity table); = the move "
+                  f"{_plies(analysis.plies)}, at the score of the game (the {match_name} equity table); = the move "
                   "played is the best; forced moves are not rated. MWC lost: the errors' sum over the match.",
               f"? an error (over {analysis.error_mp:g} mp), ?? a blunder (over {analysis.blunder_mp:g} mp) of the "
               "error normalized to points: divided by half the spread between winning and losing a single game at that "

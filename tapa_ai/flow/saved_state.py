@@ -1,5 +1,6 @@
-"""The state a saved game holds: :func:`saved_state` reads a ``tapa-ai play`` save's match (and Tavli match),
-checked against its readable fields; :func:`check_results` checks a match's results against its score.
+"""The state a saved game holds: :func:`saved_state` reads a ``tapa-ai play`` save's match (and a rotation's
+match: ``rotation_match``, or ``tavli`` in saves written before rotations were data), checked against its readable
+fields; :func:`check_results` checks a match's results against its score.
 
 These are the state checks of :func:`tapa_ai.analysis.records.read_saved`, the one reader of saved files
 (``tapa-ai play --load``, ``tapa-ai analyse``, the engine's ``analyse``), which checks the file's shape by the
@@ -17,48 +18,59 @@ from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, Position
 from .match import MatchState
 from .snapshots import SNAPSHOT_VERSION, SnapshotError
-from .tavli import TavliMatch
+from .rotation import RotationMatch
 
-__all__ = ["saved_state", "readable_fields", "check_results", "match_at"]
+__all__ = ["ROTATION_KEYS", "saved_state", "readable_fields", "check_results", "match_at"]
+
+ROTATION_KEYS = ("rotation_match", "tavli")
+"""The keys of a save that hold a rotation's match (with ``match``, its current game): ``rotation_match`` (a
+:meth:`~tapa_ai.flow.rotation.RotationMatch.to_dict` snapshot less ``match``, format ``tapa-ai/rotation``), and
+``tavli``, what saves of a Tavli match held before rotations were data (format ``tapa-ai/tavli``), still read."""
 
 
-def saved_state(data: dict, where: str) -> tuple[MatchState | TavliMatch, Optional[Position]]:
-    """The match of a ``tapa-ai play`` save of the declared shape (a :class:`TavliMatch` for a Tavli match) and
-    where its current game began when not at its variant's start (``start``, else None).
+def saved_state(data: dict, where: str) -> tuple[MatchState | RotationMatch, Optional[Position]]:
+    """The match of a ``tapa-ai play`` save of the declared shape (a :class:`RotationMatch` for a rotation's
+    match, :data:`ROTATION_KEYS`) and where its current game began when not at its variant's start (``start``,
+    else None).
 
     With ``match``: that state, which the readable fields (``variant``, ``score``, ``position`` ...), where
     present, must agree with; without it (a hand-written file): a match at ``position``."""
-    tavli = None
+    rotation = None
+    keys = [key for key in ROTATION_KEYS if key in data]
+    if len(keys) > 1:
+        raise SnapshotError(f"{where}: both {' and '.join(repr(key) for key in keys)}: a save holds one rotation's "
+                            "match ('rotation_match'; 'tavli' in older saves)")
     if "match" in data:
-        if "tavli" in data:
+        if keys:
+            key = keys[0]
             try:
-                tavli = TavliMatch.from_dict({**data["tavli"], "match": data["match"]}, f"{where}.tavli")
+                rotation = RotationMatch.from_dict({**data[key], "match": data["match"]}, f"{where}.{key}")
             except RulesError as error:
-                raise SnapshotError(str(error).replace(f"{where}.tavli.match", f"{where}.match")) from None
-            match = tavli.match
+                raise SnapshotError(str(error).replace(f"{where}.{key}.match", f"{where}.match")) from None
+            match = rotation.match
         else:
             match = MatchState.from_dict(data["match"], f"{where}.match")
-        _check_summary(data, match, where, tavli)
+        _check_summary(data, match, where, rotation)
         check_results(match, f"{where}.match")
     else:
-        for key in ("tavli", "history"):
+        for key in (*keys, "history"):
             if key in data:
-                raise SnapshotError(f"{where}.{key}: a saved {'Tavli match' if key == 'tavli' else 'history'} "
+                raise SnapshotError(f"{where}.{key}: a saved {'history' if key == 'history' else 'rotation match'} "
                                     "needs 'match' (the state of the current game)")
         if "position" not in data:
             raise SnapshotError(f"{where}: needs 'match' (the whole state) or at least 'position'")
         match = match_at(data["position"], data, where)
     start = None
     if data.get("start") is not None:
-        if tavli is not None:
-            raise SnapshotError(f"{where}.start: every game of a Tavli match begins at its variant's start")
+        if rotation is not None:
+            raise SnapshotError(f"{where}.start: every game of a rotation's match begins at its variant's start")
         start = position_from_json(data["start"], f"{where}.start")
         if start.rules != match.rules:
             raise SnapshotError(f"{where}.start: a {start.rules.name} position, but the game is {match.rules.name}")
         if match.game.history and match.game.history[0].action == "opening":
             raise SnapshotError(f"{where}.start: a game that begins with an opening roll begins at its variant's "
                                 "start position")
-    return (tavli if tavli is not None else match), start
+    return (rotation if rotation is not None else match), start
 
 
 def readable_fields(match: MatchState) -> dict[str, Any]:
@@ -78,14 +90,14 @@ def readable_fields(match: MatchState) -> dict[str, Any]:
     }
 
 
-def _check_summary(data: dict, match: MatchState, where: str, tavli=None) -> None:
+def _check_summary(data: dict, match: MatchState, where: str, rotation: Optional[RotationMatch] = None) -> None:
     """The readable fields of a save, where present, must say what its ``match`` says."""
     for key, value in readable_fields(match).items():
         if key not in data or data[key] == value:
             continue
-        if key == "variant" and tavli is not None:
+        if key == "variant" and rotation is not None:
             raise SnapshotError(f"{where}.variant: {quoted(data['variant'], 40)} disagrees with {where}.match (game "
-                                f"{match.game_number} of the Tavli match, {value})")
+                                f"{match.game_number} of the {rotation.rotation.name} match, {value})")
         if key == "cube" and data[key] == {"value": 1} and value == {"value": 1, "owner": None}:
             continue
         raise SnapshotError(f"{where}.{key}: {quoted(data[key], 60)} disagrees with {where}.match "

@@ -1,5 +1,6 @@
-"""``tapa-ai play``: a game or a match against any bot in the terminal (docs/play.md), or a Tavli match
-(``--tavli N``: Portes, Plakoto, Fevga in turn, :meth:`PlaySession.tavli`).
+"""``tapa-ai play``: a game or a match against any bot in the terminal (docs/play.md), or a rotation's match
+(``--tavli N``: Portes, Plakoto, Fevga in turn; ``--tabla N``: backgammon, Gul Bara, Tapa; ``--rotation GAMES
+--length N``; :meth:`PlaySession.rotation_match`).
 
 - :mod:`.session`: :class:`PlaySession`, the session's state and the input loop over injected text streams,
   composed of :class:`~.turns.Turns` (playing on to the human's next decision: dice, bot, move entry),

@@ -127,33 +127,37 @@ class Advisor:
         self._analyzer = analyzer
         return analyzer
 
-    # -- the score of a Tavli match ----------------------------------------------------------------
+    # -- the score of a rotation's match --------------------------------------------------------------
     def class_values(self, analyzer, side: str, context) -> Optional[np.ndarray]:
-        """(K,) what each outcome class of the game is worth to ``side`` as match-winning chances at the Tavli
-        match's score (``context``: a :class:`~tapa_ai.flow.tavli.TavliContext`), as the engine protocol's
-        ``"tavli"`` key ranks moves; None outside a Tavli match."""
+        """(K,) what each outcome class of the game is worth to ``side`` as match-winning chances at the score of
+        a rotation's match (``context``: a :class:`~tapa_ai.flow.rotation.RotationContext`; the rotation's match
+        equity table), as the engine protocol ranks moves at a match's score; None outside a rotation's match."""
         if context is None:
             return None
-        from ..cube.tavli_met import tavli_met
+        from ..cube.rotation_met import rotation_met
 
         away, opponent_away = context.away(side)
-        return tavli_met().class_values(analyzer.points, [away], [opponent_away], context.game - 1)[0]
+        return rotation_met(context.rotation).class_values(analyzer.points, [away], [opponent_away],
+                                                           context.rotation.index(context.game))[0]
 
     @staticmethod
     def _score_words(context, side: str, viewer: str) -> str:
         away, opponent_away = context.away(side)
         who = "you" if side == viewer else side
-        return (f"game {context.game} of a Tavli match to {context.length}, {who} need{'' if who == 'you' else 's'} "
+        from .board import rotation_match_name
+
+        return (f"game {context.game} of a {rotation_match_name(context.rotation)} to {context.length}, {who} "
+                f"need{'' if who == 'you' else 's'} "
                 f"{away}, the other side {opponent_away}")
 
     def _before_the_cube(self, joint: str) -> str:
         """`` before the cube`` (after ``joint``) where the game has a doubling cube: its equities are cubeless;
-        nothing in a game without one (plakoto, portes, fevga, narde, a Tavli match's games)."""
+        nothing in a game without one (plakoto, portes, fevga, narde, a rotation's games)."""
         return f"{joint}before the cube" if self.rules.cube else ""
 
     # -- moves ---------------------------------------------------------------------------------
     def hint(self, position: Position, dice: tuple[int, int], count: int = 5, context=None) -> list[str]:
-        """The best ``count`` moves for the side to move, best first, with equities and win chances; in a Tavli
+        """The best ``count`` moves for the side to move, best first, with equities and win chances; in a rotation's
         match (``context``) ranked by the match-winning chance at its score."""
         analyzer = self.analyzer()
         values = self.class_values(analyzer, position.turn, context)
@@ -186,7 +190,7 @@ class Advisor:
 
     def evaluation(self, position: Position, viewer: str, context=None) -> list[str]:
         """The network's evaluation of ``position`` before its side to move rolls, from ``viewer``'s view (in a
-        Tavli match, ``context``, with ``viewer``'s match-winning chance at the score)."""
+        match (Tavli, Tabla ...), ``context``, with ``viewer``'s match-winning chance at the score)."""
         analyzer = self.analyzer()
         probabilities, equity, exact = analyzer.evaluate(position)
         values = self.class_values(analyzer, position.turn, context)
@@ -205,7 +209,7 @@ class Advisor:
 
     def review(self, position: Position, dice: tuple[int, int], played: Position, mover: str,
                context=None) -> list[str]:
-        """How the network ranks the move a side played from ``position`` (reaching ``played``); in a Tavli match
+        """How the network ranks the move a side played from ``position`` (reaching ``played``); in a rotation's match
         (``context``) by the match-winning chance at its score."""
         analyzer = self.analyzer()
         values = self.class_values(analyzer, position.turn, context)

@@ -28,6 +28,8 @@ from typing import Optional, TextIO
 from ..rules.turns import decision_numbers, describe_stage
 from ..rules.position import Position, other
 from ..rules.reference import mother_is_pinned
+from ..analysis.records import rotation_match_name
+from ..rules.rotations import Rotation
 
 ROWS = 5
 """Cells per point drawn; a taller stack shows its count in the last cell."""
@@ -96,8 +98,9 @@ class BoardInfo:
     score: tuple[int, int] = (0, 0)
     match_length: int = 0
     game_number: int = 1
-    tavli: bool = False
-    """A Tavli match (docs/rules.md 9): the footer names the game's variant and the next one."""
+    rotation: Optional[Rotation] = None
+    """The rotation of a rotation's match (Tavli, Tabla ...; docs/rules.md 9): the footer names it, the game's
+    variant and the next one."""
 
 
 def _cells(stack: str, palette: Palette) -> list[str]:
@@ -230,12 +233,10 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
     lines = []
     x, o = info.score
     mine, theirs = (x, o) if human == "X" else (o, x)
-    if info.tavli:
-        from ..flow.tavli import tavli_variant
-
-        number = info.game_number
-        score = (f"game {number} {tavli_variant(number)} (next {tavli_variant(number + 1)}), Tavli match to "
-                 f"{info.match_length}: you {mine}, {other(human)} {theirs}")
+    if info.rotation is not None:
+        number, rotation = info.game_number, info.rotation
+        score = (f"game {number} {rotation.variant(number)} (next {rotation.variant(number + 1)}), "
+                 f"{rotation_match_name(rotation)} to {info.match_length}: you {mine}, {other(human)} {theirs}")
     elif info.match_length:
         score = f"game {info.game_number}, match to {info.match_length}: you {mine}, {other(human)} {theirs}"
     else:

@@ -6,18 +6,17 @@ import argparse
 from typing import Optional, TextIO
 
 from ..cube.met import MAX_MATCH_LENGTH
-from ..cube.tavli_met import check_tavli_length
 from ..errors import TapaError
 from ..rules.options import VARIANTS, RuleOptions, variant_rules
 from ..quoting import quoted
+from ..analysis.cli_analyse import default_rotation_bot
 from .advice import Advisor, default_advisor_spec
+from .board import rotation_match_name
 from .saves import SavedGame, game_summary, load_game, read_file
 from .session import PlaySession
 
 DEFAULT_PLIES = 1
 """Search depth of the default bot (the shipped network of the variant)."""
-DEFAULT_TAVLI_BOT = "net:tavli@1ply"
-"""The default opponent of a Tavli match: the shipped networks of its three games at 1 ply."""
 
 
 def add_parser(subparsers) -> None:
@@ -32,8 +31,15 @@ def add_parser(subparsers) -> None:
     play.add_argument("--match-length", type=int, default=0, metavar="N",
                       help="play a match to N points (default 0: money play, game after game)")
     play.add_argument("--tavli", type=int, metavar="N", help="play a Tavli match to N points: Portes, Plakoto and "
-                      "Fevga in turn, no cube (docs/rules.md 9); --bot then takes a Tavli player spec (default "
-                      f"{DEFAULT_TAVLI_BOT}; tavli:PORTES,PLAKOTO,FEVGA, or one spec for all three)")
+                      "Fevga in turn, no cube (docs/rules.md 9); --bot then takes a rotation player spec (default "
+                      "net:tavli@1ply; tavli:PORTES,PLAKOTO,FEVGA, or one spec for all three)")
+    play.add_argument("--tabla", type=int, metavar="N", help="play a Tabla match to N points: backgammon, Gul Bara "
+                      "and Tapa in turn, no cube (docs/rules.md 10.4); --bot: net:tabla@1ply (default), "
+                      "tabla:BACKGAMMON,GULBARA,TAPA, or one spec for all three")
+    play.add_argument("--rotation", metavar="GAMES", help="play a match of any rotation to --length N points: a "
+                      "preset (tavli, tabla) or the games comma-separated (backgammon,gulbara,tapa); --bot: "
+                      "net:rotation@1ply (default), rotation:SPEC1,SPEC2,..., or one spec for all")
+    play.add_argument("--length", type=int, metavar="N", help="the points of a --rotation match")
     play.add_argument("--seed", type=int, default=None, help="seed of the dice and the bot (default: random, shown)")
     play.add_argument("--as", dest="human", choices=["X", "O"], default="X", help="the side you play (default X)")
     play.add_argument("--advisor", metavar="SPEC", help="network behind hint and eval: net:PATH[@Nply] or none "
@@ -53,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
     return launch(variant=args.variant, bot=args.bot, match_length=args.match_length, seed=args.seed,
                   human=args.human, no_color=args.no_color, advisor=args.advisor, load=args.load,
-                  show_eval=args.show_eval, tavli=args.tavli, level=args.level)
+                  show_eval=args.show_eval, tavli=args.tavli, tabla=args.tabla, rotation=args.rotation,
+                  length=args.length, level=args.level)
 
 
 class LaunchError(TapaError, ValueError):
@@ -103,38 +110,43 @@ def no_network_note(rules: RuleOptions) -> str:
 def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_length: int = 0,
            seed: Optional[int] = None, human: str = "X", no_color: bool = False, advisor: Optional[str] = None,
            load: Optional[str] = None, show_eval: bool = False, input: Optional[TextIO] = None,
-           output: Optional[TextIO] = None, tavli: Optional[int] = None, level: Optional[str] = None) -> int:
+           output: Optional[TextIO] = None, tavli: Optional[int] = None, tabla: Optional[int] = None,
+           rotation: Optional[str] = None, length: Optional[int] = None, level: Optional[str] = None) -> int:
     """Build and run a session; returns the exit code (130 for Ctrl-C). Bad options raise a
     :class:`~tapa_ai.errors.TapaError` (:class:`LaunchError`, a ``BotError``, ``SaveError``, ``RulesError``):
     ``tapa-ai`` prints it as one line, exit code 2."""
     from ..bots.search import NetBot
     from ..bots.spec import make_bot
 
-    if tavli is not None and (variant or match_length):
-        raise LaunchError(f"--tavli {tavli} plays Portes, Plakoto and Fevga in turn to {tavli} points: it takes no "
-                          f"{'--variant' if variant else '--match-length'}")
-    if tavli is not None:
-        check_tavli_length(tavli, f"--tavli {tavli}", LaunchError)
+    asked = _asked_rotation(tavli, tabla, rotation, length)
+    if asked is not None and (variant or match_length):
+        the_rotation, points, option = asked
+        raise LaunchError(f"{option} plays {_games_words(the_rotation)} in turn to {points} point"
+                          f"{'s' if points != 1 else ''}: it takes no {'--variant' if variant else '--match-length'}")
     if seed is not None and not 0 <= seed < 2**64:  # what a save holds (tapa_ai/schemas/saved_game.json)
         raise LaunchError(f"--seed {quoted(seed)}: must be an integer 0 to 2^64-1")
     saved = load_game(read_file(load), "file") if load else None
-    if saved is not None and saved.is_tavli:
+    if saved is not None and saved.is_rotation:
+        held = saved.match
+        holds = f"{load} holds a {rotation_match_name(held.rotation)} to {held.length}"
         if variant or match_length:
-            raise LaunchError(f"{load} holds a Tavli match to {saved.match.length}: it takes no "
-                              f"{'--variant' if variant else '--match-length'}")
-        if tavli is not None and tavli != saved.match.length:
-            raise LaunchError(f"--tavli {tavli} but {load} holds a Tavli match to {saved.match.length}")
-        tavli = saved.match.length
-    elif saved is not None and tavli is not None:
-        raise LaunchError(f"--tavli {tavli} but {load} holds a {saved.rules.name} "
+            raise LaunchError(f"{holds}: it takes no {'--variant' if variant else '--match-length'}")
+        if asked is not None and asked[0] != held.rotation:
+            raise LaunchError(f"{asked[2]} but {holds} ({held.rotation.describe()})")
+        if asked is not None and asked[1] != held.length:
+            raise LaunchError(f"{asked[2]} but {holds}")
+        asked = (held.rotation, held.length, "")
+    elif saved is not None and asked is not None:
+        raise LaunchError(f"{asked[2]} but {load} holds a {saved.rules.name} "
                           f"{'money session' if not saved.match.length else f'match to {saved.match.length}'}, "
-                          "not a Tavli match")
-    if level is not None and tavli is not None:
-        bot = f"{bot or 'net:tavli'},level={level}"
-    if tavli is not None:
-        return _launch_tavli(tavli, bot or (saved.bot if saved is not None else None), seed=seed, human=human,
-                             no_color=no_color, advisor=advisor, saved=saved, load=load, show_eval=show_eval,
-                             input=input, output=output)
+                          "not a rotation's match")
+    if asked is not None:
+        the_rotation, points, _ = asked
+        if level is not None:
+            bot = f"{bot or default_rotation_bot(the_rotation).partition('@')[0]},level={level}"
+        return _launch_rotation(the_rotation, points, bot or (saved.bot if saved is not None else None), seed=seed,
+                                human=human, no_color=no_color, advisor=advisor, saved=saved, load=load,
+                                show_eval=show_eval, input=input, output=output)
     rules = choose_rules(variant, bot, saved)
     if not 0 <= match_length <= MAX_MATCH_LENGTH:  # the match equity tables' reach, and what a save holds
         raise LaunchError(f"--match-length {quoted(match_length)}: must be 0 (money play) to {MAX_MATCH_LENGTH}")
@@ -185,44 +197,78 @@ def _run(session: PlaySession, saved: Optional[SavedGame], load: Optional[str], 
         return 130
 
 
-def tavli_advisors(player, advisor: Optional[str]) -> dict[str, Advisor]:
-    """The advisor of each game of a Tavli match: ``--advisor none``; a Tavli spec of networks
-    (``net:tavli@0ply``, ``tavli:net:A,net:B,net:C``); else the player's network for the game when it is one,
-    else the game's shipped network (``net:backgammon`` for Portes)."""
-    from ..bots.search import NetBot
-    from ..bots.tavli import tavli_specs
-    from ..flow.tavli import TAVLI_ROTATION, tavli_rules
+def _asked_rotation(tavli, tabla, rotation, length) -> Optional[tuple]:
+    """(rotation, length, option) of ``--tavli N``, ``--tabla N`` or ``--rotation GAMES --length N``
+    (:func:`tapa_ai.arena.cli_match.rotation_and_length`, as ``tapa-ai match`` reads them), None when none is
+    given; :class:`LaunchError`, one line, for anything else."""
+    from ..arena.cli_match import rotation_and_length
+    from ..cube.rotation_met import check_match_length
 
-    rules = {variant: tavli_rules(number) for number, variant in enumerate(TAVLI_ROTATION, start=1)}
+    if all(value is None for value in (tavli, tabla, rotation, length)):
+        return None
+    for option, value in (("--tavli", tavli), ("--tabla", tabla), ("--length", length)):
+        if value is not None and not value:  # 0: a length, not an option left out
+            check_match_length(value, f"{option} {value}", LaunchError)
+    if rotation is not None and not rotation.strip():
+        from ..rules.rotations import RotationError, parse_rotation
+
+        try:
+            parse_rotation(rotation)
+        except RotationError as error:
+            raise LaunchError(f"--rotation {quoted(rotation)}: {error}") from None
+    options = argparse.Namespace(tavli=tavli, tabla=tabla, rotation=rotation, length=length)
+    return rotation_and_length(options, LaunchError)
+
+
+def _games_words(rotation) -> str:
+    """``Portes, Plakoto and Fevga``: a rotation's games for people."""
+    from ..rules.options import REGISTRY
+
+    titles = [REGISTRY[variant].title for variant in rotation.variants]
+    return titles[0] if len(titles) == 1 else f"{', '.join(titles[:-1])} and {titles[-1]}"
+
+
+def rotation_advisors(player, advisor: Optional[str]) -> dict[str, Advisor]:
+    """The advisor of each variant of a rotation's match: ``--advisor none``; a rotation spec of networks
+    (``net:tabla@0ply``, ``tavli:net:A,net:B,net:C``, ``rotation:...``); else the player's network for the variant
+    when it is one, else the variant's shipped network (``net:backgammon`` for Portes)."""
+    from ..bots.rotation import rotation_specs
+    from ..bots.search import NetBot
+
+    rotation = player.rotation
+    rules = {variant: rotation.rules_of(variant) for variant in rotation.distinct}
     if advisor == "none":
         return {variant: Advisor(None, rules[variant], why_none="advice is off (--advisor none)")
-                for variant in TAVLI_ROTATION}
+                for variant in rules}
     if advisor:
-        return {variant: Advisor(spec, rules[variant]) for variant, spec in zip(TAVLI_ROTATION, tavli_specs(advisor))}
+        return {variant: Advisor(spec, rules[variant]) for variant, spec in rotation_specs(advisor, rotation).items()}
     advisors = {}
-    for variant in TAVLI_ROTATION:
+    for variant in rules:
         bot = player.bot(variant)
         if isinstance(bot, NetBot):
             advisors[variant] = Advisor(bot, rules[variant])
         else:
             advisors[variant] = Advisor(default_advisor_spec(variant), rules[variant],
-                                        why_none=f"no network for {variant}: give --advisor net:tavli")
+                                        why_none=f"no network for {variant}: give --advisor "
+                                                 f"{default_rotation_bot(rotation).partition('@')[0]}")
     return advisors
 
 
-def _launch_tavli(length: int, bot: Optional[str], *, seed, human, no_color, advisor, saved, load, show_eval,
-                  input, output) -> int:
-    """``tapa-ai play --tavli N``: a Tavli match against the Tavli player ``bot``."""
-    from ..bots.tavli import make_tavli_player
+def _launch_rotation(rotation, length: int, bot: Optional[str], *, seed, human, no_color, advisor, saved, load,
+                     show_eval, input, output) -> int:
+    """``tapa-ai play --tavli N`` / ``--tabla N`` / ``--rotation GAMES --length N``: a rotation's match against the
+    rotation player ``bot``."""
+    from ..bots.rotation import make_rotation_player
 
-    player = make_tavli_player(bot or DEFAULT_TAVLI_BOT)
-    session = PlaySession.tavli(player, length, advisors=tavli_advisors(player, advisor), human=human, seed=seed,
-                                input=input, output=output, colour=False if no_color else None,
-                                show_eval=show_eval)
+    player = make_rotation_player(bot or default_rotation_bot(rotation), rotation)
     try:
+        session = PlaySession.rotation_match(player, length, advisors=rotation_advisors(player, advisor),
+                                             human=human, seed=seed, input=input, output=output,
+                                             colour=False if no_color else None, show_eval=show_eval)
         return _run(session, saved, load, [])
     finally:
         player.close()
 
 
-__all__ = ["add_parser", "run", "launch", "choose_rules", "default_bot_spec", "no_network_note", "LaunchError"]
+__all__ = ["add_parser", "run", "launch", "choose_rules", "default_bot_spec", "default_rotation_bot", "no_network_note",
+           "rotation_advisors", "LaunchError"]

@@ -54,10 +54,11 @@ def move_examples(rules) -> str:
 
 
 def loaded_variant(session) -> str:
-    """`` (plakoto) of a Tavli match to 3``: what game of a Tavli match a loaded file is at ("" for others)."""
-    if not session.is_tavli:
+    """`` (plakoto) of a Tavli match to 3``: what game of a rotation's match a loaded file is at ("" for
+    others)."""
+    if not session.is_rotation:
         return ""
-    return f" ({session.match.variant}) of a Tavli match to {session.match.length}"
+    return f" ({session.match.variant}) of a {session.match_name} to {session.match.length}"
 
 
 RESIGN_WORDS = {"single": "single", "normal": "single", "1": "single", "gammon": "gammon", "2": "gammon",
@@ -216,7 +217,7 @@ class Commands:
         turn = session.turn
         if game.phase == "move" and turn is not None:
             note = " (for the whole turn, from its start)" if turn.entered else ""
-            context = session.tavli_context()
+            context = session.rotation_context()
             advice(lambda: advisor.hint(turn.position, turn.dice, count, context), note)
         elif game.phase == "roll" and game.side_to_act == session.human and game.may_double:
             advice(lambda: advisor.cube(game.position, game.cube_value, game.cube_owner, session.match.match_score,
@@ -230,7 +231,7 @@ class Commands:
     def eval(self, _: str) -> None:
         session = self.session
         game = session.match.game
-        context = session.tavli_context()
+        context = session.rotation_context()
         try:
             session.advisor.analyzer()
         except AdviceUnavailable as error:
@@ -438,9 +439,9 @@ class Commands:
         score[SIDES.index(result.winner)] += over.points_won
         record = GameRecord(match.game_number, result.winner, result.kind, over.cube_value, over.points_won,
                             False, over.crawford)
-        state = match.match if session.is_tavli else match  # a Tavli match's MatchState
+        state = match.match if session.is_rotation else match  # a rotation's match's MatchState
         state = replace(state, game=over, score=(score[0], score[1]), results=state.results + (record,))
-        session.match = match.with_match(state) if session.is_tavli else state
+        session.match = match.with_match(state) if session.is_rotation else state
         session.resigned.add(match.game_number)
         session.turn = None
 

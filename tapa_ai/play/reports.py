@@ -43,7 +43,7 @@ class Reports:
             dice_left=turn.dice_left if turn is not None else None,
             cube_value=game.cube_value, cube_owner=game.cube_owner, cube_in_use=session.rules.cube,
             crawford=game.crawford, score=match.score, match_length=match.length,
-            game_number=match.game_number, tavli=session.is_tavli)
+            game_number=match.game_number, rotation=match.rotation if session.is_rotation else None)
         session.say()
         session.say(render_board(position, info, session.palette))
 
@@ -76,27 +76,27 @@ class Reports:
         session = self.session
         winner = session.match.winner
         x, o = session.match.score
-        what = "the Tavli match" if session.is_tavli else "the match"
-        if session.is_tavli:
-            session.say("Games: " + "; ".join(self._tavli_result(variant, record)
+        what = f"the {session.match_name}"
+        if session.is_rotation:
+            session.say("Games: " + "; ".join(self._rotation_result(variant, record)
                                               for variant, record in session.match.results) + ".")
         text = (f"You win {what} {max(x, o)}-{min(x, o)}!" if winner == session.human else
                 f"{winner} wins {what} {max(x, o)}-{min(x, o)}.")
         session.say(session.palette.bold(text))
 
-    def _tavli_result(self, variant: str, record) -> str:
-        """``2 plakoto: O +2 (a mother win)``: one finished game of a Tavli match."""
+    def _rotation_result(self, variant: str, record) -> str:
+        """``2 plakoto: O +2 (a mother win)``: one finished game of a rotation's match."""
         if record.winner is None:
             return f"{record.number} {variant}: a draw"
         return (f"{record.number} {variant}: {self.session.name_of(record.winner)} +{record.points} "
                 f"({kind_words(record.kind)})")
 
-    def tavli_game_text(self) -> str:
-        """The game of a Tavli match being played: its variant, the next one, the score and who opens it."""
+    def rotation_game_text(self) -> str:
+        """The game of a rotation's match being played: its variant, the next one, the score and who opens it."""
         session = self.session
         match = session.match
         number = match.game_number
-        line = (f"Game {number} of the Tavli match: {match.variant} (the next game is {match.next_variant}). "
+        line = (f"Game {number} of the {session.match_name}: {match.variant} (the next game is {match.next_variant}). "
                 f"{self.score_text()}.")
         previous = match.match.results[number - 2] if number > 1 and len(match.match.results) >= number - 1 \
             else None
@@ -114,8 +114,8 @@ class Reports:
         match = session.match
         x, o = match.score
         mine, theirs = (x, o) if session.human == "X" else (o, x)
-        if session.is_tavli:
-            return f"Score: you {mine}, {session.bot_side} {theirs} (Tavli match to {match.length})"
+        if session.is_rotation:
+            return f"Score: you {mine}, {session.bot_side} {theirs} ({session.match_name} to {match.length})"
         if match.length:
             return f"Score: you {mine}, {session.bot_side} {theirs} (match to {match.length})"
         return f"Score: you {mine}, {session.bot_side} {theirs} (money play, after {len(match.results)} " \

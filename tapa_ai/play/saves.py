@@ -12,18 +12,20 @@ The file (format ``tapa-ai/play``, version 1)::
      "match": {...MatchState.to_dict(): the whole state...},
      "rng": {"dice": {...}, "bot": {...}}}
 
-A Tavli match (``tapa-ai play --tavli N``) adds ``tavli``, its length and
-its finished games, each with its variant and whole game snapshot (history
-included); ``match`` and the fields before it are then the current game's
-(its variant, the match score, the game number)::
+A rotation's match (``tapa-ai play --tavli N``, ``--tabla N``, ``--rotation GAMES --length N``) adds
+``rotation_match``: its length, its rotation (:meth:`~tapa_ai.rules.rotations.Rotation.to_data`: a preset's
+name, ``"tavli"`` or ``"tabla"``, or the list of games) and its finished games, each with its variant and whole
+game snapshot (history included); ``match`` and the fields before it are then the current game's (its variant,
+the match score, the game number)::
 
-     "tavli": {"format": "tapa-ai/tavli", "version": 1, "length": 3,
-               "rotation": ["portes", "plakoto", "fevga"],
-               "played": [{"number": 1, "variant": "portes", "game": {...}}]}
+     "rotation_match": {"format": "tapa-ai/rotation", "version": 1, "length": 3, "rotation": "tabla",
+                        "played": [{"number": 1, "variant": "backgammon", "game": {...}}]}
 
-``tavli`` and ``match`` load together as a
-:class:`~tapa_ai.flow.tavli.TavliMatch` (:meth:`~tapa_ai.flow.tavli.TavliMatch.from_dict`:
-every game of its variant, the results, the score and the openers checked).
+``rotation_match`` and ``match`` load together as a
+:class:`~tapa_ai.flow.rotation.RotationMatch` (:meth:`~tapa_ai.flow.rotation.RotationMatch.from_dict`:
+every game of its variant, the results, the score and the openers checked). Saves of a Tavli match written
+before rotations were data hold the same under ``tavli`` (format ``tapa-ai/tavli``, ``"rotation": ["portes",
+"plakoto", "fevga"]``): they load as the Tavli rotation's match.
 
 ``match`` is the whole state (:meth:`tapa_ai.flow.MatchState.to_dict`)
 and is what loading uses; the fields before it are the same facts in
@@ -39,7 +41,7 @@ loads the same way; so do game and match snapshots (``tapa-ai/game``,
 Loading goes through :func:`tapa_ai.analysis.records.read_saved`, the one
 reader of saved files that ``tapa-ai analyse`` and the engine's ``analyse`` use
 too: the shape by the declared schema ``tapa_ai/schemas/saved_game.json``
-(``play_save``: Tavli and match lengths 1 to 25, scores, dice, moves as bounded
+(``play_save``: rotation and match lengths 1 to 25, scores, dice, moves as bounded
 strings, the generators' 128-bit states ...), then every game replayed through
 the rules. A file gets the same verdict from every command.
 """
@@ -56,7 +58,7 @@ from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
 from ..flow import GameState, MatchState
 from ..flow.saved_state import readable_fields
-from ..flow.tavli import TavliMatch
+from ..flow.rotation import RotationMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_to_json
 from ..rules.options import RuleOptions
@@ -77,8 +79,8 @@ class SaveError(TapaError, ValueError):
 class SavedGame:
     """What a save file holds."""
 
-    match: MatchState | TavliMatch
-    """The match (a :class:`~tapa_ai.flow.tavli.TavliMatch` for a Tavli match)."""
+    match: MatchState | RotationMatch
+    """The match (a :class:`~tapa_ai.flow.rotation.RotationMatch` for a rotation's match)."""
     human: Optional[str] = None
     """The side the human played (None: not said)."""
     bot: Optional[str] = None
@@ -96,13 +98,14 @@ class SavedGame:
         return self.match.rules
 
     @property
-    def is_tavli(self) -> bool:
-        return isinstance(self.match, TavliMatch)
+    def is_rotation(self) -> bool:
+        """A rotation's match (Tavli, Tabla, ...)."""
+        return isinstance(self.match, RotationMatch)
 
 
 def save_game(path: str | Path, saved: SavedGame) -> Path:
     """Write ``saved`` to ``path`` as JSON (atomically: a temporary file renamed)."""
-    match = saved.match.match if saved.is_tavli else saved.match
+    match = saved.match.match if saved.is_rotation else saved.match
     summary = readable_fields(match)
     del summary["history"]
     data: dict[str, Any] = {
@@ -117,13 +120,13 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
         "history": [event.to_dict() for event in match.game.history],
         "match": match.to_dict(),
     }
-    if saved.is_tavli:
-        tavli = saved.match.to_dict()
-        del tavli["match"]
-        data["tavli"] = tavli
+    if saved.is_rotation:
+        rotation = saved.match.to_dict()
+        del rotation["match"]  # it is the save's match
+        data["rotation_match"] = rotation
     if saved.rng is not None:
         data["rng"] = saved.rng
-    if saved.start is not None and not saved.is_tavli:
+    if saved.start is not None and not saved.is_rotation:
         data["start"] = position_to_json(saved.start)
     path = Path(path)
     temporary = path.with_name(path.name + ".tmp")

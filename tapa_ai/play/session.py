@@ -32,11 +32,13 @@ Decisions:
   refused, not run, and the question is asked again.
 - In money play each game is followed by "another game?"; a match goes on to
   the next game by itself until a side reaches the match length.
-- A Tavli match (docs/rules.md 9, :meth:`PlaySession.tavli`): :attr:`match` is a
-  :class:`~tapa_ai.flow.tavli.TavliMatch` instead of a ``MatchState`` (they
-  share the game actions); the current game's variant gives :attr:`rules`,
-  :attr:`bot` (the Tavli player's bot for it, choosing its moves by the match
-  score) and :attr:`advisor` (hints ranked by the match-winning chance).
+- A rotation's match (Tavli, Tabla or any list of games, docs/rules.md 9 and
+  10.4, :meth:`PlaySession.rotation_match`): :attr:`match` is a
+  :class:`~tapa_ai.flow.rotation.RotationMatch` instead of a ``MatchState``
+  (they share the game actions); the current game's variant gives
+  :attr:`rules`, :attr:`bot` (the rotation player's bot for it, choosing its
+  moves by the match score through the rotation's match equity table) and
+  :attr:`advisor` (hints ranked by the match-winning chance).
 
 The session holds the state (the match, the dice and the bot's generators,
 the move being entered, the undo stack) and the streams with the input loop;
@@ -58,12 +60,12 @@ import numpy as np
 
 from ..bots.base import Bot
 from ..flow import MatchState
-from ..flow.tavli import TAVLI_ROTATION, TavliContext, TavliMatch, tavli_rules
+from ..flow.rotation import RotationContext, RotationMatch
 from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, other
 from ..quoting import quoted
 from .advice import AdviceUnavailable, Advisor
-from .board import Palette, colour_wanted
+from .board import Palette, colour_wanted, rotation_match_name
 from .commands import COMMANDS, Commands, Question, QuitSession, move_examples
 from .moves import TurnInProgress
 from .reports import Reports
@@ -87,7 +89,8 @@ class PlaySession:
         bot.check_rules(rules)
         self._bot = bot
         self.player = None
-        """The Tavli player (:class:`~tapa_ai.bots.tavli.TavliPlayer`) of a Tavli session, else None."""
+        """The rotation's player (:class:`~tapa_ai.bots.rotation.RotationPlayer`) of a rotation's match, else
+        None."""
         self.human = human
         self.input = input if input is not None else sys.stdin
         self.output = output if output is not None else sys.stdout
@@ -97,11 +100,11 @@ class PlaySession:
         self._use_input_builtin = interactive and self.input is sys.stdin and self.output is sys.stdout
         self.show_eval = show_eval
         self.advisors: dict[str, Advisor] = {rules.name: advisor if advisor is not None else Advisor(None, rules)}
-        """The advisor of each variant played (one, but for a Tavli match)."""
+        """The advisor of each variant played (one, but for a rotation's match: one per variant of it)."""
         self.seed = int(seed) if seed is not None else secrets.randbelow(2**31)
         self.dice_rng = np.random.default_rng([self.seed, 0])
         self.bot_rng = np.random.default_rng([self.seed, 1])
-        self.match: MatchState | TavliMatch = MatchState.new(rules, match_length)
+        self.match: MatchState | RotationMatch = MatchState.new(rules, match_length)
         self.turn: Optional[TurnInProgress] = None
         """The human's move being entered (None while not the human's move)."""
         self.undo_stack: list[UndoSnapshot] = []
@@ -123,29 +126,36 @@ class PlaySession:
         self.commands = Commands(self)
 
     @classmethod
-    def tavli(cls, player, length: int, *, advisors: Optional[dict[str, Advisor]] = None,
-              **options) -> "PlaySession":
-        """A Tavli match to ``length`` points (docs/rules.md 9) against ``player``, a
-        :class:`~tapa_ai.bots.tavli.TavliPlayer`; ``advisors``: an :class:`Advisor` per variant of the rotation
-        (default: none). ``options`` as for the constructor (``human``, ``seed``, the streams ...)."""
-        from ..cube.tavli_met import check_tavli_length
+    def rotation_match(cls, player, length: int, *, advisors: Optional[dict[str, Advisor]] = None,
+                       **options) -> "PlaySession":
+        """A match to ``length`` points of ``player``'s rotation (Tavli, Tabla, ...; docs/rules.md 9) against
+        ``player``, a :class:`~tapa_ai.bots.rotation.RotationPlayer`; ``advisors``: an :class:`Advisor` per
+        variant of the rotation (default: none). ``options`` as for the constructor (``human``, ``seed``, the
+        streams ...)."""
+        from ..cube.rotation_met import check_match_length
 
-        check_tavli_length(length, f"Tavli match length {quoted(length)}", ValueError)
-        first = tavli_rules(1)
+        rotation = player.rotation
+        check_match_length(length, f"{rotation_match_name(rotation)} length {quoted(length)}", ValueError)
+        first = rotation.rules(1)
         session = cls(first, player.bot(first.name), **options)
         session.player = player
-        session.match = TavliMatch.new(length)
+        session.match = RotationMatch.new(length, rotation)
         advisors = advisors or {}
-        session.advisors = {variant: advisors.get(variant) or Advisor(None, tavli_rules(number),
+        session.advisors = {variant: advisors.get(variant) or Advisor(None, rotation.rules_of(variant),
                                                                       why_none="no advisor for this game")
-                            for number, variant in enumerate(TAVLI_ROTATION, start=1)}
+                            for variant in rotation.distinct}
         return session
 
     # ------------------------------------------------------------------ the game being played
     @property
-    def is_tavli(self) -> bool:
-        """The session plays a Tavli match."""
-        return isinstance(self.match, TavliMatch)
+    def is_rotation(self) -> bool:
+        """The session plays a rotation's match."""
+        return isinstance(self.match, RotationMatch)
+
+    @property
+    def match_name(self) -> str:
+        """``Tavli match``, ``Tabla match``, ``rotation match`` (a custom rotation's), else ``match``."""
+        return rotation_match_name(self.match.rotation) if self.is_rotation else "match"
 
     @property
     def rules(self):
@@ -154,12 +164,12 @@ class PlaySession:
 
     @property
     def bot(self) -> Bot:
-        """The bot playing the current game (a Tavli player's bot for the game's variant)."""
+        """The bot playing the current game (a rotation player's bot for the game's variant)."""
         return self.player.bot(self.rules.name) if self.player is not None else self._bot
 
     @property
     def bot_label(self) -> str:
-        """The opponent as named to the player: the Tavli player's spec, else the bot's name."""
+        """The opponent as named to the player: the rotation player's spec, else the bot's name."""
         return self.player.spec if self.player is not None else self.bot.name
 
     @property
@@ -167,20 +177,21 @@ class PlaySession:
         """The advisor of the game being played."""
         return self.advisors[self.rules.name]
 
-    def tavli_context(self) -> Optional[TavliContext]:
-        """Where the current game stands in the Tavli match (None: not a Tavli match)."""
-        return TavliContext.of(self.match) if self.is_tavli else None
+    def rotation_context(self) -> Optional[RotationContext]:
+        """Where the current game stands in the rotation's match (None: not a rotation's match)."""
+        return RotationContext.of(self.match) if self.is_rotation else None
 
     def score_for(self, side: str):
-        """The match score as the bot plays by it (a :class:`~tapa_ai.cube.tavli_met.TavliScore` seen from
-        ``side``, the mover), or None outside a Tavli match."""
-        context = self.tavli_context()
+        """The match score as the bot plays by it (a :class:`~tapa_ai.cube.rotation_met.RotationScore` of the
+        rotation's table seen from ``side``, the mover), or None outside a rotation's match."""
+        context = self.rotation_context()
         if context is None:
             return None
-        from ..cube.tavli_met import TavliScore, tavli_met
+        from ..cube.rotation_met import RotationScore, rotation_met
 
         away, opponent_away = context.away(side)
-        return TavliScore(tavli_met(), [away], [opponent_away], context.game - 1)
+        return RotationScore(rotation_met(context.rotation), [away], [opponent_away],
+                             context.rotation.index(context.game))
 
     # ------------------------------------------------------------------ sides and names
     @property
@@ -246,9 +257,9 @@ class PlaySession:
         """Say hello and play up to the human's first decision."""
         length = self.match.length
         kind = f"a match to {length} point{'s' if length != 1 else ''}" if length else "money play"
-        if self.is_tavli:
-            what = f"a Tavli match to {length} point{'s' if length != 1 else ''} ({', '.join(TAVLI_ROTATION)} in " \
-                   "turn, no cube)"
+        if self.is_rotation:
+            what = f"a {self.match_name} to {length} point{'s' if length != 1 else ''} " \
+                   f"({', '.join(self.match.rotation.variants)} in turn, no cube)"
         else:
             what = f"{self.rules.name}, {kind}"
         self.say(self.palette.bold(f"tapa-ai play: {what}. You are {self.human}, "
@@ -256,8 +267,8 @@ class PlaySession:
         self.say("Enter moves like " + move_examples(self.rules) + "; 'help' lists the commands.")
         for note in self.start_notes:
             self.say(note)
-        if self.is_tavli:
-            self.say(self.reports.tavli_game_text())
+        if self.is_rotation:
+            self.say(self.reports.rotation_game_text())
         self.turns.advance()
 
     @property
@@ -325,19 +336,22 @@ class PlaySession:
 
         Returns notes for the player (another bot, another side).
         """
-        if saved.is_tavli != self.is_tavli:
-            if saved.is_tavli:
-                raise SaveError(f"it is a Tavli match to {saved.match.length} and this session plays "
-                                f"{self.rules.name}; start tapa-ai play --load FILE")
-            raise SaveError(f"it is a {saved.rules.name} game and this session plays a Tavli match; start "
+        if saved.is_rotation != self.is_rotation:
+            if saved.is_rotation:
+                raise SaveError(f"it is a {rotation_match_name(saved.match.rotation)} to {saved.match.length} and "
+                                f"this session plays {self.rules.name}; start tapa-ai play --load FILE")
+            raise SaveError(f"it is a {saved.rules.name} game and this session plays a {self.match_name}; start "
                             "tapa-ai play --load FILE")
-        if not self.is_tavli and saved.rules != self.rules:  # a Tavli player plays every game of the rotation
+        if self.is_rotation and saved.match.rotation != self.match.rotation:  # the player plays this rotation
+            raise SaveError(f"it is a match of the rotation {saved.match.rotation.describe()} and this session "
+                            f"plays {self.match.rotation.describe()}; start tapa-ai play --load FILE")
+        if not self.is_rotation and saved.rules != self.rules:  # a rotation's player plays every game of it
             if saved.rules.name != self.rules.name:
                 raise SaveError(f"it is a {saved.rules.name} game and this session plays {self.rules.name}; "
                                 f"start tapa-ai play --variant {saved.rules.name} --load FILE")
             raise SaveError(f"its rule options differ from this session's {self.rules.name} rules")
         try:
-            if not self.is_tavli:
+            if not self.is_rotation:
                 self.bot.check_rules(saved.rules)
         except ValueError as error:
             raise SaveError(str(error)) from None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..flow import FlowError, MatchState
-from ..flow.tavli import TavliMatch
+from ..flow.rotation import RotationMatch
 from ..notation.move_text import MoveTextError, broken_rule, format_move
 from ..rules.position import Position
 from ..quoting import quoted
@@ -21,7 +21,7 @@ __all__ = ["UndoSnapshot", "BotMove", "Turns"]
 class UndoSnapshot:
     """The state before one of the human's move decisions (for ``undo``)."""
 
-    match: MatchState | TavliMatch
+    match: MatchState | RotationMatch
     dice_state: dict
     bot_state: dict
     last_bot_move: Optional["BotMove"]
@@ -133,9 +133,9 @@ class Turns:
         session.match = session.match.start_next_game()
         session.turn = None
         session.undo_stack.clear()
-        if session.is_tavli:
+        if session.is_rotation:
             session.last_bot_move = None  # eval reviews a move of this game, at its score
-            session.say(session.palette.bold(session.reports.tavli_game_text()))
+            session.say(session.palette.bold(session.reports.rotation_game_text()))
             return
         crawford = " This is the Crawford game: no doubling." if session.match.game.crawford else ""
         session.say(session.palette.bold(f"Game {session.match.game_number}. {session.reports.score_text()}.")
@@ -183,7 +183,7 @@ class Turns:
                         f"(on your board: {in_other_view(shown, session.rules.parallel)}).")
         session.last_bot_move = BotMove(position, dice, move.position, text)
         if session.show_eval and len(moves) > 1:
-            context = session.tavli_context()
+            context = session.rotation_context()
             session.reports.advice(lambda: session.advisor.review(position, dice, move.position, bot, context))
 
     def _bot_cube_decision(self, question: str) -> bool:
