@@ -176,11 +176,12 @@ def get(server, path):
 def test_the_variants_answer_lists_the_preset_rotations(server):
     status, answer = get(server, "/v1/variants")
     assert status == 200 and "tavli_rotation" not in answer
+    no_cube = {"cube": False, "crawford": False}
     assert answer["rotations"] == {
         "tavli": {"title": "Tavli (Portes, Plakoto, Fevga)", "games": ["portes", "plakoto", "fevga"],
-                  "met": "/model/tavli-met.json"},
+                  "rules": [{}, {}, {}], "met": "/model/tavli-met.json"},
         "tabla": {"title": "Tabla (Backgammon, Gul Bara, Tapa)", "games": ["backgammon", "gulbara", "tapa"],
-                  "met": "/model/tabla-met.json"}}
+                  "rules": [no_cube, {}, no_cube], "met": "/model/tabla-met.json"}}
 
 
 @pytest.mark.parametrize("path", ["/model/tabla-met.json", "/v1/rotation-met?rotation=tabla",

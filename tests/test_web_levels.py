@@ -174,7 +174,7 @@ def test_a_0_ply_level_at_a_tavli_score_plays_the_python_bots_choose_at_score(br
     """In a Tavli match the page's level values the moves by the match-winning chance at the score, with the noise
     in the match-winning chance of a point there, as the Python bot's choose_at_score (Portes with the backgammon
     model's levels, Plakoto with plakoto's)."""
-    from tapa_ai.cube.tavli_met import TavliScore, tavli_met
+    from tapa_ai.cube.rotation_met import RotationScore, rotation_met
     from tapa_ai.movegen.random_positions import mixed_positions
     from tapa_ai.notation import position_from_json
     from tapa_ai.rules import variant_rules
@@ -198,7 +198,7 @@ def test_a_0_ply_level_at_a_tavli_score_plays_the_python_bots_choose_at_score(br
         score = case["context"]["score"]
         away = 5 - (score["X"], score["O"])[mover]
         opponent_away = 5 - (score["X"], score["O"])[1 - mover]
-        tavli = TavliScore(tavli_met(), [away], [opponent_away], case["context"]["game"] - 1)
+        tavli = RotationScore(rotation_met("tavli"), [away], [opponent_away], case["context"]["game"] - 1)
         afterstates, row, bot = python_choice(
             f"net:{case['model']},level={case['level']},noise_seed={case['seed']},nobearoff",
             variant_rules(case["variant"]), case["position"], case["dice"], tavli)

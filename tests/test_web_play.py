@@ -102,7 +102,7 @@ def test_a_mistyped_url_parameter_is_said_on_the_page_with_what_was_used(browser
     open_board(browser, server, variant="fevgaa", seed=2)
     from tapa_ai.rules.options import REGISTRY
 
-    games = ", ".join([*REGISTRY, "tavli"])  # the page's menu: the server's registry, then the Tavli match
+    games = ", ".join([*REGISTRY, "tavli", "tabla"])  # the page's menu: the server's registry, then the rotations
     assert notices(browser) == [f'URL parameter variant="fevgaa" is not a game of the board ({games}): tapa is '
                                 'played instead.']
     assert games.startswith("tapa, plakoto, backgammon, portes, fevga, narde, gulbara")

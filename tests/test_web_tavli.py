@@ -1,6 +1,7 @@
 """The Tavli match on the web board (docs/web.md, docs/rules.md 9): games rotating Portes, Plakoto, Fevga to N points,
 no cube, the first game opened by an opening roll and the winner opening the next; the in-page bot plays by the
-score, valuing each outcome class by the Tavli match equity table the server serves (GET /model/tavli-met.json),
+score, valuing each outcome class by the Tavli rotation's match equity table the server serves (GET
+/model/tavli-met.json),
 and chooses as the Python bot's ``choose_at_score`` does. Headless Chromium as in tests/test_web.py (skipped with
 the install line where it is missing)."""
 
@@ -27,20 +28,21 @@ def server():
 
 
 def test_the_tavli_table_is_served_next_to_the_models(server):
-    from tapa_ai.cube.tavli_met import tavli_met
+    from tapa_ai.cube.rotation_met import rotation_met
 
     status, kind, body = get(server, "/model/tavli-met.json")
     assert status == 200 and kind.startswith("application/json")
     served = json.loads(body)
-    assert served["format"] == "tapa-ai-tavli-met" and served["rotation"] == list(ROTATION)
-    table = tavli_met()
+    assert served["format"] == "tapa-ai-rotation-met" and served["rotation"] == "tavli"
+    assert served["games"] == list(ROTATION)
+    table = rotation_met("tavli")
     assert served["max_away"] == table.max_away
     assert np.array_equal(np.asarray(served["table"]), table.table)  # every double, exactly
     # Not only the table round-tripped: its values, by the match flow played out with the measured rates
-    # (tests/test_tavli_met.py's oracle) and by hand (1-away each with an opening roll: a coin toss; index 0 of
+    # (tests/test_rotation_met.py's oracle) and by hand (1-away each with an opening roll: a coin toss; index 0 of
     # the side's away: the match won, of the opponent's: lost).
     from tapa_ai.cube.met import VARIANT_RATES
-    from tests.test_tavli_met import flow_equities
+    from tests.test_rotation_met import flow_equities
 
     cells = np.asarray(served["table"])  # [opener: side opens, receives, opening roll][game][away][opponent away]
     assert np.allclose(cells[2, :, 1, 1], 0.5)
@@ -63,7 +65,7 @@ def score_cases():
     from tapa_ai.bearoff.evaluate import bearoff_mask
     from tapa_ai.bots.base import one_position_afterstates
     from tapa_ai.bots.spec import make_bot
-    from tapa_ai.cube.tavli_met import TavliScore, tavli_met
+    from tapa_ai.cube.rotation_met import RotationScore, rotation_met
     from tapa_ai.movegen.random_positions import mixed_positions
     from tapa_ai.notation import position_from_json, position_to_json
     from tapa_ai.rules import variant_rules
@@ -88,15 +90,15 @@ def score_cases():
                 continue
             game = index + 1 + 3 * (i % 2)  # game 1 or 4 is Portes, 2 or 5 Plakoto, 3 or 6 Fevga
             rng_bot = np.random.default_rng(0)
-            at_score = int(bot.choose_at_score(afterstates, rng_bot, TavliScore(tavli_met(), [away], [opponent_away],
-                                                                                  game - 1))[0])
+            at_score = int(bot.choose_at_score(afterstates, rng_bot, RotationScore(rotation_met("tavli"), [away],
+                                                                                     [opponent_away], game - 1))[0])
             money = int(bot.choose(afterstates, rng_bot)[0])
             differs = at_score != money
             if (changed if differs else same) >= 3:
                 continue
             changed += differs
             same += not differs
-            values = tavli_met().class_values(bot.evaluator.points, [away], [opponent_away], game - 1)[0]
+            values = rotation_met("tavli").class_values(bot.evaluator.points, [away], [opponent_away], game - 1)[0]
             cases.append({"variant": variant, "position": data, "dice": list(dice), "differs": bool(differs),
                           "bearoff": bool(bearoff_mask(afterstates.positions).any()),
                           "context": {"length": length, "score": {"X": score[0], "O": score[1]}, "game": game},
@@ -115,8 +117,8 @@ def board(position):
 def test_the_pages_choice_at_a_tavli_score_is_the_python_bots_choose_at_score(browser, server):
     """Over positions of Portes, Plakoto and Fevga at Tavli scores, some where the score changes the Python bot's
     move from its money-play move: the page values each outcome class as the table does (its class values are the
-    Python table's) and plays the same move as ``Bot.choose_at_score`` (the engine's ``best_move`` with ``tavli``
-    too); without the score, the page plays the money move."""
+    Python table's) and plays the same move as ``Bot.choose_at_score`` (the engine's ``best_move`` with ``tavli``,
+    the Tavli rotation's short form of ``rotation_match``, too); without the score, the page plays the money move."""
     open_board(browser, server, variant="tavli", length=5, seed=1)
     cases = score_cases()
     assert {case["variant"] for case in cases} == set(ROTATION)
@@ -181,7 +183,7 @@ def drive_match(driver, limit=12):
         "  if (phase !== 'over') { await sleep(5); continue; }"
         "  const s = tapaWeb.state, record = s.games[s.games.length - 1];"
         "  games.push({variant: s.variant, board: document.body.dataset.variant, paths: $('board').dataset.paths || '',"
-        "   info: $('tavli-info').textContent, score: $('score').textContent, title: $('game-over-title').textContent,"
+        "   info: $('rotation-info').textContent, score: $('score').textContent, title: $('game-over-title').textContent,"
         "   text: $('game-over-text').textContent, next: $('next-game').textContent, log: s.log.slice(),"
         "   record: JSON.parse(JSON.stringify(record)), match: JSON.parse(JSON.stringify(s.match)),"
         "   header: $('moves-value').textContent, label: $('chances-label').textContent});"
@@ -204,7 +206,7 @@ def test_a_tavli_match_rotates_the_games_scores_them_and_ends_with_the_winner(br
     open_board(browser, server, variant="tavli", length=3, seed=4)
     assert browser.execute_script("return document.getElementById('variant').value") == "tavli"
     assert browser.execute_script("return document.getElementById('match-length').value") == "3"
-    info = browser.find_element("id", "tavli-info")
+    info = browser.find_element("id", "rotation-info")
     assert info.is_displayed()
     opened = r"^Game 1 of the Tavli match: Portes\. [XO] opens: won the opening roll \d-\d\. "
     assert re.match(opened, info.text), info.text
@@ -254,9 +256,10 @@ def test_a_tavli_match_rotates_the_games_scores_them_and_ends_with_the_winner(br
     assert "The match is over: " + ("you win" if winner == "X" else "the bot wins") in last["info"]
     assert last["next"] == "New Tavli match"
     # The saved match: its length, score, winner and games with their variants; each game a tapa-ai/games record.
-    record = browser.execute_script("return tapaWeb.tavliRecord()")
-    assert record["format"] == "tapa-ai/tavli-match" and record["length"] == 3 and record["score"] == score
-    assert record["winner"] == winner and record["rotation"] == list(ROTATION)
+    record = browser.execute_script("return tapaWeb.rotationRecord()")
+    assert record["format"] == "tapa-ai/rotation-match" and record["version"] == 1
+    assert record["length"] == 3 and record["score"] == score
+    assert record["winner"] == winner and record["rotation"] == "tavli"  # Rotation.to_data: the preset's name
     assert [game["variant"] for game in record["games"]] == [ROTATION[i % 3] for i in range(len(games))]
     for game in record["games"]:
         path = tmp_path / f"game{game['number']}.json"
@@ -286,7 +289,7 @@ def test_a_drawn_game_scores_nothing_and_the_next_game_opens_with_an_opening_rol
     next_game(browser)
     state = browser.execute_script("const s = tapaWeb.state; return [s.variant, s.games[1].history, s.log]")
     assert state[0] == "plakoto" and "O won the last game and opens this one." in state[2]
-    assert browser.find_element("id", "tavli-info").text.startswith(
+    assert browser.find_element("id", "rotation-info").text.startswith(
         "Game 2 of the Tavli match: Plakoto. O opens: the winner of the last game.")
     assert browser.execute_script("return tapaWeb.endGame({winner: null, kind: 'draw', points: 0})")
     text = browser.find_element("id", "game-over-text").text
@@ -303,7 +306,8 @@ def test_a_drawn_game_scores_nothing_and_the_next_game_opens_with_an_opening_rol
 
 def test_the_servers_n_ply_bot_plays_portes_by_the_tavli_score(browser, server):
     """Game 1 (Portes) with the server's backgammon model at 1 ply: the hint is the engine's best_move with the
-    match's "tavli" context, and says its match-winning chance."""
+    match's context (the page sends "rotation_match"; "tavli" is its short form: the same answer), and says its
+    match-winning chance."""
     open_board(browser, server, variant="tavli", length=5, seed=3, strength=1)
     phase = wait_for(browser, "['human', 'over'].includes(document.body.dataset.phase) && document.body.dataset.phase")
     assert phase == "human" and browser.execute_script("return tapaWeb.state.variant") == "portes"
@@ -321,10 +325,10 @@ def test_the_servers_n_ply_bot_plays_portes_by_the_tavli_score(browser, server):
 def test_any_length_up_to_25_is_a_tavli_match_and_the_other_variants_stay_single_games(browser, server):
     open_board(browser, server, variant="tavli", length=11, seed=2)
     assert browser.execute_script("return [document.getElementById('match-length').value, tapaWeb.state.match.length,"
-                                  " tapaWeb.state.match.tavli]") == ["11", 11, True]
+                                  " tapaWeb.state.match.rotation]") == ["11", 11, "tavli"]
     assert browser.find_element("id", "score").text == "Tavli match to 11: X 0 – O 0"
     assert browser.find_element("css selector", "#match-length option[value='1']").text == "1 point"
     open_board(browser, server, variant="portes", seed=2)
-    assert not browser.find_element("id", "tavli-info").is_displayed()
+    assert not browser.find_element("id", "rotation-info").is_displayed()
     assert browser.find_element("id", "score").text == "single game"
     assert browser.find_element("id", "moves-value").text == "equity"

@@ -45,7 +45,8 @@ def test_the_variant_menu_and_the_pages_table_are_the_servers_registry(browser, 
     open_board(browser, server, variant="portes", seed=3)
     titles = [(entry["name"], entry["title"]) for entry in served["variants"]]
     assert [name for name, _ in titles] == list(TOP)
-    assert menu(browser) == [list(pair) for pair in titles] + [["tavli", "Tavli match (Portes, Plakoto, Fevga)"]]
+    assert menu(browser) == [list(pair) for pair in titles] + [["tavli", "Tavli match (Portes, Plakoto, Fevga)"],
+                                                               ["tabla", "Tabla match (Backgammon, Gul Bara, Tapa)"]]
     table = browser.execute_script("return tapaWeb.variants")
     assert browser.execute_script("return Object.keys(tapaWeb.variants)") == list(TOP)
     for entry in served["variants"]:
@@ -57,7 +58,11 @@ def test_the_variant_menu_and_the_pages_table_are_the_servers_registry(browser, 
         assert (mine["model"], mine["points"], mine["draws"], mine["top"]) == \
             (entry["model"], entry["outcomes"]["points"], entry["draws"], TOP[entry["name"]]), entry["name"]
     assert table["portes"]["model"] == "backgammon" and table["portes"]["points"] == [1, 2, 2, -1, -2, -2]
-    assert browser.execute_script("return tapaWeb.tavliRotation") == served["tavli_rotation"]
+    rotations = browser.execute_script("return tapaWeb.rotations")
+    assert {name: rotation["games"] for name, rotation in rotations.items()} == \
+        {name: rotation["games"] for name, rotation in served["rotations"].items()}
+    assert rotations["tabla"]["rules"] == served["rotations"]["tabla"]["rules"]
+    assert rotations["tabla"]["met"] == "model/tabla-met.json"
     assert browser.execute_script("return Object.keys(TapaSteps.RULES)") == list(TOP)
 
 
@@ -71,7 +76,7 @@ def changed_registry():
     extra.update(name="tapa-nocube", title="Tapa without the cube", model="tapa", ships_model=False)
     extra["rules"].update(name="tapa-nocube", cube=False, crawford=False)
     served["variants"].append(extra)
-    served["tavli_rotation"] = ["fevga", "portes", "plakoto"]
+    served["rotations"]["tavli"]["games"] = ["fevga", "portes", "plakoto"]
     return served
 
 
@@ -81,7 +86,8 @@ def test_a_registry_edit_alone_changes_the_menu_titles_rotation_and_rules(browse
     open_board(browser, server, variant="tapa", seed=4)
     names = [entry["name"] for entry in served["variants"]]
     assert menu(browser) == [[entry["name"], entry["title"]] for entry in served["variants"]] + \
-        [["tavli", "Tavli match (Fevga, Portes, Plakoto)"]]
+        [["tavli", "Tavli match (Fevga, Portes, Plakoto)"],
+         ["tabla", "Tabla match (Backgammon, Gul Bara, Tapa (the registry's title))"]]
     assert browser.execute_script("return tapaWeb.variants['tapa-nocube']") | {"summary": None} == {
         "title": "Tapa without the cube", "summary": None, "rules": served["variants"][-1]["rules"], "cube": False,
         "mothers": True, "opening": "use-opening-dice", "nextOpener": "opening-roll", "parallel": False,
@@ -97,12 +103,12 @@ def test_a_registry_edit_alone_changes_the_menu_titles_rotation_and_rules(browse
     # A variant the registry lacks is said with the registry's names.
     open_board(browser, server, variant="fevgaa", seed=4)
     notice = browser.execute_script("return document.getElementById('url-notice').textContent")
-    assert notice == f'URL parameter variant="fevgaa" is not a game of the board ({", ".join(names)}, tavli): ' \
+    assert notice == f'URL parameter variant="fevgaa" is not a game of the board ({", ".join(names)}, tavli, tabla): ' \
                      'tapa is played instead.'
     # The Tavli match rotates as the registry says, and names its games by the registry's titles.
     open_board(browser, server, variant="tavli", seed=4)
     assert browser.execute_script("return tapaWeb.state.variant") == "fevga"
-    info = browser.execute_script("return document.getElementById('tavli-info').textContent")
+    info = browser.execute_script("return document.getElementById('rotation-info').textContent")
     assert info.startswith("Game 1 of the Tavli match: Fevga.") and "Next: game 2, Portes, " in info, info
 
 
@@ -121,7 +127,7 @@ def test_an_older_server_without_the_variants_is_said_in_one_line(browser, serve
 
 
 def test_a_variants_answer_the_page_cannot_read_is_said_in_one_line(browser, server, monkeypatch):
-    monkeypatch.setattr(http, "variants_json", lambda: {"variants": [{"name": "tapa"}], "tavli_rotation": []})
+    monkeypatch.setattr(http, "variants_json", lambda: {"variants": [{"name": "tapa"}], "rotations": {}})
     browser.get(f"{server.url}/?seed=1&delay=0")
     wait_for(browser, "document.body.dataset.phase === 'error'")
     assert message_of(browser) == "The server's variants (GET /v1/variants) are not in the form this page reads: " \

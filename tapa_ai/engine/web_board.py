@@ -172,12 +172,17 @@ def rotation_met_json(rotation: Any = "tavli") -> dict[str, Any]:
 
 
 def rotations_json() -> dict[str, Any]:
-    """The preset rotations (:data:`tapa_ai.rules.rotations.ROTATIONS`) by name: ``{"tavli": {"title": "Tavli
-    (Portes, Plakoto, Fevga)", "games": ["portes", "plakoto", "fevga"], "met": "/model/tavli-met.json"}, ...}``
-    (``met``: where its match equity table is, :func:`rotation_met_json`)."""
+    """The preset rotations (:data:`tapa_ai.rules.rotations.ROTATIONS`) by name: ``{"tabla": {"title": "Tabla
+    (Backgammon, Gul Bara, Tapa)", "games": ["backgammon", "gulbara", "tapa"], "rules": [{"cube": false,
+    "crawford": false}, {}, {"cube": false, "crawford": false}], "met": "/model/tabla-met.json"}, ...}``: ``rules``,
+    each game's options changed from its variant's preset (what ``start`` takes as ``"rules"`` to begin that game:
+    a rotation's games have no cube); ``met``, where its match equity table is (:func:`rotation_met_json`)."""
+    from ..rules.options import variant_rules
     from ..rules.rotations import ROTATIONS
 
-    return {name: {"title": rotation.title(), "games": list(rotation.variants), "met": f"/model/{name}-met.json"}
+    return {name: {"title": rotation.title(), "games": list(rotation.variants),
+                   "rules": [rules.changes_from(variant_rules(rules.name)) for rules in rotation.games],
+                   "met": f"/model/{name}-met.json"}
             for name, rotation in ROTATIONS.items()}
 
 
@@ -190,7 +195,7 @@ def variants_json() -> dict[str, Any]:
 
     ``{"variants": [{"name", "title", "summary", "rules": {every rule option}, "model": the shipped network that
     plays it or null, "ships_model", "outcomes": {"names": [...], "points": [...], "scored": [...]},
-    "draws", "opponents"}, ...], "rotations": {name: {"title", "games", "met"}, ...}}`` (the preset rotations,
+    "draws", "opponents"}, ...], "rotations": {name: {"title", "games", "rules", "met"}, ...}}`` (the preset rotations,
     :func:`rotations_json`): ``outcomes`` are the network's outcome classes of
     the variant in class order with their points, ``scored`` the classes its own games can end in (a running
     game has no backgammon, only Tapa and Plakoto draw); ``draws`` whether a game can be drawn.

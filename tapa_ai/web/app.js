@@ -4,7 +4,8 @@
 // for the n-ply bot). The numbers shown and the 0-ply bot's choices come from the exported network running
 // in this page (model.js, encoding.js), evaluating every legal resulting position.
 //
-// URL parameters (for reproducible games and the tests): variant (or "tavli": a Tavli match), length (match
+// URL parameters (for reproducible games and the tests): variant (or a preset rotation's name, "tavli" or "tabla":
+// that rotation's match), length (match
 // points), strength (plies, or a fixed bot of the server: heuristic, runner, random), level (a level of play, below),
 // seed (the dice), noise_seed (the levels' noise; default the seed), delay (ms before the bot's move is played,
 // default 700), mode (play or study, below). A value the page cannot use, or a name it does not know, is said in a
@@ -23,14 +24,16 @@
 // the network's value of each move plus the level's noise, a deterministic draw from the game's noise seed (the
 // noise_seed parameter, default the dice's seed, plus the game's number less 1) and the position after the move, so
 // the same seeds replay the same game, and the move is the Python bot's `net:<variant>,level=NAME,noise_seed=SEED`
-// (bear-offs valued by the network). World-class (2 plies) asks the server's best_move with "level". In a Tavli
-// match the level plays at the score: the values are match-winning chances and the noise is in the match-winning
+// (bear-offs valued by the network). World-class (2 plies) asks the server's best_move with "level". In a
+// rotation's match the level plays at the score: the values are match-winning chances and the noise is in the match-winning
 // chance of a point there, as Bot.choose_at_score adds it.
 //
-// A Tavli match (docs/rules.md 9; "Tavli match" in the variant list): a match to N points of games rotating Portes,
-// Plakoto, Fevga, no cube, each game played with its own variant's rules, drawing and model. The bot plays by the
-// score: each outcome class is valued by the Tavli match equity table (GET model/tavli-met.json), as the engine's
-// Bot.choose_at_score does, and the panel shows match-winning chances.
+// A rotation's match (docs/rules.md 9 and 10.4; "Tavli match (...)" and "Tabla match (...)" in the variant list,
+// the server's preset rotations): a match to N points of games rotating variants (Tavli: Portes, Plakoto, Fevga;
+// Tabla: Backgammon, Gul Bara, Tapa), no cube, each game played with its own variant's rules, drawing and model; the
+// first game opens with an opening roll, the winner of each game opens the next, a draw scores nothing. The bot
+// plays by the score: each outcome class is valued by the rotation's match equity table (GET
+// model/<rotation>-met.json), as the engine's Bot.choose_at_score does, and the panel shows match-winning chances.
 //
 // A variant without a model (a server started without one for it) is played all the same: the bot is one of the
 // server's fixed bots (`/v1/bot_move`), and the analysis panel says why it has no numbers.
@@ -43,7 +46,7 @@
 
   // The family (docs/rules.md section 6), as the server publishes it: GET v1/variants (tapa_ai/engine/web_board.py
   // variants_json, from the registry tapa_ai/rules/options.py REGISTRY), loaded once before anything needs it
-  // (loadVariants). The page keeps no list of its own: the Variant menu, each variant's rules and the Tavli rotation
+  // (loadVariants). The page keeps no list of its own: the Variant menu, each variant's rules and the preset rotations
   // are read from that answer, so a new entry of the registry is on the page with no edit here. VARIANTS[name]:
   // {title, rules (every rule option), cube, mothers, opening, nextOpener, parallel, model (the network that plays
   // it: its own or, Portes, backgammon's; null where the registry names none, Gul Bara's for now: the page then asks
@@ -51,10 +54,17 @@
   // gammon, "backgammon or mother", "mother", "backgammon", or null where it has none: Portes counts a backgammon
   // as a gammon, the running games have none), draws}. The chances line lists only the outcomes it scores.
   let VARIANTS = {};
-  // The Tavli match (docs/rules.md 9): game n (from 1) is TAVLI_ROTATION[(n - 1) % length] (tapa_ai/flow/tavli.py).
-  let TAVLI_ROTATION = [];
+  // The preset rotations (docs/rules.md 9, 10.4; tapa_ai/rules/rotations.py ROTATIONS), by name: {title, games (the
+  // variants in turn), rules (each game's options changed from its variant's: no cube), met (where its match equity
+  // table is)}. Game n (from 1) of a match is games[(n - 1) % games.length] (tapa_ai/flow/rotation.py).
+  let ROTATIONS = {};
   const titleOf = (variant) => (VARIANTS[variant] || {}).title || variant;
-  const tavliVariant = (number) => TAVLI_ROTATION[(number - 1) % TAVLI_ROTATION.length];
+  const rotationOf = () => (S.match.rotation ? ROTATIONS[S.match.rotation] : null);
+  const rotationIndex = (number) => (number - 1) % rotationOf().games.length;
+  const rotationVariant = (number) => rotationOf().games[rotationIndex(number)];
+  // "Tabla match": a rotation's match in words; its menu entry adds the games' titles.
+  const matchName = (name) => name.charAt(0).toUpperCase() + name.slice(1) + " match";
+  const rotationLabel = (name) => matchName(name) + " (" + ROTATIONS[name].games.map(titleOf).join(", ") + ")";
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const LEVEL_NAMES = ["beginner", "casual", "intermediate", "advanced", "expert", "world-class"]; // docs/levels.md
   const MODES = ["play", "study"]; // docs/web.md "Play and study"
@@ -106,7 +116,7 @@
   }
   const S = {
     variant: null, // the variant of the game (checkVariantParameter sets the first from the URL)
-    tavliMet: null, // the Tavli match equity table (model/tavli-met.json), once a Tavli match has loaded it
+    met: null, // the rotation's match equity table (model/<rotation>-met.json), once its match has loaded it
     delay: askedDelay,
     health: null,
     models: {},
@@ -114,7 +124,7 @@
     phase: "loading",
     position: null, dice: null, legal: null, ranked: null, chances: null, plan: null, selected: null,
     hints: null, lastMove: null, moved: null, log: [], cube: 1,
-    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: askedVariant === "tavli" },
+    match: { length: 1, score: { X: 0, O: 0 }, lastWinner: null, over: false, rotation: null },
     games: [], // the records of this match's games (tapa-ai/games), the current one last
     analysis: null, // the server's analysis of the last finished game
     rolls: 0, // the dice rolled since the page loaded (two a roll): a cascade's stages roll none
@@ -159,8 +169,8 @@
   class PageError extends Error {}
 
   // The family from the server (GET v1/variants), once, before the page needs any of it: fills VARIANTS and
-  // TAVLI_ROTATION, tells the encoder and the step planner each variant's rules, and lists the variants (and the
-  // Tavli match) in the Variant menu by their titles. An older server without it: one PageError saying so.
+  // ROTATIONS, tells the encoder and the step planner each variant's rules, and lists the variants (and the preset
+  // rotations' matches) in the Variant menu by their titles. An older server without it: one PageError saying so.
   async function loadVariants() {
     let response = null, answer = null;
     try {
@@ -194,25 +204,30 @@
       };
     }
     VARIANTS = tables;
-    TAVLI_ROTATION = (answer.tavli_rotation || []).filter((name) => VARIANTS[name]);
+    ROTATIONS = {};
+    for (const [name, rotation] of Object.entries(answer.rotations || {})) {
+      if (VARIANTS[name] || !rotation || !Array.isArray(rotation.games) || !rotation.games.length ||
+        !rotation.games.every((game) => VARIANTS[game])) continue; // a rotation of games this page cannot play
+      ROTATIONS[name] = { title: rotation.title, games: rotation.games.slice(),
+        rules: rotation.games.map((game, n) => (Array.isArray(rotation.rules) && rotation.rules[n]) || {}),
+        met: String(rotation.met || "/model/" + name + "-met.json").replace(/^\//, "") };
+    }
     TapaEncoding.defineVariants(answer.variants);
     TapaSteps.defineVariants(answer.variants);
     const menu = $("variant");
     menu.replaceChildren(...Object.keys(VARIANTS).map((name) => new Option(VARIANTS[name].title, name)));
-    if (TAVLI_ROTATION.length) {
-      menu.appendChild(new Option("Tavli match (" + TAVLI_ROTATION.map(titleOf).join(", ") + ")", "tavli"));
-    }
+    for (const name of Object.keys(ROTATIONS)) menu.appendChild(new Option(rotationLabel(name), name));
   }
 
   // The URL's variant, checked against the server's variants (its notice in the URL's order); the first game's.
   function checkVariantParameter() {
-    const names = Object.keys(VARIANTS), tavli = TAVLI_ROTATION.length ? ["tavli"] : [];
-    if (askedVariant !== null && !VARIANTS[askedVariant] && !tavli.includes(askedVariant)) {
+    const names = Object.keys(VARIANTS), rotations = Object.keys(ROTATIONS);
+    if (askedVariant !== null && !VARIANTS[askedVariant] && !ROTATIONS[askedVariant]) {
       urlNotices.splice(variantNoticeAt, 0, "URL parameter variant=" + quote(askedVariant) + " is not a game of the " +
-        "board (" + names.concat(tavli).join(", ") + "): " + names[0] + " is played instead.");
+        "board (" + names.concat(rotations).join(", ") + "): " + names[0] + " is played instead.");
     }
-    S.match.tavli = askedVariant === "tavli" && tavli.length > 0;
-    S.variant = VARIANTS[askedVariant] ? askedVariant : S.match.tavli ? TAVLI_ROTATION[0] : names[0];
+    S.match.rotation = ROTATIONS[askedVariant] ? askedVariant : null;
+    S.variant = VARIANTS[askedVariant] ? askedVariant : S.match.rotation ? rotationVariant(1) : names[0];
   }
 
   // The model that plays a variant: its own, or (portes) that of the variant of the same board game; a variant
@@ -248,28 +263,30 @@
     return S.models[variant];
   }
 
-  // The Tavli match equity table (GET model/tavli-met.json; tapa_ai/engine/web_board.py tavli_met_json).
-  let tavliMetLoading = null;
-  async function loadTavliMet() {
-    if (!tavliMetLoading) {
-      tavliMetLoading = (async function () {
-        const response = await fetch("model/tavli-met.json");
+  // A preset rotation's match equity table (GET model/<rotation>-met.json; tapa_ai/engine/web_board.py
+  // rotation_met_json), loaded once each.
+  const metLoading = {};
+  async function loadRotationMet(name) {
+    if (!ROTATIONS[name]) throw new ServerError("no rotation " + name + " on this server (GET /v1/variants)");
+    if (!metLoading[name]) {
+      metLoading[name] = (async function () {
+        const response = await fetch(ROTATIONS[name].met);
         const answer = await response.json();
-        if (!response.ok) throw new ServerError(answer.error || "no Tavli match equity table");
-        if (answer.format !== "tapa-ai-tavli-met") throw new ServerError("not a Tavli match equity table");
+        if (!response.ok) throw new ServerError(answer.error || "no " + matchName(name) + " equity table");
+        if (answer.format !== "tapa-ai-rotation-met") throw new ServerError("not a rotation's match equity table");
         return answer;
       })();
-      tavliMetLoading.catch(() => { tavliMetLoading = null; });
+      metLoading[name].catch(() => { delete metLoading[name]; });
     }
-    return tavliMetLoading;
+    return metLoading[name];
   }
 
-  // What each of the model's outcome classes is worth to `side` in game `context.game` of a Tavli match to
-  // `context.length` at `context.score`, as match-winning chances (TavliMatchEquityTable.class_values): a win by p
+  // What each of the model's outcome classes is worth to `side` in game `context.game` of a rotation's match to
+  // `context.length` at `context.score`, as match-winning chances (RotationMatchEquityTable.class_values): a win by p
   // points leads to the next game opened by the side, p points nearer; a loss to the next game opened by the
   // opponent; a draw to the next game opened by an opening roll.
-  function tavliClassValues(met, points, side, context) {
-    const table = met.table, next = context.game % met.rotation.length; // the rotation index of the next game
+  function rotationClassValues(met, points, side, context) {
+    const table = met.table, next = context.game % met.games.length; // the rotation index of the next game
     const away = context.length - context.score[side], opponentAway = context.length - context.score[other(side)];
     return points.map(function (value) {
       const size = Math.round(Math.abs(value));
@@ -279,16 +296,18 @@
     });
   }
 
-  // The current game's Tavli context (the engine protocol's "tavli": length, score, game), or null.
-  function tavliContext() {
-    if (!S.match.tavli || !S.games.length) return null;
-    return { length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O }, game: S.games.length };
+  // The current game's context in its rotation's match (the engine protocol's "rotation_match": rotation, length,
+  // score, game), or null.
+  function rotationContext() {
+    if (!S.match.rotation || !S.games.length) return null;
+    return { rotation: S.match.rotation, length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O },
+      game: S.games.length };
   }
 
-  // The class values of `side` at the score of this Tavli match, or null (not a Tavli match, no table, no model).
+  // The class values of `side` at the score of this rotation's match, or null (no rotation, no table, no model).
   function scoreValues(side) {
-    const context = tavliContext();
-    return context && S.tavliMet && S.model ? tavliClassValues(S.tavliMet, S.model.outcomePoints, side, context) : null;
+    const context = rotationContext();
+    return context && S.met && S.model ? rotationClassValues(S.met, S.model.outcomePoints, side, context) : null;
   }
 
   // The expected value of outcome probabilities under class values.
@@ -344,7 +363,7 @@
   // read back from the mover's side (docs/export.md: "evaluate its afterstate from the opponent's view and
   // negate the equity"). In Gul Bara the position after a move names who decides next (`next`, docs/rules.md
   // 10.3; nextDecision): inside a cascade the mover itself, whose next stage is valued from its own view, as the
-  // engine's Evaluator.evaluate_next does. Best first; ties keep the server's order. With `values` (a Tavli match: what each outcome
+  // engine's Evaluator.evaluate_next does. Best first; ties keep the server's order. With `values` (a rotation's match: what each outcome
   // class is worth to the mover at the score) each move also gets its match-winning chance, `mwc`, the sum of
   // p_k * values_k, and the moves are ranked by it (Bot.choose_at_score at 0 plies).
   function rank(model, moves, values) {
@@ -451,9 +470,10 @@
   const parallel = () => !!(VARIANTS[S.variant] || {}).parallel;
 
   async function newMatch() {
-    const tavli = $("variant").value === "tavli";
+    const rotation = ROTATIONS[$("variant").value] ? $("variant").value : null;
     const length = Math.min(Math.max(Math.round(Number($("match-length").value)) || 1, 1), MAX_MATCH_LENGTH);
-    S.match = { length: length, score: { X: 0, O: 0 }, lastWinner: null, over: false, tavli: tavli, winner: null };
+    S.match = { length: length, score: { X: 0, O: 0 }, lastWinner: null, over: false, rotation: rotation, winner: null };
+    if (S.met && S.met.name !== rotation) S.met = null;
     S.games = [];
     await newGame(true);
   }
@@ -491,28 +511,29 @@
       games: JSON.parse(JSON.stringify(games || S.games)) };
   }
 
-  // A Tavli match as one file (docs/web.md): its length, score and winner, and each game with its variant, its
-  // players, the score before it and its history and result as in tapa-ai/games (one game of it, with
-  // "variant": that game's, is a tapa-ai/games record that tapa-ai analyse reads).
-  function tavliRecord() {
-    return { format: "tapa-ai/tavli-match", version: 1, source: "the web board", rotation: TAVLI_ROTATION.slice(),
+  // A rotation's match as one file (docs/web.md, format tapa-ai/rotation-match): the rotation (a preset's name, as
+  // Rotation.to_data writes it), its length, score and winner, and each game with its variant, its players, the
+  // score before it and its history and result as in tapa-ai/games (one game of it, with "variant": that game's,
+  // is a tapa-ai/games record that tapa-ai analyse reads).
+  function rotationRecord() {
+    return { format: "tapa-ai/rotation-match", version: 1, source: "the web board", rotation: S.match.rotation,
       length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O }, winner: S.match.winner || null,
       players: { X: "human", O: botLabel() }, games: JSON.parse(JSON.stringify(S.games)) };
   }
 
   function saveGame() {
     if (!S.games.length || !S.games[0].history.length) return;
-    const record = S.match.tavli ? tavliRecord() : gameRecord();
+    const record = S.match.rotation ? rotationRecord() : gameRecord();
     const blob = new Blob([JSON.stringify(record, null, 1) + "\n"], { type: "application/json" });
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
-    link.download = S.match.tavli ? "tavli-match.json" : S.variant + "-game.json";
+    link.download = S.match.rotation ? S.match.rotation + "-match.json" : S.variant + "-game.json";
     document.body.appendChild(link);
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 1000);
-    if (S.match.tavli) {
-      showMessage("Saved " + link.download + ": the Tavli match to " + S.match.length + ", " + S.games.length + " game" +
+    if (S.match.rotation) {
+      showMessage("Saved " + link.download + ": the " + matchName(S.match.rotation) + " to " + S.match.length + ", " + S.games.length + " game" +
         (S.games.length > 1 ? "s" : "") + ", score X " + S.match.score.X + " – O " + S.match.score.O + ".");
       return;
     }
@@ -548,9 +569,10 @@
     const game = ++S.game;
     $("game-over").hidden = true;
     setPhase("loading");
-    S.variant = S.match.tavli ? tavliVariant(S.games.length + 1) : $("variant").value;
+    S.variant = S.match.rotation ? rotationVariant(S.games.length + 1) : $("variant").value;
     document.body.dataset.variant = S.variant;
-    document.body.dataset.mode = S.match.tavli ? "tavli" : "single";
+    document.body.dataset.mode = S.match.rotation ? "rotation" : "single";
+    document.body.dataset.rotation = S.match.rotation || "";
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
       selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "",
       opener: null, opened: "", forced: null, stage: null });
@@ -558,18 +580,18 @@
     const entry = { number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
       history: [], result: null };
-    if (S.match.tavli) entry.variant = S.variant;
+    if (S.match.rotation) entry.variant = S.variant;
     S.games.push(entry);
     updateStrengthChoices();
     showMessage("Loading the " + S.variant + " model…");
     render();
     try {
-      if (S.match.tavli && !S.tavliMet) {
+      if (S.match.rotation && !S.met) {
         try {
-          S.tavliMet = await loadTavliMet();
+          S.met = await loadRotationMet(S.match.rotation);
         } catch (error) { // an older server: the bot plays as in money play, and the panel says so
           if (!(error instanceof ServerError)) throw error;
-          S.tavliMetWhy = error.message;
+          S.metWhy = error.message;
         }
         if (game !== S.game) return;
       }
@@ -596,9 +618,10 @@
           "0-ply in the page" + (level.noise ? ", noise " + level.noise + " with noise seed " + level.seed : ", no noise")) +
           ".");
       } else if ($("level").value && S.levelWhy) addLog("No " + $("level").value + " level here: " + S.levelWhy + ".");
-      const rules = VARIANTS[S.variant];
+      const rules = gameRules();
       let opener, dice;
-      if (!first && rules.nextOpener === "winner" && S.match.lastWinner) {
+      // A rotation's match: the winner of the last game opens the next, whatever its variant (docs/rules.md 9).
+      if (!first && (rules.nextOpener === "winner" || S.match.rotation) && S.match.lastWinner) {
         opener = S.match.lastWinner;
         dice = [die(), die()];
         S.opened = opener + " opens: the winner of the last game";
@@ -618,12 +641,15 @@
         }
       }
       S.opener = opener;
-      if (S.match.tavli) {
-        addLog(tavliGameTitle() + ".");
-        if (!S.tavliMet) addLog("No Tavli match equity table from the server (" + (S.tavliMetWhy || "not loaded") +
-          "): the bot plays as in money play.");
+      if (S.match.rotation) {
+        addLog(rotationGameTitle() + ".");
+        if (!S.met) addLog("No " + matchName(S.match.rotation) + " equity table from the server (" +
+          (S.metWhy || "not loaded") + "): the bot plays as in money play.");
       }
-      const start = await api("start", { variant: S.variant, turn: opener });
+      const request = { variant: S.variant, turn: opener };
+      const changed = S.match.rotation ? rotationOf().rules[rotationIndex(S.games.length)] : {};
+      if (Object.keys(changed).length) request.rules = changed; // the rotation's game: no cube
+      const start = await api("start", request);
       if (game !== S.game) return;
       S.position = start.position;
       await startTurn(game, dice);
@@ -647,7 +673,7 @@
     const answer = await api("legal_moves", { position: S.position, dice: dice });
     if (game !== S.game) return;
     S.legal = answer.moves;
-    S.values = scoreValues(mover); // a Tavli match: what each outcome class is worth to the mover at the score
+    S.values = scoreValues(mover); // a rotation's match: what each outcome class is worth to the mover at the score
     S.ranked = S.model ? rank(S.model, S.legal, S.values) : null;
     S.chances = S.model ? evaluateBeforeRoll(S.model, S.position) : null;
     if (S.chances && S.values) S.chances.mwc = worth(S.chances.probabilities, S.values);
@@ -693,7 +719,7 @@
       const request = { position: S.position, dice: S.dice };
       if (hint) request.plies = level.plies;
       else Object.assign(request, { level: level.name, noise_seed: level.seed });
-      if (tavliContext()) request.tavli = tavliContext();
+      if (rotationContext()) request.rotation_match = rotationContext();
       const answer = await api("best_move", request);
       return { move: answer.move, position: answer.position, equity: answer.equity, plies: answer.plies,
         mwc: answer.match_winning_chance, level: hint ? null : level.name };
@@ -712,7 +738,7 @@
     const plies = strength();
     if (plies > 0) {
       const request = { position: S.position, dice: S.dice, plies: plies };
-      if (tavliContext()) request.tavli = tavliContext(); // ranked by the match-winning chance at the score
+      if (rotationContext()) request.rotation_match = rotationContext(); // ranked by the match-winning chance at the score
       const answer = await api("best_move", request);
       return { move: answer.move, position: answer.position, equity: answer.equity, plies: answer.plies,
         mwc: answer.match_winning_chance };
@@ -769,8 +795,9 @@
     setPhase("over");
     const record = currentRecord();
     if (record) record.result = { winner: result.winner, kind: result.kind, points: result.points };
-    if (S.match.tavli && result.kind === "draw") { // docs/rules.md 9: nothing scored, the rotation moves on
-      addLog("A draw in a Tavli match scores nothing; the next game opens with an opening roll.");
+    if (S.match.rotation && result.kind === "draw") { // docs/rules.md 9: nothing scored, the rotation moves on
+      addLog("A draw in a " + matchName(S.match.rotation) + " scores nothing; the next game opens with an opening " +
+        "roll.");
     }
     const match = S.match;
     let title, text;
@@ -789,11 +816,12 @@
     }
     match.over = match.score.X >= match.length || match.score.O >= match.length;
     if (match.over) match.winner = match.score.X >= match.length ? "X" : "O";
-    if (match.tavli) {
-      text += " Score: X " + match.score.X + ", O " + match.score.O + " (Tavli match to " + match.length + ").";
+    if (match.rotation) {
+      const named = matchName(match.rotation);
+      text += " Score: X " + match.score.X + ", O " + match.score.O + " (" + named + " to " + match.length + ").";
       if (match.over) {
-        text += match.winner === HUMAN ? " You win the Tavli match!" : " The bot wins the Tavli match.";
-        addLog("The Tavli match is over: " + (match.winner === HUMAN ? "you win" : "the bot wins") + " " +
+        text += match.winner === HUMAN ? " You win the " + named + "!" : " The bot wins the " + named + ".";
+        addLog("The " + named + " is over: " + (match.winner === HUMAN ? "you win" : "the bot wins") + " " +
           Math.max(match.score.X, match.score.O) + "–" + Math.min(match.score.X, match.score.O) + ".");
       } else {
         text += " Next: " + nextGameText() + ".";
@@ -805,8 +833,8 @@
     addLog("Game over: " + title.toLowerCase() + ".");
     $("game-over-title").textContent = title;
     $("game-over-text").textContent = text;
-    $("next-game").textContent = match.over ? (match.tavli ? "New Tavli match" : "New game") :
-      match.tavli ? "Next game: " + titleOf(tavliVariant(S.games.length + 1)) : "Next game";
+    $("next-game").textContent = match.over ? (match.rotation ? "New " + matchName(match.rotation) : "New game") :
+      match.rotation ? "Next game: " + titleOf(rotationVariant(S.games.length + 1)) : "Next game";
     $("analyse-over").disabled = !analysisAvailable();
     $("analyse-over").title = analysisAvailable() ? "" : analyseHelp();
     $("analyse-over-why").textContent = analysisAvailable() ? "" : analyseHelp();
@@ -1037,7 +1065,7 @@
 
   // The move a 0-ply level plays (docs/levels.md): the network's value of each move plus the level's noise (a
   // deterministic draw from the level's seed and the position after the move), the best taken: levels.js's
-  // levelMove, the Python bot's `net:<variant>,level=NAME,noise_seed=SEED,nobearoff` choice. At a Tavli score
+  // levelMove, the Python bot's `net:<variant>,level=NAME,noise_seed=SEED,nobearoff` choice. At a rotation's match score
   // (`values`: what each outcome class is worth to the mover) the values are the match-winning chances and the noise
   // is in the match-winning chance of a point there, half a single win's value minus a single loss's, as the Python
   // bot's choose_at_score adds it. `ranked`: rank(model, moves, values); the answer is one of its entries.
@@ -1070,7 +1098,7 @@
       $("board").replaceChildren();
       return;
     }
-    const rules = VARIANTS[S.variant];
+    const rules = gameRules();
     const shown = S.plan ? S.plan.position(position) : position;
     const view = { position: shown, dice: S.phase === "over" ? null : S.dice, cube: rules.cube ? S.cube : null,
       steps: S.stage ? S.stage.steps : 4,
@@ -1088,11 +1116,11 @@
       $("player-" + side).textContent = (side === HUMAN ? "X (you)" : "O (bot)") + " · " + pips(shown, side) +
         " pips · " + shown.off[side] + " off" + (position.turn === side && S.phase !== "over" ? " · to move" : "");
     }
-    const score = S.match.tavli ? "Tavli match to " + S.match.length + ": X " + S.match.score.X + " – O " +
+    const score = S.match.rotation ? matchName(S.match.rotation) + " to " + S.match.length + ": X " + S.match.score.X + " – O " +
       S.match.score.O : S.match.length > 1 ? "match to " + S.match.length + ": X " + S.match.score.X + " – O " +
       S.match.score.O : "single game";
     $("score").textContent = score + (rules.cube ? " · cube " + S.cube : "");
-    renderTavli();
+    renderRotation();
     $("dice-text").textContent = !S.dice || S.phase === "over" ? "" : S.stage && !S.stage.rolled ? position.turn +
       " plays " + S.dice.join("-") + " (no roll)" : position.turn + " rolled " + S.dice.join("-");
     const cascade = cascadeInfo();
@@ -1114,26 +1142,32 @@
     renderGameAnalysis();
   }
 
-  // -- the Tavli match -----------------------------------------------------------------------------
-  function tavliGameTitle() {
-    return "Game " + S.games.length + " of the Tavli match: " + titleOf(S.variant);
+  // -- a rotation's match (Tavli, Tabla) ----------------------------------------------------------------
+  function rotationGameTitle() {
+    return "Game " + S.games.length + " of the " + matchName(S.match.rotation) + ": " + titleOf(S.variant);
+  }
+
+  // The current game's rules as the page plays them: its variant's, with no cube in a rotation's match.
+  function gameRules() {
+    const rules = VARIANTS[S.variant];
+    return S.match.rotation && rules ? Object.assign({}, rules, { cube: false }) : rules;
   }
 
   // The next game of the rotation and who opens it (the winner of this game; an opening roll after a draw).
   function nextGameText() {
-    const number = S.games.length + 1, name = titleOf(tavliVariant(number));
+    const number = S.games.length + 1, name = titleOf(rotationVariant(number));
     const record = currentRecord(), result = record && record.result;
     const opener = !result ? "opened by the winner of this game" : result.kind === "draw" ?
       "opened by an opening roll (this game was drawn)" : "opened by " + (result.winner === HUMAN ? "X (you)" : "O (the bot)");
     return "game " + number + ", " + name + ", " + opener;
   }
 
-  function renderTavli() {
-    const box = $("tavli-info");
-    box.hidden = !S.match.tavli;
-    if (!S.match.tavli) return;
+  function renderRotation() {
+    const box = $("rotation-info");
+    box.hidden = !S.match.rotation;
+    if (!S.match.rotation) return;
     const match = S.match;
-    let text = tavliGameTitle() + "." + (S.opened ? " " + S.opened + "." : "");
+    let text = rotationGameTitle() + "." + (S.opened ? " " + S.opened + "." : "");
     if (match.over) {
       text += " The match is over: " + (match.winner === HUMAN ? "you win" : "the bot wins") + " " +
         match.score[match.winner] + "–" + match.score[other(match.winner)] + ".";
@@ -1228,12 +1262,12 @@
     $("measure").disabled = false;
     const mover = S.position.turn, p = chances.probabilities, top = VARIANTS[S.variant].top;
     $("analysis-side").textContent = "(" + mover + " to move)";
-    const tavli = chances.mwc !== undefined;
+    const atScore = chances.mwc !== undefined;
     $("chances-label").textContent = mover + "'s chances before " + (S.stage && !S.stage.rolled ? "this stage" :
       "the roll") + ", equity " + signed(chances.equity) +
-      (chances.bearoff ? " †" : "") + (tavli ? " · match-winning chance " + percent(chances.mwc) + " at X " +
+      (chances.bearoff ? " †" : "") + (atScore ? " · match-winning chance " + percent(chances.mwc) + " at X " +
       S.match.score.X + " – O " + S.match.score.O + " (to " + S.match.length + ")" : "");
-    $("moves-value").textContent = tavli ? "match win" : "equity";
+    $("moves-value").textContent = atScore ? "match win" : "equity";
     // Only the outcomes the variant scores: without a top class its probability counts as a gammon (Portes: a
     // backgammon scores as one; the running games' models never see one); without draws there is no draw.
     const rules = VARIANTS[S.variant], draw = rules.draws && p.length > 6 ? p[6] : 0;
@@ -1253,13 +1287,13 @@
       "gammon " + percent(g + t)) + ")";
     $("chances-legend").textContent = "win " + percent(win) + detail(p[1], p[2]) +
       (rules.draws ? " · draw " + percent(draw) : "") + " · lose " + percent(p[3] + p[4] + p[5]) + detail(p[4], p[5]);
-    const best = tavli ? S.ranked[0].mwc : S.ranked[0].equity;
+    const best = atScore ? S.ranked[0].mwc : S.ranked[0].equity;
     S.ranked.slice(0, 8).forEach(function (move, k) {
       const row = body.insertRow();
       if (k === 0) row.className = "best";
       const mark = move.exact ? " =" : move.bearoff ? " †" : "";
-      const value = tavli ? percent(move.mwc) : signed(move.equity);
-      const diff = k === 0 ? "" : tavli ? (100 * (move.mwc - best)).toFixed(2) + "%" : (move.equity - best).toFixed(3);
+      const value = atScore ? percent(move.mwc) : signed(move.equity);
+      const diff = k === 0 ? "" : atScore ? (100 * (move.mwc - best)).toFixed(2) + "%" : (move.equity - best).toFixed(3);
       const cells = [String(k + 1), (move.move || "(no move)") + mark, value, diff,
         percent(move.probabilities[0] + move.probabilities[1] + move.probabilities[2])];
       cells.forEach(function (text, c) {
@@ -1269,8 +1303,9 @@
       });
     });
     $("analysis-note").textContent = S.ranked.length + " legal moves with " + S.dice.join("-") + ", valued for " + mover +
-      " at 0 plies by the network in this page" + (tavli ? ", ranked by " + mover + "'s match-winning chance at the " +
-      "score (each outcome valued by the Tavli match equity table)" : S.match.tavli ? " (no Tavli match equity " +
+      " at 0 plies by the network in this page" + (atScore ? ", ranked by " + mover + "'s match-winning chance at the " +
+      "score (each outcome valued by the " + matchName(S.match.rotation) + " equity table)" : S.match.rotation ? " (no " +
+      matchName(S.match.rotation) + " equity " +
       "table: valued as in money play)" : "") + ". † a bear-off: the engine's bots value it with the bear-off " +
       "database instead; = the game ends, exact.";
     $("model-info").textContent = modelInfo(model);
@@ -1317,8 +1352,8 @@
   async function init() {
     await loadVariants();
     checkVariantParameter();
-    $("variant").value = S.match.tavli ? "tavli" : S.variant;
-    const defaultLength = S.match.tavli ? 5 : 1;
+    $("variant").value = S.match.rotation || S.variant;
+    const defaultLength = S.match.rotation ? 5 : 1;
     if (params.has("length")) {
       const text = params.get("length"), length = Number(text);
       if (!/^\d{1,9}$/.test(text)) {
@@ -1336,7 +1371,7 @@
     $("board").addEventListener("click", onBoardClick);
     $("new-game").addEventListener("click", () => newMatch());
     $("variant").addEventListener("change", function () {
-      if ($("variant").value === "tavli" && $("match-length").value === "1") setMatchLength(5);
+      if (ROTATIONS[$("variant").value] && $("match-length").value === "1") setMatchLength(5);
       labelLengths();
       newMatch();
     });
@@ -1426,7 +1461,7 @@
   }
 
   function lengthText(length) {
-    return length === 1 && !S.match.tavli ? "a single game" : "a match to " + length + (length === 1 ? " point" : " points");
+    return length === 1 && !S.match.rotation ? "a single game" : "a match to " + length + (length === 1 ? " point" : " points");
   }
 
   // A match length of the list, added to it when it is not there (?length=N: any 1..25).
@@ -1444,17 +1479,23 @@
     select.value = String(length);
   }
 
-  // A Tavli match to 1 is a match, not a single game.
+  // A rotation's match to 1 is a match, not a single game.
   function labelLengths() {
     const one = $("match-length").querySelector("option[value='1']");
-    if (one) one.textContent = $("variant").value === "tavli" ? "1 point" : "single game";
+    if (one) one.textContent = ROTATIONS[$("variant").value] ? "1 point" : "single game";
+  }
+
+  // The class values of `side` at a rotation's match `context` ({rotation (default "tavli"), length, score, game}).
+  async function contextValues(model, side, context) {
+    const met = await loadRotationMet(context.rotation || "tavli");
+    return rotationClassValues(met, model.outcomePoints, side, context);
   }
 
   // For the tests and for curious readers (the browser console): the page's state, encoder and model.
   window.tapaWeb = {
     state: S,
     get variants() { return VARIANTS; }, // the page's table of the server's variants (loadVariants)
-    get tavliRotation() { return TAVLI_ROTATION; },
+    get rotations() { return ROTATIONS; }, // the server's preset rotations as the page reads them (loadVariants)
     seed: seed, // the dice's seed (the seed parameter, else a random one)
     api: api,
     encode: (position, version) => Array.from(TapaEncoding.encode(position, version)),
@@ -1469,13 +1510,13 @@
     measure: measure,
     isBearoff: isBearoff,
     record: gameRecord,
-    tavliRecord: tavliRecord,
-    // The page's 0-ply choice in a Tavli match: the legal moves of `position` with `dice` (from the server), ranked
-    // by the match-winning chance at `context` ({length, score: {X, O}, game}) as the bot ranks them; without
-    // `context`, as in money play.
+    rotationRecord: rotationRecord,
+    // The page's 0-ply choice in a rotation's match: the legal moves of `position` with `dice` (from the server),
+    // ranked by the match-winning chance at `context` ({rotation, length, score: {X, O}, game}; rotation, a preset's
+    // name, default "tavli") as the bot ranks them; without `context`, as in money play.
     rankAtScore: async function (position, dice, context) {
       const model = await loadModel(position.variant);
-      const values = context ? tavliClassValues(await loadTavliMet(), model.outcomePoints, position.turn, context) : null;
+      const values = context ? await contextValues(model, position.turn, context) : null;
       const answer = await api("legal_moves", { position: position, dice: dice });
       return rank(model, answer.moves, values).map((m) => ({ move: m.move, position: m.position, equity: m.equity,
         mwc: m.mwc === undefined ? null : m.mwc, probabilities: Array.from(m.probabilities) }));
@@ -1508,14 +1549,14 @@
     },
     classValues: async function (variant, side, context) {
       const model = await loadModel(variant);
-      return tavliClassValues(await loadTavliMet(), model.outcomePoints, side, context);
+      return contextValues(model, side, context);
     },
     analyse: analyseGame,
     // The move a 0-ply level `name` of the model plays in `position` with `dice` and the noise seed `seed` (at the
-    // Tavli `context` when given, else as in money play): the same function the bot plays with.
+    // rotation's match `context` when given, else as in money play): the same function the bot plays with.
     levelMove: async function (position, dice, name, seed, context) {
       const model = await loadModel(position.variant);
-      const values = context ? tavliClassValues(await loadTavliMet(), model.outcomePoints, position.turn, context) : null;
+      const values = context ? await contextValues(model, position.turn, context) : null;
       const answer = await api("legal_moves", { position: position, dice: dice });
       const levels = model.metadata.levels || {};
       if (!levels[name] || levels[name].plies) throw new Error("no 0-ply level " + name + " in the " + position.variant + " model");
