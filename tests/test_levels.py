@@ -161,10 +161,11 @@ def test_a_tavli_match_plays_every_game_at_the_level_its_model_was_calibrated_fo
     backgammon's casual noise, Plakoto and Fevga each at its own, every level of every game's model calibrated."""
     import io
 
-    from tapa_ai.bots.tavli import make_tavli_player
+    from tapa_ai.bots.rotation import make_rotation_player
     from tapa_ai.play.cli_play import launch
+    from tapa_ai.rules.rotations import ROTATIONS
 
-    player = make_tavli_player("net:tavli,level=casual")
+    player = make_rotation_player("net:tavli,level=casual", ROTATIONS["tavli"])
     try:
         assert {variant: (bot.evaluator.model_rules.name, bot.plies, bot.noise)
                 for variant, bot in player.players.items()} == {

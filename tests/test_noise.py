@@ -12,7 +12,7 @@ import pytest
 from tapa_ai.bots.noise import afterstate_bytes, afterstate_keys, deterministic_draws
 from tapa_ai.bots.spec import make_bot
 from tapa_ai.rules import variant_rules
-from tests.test_tavli_met import random_afterstates
+from tests.test_rotation_met import random_afterstates
 
 
 def plain_fnv1a(data: bytes) -> int:

@@ -35,10 +35,10 @@ def test_the_registry_tells_the_truth_about_the_shipped_files():
 def test_the_tables_that_were_kept_apart_are_derived_from_the_registry():
     from tapa_ai.arena.strength import FIXED_OPPONENTS
     from tapa_ai.bots.spec import SPEC_FORMS
-    from tapa_ai.bots.tavli import TAVLI_MODELS
+    from tapa_ai.bots.rotation import rotation_models
     from tapa_ai.cube import met
     from tapa_ai.engine.web_board import MODEL_VARIANTS
-    from tapa_ai.flow.tavli import TAVLI_ROTATION
+    from tapa_ai.rules.rotations import ROTATIONS
     from tapa_ai.net.shipped import SHIPPED_VARIANTS, model_variant
     from tapa_ai.rules.outcomes import OUTCOME_NAMES, outcome_names
 
@@ -46,8 +46,9 @@ def test_the_tables_that_were_kept_apart_are_derived_from_the_registry():
     assert FIXED_OPPONENTS == {name: list(REGISTRY[name].opponents) for name in shipped_models()}
     assert FIXED_OPPONENTS["backgammon"][-2:] == ["pubeval", "gnubg:0"]
     assert f"net:NAME (shipped: {'|'.join(shipped_models())})" in SPEC_FORMS
-    assert TAVLI_MODELS == ("net:backgammon", "net:plakoto", "net:fevga")
-    assert [model_variant(v) for v in TAVLI_ROTATION] == ["backgammon", "plakoto", "fevga"]
+    assert rotation_models(ROTATIONS["tavli"]) == ("net:backgammon", "net:plakoto", "net:fevga")
+    assert rotation_models(ROTATIONS["tabla"]) == ("net:backgammon", "net:gulbara", "net:tapa")
+    assert [model_variant(v) for v in ROTATIONS["tavli"].variants] == ["backgammon", "plakoto", "fevga"]
     # The match equity tables' rates are measured with a variant's model: a variant without one has none.
     assert met.VARIANTS == tuple(name for name, entry in REGISTRY.items() if entry.model is not None)
     assert met.model_variant("portes") == "backgammon"

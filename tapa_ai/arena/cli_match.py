@@ -34,7 +34,7 @@ def add_parser(subparsers) -> None:
                        help="play matches of any rotation to --length N points: a preset (tavli, tabla) or the games "
                        "comma-separated (backgammon,gulbara,tapa); players net:rotation, rotation:SPEC1,SPEC2,... "
                        "or a bot that plays every game")
-    match.add_argument("--length", type=int, default=0, metavar="N", help="the points of a --rotation match")
+    match.add_argument("--length", type=int, default=None, metavar="N", help="the points of a --rotation match")
     match.add_argument("--matches", type=int, default=None, metavar="M",
                        help="matches to play with --match-length, --tavli, --tabla or --rotation, in duplicate pairs "
                        "(default 1000)")
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from .match import run_cube_match, run_match
 
     check_arena_options(args)
-    if args.tavli or args.tabla or args.rotation or args.length:
+    if args.tavli or args.tabla or args.rotation is not None or args.length is not None:
         return run_rotation(args)
     rules = arena_rules([args.bot_a, args.bot_b], args.variant)
     if args.matches is not None and not args.match_length:
@@ -112,11 +112,11 @@ def rotation_and_length(args: argparse.Namespace, error: type[Exception]) -> tup
     from ..rules.rotations import ROTATIONS, RotationError, parse_rotation
 
     given = [name for name, value in (("--tavli", args.tavli), ("--tabla", args.tabla),
-                                      ("--rotation", args.rotation)) if value]
+                                      ("--rotation", args.rotation is not None)) if value]
     if len(given) > 1:
         raise error(f"{' and '.join(given)}: give one rotation")
-    if args.rotation:
-        if not args.length:
+    if args.rotation is not None:
+        if args.length is None:
             raise error(f"--rotation {args.rotation}: give the match's points with --length N")
         try:
             rotation = parse_rotation(args.rotation)
@@ -124,7 +124,7 @@ def rotation_and_length(args: argparse.Namespace, error: type[Exception]) -> tup
             raise error(f"--rotation {args.rotation}: {problem}") from None
         length, option = args.length, f"--rotation {args.rotation} --length {args.length}"
     else:
-        if args.length:
+        if args.length is not None:
             raise error(f"--length {args.length} is the points of a --rotation match (--tavli N and --tabla N take "
                         "theirs)")
         name = "tavli" if args.tavli else "tabla"

@@ -9,7 +9,11 @@ moves the rotation on, so every match's game ``g`` is of the same variant),
 played by each side's bot for that variant. Per game and pair the dice are
 dealt once (:func:`~tapa_ai.arena.runner.deal_dice`) and an opening roll is
 drawn (True: seat 0 opens); the first game, and a game after a draw, opens by
-that roll, any other by the previous game's winner. Points are each game's own
+that roll, any other by the previous game's winner. In a game whose rules play
+the opening dice (backgammon's and Tapa's ``use-opening-dice``) the opener
+after an opening roll plays the dealt first roll (never a double), and a
+winner opening instead rolls both dice afresh (a fresh roll per pair, doubles
+included). Points are each game's own
 rules' (:mod:`tapa_ai.flow.rotation`); no cube. Each side's bot chooses its moves
 at the match's score (:meth:`~tapa_ai.bots.base.Bot.choose_at_score` with a
 :class:`~tapa_ai.cube.rotation_met.RotationScore` of the rotation's match equity table):
@@ -137,10 +141,18 @@ def play_rotation_pairs(players_a: dict, players_b: dict, pairs: int, seed, matc
         dice_table = deal_dice(rules, rng, pairs, max_turns)
         seat0_opens = rng.random(pairs) < 0.5  # the opening roll, drawn for every pair and game
         by_roll = np.where(seat0_opens[pair], seat0_is_a, ~seat0_is_a)
-        a_opens = np.where(last_winner_is_a == 0, by_roll, last_winner_is_a == 1)
+        winner_opens = last_winner_is_a != 0
+        a_opens = np.where(winner_opens, last_winner_is_a == 1, by_roll)
+        slot_dice = dice_table[pair]  # (slots, turns, 2): the two matches of a pair may open differently
+        if rules.opening == "use-opening-dice":
+            # deal_dice's first roll is the opening dice (never a double), which the opener plays after an opening
+            # roll; the previous game's winner opening rolls both dice afresh, doubles included.
+            fresh = rng.integers(1, 7, size=(pairs, 2)).astype(np.int8)
+            slot_dice[winner_opens, 0] = fresh[pair[winner_opens]]
         games = np.flatnonzero(playing)
         runner = _RotationGame((players_a[variant], players_b[variant]), rng, slots, max_turns,
-                               DealtDice(dice_table, pair), match_length - points, number, rotation_met(rotation))
+                               DealtDice(slot_dice, np.arange(slots)), match_length - points, number,
+                               rotation_met(rotation))
         template = PositionBatch.from_positions([start_position(rules, "X")])
         runner.start(games, template.take(np.zeros(games.size, dtype=np.int64)), a_opens[games])
         runner.run()

@@ -1,16 +1,17 @@
-"""Find positions where the Tavli match score changes the move (docs/tavli.md).
+"""Find positions where the score of a rotation's match (Tavli, Tabla) changes the move (docs/tavli.md).
 
-    python scripts/tavli_positions.py                   # 200 matches to 5 at 0 ply, the 2 largest per game
-    python scripts/tavli_positions.py --length 7 --matches 100 --show 4 --json tavli-positions.json
+    python scripts/rotation_positions.py                   # Tavli: 200 matches to 5 at 0 ply, the 2 largest per game
+    python scripts/rotation_positions.py --rotation tabla --length 7 --matches 100 --show 4 --json tabla.json
 
-The positions are real: those of Tavli matches that ``net:tavli`` (the shipped
-backgammon model playing Portes, ``net:plakoto`` and ``net:fevga``, each playing
-its checkers by the match score) plays against itself in the arena
-(:func:`tapa_ai.arena.tavli.play_tavli_pairs`). At every decision the move it
+The positions are real: those of the rotation's matches that ``net:rotation``
+(each game's shipped model, e.g. for Tavli the backgammon model playing Portes,
+``net:plakoto`` and ``net:fevga``, each playing its checkers by the match
+score) plays against itself in the arena
+(:func:`tapa_ai.arena.rotation.play_rotation_pairs`). At every decision the move it
 plays is compared with the move the same model plays by cubeless money equity
 (``money_play``); both value the same outcome probabilities, only what each
-outcome class is worth differs (match-winning chances from the Tavli match
-equity table at the score, or points). A decision counts where the two moves
+outcome class is worth differs (match-winning chances from the rotation's
+match equity table at the score, or points). A decision counts where the two moves
 differ and the score-aware move wins the match more often by more than
 ``--min-gain`` (no ties). The matches come in duplicate pairs (the same dice
 with the seats swapped), so a position met twice at the same score counts
@@ -31,9 +32,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tapa_ai.arena.tavli import play_tavli_pairs  # noqa: E402
-from tapa_ai.bots.tavli import make_tavli_player  # noqa: E402
-from tapa_ai.flow.tavli import TAVLI_ROTATION  # noqa: E402
+from tapa_ai.arena.rotation import play_rotation_pairs  # noqa: E402
+from tapa_ai.bots.rotation import make_rotation_player  # noqa: E402
+from tapa_ai.rules.rotations import parse_rotation  # noqa: E402
 from tapa_ai.movegen.choice import segment_argmax  # noqa: E402
 from tapa_ai.notation.json_position import position_to_json  # noqa: E402
 from tapa_ai.rules.outcomes import cumulative_probabilities  # noqa: E402
@@ -41,8 +42,10 @@ from tapa_ai.rules.outcomes import cumulative_probabilities  # noqa: E402
 
 @dataclass
 class Args:
+    rotation: str = "tavli"
+    """The rotation: a preset (tavli, tabla) or the games, comma-separated."""
     length: int = 5
-    """Tavli match length."""
+    """Match length."""
     matches: int = 200
     """Matches played (in duplicate pairs)."""
     plies: int = 0
@@ -115,9 +118,10 @@ class Recorder:
 def find(args: Args) -> tuple[list[dict], Counter]:
     found: list[dict] = []
     counts: Counter = Counter()
-    player = make_tavli_player(f"net:tavli@{args.plies}ply")
-    players = {variant: Recorder(player.bot(variant), variant, args, found, counts) for variant in TAVLI_ROTATION}
-    play_tavli_pairs(players, players, args.matches // 2, args.seed, args.length)
+    rotation = parse_rotation(args.rotation)
+    player = make_rotation_player(f"net:rotation@{args.plies}ply", rotation)
+    players = {variant: Recorder(player.bot(variant), variant, args, found, counts) for variant in rotation.distinct}
+    play_rotation_pairs(players, players, args.matches // 2, args.seed, args.length, rotation)
     return found, counts
 
 
@@ -142,15 +146,18 @@ def markdown(example: dict, number: int) -> str:
 def main() -> int:
     args = parse_args()
     found, counts = find(args)
+    rotation = parse_rotation(args.rotation)
     found.sort(key=lambda example: -example["gain"])
-    print(f"Tavli matches to {args.length}: {args.matches} matches of net:tavli@{args.plies}ply against itself, "
+    name = rotation.name if rotation.name != "custom" else "rotation"
+    print(f"{rotation.title()} matches to {args.length}: {args.matches} matches of net:{name}@{args.plies}ply "
+          "against itself, "
           f"seed {args.seed}; decisions (two or more legal moves) where the score changes the move by more than "
           f"{args.min_gain:.3f} of match-winning chance:\n")
     print("| game | decisions | the score changes the move | share |\n|---|---:|---:|---:|")
-    for variant in TAVLI_ROTATION:
+    for variant in rotation.distinct:
         decisions, differ = counts[variant, "decisions"], counts[variant, "differ"]
         print(f"| {variant} | {decisions:,} | {differ:,} | {differ / max(decisions, 1):.1%} |")
-    shown = [example for variant in TAVLI_ROTATION
+    shown = [example for variant in rotation.distinct
              for example in [e for e in found if e["variant"] == variant][:args.show]]
     for number, example in enumerate(shown, start=1):
         print()

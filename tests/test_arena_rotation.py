@@ -1,4 +1,5 @@
-"""Tavli players (tapa_ai.bots.tavli) and Tavli matches in the arena (tapa_ai.arena.tavli, ``match --tavli``)."""
+"""Players of a rotation (tapa_ai.bots.rotation) and a rotation's matches in the arena (tapa_ai.arena.rotation,
+``match --tavli N``, ``--tabla N``, ``--rotation GAMES --length N``)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,32 @@ import json
 import numpy as np
 import pytest
 
-from tapa_ai.arena.tavli import play_tavli_pairs
+from tapa_ai.arena.rotation import play_rotation_pairs
 from tapa_ai.bots.base import BotError
-from tapa_ai.bots.tavli import TAVLI_MODELS, make_tavli_player, tavli_specs
-from tapa_ai.flow.tavli import TAVLI_ROTATION
+from tapa_ai.bots.rotation import make_rotation_player, rotation_models, rotation_specs
 from tapa_ai.rules import outcomes
+from tapa_ai.rules.rotations import ROTATIONS, parse_rotation
+
+TAVLI, TABLA = ROTATIONS["tavli"], ROTATIONS["tabla"]
+TAVLI_ROTATION = TAVLI.variants
+
+
+def tavli_specs(spec: str) -> tuple:
+    return tuple(rotation_specs(spec, TAVLI).values())
+
+
+def make_tavli_player(spec: str):
+    return make_rotation_player(spec, TAVLI)
+
+
+def play_tavli_pairs(players_a, players_b, pairs, seed, match_length):
+    return play_rotation_pairs(players_a, players_b, pairs, seed, match_length, TAVLI)
 
 
 # -- specs ------------------------------------------------------------------------------------------------
 def test_net_tavli_is_the_shipped_backgammon_plakoto_and_fevga_models():
-    assert TAVLI_MODELS == ("net:backgammon", "net:plakoto", "net:fevga")
-    assert tavli_specs("net:tavli") == TAVLI_MODELS
+    assert rotation_models(TAVLI) == ("net:backgammon", "net:plakoto", "net:fevga")
+    assert tavli_specs("net:tavli") == tavli_specs("net:rotation") == rotation_models(TAVLI)
     assert tavli_specs("net:tavli@1ply,nocube") == ("net:backgammon@1ply,nocube", "net:plakoto@1ply,nocube",
                                                     "net:fevga@1ply,nocube")
 
@@ -50,10 +66,10 @@ def test_an_engine_spec_cannot_be_one_of_the_three():
 
 
 def test_a_spec_that_cannot_play_a_game_names_that_game():
-    with pytest.raises(BotError, match=r"'net:plakoto' cannot play portes \(game 1 of the rotation\)") as error:
+    with pytest.raises(BotError, match=r"'net:plakoto' cannot play portes \(game 1 of the rotation tavli") as error:
         make_tavli_player("net:plakoto")
     assert "\n" not in str(error.value)
-    with pytest.raises(BotError, match=r"cannot play fevga \(game 3 of the rotation\)"):
+    with pytest.raises(BotError, match=r"cannot play fevga \(game 3 of the rotation tavli"):
         make_tavli_player("tavli:heuristic,random,net:plakoto")
 
 
@@ -125,18 +141,18 @@ def test_matches_depend_on_the_seed_only(records):
 
 
 def test_chunks_join_into_one_numbering_of_the_matches_whatever_the_workers():
-    """run_tavli_match plays chunks of pairs (in worker processes) and joins their records: every match once,
+    """run_rotation_match plays chunks of pairs (in worker processes) and joins their records: every match once,
     numbered in order, the same records with one worker or two; a length past the Tavli table is refused."""
-    from tapa_ai.arena.tavli import run_tavli_match
+    from tapa_ai.arena.rotation import run_rotation_match
 
-    one = run_tavli_match("heuristic", "runner", 3, 12, seed=5, workers=1, chunk_pairs=2, progress=False)
-    two = run_tavli_match("heuristic", "runner", 3, 12, seed=5, workers=2, chunk_pairs=2, progress=False)
+    one = run_rotation_match("heuristic", "runner", TABLA, 3, 12, seed=5, workers=1, chunk_pairs=2, progress=False)
+    two = run_rotation_match("heuristic", "runner", TABLA, 3, 12, seed=5, workers=2, chunk_pairs=2, progress=False)
     assert one.records.slots == 12 and sorted(set(one.records.slot.tolist())) == list(range(12))
     assert np.all(np.diff(one.records.slot) >= 0)
     for name in ("slot", "game", "points_for_a", "kind", "a_opened", "match_points", "match_a_won"):
         assert np.array_equal(getattr(one.records, name), getattr(two.records, name)), name
-    with pytest.raises(BotError, match="Tavli match length 26: a Tavli match is to 1 to 25 points"):
-        run_tavli_match("heuristic", "runner", 26, 2, progress=False)
+    with pytest.raises(BotError, match="tabla match length 26: a rotation's match .* is to 1 to 25 points"):
+        run_rotation_match("heuristic", "runner", TABLA, 26, 2, progress=False)
 
 
 # -- the command --------------------------------------------------------------------------------------------
@@ -149,7 +165,7 @@ def test_match_tavli_reports_match_wins_and_records_each_games_variant(tmp_path,
     printed = capsys.readouterr().out
     assert "4 matches to 3 in duplicate pairs" in printed and "A wins the match" in printed
     data = json.loads(out.read_text())
-    assert data["tavli"] is True and data["matches"] == 4 and data["rotation"] == list(TAVLI_ROTATION)
+    assert data["rotation"] == "tavli" and data["matches"] == 4 and data["rotation_games"] == list(TAVLI_ROTATION)
     rows = out.with_suffix(".csv").read_text().splitlines()
     assert rows[0].split(",")[4] == "variant"
     cells = [row.split(",") for row in rows[1:]]
@@ -177,8 +193,8 @@ def test_match_tavli_length_is_within_the_tavli_match_equity_table(length, capsy
 
     assert main(["match", "net:tavli", "net:tavli", "--tavli", length, "--matches", "2", "--quiet"]) != 0
     err = capsys.readouterr().err.strip()
-    assert err == (f"tapa-ai match: --tavli {length}: a Tavli match is to 1 to 25 points, the Tavli match equity "
-                   "table's (3, 5 or 7 are usual)")
+    assert err == (f"tapa-ai match: --tavli {length}: a rotation's match (Tavli, Tabla) is to 1 to 25 points, its "
+                   "match equity table's (3, 5 or 7 are usual)")
 
 
 def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys):
@@ -187,7 +203,7 @@ def test_match_tavli_with_a_bot_that_cannot_play_a_game_is_one_error_line(capsys
     assert main(["match", "tavli:heuristic,net:fevga,random", "random", "--tavli", "3", "--matches", "2",
                  "--quiet"]) != 0
     err = capsys.readouterr().err.strip()
-    assert "cannot play plakoto (game 2 of the rotation)" in err and len(err.splitlines()) == 1
+    assert "cannot play plakoto (game 2 of the rotation tavli" in err and len(err.splitlines()) == 1
 
 
 # -- the arena's match bookkeeping, with scripted game results ------------------------------------------------
@@ -199,7 +215,7 @@ class ScriptedGames:
     SCRIPT = [("A", "single"), (None, "draw"), ("B", "gammon"), ("A", "gammon")]
     started: list = []
 
-    def __init__(self, players, rng, slots, max_turns, dice, away, number) -> None:
+    def __init__(self, players, rng, slots, max_turns, dice, away, number, table) -> None:
         self.number = len(type(self).started)
         assert number == self.number
         self.away = away.copy()
@@ -222,10 +238,10 @@ class ScriptedGames:
 
 
 def test_a_draw_scores_nothing_moves_the_rotation_on_and_the_next_game_opens_by_the_roll(monkeypatch):
-    import tapa_ai.arena.tavli as tavli
+    import tapa_ai.arena.rotation as arena_rotation
 
     ScriptedGames.started = []
-    monkeypatch.setattr(tavli, "_TavliGame", ScriptedGames)
+    monkeypatch.setattr(arena_rotation, "_RotationGame", ScriptedGames)
     names = {variant: variant for variant in TAVLI_ROTATION}  # the policies' stand-ins: their variant
     records = play_tavli_pairs(names, names, pairs=8, seed=3, match_length=3)
     started = ScriptedGames.started
@@ -244,14 +260,14 @@ def test_a_draw_scores_nothing_moves_the_rotation_on_and_the_next_game_opens_by_
 
 
 def test_a_game_past_the_turn_limit_leaves_its_match_unfinished_half_a_win_to_each(monkeypatch):
-    import tapa_ai.arena.tavli as tavli
+    import tapa_ai.arena.rotation as arena_rotation
 
     class Stuck(ScriptedGames):
         def run(self) -> None:  # the game still going at the turn limit: no result
             self.plies[self.games] = 2000
 
     Stuck.started = []
-    monkeypatch.setattr(tavli, "_TavliGame", Stuck)
+    monkeypatch.setattr(arena_rotation, "_RotationGame", Stuck)
     names = {variant: variant for variant in TAVLI_ROTATION}
     records = play_tavli_pairs(names, names, pairs=2, seed=3, match_length=3)
     assert records.match_unfinished.all() and not records.match_a_won.any()
@@ -259,10 +275,89 @@ def test_a_game_past_the_turn_limit_leaves_its_match_unfinished_half_a_win_to_ea
     assert records.summary()["match_win_rate"] == 0.5
 
 
-@pytest.mark.parametrize("spec", ["net:tavli", "net:tavli@1ply", "tavli:heuristic,random,runner"])
-def test_a_tavli_player_outside_a_tavli_match_is_one_error_line(spec):
+@pytest.mark.parametrize("spec", ["net:tavli", "net:tavli@1ply", "tavli:heuristic,random,runner", "net:tabla",
+                                  "tabla:heuristic,random,runner", "net:rotation,money_play", "rotation:random"])
+def test_a_rotation_player_outside_a_rotation_match_is_one_error_line(spec):
     from tapa_ai.bots.spec import make_bot
     from tapa_ai.rules.options import variant_rules
 
-    with pytest.raises(BotError, match=r"is a Tavli player .* use it with tapa-ai match --tavli N"):
+    with pytest.raises(BotError, match=r"is a rotation's player .* use it with tapa-ai match --tavli/--tabla/--rotation"):
         make_bot(spec, variant_rules("portes"))
+
+
+# -- Tabla and any rotation ---------------------------------------------------------------------------------------
+def test_net_tabla_is_the_shipped_backgammon_gulbara_and_tapa_models():
+    assert rotation_specs("net:tabla", TABLA) == {"backgammon": "net:backgammon", "gulbara": "net:gulbara",
+                                                  "tapa": "net:tapa"}
+    assert rotation_specs("net:tabla@1ply,money_play", TABLA)["gulbara"] == "net:gulbara@1ply,money_play"
+    assert rotation_specs("tabla:heuristic,net:gulbara,wins,random", TABLA) == {
+        "backgammon": "heuristic", "gulbara": "net:gulbara,wins", "tapa": "random"}
+    player = make_rotation_player("net:tabla", TABLA)
+    assert {v: b.rules for v, b in player.players.items()} == {v: TABLA.rules_of(v) for v in TABLA.variants}
+    player.close()
+
+
+@pytest.mark.parametrize("spec, rotation, message", [
+    ("net:tavli", TABLA, "plays the tavli rotation .* but the match is tabla"),
+    ("tabla:heuristic,random,runner", TAVLI, "plays the tabla rotation"),
+    ("tabla:heuristic,random", TABLA, r"want tabla:BACKGAMMON,GULBARA,TAPA \(3 bot specs"),
+    ("rotation:heuristic,random,runner", parse_rotation("tapa,fevga"), r"want rotation:TAPA,FEVGA \(2 bot specs"),
+    ("rotation:heuristic,random,runner", parse_rotation("tapa,fevga,tapa"), "tapa comes twice in the rotation with "
+                                                                            "two bots"),
+    ("net:plakoto", TABLA, "cannot play backgammon"),
+])
+def test_a_rotation_player_that_does_not_fit_its_rotation_is_one_line(spec, rotation, message):
+    with pytest.raises(BotError, match=message) as error:
+        make_rotation_player(spec, rotation).close()
+    assert "\n" not in str(error.value)
+
+
+def test_tabla_matches_rotate_backgammon_gulbara_tapa_and_score_each_games_points():
+    a, b = make_rotation_player("heuristic", TABLA), make_rotation_player("runner", TABLA)
+    records = play_rotation_pairs(a.players, b.players, pairs=3, seed=[2, 0], match_length=7, rotation=TABLA)
+    for slot in range(records.slots):
+        games = records.game[records.slot == slot]
+        assert games.tolist() == list(range(games.size))
+    variants = records.variants()
+    assert all(v == TABLA.variants[g % 3] for v, g in zip(variants, records.game))
+    assert {"backgammon", "gulbara", "tapa"} <= set(variants)
+    points = np.abs(records.points_for_a).astype(int)
+    for variant, kind, value in zip(variants, records.kind, points):
+        name = outcomes.RESULT_KINDS[int(kind)]
+        assert value == {"single": 1, "gammon": 2, "backgammon": 3, "mother": 3, "draw": 0}[name], (variant, name)
+        assert name != "mother" or variant == "tapa"
+    summary = records.summary()
+    assert set(summary["variants"]) == {"backgammon", "gulbara", "tapa"}
+
+
+def test_match_tabla_and_rotation_commands(tmp_path, capsys):
+    from tapa_ai.cli import main
+
+    out = tmp_path / "tabla.json"
+    assert main(["match", "heuristic", "runner", "--tabla", "3", "--matches", "4", "--workers", "1", "--quiet",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Tabla: backgammon, gulbara, tapa in turn; 4 matches to 3" in printed
+    data = json.loads(out.read_text())
+    assert data["rotation"] == "tabla" and data["rotation_games"] == ["backgammon", "gulbara", "tapa"]
+    assert main(["match", "heuristic", "runner", "--rotation", "tapa,fevga", "--length", "2", "--matches", "2",
+                 "--workers", "1", "--quiet", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["rotation"] == ["tapa", "fevga"] and data["match_length"] == 2 and data["matches"] == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rotation", "tapa,chess", "--length", "3"], "--rotation tapa,chess: unknown variant 'chess' in the rotation"),
+    (["--rotation", "", "--length", "3"], "an empty rotation"),
+    (["--rotation", "tapa,fevga"], "--rotation tapa,fevga: give the match's points with --length N"),
+    (["--length", "3"], "--length 3 is the points of a --rotation match"),
+    (["--tabla", "3", "--tavli", "3"], "--tavli and --tabla: give one rotation"),
+    (["--tabla", "30"], "--tabla 30: a rotation's match (Tavli, Tabla) is to 1 to 25 points"),
+    (["--rotation", "tabla", "--length", "0"], "is to 1 to 25 points"),
+])
+def test_bad_rotation_options_are_one_line(args, message, capsys):
+    from tapa_ai.cli import main
+
+    assert main(["match", "heuristic", "runner", *args, "--matches", "2", "--quiet"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
