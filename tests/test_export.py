@@ -555,3 +555,40 @@ def test_the_numpy_model_computes_version_2_and_3_networks(variant, version, wid
                        match=rf"want a \(batch, {width}\) array \(encoding version {version}\)"):
         model.evaluate(features[:, :259])
     assert load_npz_network(tmp_path / f"v{version}.npz").encoding_version == version
+
+
+# -- the rotations an app needs to play a match by the score (docs/export.md "Metadata") ------------------------
+@pytest.mark.parametrize("variant,rotations", [("backgammon", ["tavli", "tabla"]), ("gulbara", ["tabla"]),
+                                               ("tapa", ["tabla"]), ("plakoto", ["tavli"]), ("fevga", ["tavli"]),
+                                               ("narde", [])])
+def test_the_metadata_carries_the_preset_rotations_the_network_plays_in(variant, rotations):
+    """Each preset rotation with a game the network plays (Portes by backgammon's): its games, their rules (no
+    cube), each game's result rates with their source, and the match equity table; the rates rebuild the table
+    (the recursion of docs/match-equity.md) and the table is the engine's to 6 decimals."""
+    from tapa_ai.cube.met import ResultRates
+    from tapa_ai.cube.rotation_met import build_rotation_met, rotation_met
+    from tapa_ai.rules.rotations import ROTATIONS
+
+    metadata = numpy_model.load(str(DATA / f"{variant}.npz")).metadata  # the committed export of the shipped model
+    assert sorted(metadata.get("rotations", {})) == sorted(rotations)
+    for name in rotations:
+        rotation, carried = ROTATIONS[name], metadata["rotations"][name]
+        engine = rotation_met(rotation)
+        assert carried["title"] == rotation.title() and carried["games"] == list(rotation.variants)
+        assert carried["rules"] == [rules.changes_from(variant_rules(rules.name)) for rules in rotation.games]
+        assert all(rules == {} or rules == {"cube": False, "crawford": False} for rules in carried["rules"])
+        assert [rates["variant"] for rates in carried["rates"]] == carried["games"]
+        rates = [ResultRates(**{key: value for key, value in entry.items() if key != "variant"})
+                 for entry in carried["rates"]]
+        assert tuple(rates) == engine.rates and all(r.source for r in rates)
+        table = np.asarray(carried["table"])  # [game][opener][a - 1][b - 1]
+        assert table.shape == (len(rotation), 3, carried["max_away"], carried["max_away"]) and \
+            carried["max_away"] == engine.max_away
+        assert np.abs(table - engine.table[:, :, 1:, 1:].transpose(1, 0, 2, 3)).max() <= 5e-7
+        rebuilt = build_rotation_met(rates, max_away=7, variants=carried["games"])
+        assert np.abs(table[:, :, :7, :7] - rebuilt.table[:, :, 1:, 1:].transpose(1, 0, 2, 3)).max() <= 5e-7
+    if "tabla" in rotations:
+        tabla = metadata["rotations"]["tabla"]
+        assert tabla["games"] == ["backgammon", "gulbara", "tapa"] and tabla["title"] == \
+            "Tabla (Backgammon, Gul Bara, Tapa)"
+        assert tabla["rules"] == [{"cube": False, "crawford": False}, {}, {"cube": False, "crawford": False}]

@@ -28,7 +28,7 @@ from ..rules.options import RuleOptions, RulesError
 from . import FORMATS, ExportError
 from . import numpy_model
 
-__all__ = ["export_metadata", "export_network", "export_checkpoint", "load_npz_network"]
+__all__ = ["export_metadata", "export_network", "export_checkpoint", "load_npz_network", "rotations_metadata"]
 
 OUTPUT_MEANINGS = {
     "probabilities": "(batch, K) float32: probability of each outcome class (outcome_names, in order) for the side "
@@ -71,7 +71,39 @@ def export_metadata(net: EvaluatorNet, *, games: int = 0, source: str = "", sour
         "source_sha256": source_sha256,
         "source_tapa_ai_version": source_tapa_ai_version,
         **_levels_metadata(rules.name, source_sha256),
+        **rotations_metadata(rules.name),
     }
+
+
+def rotations_metadata(variant: str) -> dict[str, Any]:
+    """``{"rotations": {name: {...}}}``: the preset rotations (docs/rules.md 9, 10.4;
+    :data:`tapa_ai.rules.rotations.ROTATIONS`) with a game this network plays (its own variant, or one the
+    registry plays by it: Portes by backgammon's), so that an app can play their matches by the score; nothing
+    for a network no rotation needs. Each: ``title``; ``games``, the variants in turn; ``rules``, each game's
+    options changed from its variant's (no cube); ``rates``, each game's measured result rates with their
+    ``source`` (:class:`~tapa_ai.cube.met.ResultRates`, what the table is built from); ``max_away``,
+    ``openers`` and ``table``, the match equity table (:meth:`~tapa_ai.cube.rotation_met.RotationMatchEquityTable.
+    to_dict`: ``table[g][o][a - 1][b - 1]``, 6 decimals, the chance of the side needing ``a`` against ``b``
+    before game ``g`` opened by ``o``; docs/export.md)."""
+    from ..cube.met import MAX_MATCH_LENGTH
+    from ..cube.rotation_met import rotation_met
+    from ..rules.options import REGISTRY, variant_rules
+    from ..rules.rotations import ROTATIONS
+
+    def played_by(game: str) -> str:
+        entry = REGISTRY.get(game)
+        return entry.model if entry is not None and entry.model else game
+
+    found: dict[str, Any] = {}
+    for name, rotation in ROTATIONS.items():
+        if not any(played_by(game) == variant for game in rotation.variants):
+            continue
+        table = rotation_met(rotation).to_dict(MAX_MATCH_LENGTH)
+        found[name] = {"title": rotation.title(), "games": list(rotation.variants),
+                       "rules": [rules.changes_from(variant_rules(rules.name)) for rules in rotation.games],
+                       "rates": table["rates"], "max_away": table["max_away"], "openers": table["openers"],
+                       "table": table["table"]}
+    return {"rotations": found} if found else {}
 
 
 def _levels_metadata(variant: str, source_sha256: str) -> dict[str, Any]:
