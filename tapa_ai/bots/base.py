@@ -12,8 +12,8 @@ Bots that rank moves by a score per afterstate (``runner``, ``heuristic``,
 :meth:`ScoringBot.scores` only.
 
 Checker play in a match by the score is one more (:meth:`Bot.choose_at_score`): given what
-each outcome class is worth at the score of each position (a Tavli match's,
-:class:`tapa_ai.cube.tavli_met.TavliScore`), a bot with an evaluator plays the
+each outcome class is worth at the score of each position (a rotation's match, Tavli or Tabla,
+:class:`tapa_ai.cube.rotation_met.RotationScore`), a bot with an evaluator plays the
 move of the highest match-winning chance; the others choose as they always do.
 
 Cube decisions are two more questions, vectorized the same way
@@ -71,7 +71,7 @@ class Bot:
     def choose_at_score(self, afterstates: Afterstates, rng: np.random.Generator, score) -> np.ndarray:
         """(B,) int64 rows chosen in a match at ``score``: an object with ``class_values(points) -> (B, K)``,
         what each outcome class is worth to each position's mover (match-winning chances; ``points`` the
-        classes' points, e.g. :class:`tapa_ai.cube.tavli_met.TavliScore`). Default: :meth:`choose` (a bot
+        classes' points, e.g. :class:`tapa_ai.cube.rotation_met.RotationScore`). Default: :meth:`choose` (a bot
         without outcome classes plays as in money play)."""
         return self.choose(afterstates, rng)
 
