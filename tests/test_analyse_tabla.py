@@ -151,3 +151,7 @@ def test_an_old_tavli_match_file_keeps_its_own_shape(tabla):
     old["rotation"] = ["portes", "plakoto", "fevga"]
     with pytest.raises(RecordError, match=r"^file.games\[0\]: game 1 of the Tavli match is portes"):
         record_from_json(old, "file")
+    old["rotation"] = ["fevga", "plakoto", "portes"]
+    with pytest.raises(RecordError, match=r"^file.rotation: a tapa-ai/tavli-match file is of \['portes', 'plakoto', "
+                                          r"'fevga'\], got \['fevga', 'plakoto', 'portes'\]$"):
+        record_from_json(old, "file")

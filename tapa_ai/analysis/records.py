@@ -300,6 +300,9 @@ def _rotation_match_file(data: dict, where: str) -> Record:
     before each and the match's score and winner those the results make."""
     if data["format"] == TAVLI_MATCH_FORMAT:
         rotation = ROTATIONS["tavli"]
+        if data.get("rotation", list(rotation.variants)) != list(rotation.variants):
+            raise RecordError(f"{where}.rotation: a {TAVLI_MATCH_FORMAT} file is of {list(rotation.variants)}, got "
+                              f"{quoted(data['rotation'], 60)}")
     else:
         try:
             rotation = rotation_from_data(data["rotation"], f"{where}.rotation")
