@@ -564,7 +564,7 @@ def test_the_numpy_model_computes_version_2_and_3_networks(variant, version, wid
 def test_the_metadata_carries_the_preset_rotations_the_network_plays_in(variant, rotations):
     """Each preset rotation with a game the network plays (Portes by backgammon's): its games, their rules (no
     cube), each game's result rates with their source, and the match equity table; the rates rebuild the table
-    (the recursion of docs/match-equity.md) and the table is the engine's to 6 decimals."""
+    (the recursion of tapa_ai/cube/rotation_met.py) and the table is the engine's to 6 decimals."""
     from tapa_ai.cube.met import ResultRates
     from tapa_ai.cube.rotation_met import build_rotation_met, rotation_met
     from tapa_ai.rules.rotations import ROTATIONS
