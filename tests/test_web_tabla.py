@@ -125,3 +125,23 @@ def test_a_tabla_match_plays_backgammon_then_gul_bara_then_tapa_by_the_score(bro
     assert message_of(browser).startswith("Saved tabla-match.json: the Tabla match to 7, 3 games, score X "
                                           f"{score['X']} – O {score['O']}.")
     assert console_errors(browser) == []
+
+
+def test_choosing_the_tabla_match_in_the_menu_after_a_tavli_match_reads_the_tabla_table(browser, server):
+    open_board(browser, server, variant="tavli", length=5, seed=2)
+    wait_for(browser, "tapaWeb.state.met && ['human', 'bot'].includes(document.body.dataset.phase)")
+    assert browser.execute_script("return [tapaWeb.state.met.name, tapaWeb.state.variant]") == ["tavli", "portes"]
+    game = browser.execute_script("return tapaWeb.state.game")
+    browser.execute_script("const menu = document.getElementById('variant'); menu.value = 'tabla';"
+                           "menu.dispatchEvent(new Event('change'));")
+    wait_for(browser, f"tapaWeb.state.game !== {game} && tapaWeb.state.met && "
+                      "['human', 'bot'].includes(document.body.dataset.phase)")
+    state = browser.execute_script("const s = tapaWeb.state; return [s.met.name, s.variant, s.match.rotation, "
+                                   "s.match.length, document.getElementById('score').textContent]")
+    assert state == ["tabla", "backgammon", "tabla", 5, "Tabla match to 5: X 0 – O 0"]
+    assert browser.find_element("id", "rotation-info").text.startswith("Game 1 of the Tabla match: Backgammon.")
+    browser.execute_script("const menu = document.getElementById('variant'); menu.value = 'backgammon';"
+                           "menu.dispatchEvent(new Event('change'));")
+    wait_for(browser, "tapaWeb.state.match.rotation === null && ['human', 'bot'].includes(document.body.dataset.phase)")
+    assert browser.execute_script("return [tapaWeb.state.met, tapaWeb.state.position.rules || null]") == [None, None]
+    assert not browser.find_element("id", "rotation-info").is_displayed()
