@@ -6,6 +6,7 @@ line where it is missing)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -53,7 +54,7 @@ def test_the_pages_class_values_in_a_tabla_match_are_the_tabla_tables(browser, s
         assert tavli != values
 
 
-def test_a_tabla_match_plays_backgammon_then_gul_bara_then_tapa_by_the_score(browser, server):
+def test_a_tabla_match_plays_backgammon_then_gul_bara_then_tapa_by_the_score(browser, server, tmp_path):
     """A match to 7 played by the page's bots for both sides through its first two games: game 1 is backgammon with
     no cube (its position's rules say so) opened by an opening roll, game 2 Gul Bara opened by the winner of game 1,
     game 3 Tapa opened by the winner of game 2; each game's points are added; the save is a tapa-ai/rotation-match
@@ -121,6 +122,18 @@ def test_a_tabla_match_plays_backgammon_then_gul_bara_then_tapa_by_the_score(bro
     assert record["length"] == 7 and record["score"] == score and record["winner"] is None
     assert [g["variant"] for g in record["games"]] == list(TABLA)
     assert record["players"]["X"] == "human"
+    # The one reader of saved files (tapa-ai analyse) reads the page's file whole: each game by the Tabla rotation's
+    # rules (backgammon and Tapa without the cube), the score checked. The current game (unfinished) is left out,
+    # as a saved match's games are its finished ones and the one in play.
+    from tapa_ai.analysis import read_record
+    from tapa_ai.rules.rotations import ROTATIONS
+
+    path = tmp_path / "tabla-match.json"
+    path.write_text(json.dumps(record))
+    read = read_record(path)
+    assert len(read.games) == 3 and read.rules == ROTATIONS["tabla"].rules(1)
+    assert [game.rules for game in read.games] == list(ROTATIONS["tabla"].games)
+    assert [game.result.winner for game in read.games[:2]] == [g["record"]["result"]["winner"] for g in games]
     browser.find_element("id", "save-game").click()  # the download itself is the browser's
     assert message_of(browser).startswith("Saved tabla-match.json: the Tabla match to 7, 3 games, score X "
                                           f"{score['X']} – O {score['O']}.")
