@@ -84,7 +84,8 @@ def test_the_server_publishes_the_registry_for_the_page_and_other_frontends():
         answer = json.loads(response.read())
     assert response.status == 200
     assert [v["name"] for v in answer["variants"]] == list(REGISTRY)
-    assert answer["tavli_rotation"] == ["portes", "plakoto", "fevga"]
+    assert {name: rotation["games"] for name, rotation in answer["rotations"].items()} == \
+        {"tavli": ["portes", "plakoto", "fevga"], "tabla": ["backgammon", "gulbara", "tapa"]}
     by_name = {v["name"]: v for v in answer["variants"]}
     for name, entry in REGISTRY.items():
         assert by_name[name]["rules"] == entry.rules.to_dict() and by_name[name]["model"] == entry.model
