@@ -20,10 +20,7 @@ DEFAULT_PLIES = 1
 def default_rotation_bot(rotation) -> str:
     """The default analysing networks of a rotation's match: the shipped model of each game's variant
     (``net:tavli@1ply``, ``net:tabla@1ply``, ``net:rotation@1ply`` for a rotation of other games)."""
-    from ..rules.rotations import ROTATIONS
-
-    kind = rotation.name if ROTATIONS.get(rotation.name) == rotation else "rotation"
-    return f"net:{kind}@{DEFAULT_PLIES}ply"
+    return f"net:{rotation.player_name}@{DEFAULT_PLIES}ply"
 
 
 def add_parser(subparsers) -> None:

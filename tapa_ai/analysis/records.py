@@ -56,7 +56,7 @@ MAX_GAMES = 100_000
 """The most games one file may hold (the bound of ``games`` in ``tapa_ai/schemas/saved_game.json``)."""
 
 __all__ = ["RecordError", "Turn", "RecordedGame", "Record", "SavedFile", "read_record", "record_from_json",
-           "read_saved", "rotation_match_name", "MAX_FILE_BYTES"]
+           "read_saved", "MAX_FILE_BYTES"]
 
 
 class RecordError(TapaError, ValueError):
@@ -271,7 +271,7 @@ def _rotation_save(data: dict, match: RotationMatch, players: dict[str, str], wh
     it."""
     state = match.match
     key = "rotation_match" if "rotation_match" in data else "tavli"
-    name = rotation_match_name(match.rotation)
+    name = match.rotation.match_name()
     games = []
     score = [0, 0]
     for number, game in enumerate(match.played + (state.game,), start=1):
@@ -288,12 +288,6 @@ def _rotation_save(data: dict, match: RotationMatch, players: dict[str, str], wh
                   players, False, match.rotation, state.length), ""
 
 
-def rotation_match_name(rotation: Rotation) -> str:
-    """What a rotation's match is called in messages and reports: ``Tavli match``, ``Tabla match`` (a preset's),
-    else ``rotation match``."""
-    return f"{rotation.name.capitalize()} match" if ROTATIONS.get(rotation.name) == rotation else "rotation match"
-
-
 def _rotation_match_file(data: dict, where: str) -> Record:
     """The web board's saved rotation's match (``tapa-ai/rotation-match``; a ``tapa-ai/tavli-match`` is the Tavli
     rotation's): every game replayed with its own variant's rules (the rotation by the game's number), the score
@@ -308,7 +302,7 @@ def _rotation_match_file(data: dict, where: str) -> Record:
             rotation = rotation_from_data(data["rotation"], f"{where}.rotation")
         except RotationError as error:
             raise RecordError(str(error)) from None
-    name = rotation_match_name(rotation)
+    name = rotation.match_name()
     length, players, score, games = data["length"], data.get("players", {}), [0, 0], []
     for index, item in enumerate(data["games"]):
         inner, rules = f"{where}.games[{index}]", rotation.rules(index + 1)

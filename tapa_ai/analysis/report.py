@@ -119,11 +119,10 @@ def text_report(analysis, name: Optional[str] = None) -> str:
 
 def rotation_report(analysis, name: Optional[str] = None) -> str:
     """The report of a rotation's match (every move by the match-winning chance at its game's score)."""
-    from .records import rotation_match_name
 
     record = analysis.record
     rotation = record.rotation
-    match_name = rotation_match_name(rotation)
+    match_name = rotation.match_name()
     where = f"{name}: " if name else ""
     label = match_name[:-len(" match")].capitalize()  # Tavli, Tabla, Rotation
     lines = [f"{where}{record.source} ({label}: {', '.join(rotation.variants)} in turn)",

@@ -144,9 +144,8 @@ class Advisor:
     def _score_words(context, side: str, viewer: str) -> str:
         away, opponent_away = context.away(side)
         who = "you" if side == viewer else side
-        from .board import rotation_match_name
 
-        return (f"game {context.game} of a {rotation_match_name(context.rotation)} to {context.length}, {who} "
+        return (f"game {context.game} of a {context.rotation.match_name()} to {context.length}, {who} "
                 f"need{'' if who == 'you' else 's'} "
                 f"{away}, the other side {opponent_away}")
 

@@ -28,7 +28,6 @@ from typing import Optional, TextIO
 from ..rules.turns import decision_numbers, describe_stage
 from ..rules.position import Position, other
 from ..rules.reference import mother_is_pinned
-from ..analysis.records import rotation_match_name
 from ..rules.rotations import Rotation
 
 ROWS = 5
@@ -236,7 +235,7 @@ def _footer(position: Position, info: BoardInfo, palette: Palette) -> list[str]:
     if info.rotation is not None:
         number, rotation = info.game_number, info.rotation
         score = (f"game {number} {rotation.variant(number)} (next {rotation.variant(number + 1)}), "
-                 f"{rotation_match_name(rotation)} to {info.match_length}: you {mine}, {other(human)} {theirs}")
+                 f"{rotation.match_name()} to {info.match_length}: you {mine}, {other(human)} {theirs}")
     elif info.match_length:
         score = f"game {info.game_number}, match to {info.match_length}: you {mine}, {other(human)} {theirs}"
     else:

@@ -11,7 +11,6 @@ from ..rules.options import VARIANTS, RuleOptions, variant_rules
 from ..quoting import quoted
 from ..analysis.cli_analyse import default_rotation_bot
 from .advice import Advisor, default_advisor_spec
-from .board import rotation_match_name
 from .saves import SavedGame, game_summary, load_game, read_file
 from .session import PlaySession
 
@@ -128,7 +127,7 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
     saved = load_game(read_file(load), "file") if load else None
     if saved is not None and saved.is_rotation:
         held = saved.match
-        holds = f"{load} holds a {rotation_match_name(held.rotation)} to {held.length}"
+        holds = f"{load} holds a {held.rotation.match_name()} to {held.length}"
         if variant or match_length:
             raise LaunchError(f"{holds}: it takes no {'--variant' if variant else '--match-length'}")
         if asked is not None and asked[0] != held.rotation:

@@ -65,7 +65,7 @@ from ..rules.options import RuleOptions, RulesError
 from ..rules.position import SIDES, other
 from ..quoting import quoted
 from .advice import AdviceUnavailable, Advisor
-from .board import Palette, colour_wanted, rotation_match_name
+from .board import Palette, colour_wanted
 from .commands import COMMANDS, Commands, Question, QuitSession, move_examples
 from .moves import TurnInProgress
 from .reports import Reports
@@ -135,7 +135,7 @@ class PlaySession:
         from ..cube.rotation_met import check_match_length
 
         rotation = player.rotation
-        check_match_length(length, f"{rotation_match_name(rotation)} length {quoted(length)}", ValueError)
+        check_match_length(length, f"{rotation.match_name()} length {quoted(length)}", ValueError)
         first = rotation.rules(1)
         session = cls(first, player.bot(first.name), **options)
         session.player = player
@@ -155,7 +155,7 @@ class PlaySession:
     @property
     def match_name(self) -> str:
         """``Tavli match``, ``Tabla match``, ``rotation match`` (a custom rotation's), else ``match``."""
-        return rotation_match_name(self.match.rotation) if self.is_rotation else "match"
+        return self.match.rotation.match_name() if self.is_rotation else "match"
 
     @property
     def rules(self):
@@ -338,7 +338,7 @@ class PlaySession:
         """
         if saved.is_rotation != self.is_rotation:
             if saved.is_rotation:
-                raise SaveError(f"it is a {rotation_match_name(saved.match.rotation)} to {saved.match.length} and "
+                raise SaveError(f"it is a {saved.match.rotation.match_name()} to {saved.match.length} and "
                                 f"this session plays {self.rules.name}; start tapa-ai play --load FILE")
             raise SaveError(f"it is a {saved.rules.name} game and this session plays a {self.match_name}; start "
                             "tapa-ai play --load FILE")

@@ -131,10 +131,26 @@ class Rotation:
         base = variant_rules(rules.name).replace(**_NO_CUBE)
         return rules.changes_from(base)
 
+    @property
+    def is_preset(self) -> bool:
+        """Whether this is one of the presets (:data:`ROTATIONS`)."""
+        return ROTATIONS.get(self.name) == self
+
+    @property
+    def player_name(self) -> str:
+        """The name a player spec gives this rotation's shipped models by: ``net:tavli``, ``net:tabla``, else
+        ``net:rotation`` (:mod:`tapa_ai.bots.rotation`)."""
+        return self.name if self.is_preset else "rotation"
+
+    def match_name(self) -> str:
+        """What its match is called in messages and reports: ``Tavli match``, ``Tabla match``, else ``rotation
+        match``."""
+        return f"{self.name.capitalize()} match" if self.is_preset else "rotation match"
+
     def title(self) -> str:
         """``Tabla (Backgammon, Gul Bara, Tapa)``, ``Rotation (Tapa, Fevga)``: for people."""
         games = ", ".join(REGISTRY[variant].title for variant in self.variants)
-        label = self.name.capitalize() if self.name in ROTATIONS else "Rotation"
+        label = self.name.capitalize() if self.is_preset else "Rotation"
         return f"{label} ({games})"
 
     def describe(self) -> str:
@@ -145,7 +161,7 @@ class Rotation:
     def to_data(self) -> Any:
         """As files and requests write it: a preset's name, or the list of games (a variant's name, or
         ``{"variant": name, "rules": {changed options}}``)."""
-        if self.name in ROTATIONS and ROTATIONS[self.name] == self:
+        if self.is_preset:
             return self.name
         items: list[Any] = []
         for rules in self.games:
