@@ -155,3 +155,21 @@ def test_an_old_tavli_match_file_keeps_its_own_shape(tabla):
     with pytest.raises(RecordError, match=r"^file.rotation: a tapa-ai/tavli-match file is of \['portes', 'plakoto', "
                                           r"'fevga'\], got \['fevga', 'plakoto', 'portes'\]$"):
         record_from_json(old, "file")
+
+
+def test_the_engine_analyses_the_games_of_a_tabla_match_its_model_plays(tabla):
+    """The engine protocol's ``analyse`` of a rotation's match: the games of the engine's own board game (or the one
+    ``game`` names), each move by the match-winning chance at its game's score; none of its games is one line."""
+    from tapa_ai.engine.protocol import Engine
+
+    record = web_file(tabla)
+    status, answer = Engine(bot="net:tapa@0ply").respond({"cmd": "analyse", "record": record, "positions": False})
+    assert status == 200, answer
+    assert [game["number"] for game in answer["games"]] == [3]  # the Tapa game of four
+    assert answer["source"].endswith("its tapa games") and answer["units"] == "mwc"
+    status, answer = Engine(bot="net:backgammon@0ply").respond({"cmd": "analyse", "record": record, "game": 4,
+                                                                 "positions": False})
+    assert status == 200, answer
+    assert [game["number"] for game in answer["games"]] == [4]
+    status, answer = Engine(bot="net:fevga@0ply").respond({"cmd": "analyse", "record": record})
+    assert status != 200 and "plays none of its games" in answer["error"] and "\n" not in answer["error"]
