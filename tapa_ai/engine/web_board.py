@@ -148,7 +148,10 @@ def rotation_met_json(rotation: Any = "tavli") -> dict[str, Any]:
 
     ``{"format": "tapa-ai-rotation-met", "format_version": 1, "name": "tabla", "title": "Tabla (Backgammon, Gul
     Bara, Tapa)", "rotation": "tabla" (:meth:`~tapa_ai.rules.rotations.Rotation.to_data`), "games": ["backgammon",
-    "gulbara", "tapa"], "rates": [{variant, single, gammon, top, top_points, draw, first_mover, source}, ...],
+    "gulbara", "tapa"], "rules": [{"cube": false, "crawford": false}, {}, {"cube": false, "crawford": false}] (each
+    game's options changed from its variant's preset, as :func:`rotations_json` gives them: what ``start`` takes as
+    ``"rules"`` to begin that game; the page plays any rotation by them), "rates": [{variant, single, gammon, top,
+    top_points, draw, first_mover, source}, ...],
     "max_away": 25, "openers": [...], "table": T}``: ``T[o][g][a][b]`` is the chance that the side needing ``a``
     points wins the match against a side needing ``b``, before game ``g`` of the rotation (an index of ``games``)
     opened by ``o`` (0 the side, 1 its opponent, 2 an opening roll); ``a`` and ``b`` run from 0 (``a`` 0: already
@@ -159,6 +162,7 @@ def rotation_met_json(rotation: Any = "tavli") -> dict[str, Any]:
     ``T[1][n][a][max(b - p, 0)]``, a draw ``T[2][n][a][b]``.
     """
     from ..cube.rotation_met import OPENER_NAMES, rotation_met
+    from ..rules.options import variant_rules
     from ..rules.rotations import rotation_named
 
     if isinstance(rotation, str):
@@ -166,7 +170,8 @@ def rotation_met_json(rotation: Any = "tavli") -> dict[str, Any]:
     table = rotation_met(rotation)
     rates = table.to_dict(1)["rates"]
     return {"format": ROTATION_MET_FORMAT, "format_version": 1, "name": rotation.name, "title": rotation.title(),
-            "rotation": rotation.to_data(), "games": list(rotation.variants), "rates": rates,
+            "rotation": rotation.to_data(), "games": list(rotation.variants),
+            "rules": [rules.changes_from(variant_rules(rules.name)) for rules in rotation.games], "rates": rates,
             "max_away": table.max_away, "openers": list(OPENER_NAMES),
             "table": [[[[float(x) for x in row] for row in game] for game in opener] for opener in table.table]}
 

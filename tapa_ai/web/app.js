@@ -5,7 +5,8 @@
 // in this page (model.js, encoding.js), evaluating every legal resulting position.
 //
 // URL parameters (for reproducible games and the tests): variant (or a preset rotation's name, "tavli" or "tabla":
-// that rotation's match), length (match
+// that rotation's match), rotation (any rotation's match: a preset's name or the games, comma-separated,
+// "tapa,fevga"; the server's GET v1/rotation-met gives its games, rules and table), length (match
 // points), strength (plies, or a fixed bot of the server: heuristic, runner, random), level (a level of play, below),
 // seed (the dice), noise_seed (the levels' noise; default the seed), delay (ms before the bot's move is played,
 // default 700), mode (play or study, below). A value the page cannot use, or a name it does not know, is said in a
@@ -29,11 +30,12 @@
 // chance of a point there, as Bot.choose_at_score adds it.
 //
 // A rotation's match (docs/rules.md 9 and 10.4; "Tavli match (...)" and "Tabla match (...)" in the variant list,
-// the server's preset rotations): a match to N points of games rotating variants (Tavli: Portes, Plakoto, Fevga;
-// Tabla: Backgammon, Gul Bara, Tapa), no cube, each game played with its own variant's rules, drawing and model; the
-// first game opens with an opening roll, the winner of each game opens the next, a draw scores nothing. The bot
-// plays by the score: each outcome class is valued by the rotation's match equity table (GET
-// model/<rotation>-met.json), as the engine's Bot.choose_at_score does, and the panel shows match-winning chances.
+// the server's preset rotations, and "Rotation match (...)" for a ?rotation= of other games): a match to N points
+// of games rotating variants (Tavli: Portes, Plakoto, Fevga; Tabla: Backgammon, Gul Bara, Tapa), no cube, each
+// game played with its own variant's rules, drawing and model; the first game opens with an opening roll, the
+// winner of each game opens the next, a draw scores nothing. The bot plays by the score: each outcome class is
+// valued by the rotation's match equity table (GET model/<rotation>-met.json, v1/rotation-met?rotation=...), as
+// the engine's Bot.choose_at_score does, and the panel shows match-winning chances.
 //
 // A variant without a model (a server started without one for it) is played all the same: the bot is one of the
 // server's fixed bots (`/v1/bot_move`), and the analysis panel says why it has no numbers.
@@ -54,16 +56,21 @@
   // gammon, "backgammon or mother", "mother", "backgammon", or null where it has none: Portes counts a backgammon
   // as a gammon, the running games have none), draws}. The chances line lists only the outcomes it scores.
   let VARIANTS = {};
-  // The preset rotations (docs/rules.md 9, 10.4; tapa_ai/rules/rotations.py ROTATIONS), by name: {title, games (the
-  // variants in turn), rules (each game's options changed from its variant's: no cube), met (where its match equity
-  // table is)}. Game n (from 1) of a match is games[(n - 1) % games.length] (tapa_ai/flow/rotation.py).
+  // The preset rotations (docs/rules.md 9, 10.4; tapa_ai/rules/rotations.py ROTATIONS), by name, and the URL's
+  // ?rotation= of other games as "custom" (loadRotationParameter): {title, games (the variants in turn), rules (each
+  // game's options changed from its variant's: no cube), met (where its match equity table is), data (the rotation
+  // as Rotation.to_data writes it: a preset's name, or the list of games), label (its match in words: "Tabla
+  // match", "Rotation match")}. Game n (from 1) of a match is games[(n - 1) % games.length]
+  // (tapa_ai/flow/rotation.py).
   let ROTATIONS = {};
   const titleOf = (variant) => (VARIANTS[variant] || {}).title || variant;
   const rotationOf = () => (S.match.rotation ? ROTATIONS[S.match.rotation] : null);
   const rotationIndex = (number) => (number - 1) % rotationOf().games.length;
   const rotationVariant = (number) => rotationOf().games[rotationIndex(number)];
-  // "Tabla match": a rotation's match in words; its menu entry adds the games' titles.
-  const matchName = (name) => name.charAt(0).toUpperCase() + name.slice(1) + " match";
+  // "Tabla match", "Rotation match" (a custom rotation, Rotation.match_name): a rotation's match in words; its menu
+  // entry adds the games' titles.
+  const matchName = (name) => (ROTATIONS[name] && ROTATIONS[name].label) ||
+    name.charAt(0).toUpperCase() + name.slice(1) + " match";
   const rotationLabel = (name) => matchName(name) + " (" + ROTATIONS[name].games.map(titleOf).join(", ") + ")";
   const FIXED_BOTS = ["heuristic", "runner", "random"]; // the server's bots that need no model (bot_move)
   const LEVEL_NAMES = ["beginner", "casual", "intermediate", "advanced", "expert", "world-class"]; // docs/levels.md
@@ -77,7 +84,7 @@
 
   const params = new URLSearchParams(location.search);
   // -- the URL's parameters: each checked, a mistake said on the page (#url-notice), never silently replaced --
-  const URL_PARAMETERS = ["variant", "length", "strength", "level", "seed", "noise_seed", "delay", "mode"];
+  const URL_PARAMETERS = ["variant", "rotation", "length", "strength", "level", "seed", "noise_seed", "delay", "mode"];
   const MAX_MATCH_LENGTH = 25; // the match equity tables' reach (tapa_ai/cube/met.py MAX_MATCH_LENGTH)
   const MAX_SEED = 4294967295; // the dice's and the levels' seeds are 32-bit
   const urlNotices = [];
@@ -210,7 +217,8 @@
         !rotation.games.every((game) => VARIANTS[game])) continue; // a rotation of games this page cannot play
       ROTATIONS[name] = { title: rotation.title, games: rotation.games.slice(),
         rules: rotation.games.map((game, n) => (Array.isArray(rotation.rules) && rotation.rules[n]) || {}),
-        met: String(rotation.met || "/model/" + name + "-met.json").replace(/^\//, "") };
+        met: String(rotation.met || "/model/" + name + "-met.json").replace(/^\//, ""), data: name,
+        label: matchName(name) };
     }
     TapaEncoding.defineVariants(answer.variants);
     TapaSteps.defineVariants(answer.variants);
@@ -219,9 +227,60 @@
     for (const name of Object.keys(ROTATIONS)) menu.appendChild(new Option(rotationLabel(name), name));
   }
 
+  // The URL's ?rotation= (a preset's name or the games, comma-separated): the server reads it (GET
+  // v1/rotation-met?rotation=...: the rotation's games, each game's rules and its match equity table); a preset
+  // (named, or by its games) is its own entry of the Variant menu, any other rotation is added to it as "custom",
+  // "Rotation match (Tapa, Fevga)". The entry's key, or null: no ?rotation=, or one the server refuses (its one line
+  // in S.rotationWhy, said in the URL's notice once the game played instead is known).
+  const CUSTOM_ROTATION = "custom"; // Rotation.name of a rotation that is not a preset
+  async function loadRotationParameter() {
+    if (!params.has("rotation")) return null;
+    const text = params.get("rotation");
+    let response = null, answer = null;
+    try {
+      response = await fetch("v1/rotation-met?rotation=" + encodeURIComponent(text));
+      answer = await response.json();
+    } catch (error) {
+      answer = null;
+    }
+    if (!response || !response.ok || !answer || answer.format !== "tapa-ai-rotation-met" ||
+      !Array.isArray(answer.games) || !answer.games.length) {
+      S.rotationWhy = answer && answer.error ? answer.error : !response ? "no answer from GET /v1/rotation-met" :
+        !response.ok ? "GET /v1/rotation-met: " + response.status + " " + response.statusText :
+        "GET /v1/rotation-met: not a rotation's match equity table (an older tapa-ai serve)";
+      return null;
+    }
+    const unknown = answer.games.filter((game) => !VARIANTS[game]);
+    if (unknown.length) {
+      S.rotationWhy = "the board does not know the game" + (unknown.length > 1 ? "s " : " ") + unknown.join(", ");
+      return null;
+    }
+    if (ROTATIONS[answer.name] && answer.name !== CUSTOM_ROTATION) { // a preset: its own entry (its table by its path)
+      metLoading[answer.name] = Promise.resolve(answer);
+      return answer.name;
+    }
+    const rules = answer.games.map((game, n) => (Array.isArray(answer.rules) && answer.rules[n]) ||
+      (VARIANTS[game].cube ? { cube: false, crawford: false } : {})); // an older server's answer: no cube
+    ROTATIONS[CUSTOM_ROTATION] = { title: answer.title, games: answer.games.slice(), rules: rules,
+      met: "v1/rotation-met?rotation=" + encodeURIComponent(text), data: answer.rotation, label: "Rotation match" };
+    metLoading[CUSTOM_ROTATION] = Promise.resolve(answer);
+    $("variant").appendChild(new Option(rotationLabel(CUSTOM_ROTATION), CUSTOM_ROTATION));
+    return CUSTOM_ROTATION;
+  }
+
   // The URL's variant, checked against the server's variants (its notice in the URL's order); the first game's.
-  function checkVariantParameter() {
+  // `rotation`: the URL's ?rotation= entry (loadRotationParameter), which is played whatever ?variant= says.
+  function checkVariantParameter(rotation) {
     const names = Object.keys(VARIANTS), rotations = Object.keys(ROTATIONS);
+    if (rotation) {
+      if (askedVariant !== null) {
+        urlNotices.splice(variantNoticeAt, 0, "URL parameter variant=" + quote(askedVariant) + " is not used: " +
+          "rotation=" + quote(params.get("rotation")) + " chooses the game, the " + rotationLabel(rotation) + ".");
+      }
+      S.match.rotation = rotation;
+      S.variant = rotationVariant(1);
+      return;
+    }
     if (askedVariant !== null && !VARIANTS[askedVariant] && !ROTATIONS[askedVariant]) {
       urlNotices.splice(variantNoticeAt, 0, "URL parameter variant=" + quote(askedVariant) + " is not a game of the " +
         "board (" + names.concat(rotations).join(", ") + "): " + names[0] + " is played instead.");
@@ -263,8 +322,8 @@
     return S.models[variant];
   }
 
-  // A preset rotation's match equity table (GET model/<rotation>-met.json; tapa_ai/engine/web_board.py
-  // rotation_met_json), loaded once each.
+  // A rotation's match equity table (GET model/<rotation>-met.json, or v1/rotation-met?rotation=... for the URL's
+  // ?rotation=; tapa_ai/engine/web_board.py rotation_met_json), loaded once each.
   const metLoading = {};
   async function loadRotationMet(name) {
     if (!ROTATIONS[name]) throw new ServerError("no rotation " + name + " on this server (GET /v1/variants)");
@@ -300,7 +359,7 @@
   // score, game), or null.
   function rotationContext() {
     if (!S.match.rotation || !S.games.length) return null;
-    return { rotation: S.match.rotation, length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O },
+    return { rotation: rotationOf().data, length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O },
       game: S.games.length };
   }
 
@@ -511,12 +570,12 @@
       games: JSON.parse(JSON.stringify(games || S.games)) };
   }
 
-  // A rotation's match as one file (docs/web.md, format tapa-ai/rotation-match): the rotation (a preset's name, as
-  // Rotation.to_data writes it), its length, score and winner, and each game with its variant, its players, the
-  // score before it and its history and result as in tapa-ai/games (one game of it, with "variant": that game's,
-  // is a tapa-ai/games record that tapa-ai analyse reads).
+  // A rotation's match as one file (docs/web.md, format tapa-ai/rotation-match): the rotation (as Rotation.to_data
+  // writes it: a preset's name, or the list of games of a custom one), its length, score and winner, and each game
+  // with its variant, its players, the score before it and its history and result as in tapa-ai/games (one game of
+  // it, with "variant": that game's, is a tapa-ai/games record that tapa-ai analyse reads).
   function rotationRecord() {
-    return { format: "tapa-ai/rotation-match", version: 1, source: "the web board", rotation: S.match.rotation,
+    return { format: "tapa-ai/rotation-match", version: 1, source: "the web board", rotation: rotationOf().data,
       length: S.match.length, score: { X: S.match.score.X, O: S.match.score.O }, winner: S.match.winner || null,
       players: { X: "human", O: botLabel() }, games: JSON.parse(JSON.stringify(S.games)) };
   }
@@ -527,7 +586,8 @@
     const blob = new Blob([JSON.stringify(record, null, 1) + "\n"], { type: "application/json" });
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
-    link.download = S.match.rotation ? S.match.rotation + "-match.json" : S.variant + "-game.json";
+    link.download = S.match.rotation ? (S.match.rotation === CUSTOM_ROTATION ? "rotation" : S.match.rotation) +
+      "-match.json" : S.variant + "-game.json";
     document.body.appendChild(link);
     link.click();
     link.remove();
@@ -1351,7 +1411,11 @@
   // -- start ---------------------------------------------------------------------------------------
   async function init() {
     await loadVariants();
-    checkVariantParameter();
+    checkVariantParameter(await loadRotationParameter());
+    if (S.rotationWhy) {
+      urlNotice("rotation", params.get("rotation"), "is not a rotation the board can play (" + S.rotationWhy + ")",
+        (S.match.rotation ? "the " + rotationLabel(S.match.rotation) : titleOf(S.variant)) + " is played instead");
+    }
     $("variant").value = S.match.rotation || S.variant;
     const defaultLength = S.match.rotation ? 5 : 1;
     if (params.has("length")) {
@@ -1512,8 +1576,9 @@
     record: gameRecord,
     rotationRecord: rotationRecord,
     // The page's 0-ply choice in a rotation's match: the legal moves of `position` with `dice` (from the server),
-    // ranked by the match-winning chance at `context` ({rotation, length, score: {X, O}, game}; rotation, a preset's
-    // name, default "tavli") as the bot ranks them; without `context`, as in money play.
+    // ranked by the match-winning chance at `context` ({rotation, length, score: {X, O}, game}; rotation, a key of
+    // tapaWeb.rotations: a preset's name, or "custom" for the URL's ?rotation=; default "tavli") as the bot ranks
+    // them; without `context`, as in money play.
     rankAtScore: async function (position, dice, context) {
       const model = await loadModel(position.variant);
       const values = context ? await contextValues(model, position.turn, context) : null;
