@@ -118,7 +118,7 @@ def test_a_mistyped_url_parameter_is_said_on_the_page_with_what_was_used(browser
     open_board(browser, server, variant="tapa", length="x", seed=2, mode="plya", levle="casual", strength=9)
     found = notices(browser)
     assert len(found) == 4, found
-    assert 'URL parameter "levle" is not one the board reads (variant, length, strength, level, seed, noise_seed, ' \
+    assert 'URL parameter "levle" is not one the board reads (variant, rotation, length, strength, level, seed, noise_seed, ' \
            'delay, mode): ignored.' in found
     assert 'URL parameter length="x" is not a whole number of points from 1 to 25: a single game is played ' \
            'instead.' in found
