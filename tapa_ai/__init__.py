@@ -15,6 +15,7 @@ functions too):
   rules (pure Python, no torch);
 - ``notation``: JSON positions, move text, the mini-language, gnubg IDs;
 - ``flow``: game and match flow (dice, games, matches, snapshots, play loops);
+- ``matchfiles``: other programs' match files, GNU Backgammon's SGF and .mat, read and written;
 - ``movegen``: the vectorized whole-turn move generator (numba);
 - ``bearoff``: exact bear-off databases (one table serves every variant: no contact is left);
 - ``net``: the evaluator (encoding, network, fast kernel, afterstate values,
@@ -40,6 +41,7 @@ LAYERS = (
     ("rules",),
     ("notation",),
     ("flow",),
+    ("matchfiles",),
     ("movegen",),
     ("bearoff",),
     ("net",),

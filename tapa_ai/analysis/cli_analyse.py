@@ -40,22 +40,30 @@ def add_parser(subparsers) -> None:
                          help="mark a move losing more than MP millipoints an error (default 20)")
     analyse.add_argument("--game", type=int, metavar="N", help="analyse game number N of the file only")
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyse.add_argument("--export", metavar="PATH", help="also write the games read (--game: that one) as GNU "
+                         "Backgammon's SGF (PATH ending in .sgf: each rated move's analysis as a comment) or as .mat "
+                         "text (docs/match-files.md)")
+    analyse.add_argument("--export-only", action="store_true", help="with --export: write the file, rate nothing "
+                         "(no network needed)")
     analyse.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the command; the exit code."""
     return analyse_command(args.file, bot=args.bot, json_path=args.json, blunder_mp=args.blunder,
-                           error_mp=args.error, game=args.game, quiet=args.quiet)
+                           error_mp=args.error, game=args.game, quiet=args.quiet, export_path=args.export,
+                           export_only=args.export_only)
 
 
 def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[str] = None,
                     blunder_mp: float = DEFAULT_BLUNDER_MP, error_mp: float = DEFAULT_ERROR_MP,
                     game: Optional[int] = None, quiet: bool = False, output: Optional[TextIO] = None,
-                    errors: Optional[TextIO] = None) -> int:
+                    errors: Optional[TextIO] = None, export_path: Optional[str] = None,
+                    export_only: bool = False) -> int:
     """Analyse the record at ``path``, the report on ``output`` (the progress bar on ``errors``); the exit code.
     Bad input raises a :class:`~tapa_ai.errors.TapaError` (:class:`AnalysisError`, a ``RecordError``, ...):
-    ``tapa-ai`` prints it as one line, exit code 2."""
+    ``tapa-ai`` prints it as one line, exit code 2. ``export_path``: also write the games as .sgf or .mat
+    (``export_only``: only that, no rating)."""
     output = output or sys.stdout
     errors = errors or sys.stderr
     for name, value in (("--blunder", blunder_mp), ("--error", error_mp)):
@@ -69,6 +77,13 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
             raise AnalysisError(f"--game {game}: {path} holds game{'s' if len(numbers) > 1 else ''} "
                                 f"{_ranges(numbers)}")
         record = replace(record, games=chosen, source=f"{record.source}: game {game} of {len(record.games)}")
+    if export_only and not export_path:
+        raise AnalysisError("--export-only needs --export PATH (where the games go)")
+    if export_path and Path(export_path).suffix.lower() not in (".sgf", ".mat"):
+        raise AnalysisError(f"--export {export_path}: the name must end in .sgf (GNU Backgammon's SGF) or .mat")
+    if export_only:
+        _export(record, export_path, None, output)
+        return 0
     from ..net.shipped import model_variant
 
     if record.rotation is not None:
@@ -97,7 +112,47 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
     output.write(analysis.report(path) + "\n")
     if json_path:
         output.write(f"written: {json_path}\n")
+    if export_path:
+        _export(record, export_path, analysis.to_dict(), output)
     return 0
+
+
+def _export(record, path: str, analysis: Optional[dict], output: TextIO) -> None:
+    """Write ``record`` as .sgf or .mat (:mod:`tapa_ai.matchfiles`); in SGF each rated turn's analysis as a
+    comment ``C[...]``."""
+    from ..matchfiles import from_record, write_match_file
+
+    notes = {}
+    for game in (analysis or {}).get("games", []):
+        for turn in game.get("turns", []):
+            note = _note(turn)
+            if note:
+                notes[(game["number"], turn["index"])] = note
+    try:
+        write_match_file(path, from_record(record, notes))
+    except OSError as error:
+        raise AnalysisError(f"--export {path}: cannot write it ({error.strerror or error})") from None
+    output.write(f"written: {path}\n")
+
+
+def _note(turn: dict) -> str:
+    """A rated turn's analysis in words: the error (mp or MWC), the mark, the best move, the luck."""
+    parts = []
+    if turn.get("error_mwc") is not None:
+        parts.append(f"error {100 * turn['error_mwc']:.2f}% MWC")
+    elif turn.get("error_mp") is not None:
+        parts.append(f"error {turn['error_mp']:.1f} mp")
+    if turn.get("mark"):
+        parts.append(turn["mark"])
+    best = turn.get("best")
+    if best is not None and turn.get("action") == "move" and best != turn.get("move"):
+        parts.append(f"best {best or '(no move)'}")
+    elif best is not None and turn.get("action") != "move":
+        parts.append(f"best {best}")
+    for key, unit in (("luck", ""), ("luck_mwc", " MWC")):
+        if turn.get(key) is not None:
+            parts.append(f"luck {turn[key]:+.3f}{unit}")
+    return "; ".join(parts)
 
 
 def rotation_bots(spec: str, record) -> dict:

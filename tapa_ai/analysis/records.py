@@ -30,6 +30,9 @@ start: each move must be legal with its dice, each cube action allowed, the
 readable fields of a save must say what its state says, so a corrupt or
 hand-edited record is refused with the game, the event and the reason. Reading
 a file is bounded (:data:`MAX_FILE_BYTES`, :data:`MAX_NESTING`).
+
+Kept whole: the one reader of every saved format and the one replay they all share (the match files of
+:mod:`tapa_ai.matchfiles` too); split, each format would need the replay's internals.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ..errors import TapaError
 from ..flow import Event, FlowError, GameState, MatchState
 from ..flow.saved_state import check_results, match_at, saved_state
 from ..flow.rotation import RotationMatch
+from ..matchfiles import is_match_file, load_record
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, nesting, read_json_file
 from ..notation.json_position import position_from_json, result_from_json
 from ..rules.options import RuleOptions, RulesError, variant_rules
@@ -140,6 +144,8 @@ class Record:
 
 def read_record(path: str | Path) -> Record:
     """The record in file ``path``; :class:`RecordError` (one line) for anything unreadable."""
+    if is_match_file(path):  # GNU Backgammon's .sgf, the .mat text (tapa_ai.matchfiles, docs/match-files.md)
+        return load_record(path, record_from_json, RecordError)
     try:
         data = read_json_file(path, "a game record")
     except JsonFileError as error:

@@ -59,8 +59,12 @@ def games_document(rules: RuleOptions, players: dict[str, str], games: list[dict
 
 
 def write_games(path: str | Path, document: dict[str, Any]) -> Path:
-    """Write a :func:`games_document` as JSON (one game a line, so that a long file stays readable)."""
+    """Write a :func:`games_document` as JSON (one game a line, so that a long file stays readable); a path ending
+    in .sgf or .mat gets GNU Backgammon's SGF or the .mat text instead (:mod:`tapa_ai.matchfiles`)."""
     path = Path(path)
+    if path.suffix.lower() in (".sgf", ".mat"):
+        from ..matchfiles import from_document, write_match_file
+        return write_match_file(path, from_document(document))
     path.parent.mkdir(parents=True, exist_ok=True)
     head = {key: value for key, value in document.items() if key != "games"}
     lines = [json.dumps(game, separators=(",", ":")) for game in document["games"]]
