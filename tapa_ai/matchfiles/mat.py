@@ -101,7 +101,7 @@ def read_mat(text: str, where: str) -> MatchFile:
             offset, rest = len(numbered.group(1)), numbered.group(3)
         else:
             offset, rest = 0, line
-        cells = _cells(rest, offset)
+        cells = _cells(rest, offset, _cascades(game, headers))
         if numbered is None and not any(_WINS.match(cell) for _, cell in cells):
             raise MatchFileError(f"{here}: game {game.number}: cannot read {line.strip()[:60]!r} (a move line is "
                                  "'N) 31: 8/5 6/5   42: 24/20 13/11')")
@@ -111,18 +111,31 @@ def read_mat(text: str, where: str) -> MatchFile:
     return match
 
 
-def _cells(rest: str, offset: int) -> list[tuple[int, str]]:
+def _cascades(game: MatchGame, headers: dict[str, str]) -> bool:
+    """Whether the game's variant cascades its doubles (Gul Bara): then a roll inside a cell is a stage."""
+    variant = game.variant or variant_of_title(headers.get("variation", "")) or "backgammon"
+    if not game.variant and "rotation" in headers:
+        variant = rotation_of_text(headers["rotation"], "the Rotation header").variant(game.number)
+    return variant_rules(variant).to_dict().get("doubles") == "cascade"
+
+
+_ACTIONS = ("doubles", "takes", "drops", "passes", "wins", "beavers", "resigns", "refuses", "accepts")
+
+
+def _cells(rest: str, offset: int, cascades: bool) -> list[tuple[int, str]]:
     """The cells of a line's rest (after ``N)``) with the columns they start at: parts two spaces or more apart;
-    a part that begins with no action continues the part before it."""
+    a part that begins with no action continues the part before it; a roll or an action inside a part begins a
+    cell of its own (gnubg leaves one space after a long left cell), but a roll in a game whose doubles cascade,
+    which is the next stage of the cell's move."""
     cells: list[tuple[int, str]] = []
     for part in re.finditer(r"\S+(?: \S+)*", rest):
-        text = part.group(0)
-        first = text.split()[0]
-        if cells and not (_DICE.match(first) or first.lower() in ("doubles", "takes", "drops", "passes", "wins",
-                                                                      "beavers", "resigns", "refuses", "accepts")):
-            cells[-1] = (cells[-1][0], f"{cells[-1][1]} {text}")
-            continue
-        cells.append((offset + part.start(), text))
+        for index, word in enumerate(re.finditer(r"\S+", part.group(0))):
+            text = word.group(0)
+            starts = text.lower() in _ACTIONS or (_DICE.match(text) and not (cascades and index > 0))
+            if starts or not cells:
+                cells.append((offset + part.start() + word.start(), text))
+            else:
+                cells[-1] = (cells[-1][0], f"{cells[-1][1]} {text}")
     return cells
 
 

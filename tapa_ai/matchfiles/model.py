@@ -57,6 +57,9 @@ class MatchGame:
     """(winner, points won with the cube) as the file says (``Wins 2 points``, ``RE[B+2]``), to check."""
     resigned: bool = False
     """The file says the game was resigned (gnubg's ``RE[B+2R]``)."""
+    jacoby: bool = False
+    """The file plays the Jacoby rule (gnubg's money play, ``RU[Jacoby]``): a gammon with the cube centred counts
+    one point in its result (the moves are read by the project's rules, which have no such rule)."""
     analysis: list[Optional[dict[str, Any]]] = field(default_factory=list)
     """Per event, the analysis to write with it (SGF), or None."""
 
@@ -321,7 +324,8 @@ def settle(match: MatchFile, game: MatchGame, where: str) -> None:
     except (RulesError, KeyError, TypeError):
         return
     if state.is_over:
-        if game.stated_points is not None and state.winner is not None and \
+        jacoby = game.jacoby and state.cube_value == 1 and game.stated_points == (state.winner, 1)
+        if game.stated_points is not None and state.winner is not None and not jacoby and \
                 game.stated_points != (state.winner, state.points_won):
             side, points = game.stated_points
             raise MatchFileError(f"{where}: game {game.number}: the file says {side} wins {points} point(s), but the "

@@ -168,6 +168,8 @@ def read_sgf(text: str, where: str) -> MatchFile:
             word = word.strip()
             if word == "CrawfordGame":
                 game.crawford = True
+            elif word == "Jacoby":
+                game.jacoby = True
             elif word.startswith("Variant="):
                 variant = variant_of_title(word[len("Variant="):])
                 if variant is None:
