@@ -27,8 +27,9 @@ def add_parser(subparsers) -> None:
     """The ``analyse`` command on ``subparsers`` (``tapa-ai``'s)."""
     analyse = subparsers.add_parser("analyse", help="rate the moves and rolls of a recorded game or match: errors, "
                                     "blunders, luck per player (docs/analysis.md)")
-    analyse.add_argument("file", metavar="FILE", help="a game saved by tapa-ai play, the web board's Save game, or "
-                         "tapa-ai match --record-games")
+    analyse.add_argument("file", metavar="FILE", help="a game saved by tapa-ai play, the web board's Save game, "
+                         "tapa-ai match --record-games, or a match file of GNU Backgammon and the servers: .sgf, "
+                         ".mat, .txt (docs/match-files.md)")
     analyse.add_argument("--bot", metavar="SPEC", help="the analysing network, net:PATH[@Nply] (default: the shipped "
                          "net:<variant>@1ply of the record's variant; a saved rotation's match: net:tavli@1ply, "
                          "net:tabla@1ply or net:rotation@1ply, the network of each game's variant, or "

@@ -44,7 +44,8 @@ def add_parser(subparsers) -> None:
     match.add_argument("--partial", metavar="DIR", help="save every finished chunk of games here and resume from "
                        "it: a killed match loses only the chunks in flight; more --games reuses the first ones")
     match.add_argument("--record-games", metavar="FILE", help="also write the moves of the games here (a "
-                       "tapa-ai/games record that tapa-ai analyse reads); single games only")
+                       "tapa-ai/games record that tapa-ai analyse reads; FILE.sgf or FILE.mat: GNU Backgammon's "
+                       "SGF or the .mat text, docs/match-files.md); single games only")
     match.add_argument("--record-count", type=int, default=None, metavar="N",
                        help="with --record-games: record the first N games only (default: all)")
     match.set_defaults(func=run)
