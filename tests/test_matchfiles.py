@@ -196,3 +196,45 @@ def test_analyse_reads_a_match_file_and_exports_it(tmp_path):
     back = read_record(target)
     assert moves_of(back) == moves_of(read_record(DATA / "gnubg_match3.mat"))
     assert "C[" in target.read_text()  # the analysis as SGF comments
+
+
+@pytest.mark.parametrize("kind", ["sgf", "mat"])
+def test_a_match_with_the_cube_and_a_resignation_round_trips(kind):
+    record = read_record(DATA / "gnubg_match3.sgf")
+    back, _ = round_trip(record, kind)
+    assert moves_of(back) == moves_of(record) and ends_of(back) == ends_of(record)
+    assert [game.ending for game in back.games] == ["drop", "resigned"]
+
+
+def test_mat_quirks_and_a_txt_file_read_by_its_content(tmp_path):
+    text = (DATA / "gnubg_match3.mat").read_text().replace("Wins 2 points", "Wins 2 points and the match")
+    path = tmp_path / "match.txt"
+    path.write_text("\ufeff" + text)
+    assert is_match_file(path)
+    assert moves_of(read_record(path)) == moves_of(read_record(DATA / "gnubg_match3.mat"))
+    json_text = tmp_path / "games.txt"
+    json_text.write_text('{"format": "tapa-ai/games"}')
+    assert not is_match_file(json_text)
+
+
+def test_mutated_files_are_read_or_refused_in_one_line():
+    """Random damage to the three files: never a traceback, never a second line."""
+    import random
+    from tapa_ai.errors import TapaError
+
+    rng = random.Random(65)
+    for name in ("gnubg_match3.mat", "gnubg_match3.sgf", "fibs_style.mat"):
+        text = (DATA / name).read_text()
+        for _ in range(60):
+            chars = list(text)
+            for _ in range(rng.randint(1, 6)):
+                place = rng.randrange(len(chars))
+                what = rng.choice("0123456789/*():;[] \nabxyzBW-\\")
+                if rng.random() < 0.5:
+                    chars[place] = what
+                else:
+                    chars.insert(place, what)
+            try:
+                replay_match(parse_match_text("".join(chars), name), name, record_from_json)
+            except TapaError as error:
+                assert "\n" not in str(error)

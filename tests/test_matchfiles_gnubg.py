@@ -109,6 +109,23 @@ def test_a_match_gnubg_plays_reads_the_same_from_its_sgf_and_mat(gnubg, tmp_path
     assert "has won the match" in output
     sgf, mat = read_record(tmp_path / "played.sgf"), read_record(tmp_path / "played.mat")
     assert moves_of(sgf) == moves_of(mat) and results_of(sgf) == results_of(mat)
+    # the Crawford game: gnubg's RU[Crawford:CrawfordGame], and the .mat's first game at 4 away ... 1 away
+    assert [(game.score, game.crawford) for game in sgf.games] == [(game.score, game.crawford) for game in mat.games]
     won = {side: sum(game.result.points * game.cube for game in sgf.games if game.result.winner == side)
            for side in "XO"}
     assert max(won.values()) >= 5  # the whole match, to its length
+
+
+def test_gnubg_loads_our_analysed_sgf(gnubg, tmp_path):
+    """tapa-ai analyse --export: each rated move's analysis as a comment C[...], which gnubg reads past."""
+    import io
+
+    from tapa_ai.analysis.cli_analyse import analyse_command
+
+    target = tmp_path / "analysed.sgf"
+    analyse_command(str(DATA / "gnubg_match3.mat"), bot="net:backgammon@0ply", quiet=True, output=io.StringIO(),
+                    export_path=str(target))
+    assert target.read_text().count("C[") > 50
+    output = run_gnubg(gnubg, [f"load match {target}", f"export match mat {tmp_path / 'again.mat'}"], tmp_path)
+    assert said(output) == []
+    assert body(tmp_path / "again.mat") == body(DATA / "gnubg_match3.mat")

@@ -37,10 +37,10 @@ def _head(path: Path) -> str:
 
 
 def is_match_file(path: str | Path) -> bool:
-    """Whether ``path`` is read as a match file: by its name (.sgf, .mat, .txt), or by its first bytes for any
-    other name (an SGF game tree, a ``point match`` or ``Game 1`` line), never a JSON file."""
+    """Whether ``path`` is read as a match file: by its name (.sgf, .mat), or by its first bytes for any other
+    name (.txt ...: an SGF game tree, a ``point match`` or ``Game 1`` line), never a JSON file."""
     path = Path(path)
-    if path.suffix.lower() in MATCH_SUFFIXES:
+    if path.suffix.lower() in (".sgf", ".mat"):
         return True
     head = _head(path).lstrip("\ufeff \t\r\n")
     if head.startswith("{") or head.startswith("["):

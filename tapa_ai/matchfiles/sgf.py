@@ -29,6 +29,7 @@ import re
 from typing import Any, Optional
 
 from .. import __version__
+from ..quoting import quoted
 from .model import (MatchFile, MatchFileError, MatchGame, add_opening, file_steps, game_rules, rotation_of_text,
                     rotation_text, settle, variant_of_title)
 
@@ -147,7 +148,7 @@ def read_sgf(text: str, where: str) -> MatchFile:
     for index, nodes in enumerate(trees):
         root = _props(nodes[0]) if nodes else {}
         if root.get("GM", ["6"])[0].strip() != "6":
-            raise MatchFileError(f"{where}: game tree {index + 1} is GM[{root['GM'][0][:10]}], not a backgammon "
+            raise MatchFileError(f"{where}: game tree {index + 1} is GM[{quoted(root['GM'][0], 20)}], not a backgammon "
                                  "game (GM[6])")
         info = {}
         for item in root.get("MI", []):
@@ -173,7 +174,7 @@ def read_sgf(text: str, where: str) -> MatchFile:
             elif word.startswith("Variant="):
                 variant = variant_of_title(word[len("Variant="):])
                 if variant is None:
-                    raise MatchFileError(f"{here}: RU[{word[:40]}] names no variant this project plays")
+                    raise MatchFileError(f"{here}: RU[{quoted(word, 40)}] names no variant this project plays")
                 game.variant = variant
             elif word.startswith("Rotation="):
                 text_value = ":".join(words[position:])[len("Rotation="):]
@@ -212,7 +213,7 @@ def _result(game: MatchGame, root: dict[str, list[str]], here: str) -> None:
         game.stated_points = ("X" if found.group(1) == "B" else "O", int(found.group(2)))
         game.resigned = bool(found.group(3))
     elif value not in ("", "?", "0", "Draw", "Void"):
-        raise MatchFileError(f"{here}: RE[{value[:20]}] is not a result (B+1, W+2R)")
+        raise MatchFileError(f"{here}: RE[{quoted(value, 20)}] is not a result (B+1, W+2R)")
 
 
 def _moves(game: MatchGame, nodes: list[Node], here: str) -> None:
@@ -242,14 +243,14 @@ def _moves(game: MatchGame, nodes: list[Node], here: str) -> None:
             else:
                 found = re.match(r"^([1-6])([1-6])([a-z]*)$", value)
                 if found is None or len(found.group(3)) % 2:
-                    raise MatchFileError(f"{here}, {label}: {color}[{value[:20]}] is not a move (dice, then a "
+                    raise MatchFileError(f"{here}, {label}: {color}[{quoted(value, 20)}] is not a move (dice, then a "
                                          "letter pair a checker step: B[61lrqr])")
                 letters = found.group(3)
                 try:
                     steps = [f"{_point(letters[i], side)}/{_point(letters[i + 1], side)}"
                              for i in range(0, len(letters), 2)]
                 except ValueError:
-                    raise MatchFileError(f"{here}, {label}: {color}[{value[:20]}]: a point letter is a to x, y the "
+                    raise MatchFileError(f"{here}, {label}: {color}[{quoted(value, 20)}]: a point letter is a to x, y the "
                                          "bar, z off") from None
                 game.history.append({"action": "move", "side": side,
                                      "dice": [int(found.group(1)), int(found.group(2))], "move": " ".join(steps)})
