@@ -238,3 +238,18 @@ def test_mutated_files_are_read_or_refused_in_one_line():
                 replay_match(parse_match_text("".join(chars), name), name, record_from_json)
             except TapaError as error:
                 assert "\n" not in str(error)
+
+
+def test_a_mat_laid_out_as_xg_and_snowie_write_it(tmp_path):
+    """Other columns (the right cell at 38), XG's header tags, a Jacoby money session: the same games."""
+    lines = []
+    for line in (DATA / "gnubg_match3.mat").read_text().splitlines():
+        if re.match(r"^\s*\d+\) |^\s+Wins", line) and len(line) > 33:
+            line = line[:33] + "     " + line[33:]
+        lines.append(line)
+    header = ['; [Site "XG Mobile"]', '; [Player 1 "root"]', '; [Player 2 "gnubg"]', '; [EventTime "15.00"]',
+              '; [Jacoby "Off"]', '; [Beaver "Off"]', '; [CubeLimit "1024"]']
+    path = tmp_path / "xg.mat"
+    path.write_text("\n".join(header + lines[1:]) + "\n")
+    assert moves_of(read_record(path)) == moves_of(read_record(DATA / "gnubg_match3.mat"))
+    assert ends_of(read_record(path)) == ends_of(read_record(DATA / "gnubg_match3.mat"))

@@ -201,6 +201,7 @@ def _finish(match: MatchFile, headers: dict[str, str], where: str) -> None:
         match.rotation = rotation_of_text(headers["rotation"], f"{where}: the Rotation header")
         match.variant = match.rotation.variant(1)
     crawford = headers.get("crawford", "on").strip().lower() not in ("off", "false", "no")
+    jacoby = headers.get("jacoby", "off").strip().lower() in ("on", "true", "yes")
     players = {"O": headers.get("player 1", ""), "X": headers.get("player 2", "")}
     match.players = {side: name for side, name in players.items() if name}
     reached = False
@@ -208,6 +209,7 @@ def _finish(match: MatchFile, headers: dict[str, str], where: str) -> None:
         if not game.variant:
             game.variant = match.rotation.variant(game.number) if match.rotation is not None else variant
         rules = game_rules(match, game)
+        game.jacoby = jacoby and not match.length
         if match.rotation is None and game.variant != variant:
             raise MatchFileError(f"{where}: game {game.number} is {game.variant}, the file {variant}: a file of "
                                  "several variants is a rotation's match (a Rotation header)")
