@@ -253,3 +253,20 @@ def test_a_mat_laid_out_as_xg_and_snowie_write_it(tmp_path):
     path.write_text("\n".join(header + lines[1:]) + "\n")
     assert moves_of(read_record(path)) == moves_of(read_record(DATA / "gnubg_match3.mat"))
     assert ends_of(read_record(path)) == ends_of(read_record(DATA / "gnubg_match3.mat"))
+
+
+def test_a_game_from_a_set_up_position_is_refused_in_one_line():
+    from tapa_ai.arena.recorded_games import games_document
+    from tapa_ai.flow import GameState
+    from tapa_ai.matchfiles import MatchFileError
+    from tapa_ai.notation.json_position import position_from_json, position_to_json
+
+    points = [""] * 24
+    points[0], points[12] = "XX", "O" * 15
+    start = position_from_json({"variant": "tapa", "points": points, "off": {"X": 13, "O": 0}, "turn": "X"})
+    state = GameState.new("tapa", opener="X", position=start).rolled((3, 1), "X")
+    state = state.play(state.moves[0])
+    game = {"number": 1, "start": position_to_json(start), "history": [event.to_dict() for event in state.history]}
+    record = record_from_json(games_document(start.rules, {}, [game], "a test"))
+    with pytest.raises(MatchFileError, match="game 1 began from a set-up position"):
+        from_record(record)

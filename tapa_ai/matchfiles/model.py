@@ -241,8 +241,15 @@ def from_record(record: Any, notes: Optional[dict[tuple[int, int], str]] = None)
     anything ``tapa-ai analyse`` reads) as a :class:`MatchFile`: every game's turns as events, the opening roll
     (where the rules play it) before the first move. ``notes``: a comment to write with turn ``(game number,
     turn index)`` (the analysis, as SGF ``C[...]``)."""
+    from ..rules.position import start_position
+
     games = []
     for game in record.games:
+        first = game.turns[0].position if game.turns else None
+        if first is not None and (first.points, first.off, first.bar) != \
+                (lambda start: (start.points, start.off, start.bar))(start_position(game.rules, first.turn)):
+            raise MatchFileError(f"game {game.number} began from a set-up position, not the {game.rules.name} start: "
+                                 "a match file's games begin at the start")
         history: list[dict[str, Any]] = []
         analysis: list[Optional[dict[str, Any]]] = []
         for turn in game.turns:
