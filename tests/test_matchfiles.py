@@ -270,3 +270,27 @@ def test_a_game_from_a_set_up_position_is_refused_in_one_line():
     record = record_from_json(games_document(start.rules, {}, [game], "a test"))
     with pytest.raises(MatchFileError, match="game 1 began from a set-up position"):
         from_record(record)
+
+
+@pytest.mark.parametrize("kind", ["sgf", "mat"])
+def test_a_play_save_of_a_tabla_match_exports_and_reads_back(kind, tmp_path):
+    """tapa-ai play --tabla's save (the whole match) written by tapa-ai analyse --export-only, read back."""
+    from tests.test_analyse_tabla import played
+
+    from tapa_ai.analysis.cli_analyse import analyse_command
+    from tapa_ai.bots.rotation import make_rotation_player
+    from tapa_ai.play import PlaySession
+    from tapa_ai.play.saves import save_game
+
+    session = PlaySession.rotation_match(make_rotation_player("runner", ROTATIONS["tabla"]), 3,
+                                         input=io.StringIO(""), output=io.StringIO(), colour=False)
+    session.match = played(ROTATIONS["tabla"], 3, seed=7, games=3).match
+    save = tmp_path / "save.json"
+    save_game(save, session.saved_game())
+    target = tmp_path / f"tabla.{kind}"
+    out = io.StringIO()
+    assert analyse_command(str(save), export_path=str(target), export_only=True, output=out) == 0
+    assert out.getvalue() == f"written: {target}\n"
+    record, back = read_record(save), read_record(target)
+    assert back.rotation == ROTATIONS["tabla"] and len(back.games) == len(record.games) >= 2
+    assert moves_of(back) == moves_of(record) and ends_of(back) == ends_of(record)
