@@ -129,3 +129,16 @@ def test_gnubg_loads_our_analysed_sgf(gnubg, tmp_path):
     output = run_gnubg(gnubg, [f"load match {target}", f"export match mat {tmp_path / 'again.mat'}"], tmp_path)
     assert said(output) == []
     assert body(tmp_path / "again.mat") == body(DATA / "gnubg_match3.mat")
+
+
+def test_a_money_session_gnubg_plays_reads_the_same_from_its_sgf_and_mat(gnubg, tmp_path):
+    """Money play: the cube turned (to 4 at seed 11), the session's running score, RU[Jacoby]."""
+    output = run_gnubg(gnubg, ["set player 0 gnubg", "set player 1 gnubg", "set automatic game off", "set seed 11",
+                               "new session", "new game", "new game", f"save match {tmp_path / 'money.sgf'}",
+                               f"export match mat {tmp_path / 'money.mat'}"], tmp_path)
+    assert "0 point match" in (tmp_path / "money.mat").read_text(), output[-300:]
+    sgf, mat = read_record(tmp_path / "money.sgf"), read_record(tmp_path / "money.mat")
+    assert len(sgf.games) == 3 and sgf.games[0].match_length == 0
+    assert moves_of(sgf) == moves_of(mat) and results_of(sgf) == results_of(mat)
+    assert [game.score for game in sgf.games] == [game.score for game in mat.games]
+    assert max(game.cube for game in sgf.games) > 1
