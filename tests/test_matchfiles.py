@@ -8,6 +8,7 @@ writing of the format (CRLF line ends, comments, ``bar/22``, ``6/off``, ``13/7(2
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from pathlib import Path
@@ -294,3 +295,13 @@ def test_a_play_save_of_a_tabla_match_exports_and_reads_back(kind, tmp_path):
     record, back = read_record(save), read_record(target)
     assert back.rotation == ROTATIONS["tabla"] and len(back.games) == len(record.games) >= 2
     assert moves_of(back) == moves_of(record) and ends_of(back) == ends_of(record)
+
+
+@pytest.mark.parametrize("kind", ["sgf", "mat"])
+def test_player_names_with_colons_and_brackets_round_trip(arena_records, kind):
+    record, _, _ = arena_records["tapa"]
+    names = {"X": "net:tapa@1ply [x]", "O": "gnubg:0 \\ a name longer than the column is wide"}
+    renamed = dataclasses.replace(record, games=tuple(dataclasses.replace(game, players=dict(names))
+                                                      for game in record.games))
+    back, _ = round_trip(renamed, kind)
+    assert [game.players for game in back.games] == [names] * len(record.games)

@@ -41,7 +41,9 @@ __all__ = ["read_mat", "write_mat"]
 _HEADER = re.compile(r'^\s*;\s*\[\s*([^"\]]+?)\s*"(.*)"\s*\]\s*$')
 _LENGTH = re.compile(r"^\s*(\d+)\s+points?\s+match\b", re.IGNORECASE)
 _GAME = re.compile(r"^\s*Game\s+(\d+)\s*$", re.IGNORECASE)
-_PLAYERS = re.compile(r"^\s*(.*?)\s*:\s*(\d+)\s+(.*?)\s*:\s*(\d+)\s*$")
+_PLAYERS = re.compile(r"^\s*(.*?)\s+:\s+(\d+)\s{2,}(.*?)\s+:\s+(\d+)\s*$")
+"""``name : 0    name : 0``, the colons spaced (a name may hold one: ``net:tapa``), the two two spaces apart."""
+_PLAYERS_TIGHT = re.compile(r"^\s*(.*?)\s*:\s*(\d+)\s+(.*?)\s*:\s*(\d+)\s*$")
 _NUMBERED = re.compile(r"^(\s*(\d+)\)\s?)(.*)$")
 _DICE = re.compile(r"^([1-6])([1-6]):$")
 _WINS = re.compile(r"^Wins\s+(\d+)\s+points?\b", re.IGNORECASE)
@@ -90,7 +92,7 @@ def read_mat(text: str, where: str) -> MatchFile:
             continue  # a line before the first game that is none of the above: a title, a note
         numbered = _NUMBERED.match(line)
         if numbered is None and not game.history and game.stated_points is None:
-            players = _PLAYERS.match(line)
+            players = _PLAYERS.match(line) or _PLAYERS_TIGHT.match(line)
             if players:
                 left, left_score, right, right_score = players.groups()
                 game.players = {"X": right, "O": left}
@@ -256,7 +258,7 @@ def write_mat(match: MatchFile) -> str:
     not backgammon."""
     first = match.games[0] if match.games else None
     names = first.players if first is not None else {"X": "X", "O": "O"}
-    lines = [f'; [Site "tapa-ai"]', f'; [Player 1 "{names["O"]}"]', f'; [Player 2 "{names["X"]}"]',
+    lines = [f'; [Site "tapa-ai"]', f'; [Player 1 "{_name(names["O"])}"]', f'; [Player 2 "{_name(names["X"])}"]',
              f'; [Variation "{variant_title(match.variant)}"]']
     rules = match.rules or variant_rules(match.variant)
     if match.rotation is not None:
@@ -269,7 +271,8 @@ def write_mat(match: MatchFile) -> str:
         if match.rotation is not None:
             lines.append(f'; [Variation "{variant_title(game.variant)}"]')
         x_score, o_score = game.score
-        lines.append(f" {game.players['O']} : {o_score}".ljust(32) + f"{game.players['X']} : {x_score}")
+        left = f" {_name(game.players['O'])} : {o_score}"
+        lines.append(left + " " * max(32 - len(left), 2) + f"{_name(game.players['X'])} : {x_score}")
         row: list[Optional[str]] = [None, None]
         rows: list[list[Optional[str]]] = []
         for side, text in _stages(game):
@@ -292,6 +295,11 @@ def write_mat(match: MatchFile) -> str:
             lines.append(("     " + (_pad(wins[1]) if wins[0] == 0 else _pad("") + wins[1])).rstrip())
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _name(name: str) -> str:
+    """A player's name on one line, with no run of spaces (which parts the players' line)."""
+    return " ".join(str(name).split()) or "?"
 
 
 def _pad(text: str) -> str:
