@@ -215,11 +215,10 @@ def read_saved(data: Any, where: str = "file") -> SavedFile:
                              f"{where}: a position, not a game: there are no moves to analyse")
         definition = _DEFINITIONS.get(fmt) if isinstance(fmt, str) else None
         if definition is None:
-            raise RecordError(f"{where}.format: {quoted(fmt, 60)} is not a game record; expected {PLAY_FORMAT!r} "
-                              f"(tapa-ai play's save), {GAMES_FORMAT!r} (the web board's Save game, tapa-ai match "
-                              f"--record-games), {ROTATION_MATCH_FORMAT!r} or {TAVLI_MATCH_FORMAT!r} (the web "
-                              "board's rotation match, Tavli match), a tapa-ai/match "
-                              "or tapa-ai/game snapshot, or a JSON position")
+            raise RecordError(f"{where}.format: {quoted(fmt, 40)} is not a game record; expected {PLAY_FORMAT!r} "
+                              f"(tapa-ai play's save), {GAMES_FORMAT!r} (games), {ROTATION_MATCH_FORMAT!r} or "
+                              f"{TAVLI_MATCH_FORMAT!r} (the web board's match), a tapa-ai/match or tapa-ai/game "
+                              "snapshot, or a JSON position (docs/analysis.md)")
         check(data, SAVED_SCHEMA, definition, where, RecordError)
         if fmt == GAMES_FORMAT:
             return SavedFile(fmt, data, record=_games_file(data, where))
