@@ -11,7 +11,7 @@ from ..rules.options import VARIANTS, RuleOptions, variant_rules
 from ..quoting import quoted
 from ..analysis.cli_analyse import default_rotation_bot
 from .advice import Advisor, default_advisor_spec
-from .saves import SavedGame, game_summary, load_game, read_file
+from .saves import SavedGame, finished_match, game_summary, load_game, read_file
 from .session import PlaySession
 
 DEFAULT_PLIES = 1
@@ -46,8 +46,9 @@ def add_parser(subparsers) -> None:
     play.add_argument("--level", metavar="NAME", help="the bot at a level of play: beginner, casual, intermediate, "
                       "advanced, expert or world-class (docs/levels.md; the shipped net of the variant, or --bot's "
                       "net: spec, with ,level=NAME)")
-    play.add_argument("--load", metavar="FILE", help="continue a game saved with 'save FILE' (or start from a "
-                      "JSON position)")
+    play.add_argument("--load", metavar="FILE", help="continue a game saved with 'save FILE', or a match file "
+                      "(GNU Backgammon's .sgf, .mat: docs/match-files.md) from its end (or start from a JSON "
+                      "position)")
     play.add_argument("--show-eval", action="store_true", help="show the engine's view of every bot move")
     play.add_argument("--no-color", action="store_true", help="plain text (colour is used only on a terminal "
                       "and when NO_COLOR is unset)")
@@ -125,6 +126,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
     if seed is not None and not 0 <= seed < 2**64:  # what a save holds (tapa_ai/schemas/saved_game.json)
         raise LaunchError(f"--seed {quoted(seed)}: must be an integer 0 to 2^64-1")
     saved = load_game(read_file(load), "file") if load else None
+    if saved is not None and finished_match(saved.match):
+        raise LaunchError(f"{load}: {finished_match(saved.match)}")
     if saved is not None and saved.is_rotation:
         held = saved.match
         holds = f"{load} holds a {held.rotation.match_name()} to {held.length}"

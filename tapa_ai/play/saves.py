@@ -44,31 +44,40 @@ too: the shape by the declared schema ``tapa_ai/schemas/saved_game.json``
 (``play_save``: rotation and match lengths 1 to 25, scores, dice, moves as bounded
 strings, the generators' 128-bit states ...), then every game replayed through
 the rules. A file gets the same verdict from every command.
+
+A **match file** (GNU Backgammon's SGF, the .mat text, the variants' extension of them: docs/match-files.md)
+loads too: :func:`read_file` reads it through :mod:`tapa_ai.matchfiles` into the project's own record document
+(``tapa-ai/games``, or ``tapa-ai/rotation-match`` for a rotation's match), which
+:func:`~tapa_ai.analysis.records.read_saved` replays whole (an error names the file, the game and the move), and
+:func:`match_file_state` then plays its games through the flow to the state at the file's end: the last game's
+position, cube and score, the match length, the Crawford game. A finished match, from any file, is one line
+(:func:`finished_match`).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from ..analysis.records import RecordError, read_saved
 from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
-from ..flow import GameState, MatchState
+from ..flow import Event, GameRecord, GameState, MatchState
 from ..flow.saved_state import readable_fields
 from ..flow.rotation import RotationMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_to_json
 from ..rules.options import RuleOptions
-from ..rules.position import Position
+from ..rules.position import SIDES, Position
 from ..quoting import PATH_LIMIT, quoted
 
 FORMAT = "tapa-ai/play"
 VERSION = 1
 
-__all__ = ["SaveError", "SavedGame", "save_game", "load_game", "read_file", "MAX_FILE_BYTES", "MAX_NESTING"]
+__all__ = ["SaveError", "SavedGame", "save_game", "load_game", "read_file", "read_match_save", "match_file_state",
+           "finished_match", "MAX_FILE_BYTES", "MAX_NESTING"]
 
 
 class SaveError(TapaError, ValueError):
@@ -139,12 +148,18 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
 
 
 def read_file(path: str | Path) -> Any:
-    """The parsed JSON of ``path``, or :class:`SaveError` saying why not.
+    """The parsed JSON of ``path``, or :class:`SaveError` saying why not; for a match file
+    (:func:`tapa_ai.matchfiles.is_match_file`: .sgf, .mat, a .txt of either), the :class:`SavedGame` at its end
+    (:func:`read_match_save`), which :func:`load_game` hands on as it is.
 
     Bounded (:func:`tapa_ai.notation.json_file.read_json_file`): at most
     :data:`MAX_FILE_BYTES` are read and nesting deeper than :data:`MAX_NESTING`
     is refused.
     """
+    from ..matchfiles import is_match_file
+
+    if is_match_file(path):
+        return read_match_save(path)
     try:
         return read_json_file(path, "a saved game or a position")
     except JsonFileError as error:
@@ -154,7 +169,10 @@ def read_file(path: str | Path) -> Any:
 def load_game(data: Any, where: str = "file") -> SavedGame:
     """A :class:`SavedGame` from parsed JSON: a save file, a hand-written one, a game or match snapshot, or a bare
     position; read by :func:`tapa_ai.analysis.records.read_saved`, the one reader ``tapa-ai analyse`` uses too
-    (the schema, then every game replayed), so that a file gets the same verdict from both."""
+    (the schema, then every game replayed), so that a file gets the same verdict from both. A match file's
+    :class:`SavedGame` (what :func:`read_file` makes of one) is returned as it is."""
+    if isinstance(data, SavedGame):
+        return data
     try:
         saved = read_saved(data, where)
     except RecordError as error:
@@ -166,6 +184,97 @@ def load_game(data: Any, where: str = "file") -> SavedGame:
     fields = saved.data if saved.format == FORMAT else {}
     return SavedGame(saved.match, fields.get("human"), fields.get("bot"), fields.get("seed"), fields.get("rng"),
                      saved.start)
+
+
+# -- match files: GNU Backgammon's SGF and the .mat text (tapa_ai.matchfiles) ---------------------------------
+def read_match_save(path: str | Path) -> SavedGame:
+    """The match of match file ``path`` as a :class:`SavedGame` at the file's end (:func:`match_file_state`);
+    :class:`SaveError`, one line naming the file, the game and the move, for a file that cannot be read or
+    replayed."""
+    from ..matchfiles import MatchFileError, read_match_file, replay_match
+
+    try:
+        state = replay_match(read_match_file(path), str(path), match_file_state)
+    except MatchFileError as error:
+        raise SaveError(str(error)) from None
+    return SavedGame(state)
+
+
+def match_file_state(document: dict, where: str) -> MatchState | RotationMatch:
+    """The match at the end of a match file's document (:func:`tapa_ai.matchfiles.to_document`: ``tapa-ai/games``,
+    or ``tapa-ai/rotation-match`` for a rotation's match).
+
+    The document is replayed whole by :func:`~tapa_ai.analysis.records.read_saved` first (a
+    :class:`RecordError` naming the place, which :func:`~tapa_ai.matchfiles.replay_match` turns into the file's
+    game and move), then its games are played through the flow: each game of a ``tapa-ai/games`` document from
+    the score the file gives before it (the Crawford game as the file marks it, the games after it
+    post-Crawford); a rotation's match from its first game, each next game begun as the flow begins it (its
+    winner opens). A game the moves do not end but the file gives a result (resigned) ends with that result, as
+    ``resign`` ends one."""
+    record = read_saved(document, where).record
+    items = document["games"]
+    if document["format"] == GAMES_FORMAT:
+        state: Optional[MatchState] = None
+        post_crawford = False
+        for item, game in zip(items, record.games):
+            score = item.get("score", {"X": 0, "O": 0})
+            first = item["history"][0]
+            opener = None if first["action"] == "opening" else first["side"]
+            begun = GameState.new(record.rules, opener=opener, crawford=game.crawford)
+            state = MatchState(begun, item.get("match_length", 0), (score["X"], score["O"]), game.number,
+                               post_crawford and not game.crawford, state.results if state is not None else ())
+            state = _play_events(state, item, game)
+            post_crawford = post_crawford or game.crawford
+        won = [0, 0]
+        for result in state.results:
+            if result.winner is not None:
+                won[SIDES.index(result.winner)] += result.points
+        if any(points > score for points, score in zip(won, state.score)):  # the file's scores are its own
+            state = replace(state, results=state.results[-1:] if state.game.is_over else ())
+        return state
+    match = RotationMatch.new(record.length, record.rotation)
+    for index, (item, game) in enumerate(zip(items, record.games)):
+        if index:
+            match = match.start_next_game()
+        match = match.with_match(_play_events(match.match, item, game))
+    return match
+
+
+def _play_events(state: MatchState, item: dict, game: Any) -> MatchState:
+    """``state`` with the events of a document's game played (``game``: the game as replayed, a
+    :class:`~tapa_ai.analysis.records.RecordedGame`, for the result of a resigned game)."""
+    for index, data in enumerate(item["history"]):
+        event = Event.from_dict(data, f"history[{index}]")
+        if event.action == "opening":
+            state = state.rolled(event.dice)
+        elif event.action == "move":
+            if state.game.phase == "roll":
+                state = state.rolled(event.dice, event.side)
+            state = state.play(event.move, event.side)
+        else:
+            state = getattr(state, event.action)(event.side)
+    result = game.result
+    if game.ending == "resigned" and not state.game.is_over and result is not None and result.winner is not None:
+        over = replace(state.game, position=state.game.position.with_changes(result=result), phase="over",
+                       dice=None, result=result)
+        score = list(state.score)
+        score[SIDES.index(result.winner)] += over.points_won
+        record = GameRecord(state.game_number, result.winner, result.kind, over.cube_value, over.points_won,
+                            False, over.crawford)
+        state = replace(state, game=over, score=(score[0], score[1]), results=state.results + (record,))
+    return state
+
+
+def finished_match(match: MatchState | RotationMatch) -> Optional[str]:
+    """Why a loaded match cannot be played on, in words (``the match to 3 is over: X won it 3-0 ...``); None when
+    it can."""
+    if not match.is_over:
+        return None
+    x, o = match.score
+    what = f"the {match.rotation.match_name()}" if isinstance(match, RotationMatch) else "the match"
+    games = match.game_number
+    return (f"{what} to {match.length} is over: {match.winner} won it {max(x, o)}-{min(x, o)} in {games} "
+            f"game{'s' if games != 1 else ''}; there is nothing to play on (tapa-ai analyse FILE rates its games)")
 
 
 def game_summary(game: GameState) -> str:

@@ -69,7 +69,7 @@ from .board import Palette, colour_wanted
 from .commands import COMMANDS, Commands, Question, QuitSession, move_examples
 from .moves import TurnInProgress
 from .reports import Reports
-from .saves import SaveError, SavedGame
+from .saves import SaveError, SavedGame, finished_match
 from .turns import BotMove, Turns, UndoSnapshot
 
 __all__ = ["PlaySession", "COMMANDS"]
@@ -336,6 +336,8 @@ class PlaySession:
 
         Returns notes for the player (another bot, another side).
         """
+        if finished_match(saved.match):
+            raise SaveError(finished_match(saved.match))
         if saved.is_rotation != self.is_rotation:
             if saved.is_rotation:
                 raise SaveError(f"it is a {saved.match.rotation.match_name()} to {saved.match.length} and "
