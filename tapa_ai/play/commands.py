@@ -31,7 +31,7 @@ COMMANDS = {
     "take": "accept the bot's double",
     "pass": "refuse the bot's double and lose the game at the current cube",
     "save": "save FILE: write the game to a JSON file",
-    "load": "load FILE: continue a saved game (or start from a JSON position)",
+    "load": "load FILE: continue a saved game or match (a tapa-ai save, a GNU Backgammon .sgf, a .mat; or start from a JSON position)",
     "resign": "resign [single|gammon|...]: offer the bot the game at that value (it may refuse)",
     "quit": "leave",
 }
