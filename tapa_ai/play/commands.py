@@ -464,7 +464,9 @@ class Commands:
             saved = load_game(read_file(argument), "file")
             notes = session.load(saved)
         except SaveError as error:
-            session.error(f"Cannot load {argument}: {error}. The game goes on.")
+            message = str(error)  # a match file's errors begin with its path already
+            shown = message if message.startswith(f"{argument}:") else f"{argument}: {message}"
+            session.error(f"Cannot load {shown}. The game goes on.")
             return
         session.say(f"Loaded {argument}: game {session.match.game_number}{loaded_variant(session)}, "
                     f"{game_summary(session.match.game)}.")
