@@ -233,4 +233,6 @@ def test_a_damaged_match_file_is_one_line(cut, tmp_path):
                               colour=False, advisor=Advisor(None, rules), seed=1)
         session.run()
         said = [line for line in session.output.getvalue().splitlines() if "Cannot load" in line]
-        assert len(said) == 1 and said[0].endswith(f"Cannot load {path}: {message}. The game goes on.")
+        shown = message if message.startswith(f"{path}:") else f"{path}: {message}"  # the file named once
+        assert len(said) == 1 and said[0].endswith(f"Cannot load {shown}. The game goes on.")
+        assert said[0].count(str(path)) == 1
