@@ -415,8 +415,8 @@ def test_the_shipped_sets_are_whole_and_rolled_out_by_the_models_that_ship():
     shipped = sorted(sets_dir().glob("*.jsonl.gz"))
     # the sets docs/benchmark.md describes: one a variant, and the backgammon one rolled out again by gnubg
     assert [path.name for path in shipped] == ["backgammon-gnubg0.jsonl.gz", "backgammon.jsonl.gz",
-                                               "fevga.jsonl.gz", "narde.jsonl.gz", "plakoto.jsonl.gz",
-                                               "tapa.jsonl.gz"]
+                                               "fevga.jsonl.gz", "gulbara.jsonl.gz", "narde.jsonl.gz",
+                                               "plakoto.jsonl.gz", "tapa.jsonl.gz"]
     for path in shipped:
         name = path.name.removesuffix(".jsonl.gz")
         assert resolve_set(name) == (path, True)
