@@ -348,12 +348,13 @@ def test_match_tabla_and_rotation_commands(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--rotation", "tapa,chess", "--length", "3"], "--rotation tapa,chess: unknown variant 'chess' in the rotation"),
-    (["--rotation", "", "--length", "3"], "an empty rotation"),
     (["--rotation", "tapa,fevga"], "--rotation tapa,fevga: give the match's points with --length N"),
     (["--length", "3"], "--length 3 is the points of a --rotation match"),
     (["--tabla", "3", "--tavli", "3"], "--tavli and --tabla: give one rotation"),
     (["--tabla", "30"], "--tabla 30: a rotation's match (Tavli, Tabla) is to 1 to 25 points"),
     (["--rotation", "tabla", "--length", "0"], "is to 1 to 25 points"),
+    (["--tabla", "0"], "--tabla 0: a rotation's match (Tavli, Tabla) is to 1 to 25 points"),
+    (["--rotation", "", "--length", "3"], "--rotation '': an empty rotation"),
 ])
 def test_bad_rotation_options_are_one_line(args, message, capsys):
     from tapa_ai.cli import main

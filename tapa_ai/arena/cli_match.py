@@ -23,11 +23,11 @@ def add_parser(subparsers) -> None:
                        "points per game count the cube")
     match.add_argument("--match-length", type=int, default=0, metavar="N",
                        help="play matches to N points with the cube and Crawford rule (match-win %%, 95%% CI)")
-    match.add_argument("--tavli", type=int, default=0, metavar="N",
+    match.add_argument("--tavli", type=int, default=None, metavar="N",
                        help="play Tavli matches to N points (docs/rules.md 9: portes, plakoto, fevga in turn, no cube); "
                        "A and B are players of the rotation: net:tavli, tavli:PORTES,PLAKOTO,FEVGA or a bot that "
                        "plays all three (docs/arena.md)")
-    match.add_argument("--tabla", type=int, default=0, metavar="N",
+    match.add_argument("--tabla", type=int, default=None, metavar="N",
                        help="play Tabla matches to N points (docs/rules.md 10.4: backgammon, gulbara, tapa in turn, no "
                        "cube); players net:tabla, tabla:BACKGAMMON,GULBARA,TAPA or a bot that plays all three")
     match.add_argument("--rotation", metavar="GAMES",
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from .match import run_cube_match, run_match
 
     check_arena_options(args)
-    if args.tavli or args.tabla or args.rotation is not None or args.length is not None:
+    if any(value is not None for value in (args.tavli, args.tabla, args.rotation, args.length)):
         return run_rotation(args)
     rules = arena_rules([args.bot_a, args.bot_b], args.variant)
     if args.matches is not None and not args.match_length:
@@ -108,28 +108,31 @@ def _report(args: argparse.Namespace, result, recorded: Optional[str] = None) ->
 
 def rotation_and_length(args: argparse.Namespace, error: type[Exception]) -> tuple:
     """The (rotation, length, option) of ``--tavli N``, ``--tabla N`` or ``--rotation GAMES --length N`` (one of
-    them; ``option`` names it for messages); ``error``, one line, for anything else. Shared by ``tapa-ai play``."""
+    them, each None when not given: 0 or an empty rotation is given, and refused; ``option`` names it for
+    messages); ``error``, one line, for anything else. Shared by ``tapa-ai play``."""
     from ..cube.rotation_met import check_match_length
+    from ..quoting import quoted
     from ..rules.rotations import ROTATIONS, RotationError, parse_rotation
 
     given = [name for name, value in (("--tavli", args.tavli), ("--tabla", args.tabla),
-                                      ("--rotation", args.rotation is not None)) if value]
+                                      ("--rotation", args.rotation)) if value is not None]
     if len(given) > 1:
         raise error(f"{' and '.join(given)}: give one rotation")
     if args.rotation is not None:
         if args.length is None:
             raise error(f"--rotation {args.rotation}: give the match's points with --length N")
+        shown = args.rotation if args.rotation.strip() else quoted(args.rotation)
         try:
             rotation = parse_rotation(args.rotation)
         except RotationError as problem:
-            raise error(f"--rotation {args.rotation}: {problem}") from None
+            raise error(f"--rotation {shown}: {problem}") from None
         length, option = args.length, f"--rotation {args.rotation} --length {args.length}"
     else:
         if args.length is not None:
             raise error(f"--length {args.length} is the points of a --rotation match (--tavli N and --tabla N take "
                         "theirs)")
-        name = "tavli" if args.tavli else "tabla"
-        rotation, length, option = ROTATIONS[name], args.tavli or args.tabla, f"--{name} {args.tavli or args.tabla}"
+        name, length = ("tavli", args.tavli) if args.tavli is not None else ("tabla", args.tabla)
+        rotation, option = ROTATIONS[name], f"--{name} {length}"
     check_match_length(length, option, error)
     return rotation, length, option
 

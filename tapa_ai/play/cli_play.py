@@ -204,20 +204,9 @@ def _asked_rotation(tavli, tabla, rotation, length) -> Optional[tuple]:
     (:func:`tapa_ai.arena.cli_match.rotation_and_length`, as ``tapa-ai match`` reads them), None when none is
     given; :class:`LaunchError`, one line, for anything else."""
     from ..arena.cli_match import rotation_and_length
-    from ..cube.rotation_met import check_match_length
 
     if all(value is None for value in (tavli, tabla, rotation, length)):
         return None
-    for option, value in (("--tavli", tavli), ("--tabla", tabla), ("--length", length)):
-        if value is not None and not value:  # 0: a length, not an option left out
-            check_match_length(value, f"{option} {value}", LaunchError)
-    if rotation is not None and not rotation.strip():
-        from ..rules.rotations import RotationError, parse_rotation
-
-        try:
-            parse_rotation(rotation)
-        except RotationError as error:
-            raise LaunchError(f"--rotation {quoted(rotation)}: {error}") from None
     options = argparse.Namespace(tavli=tavli, tabla=tabla, rotation=rotation, length=length)
     return rotation_and_length(options, LaunchError)
 
