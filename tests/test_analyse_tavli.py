@@ -158,19 +158,12 @@ def test_a_tavli_match_needs_the_network_of_each_variant_and_a_well_formed_file(
 
 
 def web_tavli_file(match) -> dict:
-    """The Tavli match as the web board's *Save game* writes it (format tapa-ai/tavli-match, docs/web.md)."""
-    from tapa_ai.notation.json_position import result_to_json
+    """The Tavli match as the web board's *Save game* wrote it before rotations were data (format
+    tapa-ai/tavli-match, docs/web.md): the rotation-match file's games under the older format and rotation."""
+    from tests.test_analyse_tabla import web_file
 
-    games, score = [], {"X": 0, "O": 0}
-    for number, game in enumerate(match.played + (match.game,), start=1):
-        games.append({"number": number, "players": {"X": "human", "O": "runner"}, "match_length": match.length,
-                      "score": dict(score), "history": [event.to_dict() for event in game.history],
-                      "result": result_to_json(game.result) if game.is_over else None, "variant": game.rules.name})
-        if game.is_over and game.winner is not None:
-            score[game.winner] += game.points_won
-    return {"format": "tapa-ai/tavli-match", "version": 1, "source": "the web board",
-            "rotation": ["portes", "plakoto", "fevga"], "length": match.length, "score": score, "winner": None,
-            "players": {"X": "human", "O": "runner"}, "games": games}
+    return {**web_file(match), "format": "tapa-ai/tavli-match", "rotation": ["portes", "plakoto", "fevga"],
+            "winner": None}
 
 
 def test_the_web_boards_saved_tavli_match_is_read_as_the_same_match(saved):
