@@ -17,7 +17,7 @@ from tests.servers import serving
 from tests.test_web import browser, console_errors, get, message_of, open_board, wait_for  # noqa: F401
 
 SHIPPED_LEVELS = Path(__file__).resolve().parent.parent / "tapa_ai" / "models" / "levels.json"
-LEVELLED = ("tapa", "plakoto", "backgammon", "fevga", "narde")
+LEVELLED = ("tapa", "plakoto", "backgammon", "fevga", "narde", "gulbara")
 """The variants calibrated in tapa_ai/models/levels.json."""
 NOISY = ("beginner", "casual", "intermediate", "advanced", "expert")
 """The 0-ply levels, played in the page."""
@@ -93,14 +93,19 @@ def test_the_level_choice_is_offered_where_the_model_has_levels(browser, server)
 
 
 def benchmark_cases(count=8):
-    """(variant, position json, dice, level, seed) from the shipped benchmark sets, the 0-ply levels in turn."""
+    """(variant, position json, dice, level, seed) from the shipped benchmark sets, the 0-ply levels in turn; a
+    set with cascade stages gives one of them."""
     from tapa_ai.arena.benchmark.file import read_set, resolve_set
 
     cases = []
     for v, variant in enumerate(LEVELLED):
         records = read_set(resolve_set(variant)[0]).records
         step = max(1, len(records) // count)
-        for i, record in enumerate(records[::step][:count]):
+        chosen = records[::step][:count]
+        stages = [record for record in records if record["position"].get("cascade")]
+        if stages and not any(record["position"].get("cascade") for record in chosen):
+            chosen[-1] = stages[0]  # a Gul Bara cascade's stage: a decision of the same side without a roll
+        for i, record in enumerate(chosen):
             cases.append((variant, record["position"], list(record["dice"]), NOISY[(i + v) % len(NOISY)],
                           1000 + 37 * i + v))
     return cases
@@ -230,41 +235,49 @@ def drive(driver, moves):
         " return tapaWeb.record().games[0]; })().then(done, e => done({error: String(e)}));", moves)
 
 
-def test_a_game_at_a_level_replays_as_the_python_bot_with_the_games_noise_seed(browser, server):
-    """A plakoto game at the intermediate level with ?noise_seed=N, the bot playing both sides: every move of the
-    record is the Python level bot's with noise seed N, and the log says the level and the seed."""
+@pytest.mark.parametrize(("variant", "level", "noise_seed", "moves"),
+                         [("plakoto", "intermediate", 2024, 24), ("gulbara", "casual", 77, 60)])
+def test_a_game_at_a_level_replays_as_the_python_bot_with_the_games_noise_seed(browser, server, variant, level,
+                                                                              noise_seed, moves):
+    """A game at a level with ?noise_seed=N, the bot playing both sides: every move of the record is the Python
+    level bot's with noise seed N, and the log says the level and the seed. In Gul Bara each stage of a cascade
+    is a move of its own, played by the same side with no roll (the engine's ``next``)."""
     from tapa_ai.notation.json_position import position_from_json
     from tapa_ai.rules import variant_rules
 
     console_errors(browser)
-    open_board(browser, server, variant="plakoto", seed=9, level="intermediate", noise_seed=2024, mode="study")
-    record = drive(browser, 24)
+    open_board(browser, server, variant=variant, seed=9, level=level, noise_seed=noise_seed, mode="study")
+    record = drive(browser, moves)
     assert "error" not in record, record
     log = browser.execute_script("return tapaWeb.state.log")
-    assert any("intermediate level: 0-ply in the page, noise " in line and "noise seed 2024" in line
+    assert any(f"{level} level: 0-ply in the page, noise " in line and f"noise seed {noise_seed}" in line
                for line in log), log
-    assert "intermediate level, 0-ply, in the page, noise seed 2024" in record["players"]["O"]
-    rules = variant_rules("plakoto")
+    assert f"{level} level, 0-ply, in the page, noise seed {noise_seed}" in record["players"]["O"]
+    rules = variant_rules(variant)
     opener = next(e for e in record["history"] if e["action"] == "opening")
-    status, start = server.engine.respond({"cmd": "start", "variant": "plakoto",
+    status, start = server.engine.respond({"cmd": "start", "variant": variant,
                                            "turn": "X" if opener["dice"][0] > opener["dice"][1] else "O"})
     assert status == 200
-    position, checked, ties = start["position"], 0, 0
+    position, checked, ties, stages = start["position"], 0, 0, 0
     for event in (e for e in record["history"] if e["action"] == "move"):
         assert event["side"] == position["turn"]
+        stages += bool(position.get("cascade"))
         status, applied = server.engine.respond({"cmd": "apply", "position": position, "dice": event["dice"],
                                                  "move": event["move"]})
         assert status == 200, applied
-        afterstates, row, bot = python_choice("net:plakoto,level=intermediate,noise_seed=2024,nobearoff", rules,
-                                              position, event["dice"])
+        afterstates, row, bot = python_choice(f"net:{variant},level={level},noise_seed={noise_seed},nobearoff",
+                                              rules, position, event["dice"])
         if position_from_json(applied["position"]) != afterstates.position(row):
             assert near_tie(afterstates, bot, row, applied["position"]), event
             ties += 1
         checked += 1
         if applied["position"].get("result"):
             break
-        position = {**applied["position"], "turn": "O" if event["side"] == "X" else "X"}
+        after = {key: value for key, value in applied["position"].items() if key != "next"}
+        position = {**after, "turn": applied["position"].get("next", "O" if event["side"] == "X" else "X")}
     assert checked >= 20 and ties <= 1
+    if variant == "gulbara":
+        assert stages, "no cascade stage in the game: choose another seed"
     assert console_errors(browser) == []
 
 
