@@ -117,6 +117,33 @@ def test_a_worse_move_has_exactly_its_error_against_the_bots_ranking(bot):
     assert analysis.players["X"].error + analysis.players["O"].error == pytest.approx(sixth.error)
 
 
+def test_a_rated_moves_candidates_are_the_bots_five_best_and_the_move_played(bot):
+    """Move 6 plays the bot's third choice and move 8 its tenth: each rated move lists the analyzer's five best
+    moves, best first, with their equities and cubeless chances (the top class a mother win here), and the move
+    played last where it is not among them."""
+    from tapa_ai.rules.outcomes import cumulative_probabilities
+
+    state = bot_game(bot, seed=2, mistakes={6: 3, 8: 10}, moves=8)
+    analysis = analyse_record(record_from_json(games_file(state)), bot)
+    for index in (5, 7):
+        move = analysis.moves[index]
+        ranked, _ = Analyzer(bot).rank(move.position, move.dice, plies=0)
+        assert len(ranked) > 10
+        listed = [(c.move, c.equity) for c in move.candidates]
+        expected = [(r.move, r.equity) for r in ranked[:5]] + ([(move.move, move.equity)] if index == 7 else [])
+        assert [m for m, _ in listed] == [m for m, _ in expected]
+        assert [e for _, e in listed] == pytest.approx([e for _, e in expected], abs=1e-9)
+        for candidate, rank in zip(move.candidates[:5], ranked):
+            assert candidate.chances == pytest.approx(tuple(cumulative_probabilities(
+                np.asarray(rank.probabilities, dtype=np.float64))), abs=1e-6)
+        turn = move.to_dict(positions=False)
+        assert turn["candidates"][0] == {"move": ranked[0].move, "equity": pytest.approx(ranked[0].equity),
+                                         "chances": pytest.approx(dict(zip(("win", "win_gammon", "win_backgammon",
+                                         "lose_gammon", "lose_backgammon", "draw"), move.candidates[0].chances)))}
+    forced = [m for m in analysis.moves if m.forced]
+    assert all(m.candidates == () for m in forced)
+
+
 def test_at_one_ply_the_move_played_is_valued_at_one_ply_too(bot):
     """At 1 ply the played move is searched as deep as the best, even when the move filter left it out."""
     state = bot_game(bot, seed=3, mistakes={2: 12}, moves=2)

@@ -116,19 +116,41 @@ def test_a_match_gnubg_plays_reads_the_same_from_its_sgf_and_mat(gnubg, tmp_path
     assert max(won.values()) >= 5  # the whole match, to its length
 
 
-def test_gnubg_loads_our_analysed_sgf(gnubg, tmp_path):
-    """tapa-ai analyse --export: each rated move's analysis as a comment C[...], which gnubg reads past."""
+def test_gnubg_shows_our_analysis_of_each_move_as_its_own(gnubg, tmp_path):
+    """tapa-ai analyse --export: each rated move's candidates as gnubg's A[...] property and the analysis in words
+    as a comment C[...]. gnubg loads the file without a word, writes back the same moves, and its own text export
+    lists each rated move's candidates as ours: "Cubeless 0-ply", our equities in our order, our chances (the
+    move played last where it is not among the five best), its alerts our errors by our numbers."""
     import io
+    import json
+    import re
 
     from tapa_ai.analysis.cli_analyse import analyse_command
 
-    target = tmp_path / "analysed.sgf"
+    target, analysis = tmp_path / "analysed.sgf", tmp_path / "analysis.json"
     analyse_command(str(DATA / "gnubg_match3.mat"), bot="net:backgammon@0ply", quiet=True, output=io.StringIO(),
-                    export_path=str(target))
+                    export_path=str(target), json_path=str(analysis))
     assert target.read_text().count("C[") > 50
-    output = run_gnubg(gnubg, [f"load match {target}", f"export match mat {tmp_path / 'again.mat'}"], tmp_path)
+    output = run_gnubg(gnubg, [f"load match {target}", f"export match mat {tmp_path / 'again.mat'}",
+                               f"export match text {tmp_path / 'shown.txt'}"], tmp_path)
     assert said(output) == []
     assert body(tmp_path / "again.mat") == body(DATA / "gnubg_match3.mat")
+    ours = [candidate for game in json.loads(analysis.read_text())["games"] for turn in game["turns"]
+            for candidate in turn.get("candidates", [])]
+    assert len(ours) > 100
+    text = "".join(path.read_text() for path in sorted(tmp_path.glob("shown*.txt")))  # a file a game
+    shown = re.findall(r"Cubeless 0-ply +(.+?) +Eq\.: ([+-]\d\.\d{3}).*\n +(\d\.\d{3}) (\d\.\d{3}) (\d\.\d{3}) - "
+                       r"\d\.\d{3} (\d\.\d{3}) (\d\.\d{3})", text)
+    assert len(shown) == len(ours)
+    for candidate, (_, equity, *chances) in zip(ours, shown):
+        assert float(equity) == pytest.approx(candidate["equity"], abs=0.0006)
+        assert [float(x) for x in chances] == pytest.approx(  # the line skips losing, 1 - winning
+            [candidate["chances"][name] for name in ("win", "win_gammon", "win_backgammon", "lose_gammon",
+                                                     "lose_backgammon")], abs=0.0006)
+    errors = [turn["error_mp"] for game in json.loads(analysis.read_text())["games"] for turn in game["turns"]
+              if turn["action"] == "move"]
+    alerts = [-1000 * float(x) for x in re.findall(r"Alert: [a-z ]*move \( ?([-+]\d\.\d{3})\)", text)]
+    assert alerts and all(any(abs(alert - error) < 0.6 for error in errors) for alert in alerts)  # our numbers
 
 
 def test_a_money_session_gnubg_plays_reads_the_same_from_its_sgf_and_mat(gnubg, tmp_path):

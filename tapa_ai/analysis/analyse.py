@@ -56,13 +56,14 @@ from ..deadline import check_deadline
 from ..movegen.batch import PositionBatch
 from ..movegen.generate import generate
 from ..net.model import outcome_points
+from ..rules.outcomes import cumulative_probabilities
 from ..rules.position import SIDES
 from ..rules.rotations import Rotation
 from ..quoting import quoted
 from .analyzer import AnalysisError
 from .batching import batch_sizes, batches, decisions_of
-from .ratings import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, Analysis, CubeAction, CubeRating, GameAnalysis,
-                      MoveRating, PlayerTotals)
+from .ratings import (CANDIDATES_KEPT, DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, Analysis, Candidate, CubeAction,
+                      CubeRating, GameAnalysis, MoveRating, PlayerTotals)
 from .records import Record, RecordedGame, Turn
 
 OPENING_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 0.0, 1.0 / 15.0)
@@ -243,10 +244,13 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
     played = [_played_row(afterstates, i, turn) for i, (_, turn) in enumerate(chunk)]
     candidate = set(rows.tolist())
     missing = [row for row in played if row not in candidate]
-    extra = {}
+    extra, extra_chances = {}, {}
     if missing:  # the move played, outside the filter's candidates: valued at the bot's depth too
         missing_rows = np.array(missing, dtype=np.int64)
-        extra = dict(zip(missing, value(bot.evaluate(afterstates, missing_rows), missing_rows).tolist()))
+        distributions = bot.evaluate(afterstates, missing_rows)
+        extra = dict(zip(missing, value(distributions, missing_rows).tolist()))
+        extra_chances = dict(zip(missing, cumulative_probabilities(np.asarray(distributions, dtype=np.float64))))
+    chances = cumulative_probabilities(np.asarray(values, dtype=np.float64))
     position_of_row = {row: k for k, row in enumerate(rows.tolist())}
     luck = _luck(bot, batch, dice, [turn.opening for _, turn in chunk], points, by_worth)
     ratings = []
@@ -261,10 +265,20 @@ def _rate(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: float, 
         legal = int(offsets[i + 1] - offsets[i])
         loss = 1000.0 * max(0.0, best_equity - equity) / scale[i]
         mark = "" if legal <= 1 else "blunder" if loss > blunder_mp else "error" if loss > error_mp else ""
+        found = []
+        if legal > 1:
+            order = kept[i] + np.argsort(-deep[kept[i]:kept[i + 1]], kind="stable")[:CANDIDATES_KEPT]
+            found = [Candidate(turn.move if int(rows[k]) == row else afterstates.move_text(int(rows[k])),
+                               float(deep[k]), tuple(float(p) for p in chances[k])) for k in order]
+            if row not in {int(rows[k]) for k in order}:
+                k = position_of_row.get(row)
+                found.append(Candidate(turn.move, equity, tuple(float(p) for p in (
+                    chances[k] if k is not None else extra_chances[row]))))
         ratings.append(MoveRating(game.number, turn.index, turn.side, game.players[turn.side], turn.dice, turn.move,
                                   afterstates.move_text(best_row) if best_row != row else turn.move, equity,
                                   best_equity, legal, float(luck[i]), turn.position, turn.opening, mark,
-                                  units="mwc" if by_score is not None else "points", scale=float(scale[i])))
+                                  units="mwc" if by_score is not None else "points", scale=float(scale[i]),
+                                  candidates=tuple(found)))
     return ratings
 
 

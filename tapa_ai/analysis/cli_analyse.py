@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, TextIO
 
+from ..rules.outcomes import CUMULATIVE_NAMES
 from .analyse import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record,
                       analyse_rotation_record, analysis_bot)
 from .records import read_record
@@ -42,8 +43,8 @@ def add_parser(subparsers) -> None:
     analyse.add_argument("--game", type=int, metavar="N", help="analyse game number N of the file only")
     analyse.add_argument("--quiet", action="store_true", help="no progress bar")
     analyse.add_argument("--export", metavar="PATH", help="also write the games read (--game: that one) as GNU "
-                         "Backgammon's SGF (PATH ending in .sgf: each rated move's analysis as a comment) or as .mat "
-                         "text (docs/match-files.md)")
+                         "Backgammon's SGF (PATH ending in .sgf: each rated move's candidates as gnubg's A[], the "
+                         "analysis as a comment) or as .mat text (docs/match-files.md)")
     analyse.add_argument("--export-only", action="store_true", help="with --export: write the file, rate nothing "
                          "(no network needed)")
     analyse.set_defaults(func=run)
@@ -120,13 +121,23 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
 
 def _export(record, path: str, analysis: Optional[dict], output: TextIO) -> None:
     """Write ``record`` as .sgf or .mat (:mod:`tapa_ai.matchfiles`); in SGF each rated turn's analysis as a
-    comment ``C[...]``."""
+    comment ``C[...]`` and, in backgammon's games, a rated move's candidates as GNU Backgammon's ``A[...]``
+    (the equities in points: a rotation's, in match-winning chances, stay in the comments)."""
     from ..matchfiles import from_record, write_match_file
 
     notes = {}
+    plies = (analysis or {}).get("plies", 0)
     for game in (analysis or {}).get("games", []):
         for turn in game.get("turns", []):
-            note = _note(turn)
+            note: dict = {}
+            if _note(turn):
+                note["comment"] = _note(turn)
+            candidates = turn.get("candidates") if turn.get("units", "points") == "points" else None
+            if candidates:
+                note["candidates"] = [(c["move"], [c["chances"][name] for name in CUMULATIVE_NAMES[:5]],
+                                       c["equity"]) for c in candidates]
+                note["played"] = next((i for i, c in enumerate(candidates) if c["move"] == turn["move"]), 0)
+                note["plies"] = plies
             if note:
                 notes[(game["number"], turn["index"])] = note
     try:

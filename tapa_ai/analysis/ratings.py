@@ -48,6 +48,28 @@ class CubeRating:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """One of a rated move's candidates: its text, its value for the mover and its chances."""
+
+    move: str
+    equity: float
+    """As :attr:`MoveRating.equity` (the same units)."""
+    chances: tuple[float, ...]
+    """``win, win_gammon, win_backgammon, lose_gammon, lose_backgammon, draw`` (each "or more", the top class
+    a backgammon or mother win: :func:`tapa_ai.rules.outcomes.cumulative_probabilities`), cubeless."""
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..rules.outcomes import CUMULATIVE_NAMES
+
+        return {"move": self.move, "equity": self.equity, "chances": dict(zip(CUMULATIVE_NAMES, self.chances))}
+
+
+CANDIDATES_KEPT = 5
+"""A rated move keeps its bot's best moves up to this many (the move played as well, where it is not among
+them): the list GNU Backgammon shows, written to SGF as its ``A[...]`` property."""
+
+
+@dataclass(frozen=True)
 class MoveRating:
     """One move rated: what was played, the bot's best, the error and the roll's luck."""
 
@@ -80,6 +102,9 @@ class MoveRating:
     scale: float = 1.0
     """What one point is worth in :attr:`units` here (``mwc``: half the spread between winning and losing a
     single game now): the mark compares ``error / scale`` with the thresholds."""
+    candidates: tuple[Candidate, ...] = ()
+    """The bot's best moves, best first (:data:`CANDIDATES_KEPT`), and the move played where it is not among
+    them (last); empty for a forced move."""
 
     action = "move"
 
@@ -113,6 +138,8 @@ class MoveRating:
                          "luck": self.luck})
         data.update({"legal_moves": self.legal, "forced": self.forced, "opening": self.opening, "mark": self.mark,
                      "cube": None if self.cube is None else self.cube.to_dict()})
+        if self.candidates:
+            data["candidates"] = [candidate.to_dict() for candidate in self.candidates]
         if positions:
             data["position"] = position_to_json(self.position)
         return data

@@ -61,7 +61,10 @@ class MatchGame:
     """The file plays the Jacoby rule (gnubg's money play, ``RU[Jacoby]``): a gammon with the cube centred counts
     one point in its result (the moves are read by the project's rules, which have no such rule)."""
     analysis: list[Optional[dict[str, Any]]] = field(default_factory=list)
-    """Per event, the analysis to write with it (SGF), or None."""
+    """Per event, the analysis to write with it (SGF), or None: ``{"comment": text}``, and for a rated move
+    ``"candidates"`` (``[(move text, (win, win_gammon, win_backgammon, lose_gammon, lose_backgammon), equity),
+    ...]`` best first, the mover's cubeless chances and equity in points), ``"played"`` (the played move's index in
+    them) and ``"plies"`` (the depth they were valued at)."""
 
 
 @dataclass
@@ -236,11 +239,11 @@ def from_document(document: dict[str, Any]) -> MatchFile:
                      None, rules, document.get("source", ""))
 
 
-def from_record(record: Any, notes: Optional[dict[tuple[int, int], str]] = None) -> MatchFile:
+def from_record(record: Any, notes: Optional[dict[tuple[int, int], dict[str, Any]]] = None) -> MatchFile:
     """A replayed record (:class:`tapa_ai.analysis.records.Record`: a play save, the arena's games, a match file,
     anything ``tapa-ai analyse`` reads) as a :class:`MatchFile`: every game's turns as events, the opening roll
-    (where the rules play it) before the first move. ``notes``: a comment to write with turn ``(game number,
-    turn index)`` (the analysis, as SGF ``C[...]``)."""
+    (where the rules play it) before the first move. ``notes``: the analysis to write with turn ``(game number,
+    turn index)`` (:attr:`MatchGame.analysis`'s form: SGF ``C[...]`` and ``A[...]``)."""
     from ..rules.position import start_position
 
     games = []
@@ -267,7 +270,7 @@ def from_record(record: Any, notes: Optional[dict[tuple[int, int], str]] = None)
             else:
                 history.append({"action": "drop", "side": turn.side})
             note = (notes or {}).get((game.number, turn.index))
-            analysis += [None] * (len(history) - len(analysis) - 1) + [{"C": note} if note else None]
+            analysis += [None] * (len(history) - len(analysis) - 1) + [note or None]
         result = None
         stated = None
         if game.result is not None:

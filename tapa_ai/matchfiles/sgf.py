@@ -16,7 +16,8 @@ bar, ``z`` off; ``;W[53]`` is a roll with no move. ``MI`` holds the match length
 the game's index from 0 and the scores (``ws`` White's, ``bs`` Black's); ``RE``
 the result with the cube (``B+2``, ``W+1R`` resigned). Analysis (``A``, ``DA``,
 ``MR``, ``GS``, ``LU``), comments (``C``) and variations (the main line is read)
-are skipped. The project's extension: ``RU[...]``, gnubg's rules words joined
+are skipped. The writer writes a rated move's candidates as gnubg's ``A`` (in
+backgammon games, which gnubg opens) and the analysis in words as ``C``. The project's extension: ``RU[...]``, gnubg's rules words joined
 by ``:``, names a variant other than backgammon by ``Variant=tapa`` and a
 rotation's match by ``Rotation=tabla`` (each game tree names its own variant);
 a Gul Bara cascade's stages are nodes of the same player one after the other,
@@ -297,10 +298,27 @@ def write_sgf(match: MatchFile) -> str:
                 node = f";{color}[{action}]"
             extra = game.analysis[number] if number < len(game.analysis) else None
             if extra:
-                node += "".join(f"{key}[{_text(str(value))}]" for key, value in extra.items())
+                node += _analysis(extra, event["side"], game.variant == "backgammon" and match.rotation is None)
             lines.append(node)
         trees.append("\n".join(lines) + ")")
     return "\n".join(trees) + "\n"
+
+
+def _analysis(extra: dict[str, Any], side: str, standard: bool) -> str:
+    """A move's analysis as SGF properties: GNU Backgammon's ``A[played][move E ver 3 chances equity depth]...``
+    (its five cubeless chances, the mover's; the equity in points; the depth, a cubeless evaluation: no ``C``),
+    which gnubg shows as its own, where the game is backgammon's; and the comment ``C[...]``."""
+    text = ""
+    if extra.get("candidates") and standard:
+        values = [str(extra["played"])]
+        for move, chances, equity in extra["candidates"]:
+            letters = "".join(_letter(start, side, True) + _letter(end, side, False) for start, end in file_steps(move))
+            numbers = " ".join(f"{value:.6f}" for value in (*chances[:5], equity))
+            values.append(f"{letters} E ver 3 {numbers} {int(extra.get('plies', 0))} 0 1 0.000000 0")
+        text += "A" + "".join(f"[{value}]" for value in values)
+    if extra.get("comment"):
+        text += f"C[{_text(extra['comment'])}]"
+    return text
 
 
 def _text(value: str) -> str:
