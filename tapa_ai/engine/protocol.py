@@ -67,6 +67,7 @@ from typing import IO, Any, Callable
 
 from ..deadline import DeadlineExceeded, time_limit
 from .bot_move_command import FIXED_BOTS
+from .match_file_command import answer_read_match
 from .move_command import DEFAULT_HINT_COUNT, MAX_HINT_COUNT  # noqa: F401  (part of this module's interface)
 from ..errors import TapaError
 from ..notation.json_position import position_from_json, position_to_json
@@ -144,7 +145,7 @@ def available_generators() -> dict[str, MoveGenerator]:
 class Engine:
     """Answers protocol requests. Stateless between requests."""
 
-    COMMANDS = ("start", "legal_moves", "apply", "bearoff", "bot_move", *MODEL_COMMANDS)
+    COMMANDS = ("start", "legal_moves", "apply", "bearoff", "bot_move", "read_match", *MODEL_COMMANDS)
 
     def __init__(self, generator: str | None = None, bot: Any = None,
                  max_rollout_games: int = MAX_ROLLOUT_GAMES, command_timeout: float | None = None,
@@ -354,6 +355,8 @@ class Engine:
         position = self._position(request)
         self._playable(position)
         return answer_bot_move(request, position, self._dice(request, position))
+
+    _cmd_read_match = staticmethod(answer_read_match)  # the web board's Open; its errors: AnalysisError (docs/protocol.md)
 
     # -- model commands ----------------------------------------------------------------
     def _model(self, request: dict, command: str):

@@ -57,20 +57,21 @@ position, cube and score, the match length, the Crawford game. A finished match,
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ..analysis.match_state import match_file_state
 from ..analysis.records import RecordError, read_saved
 from ..arena.recorded_games import GAMES_FORMAT
 from ..errors import TapaError
-from ..flow import Event, GameRecord, GameState, MatchState
+from ..flow import GameState, MatchState
 from ..flow.saved_state import readable_fields
 from ..flow.rotation import RotationMatch
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_to_json
 from ..rules.options import RuleOptions
-from ..rules.position import SIDES, Position
+from ..rules.position import Position
 from ..quoting import PATH_LIMIT, quoted
 
 FORMAT = "tapa-ai/play"
@@ -198,71 +199,6 @@ def read_match_save(path: str | Path) -> SavedGame:
     except MatchFileError as error:
         raise SaveError(str(error)) from None
     return SavedGame(state)
-
-
-def match_file_state(document: dict, where: str) -> MatchState | RotationMatch:
-    """The match at the end of a match file's document (:func:`tapa_ai.matchfiles.to_document`: ``tapa-ai/games``,
-    or ``tapa-ai/rotation-match`` for a rotation's match).
-
-    The document is replayed whole by :func:`~tapa_ai.analysis.records.read_saved` first (a
-    :class:`RecordError` naming the place, which :func:`~tapa_ai.matchfiles.replay_match` turns into the file's
-    game and move), then its games are played through the flow: each game of a ``tapa-ai/games`` document from
-    the score the file gives before it (the Crawford game as the file marks it, the games after it
-    post-Crawford); a rotation's match from its first game, each next game begun as the flow begins it (its
-    winner opens). A game the moves do not end but the file gives a result (resigned) ends with that result, as
-    ``resign`` ends one."""
-    record = read_saved(document, where).record
-    items = document["games"]
-    if document["format"] == GAMES_FORMAT:
-        state: Optional[MatchState] = None
-        post_crawford = False
-        for item, game in zip(items, record.games):
-            score = item.get("score", {"X": 0, "O": 0})
-            first = item["history"][0]
-            opener = None if first["action"] == "opening" else first["side"]
-            begun = GameState.new(record.rules, opener=opener, crawford=game.crawford)
-            state = MatchState(begun, item.get("match_length", 0), (score["X"], score["O"]), game.number,
-                               post_crawford and not game.crawford, state.results if state is not None else ())
-            state = _play_events(state, item, game)
-            post_crawford = post_crawford or game.crawford
-        won = [0, 0]
-        for result in state.results:
-            if result.winner is not None:
-                won[SIDES.index(result.winner)] += result.points
-        if any(points > score for points, score in zip(won, state.score)):  # the file's scores are its own
-            state = replace(state, results=state.results[-1:] if state.game.is_over else ())
-        return state
-    match = RotationMatch.new(record.length, record.rotation)
-    for index, (item, game) in enumerate(zip(items, record.games)):
-        if index:
-            match = match.start_next_game()
-        match = match.with_match(_play_events(match.match, item, game))
-    return match
-
-
-def _play_events(state: MatchState, item: dict, game: Any) -> MatchState:
-    """``state`` with the events of a document's game played (``game``: the game as replayed, a
-    :class:`~tapa_ai.analysis.records.RecordedGame`, for the result of a resigned game)."""
-    for index, data in enumerate(item["history"]):
-        event = Event.from_dict(data, f"history[{index}]")
-        if event.action == "opening":
-            state = state.rolled(event.dice)
-        elif event.action == "move":
-            if state.game.phase == "roll":
-                state = state.rolled(event.dice, event.side)
-            state = state.play(event.move, event.side)
-        else:
-            state = getattr(state, event.action)(event.side)
-    result = game.result
-    if game.ending == "resigned" and not state.game.is_over and result is not None and result.winner is not None:
-        over = replace(state.game, position=state.game.position.with_changes(result=result), phase="over",
-                       dice=None, result=result)
-        score = list(state.score)
-        score[SIDES.index(result.winner)] += over.points_won
-        record = GameRecord(state.game_number, result.winner, result.kind, over.cube_value, over.points_won,
-                            False, over.crawford)
-        state = replace(state, game=over, score=(score[0], score[1]), results=state.results + (record,))
-    return state
 
 
 def finished_match(match: MatchState | RotationMatch) -> Optional[str]:
