@@ -93,8 +93,8 @@ def test_bad_requests_get_an_error_and_the_engine_keeps_serving(engine, request_
 
 def test_errors_echo_the_request_id(engine):
     assert ask(engine, {"cmd": "nope", "id": "abc"}) == {"id": "abc", "error": "unknown cmd 'nope' (commands: "
-                                                        "start, legal_moves, apply, bearoff, bot_move, encode, evaluate, "
-                                                        "best_move, hint, cube, rollout, analyse)"}
+                                                        "start, legal_moves, apply, bearoff, bot_move, read_match, encode, "
+                                                        "evaluate, best_move, hint, cube, rollout, analyse)"}
 
 
 def test_serve_answers_one_line_per_request_and_skips_blank_lines():

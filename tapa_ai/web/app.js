@@ -235,7 +235,15 @@
   const CUSTOM_ROTATION = "custom"; // Rotation.name of a rotation that is not a preset
   async function loadRotationParameter() {
     if (!params.has("rotation")) return null;
-    const text = params.get("rotation");
+    const found = await loadRotation(params.get("rotation"));
+    if (found.why) S.rotationWhy = found.why;
+    return found.key || null;
+  }
+
+  // A rotation by its text (a preset's name or the games, comma-separated), read by the server (GET
+  // v1/rotation-met?rotation=...): {key} (a preset's entry, or "custom", added to the Variant menu), or {why} in one
+  // line. The URL's ?rotation= and the rotation of an opened match file both come here.
+  async function loadRotation(text) {
     let response = null, answer = null;
     try {
       response = await fetch("v1/rotation-met?rotation=" + encodeURIComponent(text));
@@ -245,27 +253,27 @@
     }
     if (!response || !response.ok || !answer || answer.format !== "tapa-ai-rotation-met" ||
       !Array.isArray(answer.games) || !answer.games.length) {
-      S.rotationWhy = answer && answer.error ? answer.error : !response ? "no answer from GET /v1/rotation-met" :
+      return { why: answer && answer.error ? answer.error : !response ? "no answer from GET /v1/rotation-met" :
         !response.ok ? "GET /v1/rotation-met: " + response.status + " " + response.statusText :
-        "GET /v1/rotation-met: not a rotation's match equity table (an older tapa-ai serve)";
-      return null;
+        "GET /v1/rotation-met: not a rotation's match equity table (an older tapa-ai serve)" };
     }
     const unknown = answer.games.filter((game) => !VARIANTS[game]);
     if (unknown.length) {
-      S.rotationWhy = "the board does not know the game" + (unknown.length > 1 ? "s " : " ") + unknown.join(", ");
-      return null;
+      return { why: "the board does not know the game" + (unknown.length > 1 ? "s " : " ") + unknown.join(", ") };
     }
     if (ROTATIONS[answer.name] && answer.name !== CUSTOM_ROTATION) { // a preset: its own entry (its table by its path)
       metLoading[answer.name] = Promise.resolve(answer);
-      return answer.name;
+      return { key: answer.name };
     }
     const rules = answer.games.map((game, n) => (Array.isArray(answer.rules) && answer.rules[n]) ||
       (VARIANTS[game].cube ? { cube: false, crawford: false } : {})); // an older server's answer: no cube
     ROTATIONS[CUSTOM_ROTATION] = { title: answer.title, games: answer.games.slice(), rules: rules,
       met: "v1/rotation-met?rotation=" + encodeURIComponent(text), data: answer.rotation, label: "Rotation match" };
     metLoading[CUSTOM_ROTATION] = Promise.resolve(answer);
-    $("variant").appendChild(new Option(rotationLabel(CUSTOM_ROTATION), CUSTOM_ROTATION));
-    return CUSTOM_ROTATION;
+    const entry = Array.from($("variant").options).find((o) => o.value === CUSTOM_ROTATION);
+    if (entry) entry.textContent = rotationLabel(CUSTOM_ROTATION);
+    else $("variant").appendChild(new Option(rotationLabel(CUSTOM_ROTATION), CUSTOM_ROTATION));
+    return { key: CUSTOM_ROTATION };
   }
 
   // The URL's variant, checked against the server's variants (its notice in the URL's order); the first game's.
@@ -534,6 +542,8 @@
     S.match = { length: length, score: { X: 0, O: 0 }, lastWinner: null, over: false, rotation: rotation, winner: null };
     if (S.met && S.met.name !== rotation) S.met = null;
     S.games = [];
+    S.openNote = null;
+    S.openedGame = null;
     await newGame(true);
   }
 
@@ -625,17 +635,22 @@
     render();
   }
 
-  async function newGame(first) {
-    const game = ++S.game;
+  // A game's state in the page set afresh for `variant` (a new game, or an opened file's last game).
+  function resetGame(variant) {
     $("game-over").hidden = true;
     setPhase("loading");
-    S.variant = S.match.rotation ? rotationVariant(S.games.length + 1) : $("variant").value;
+    S.variant = variant;
     document.body.dataset.variant = S.variant;
     document.body.dataset.mode = S.match.rotation ? "rotation" : "single";
     document.body.dataset.rotation = S.match.rotation || "";
     Object.assign(S, { position: null, dice: null, legal: null, ranked: null, chances: null, plan: null,
-      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, analysis: null, modelWhy: "",
-      opener: null, opened: "", forced: null, stage: null });
+      selected: null, hints: null, lastMove: null, moved: null, log: [], cube: 1, cubeOwner: null, analysis: null,
+      modelWhy: "", opener: null, opened: "", forced: null, stage: null });
+  }
+
+  async function newGame(first) {
+    const game = ++S.game;
+    resetGame(S.match.rotation ? rotationVariant(S.games.length + 1) : $("variant").value);
     S.noiseSeed = gameNoiseSeed(S.games.length + 1); // this game's noise seed for the levels
     const entry = { number: S.games.length + 1, players: { X: "human", O: botLabel() },
       match_length: S.match.length > 1 ? S.match.length : 0, score: { X: S.match.score.X, O: S.match.score.O },
@@ -646,38 +661,7 @@
     showMessage("Loading the " + S.variant + " model…");
     render();
     try {
-      if (S.match.rotation && !S.met) {
-        try {
-          S.met = await loadRotationMet(S.match.rotation);
-        } catch (error) { // an older server: the bot plays as in money play, and the panel says so
-          if (!(error instanceof ServerError)) throw error;
-          S.metWhy = error.message;
-        }
-        if (game !== S.game) return;
-      }
-      let model = null;
-      try {
-        model = await loadModel(S.variant);
-        S.modelWhy = "";
-      } catch (error) { // no model for this variant: play on with the server's fixed bots, say so in the panel
-        if (!(error instanceof ServerError) || !serverFixedBots().length) throw error;
-        S.modelWhy = error.message;
-      }
-      if (game !== S.game) return;
-      S.model = model;
-      updateStrengthChoices();
-      const record = currentRecord();
-      if (record) record.players.O = botLabel();
-      if (!model) showMessage("No " + S.variant + " model in this page: the bot is " + botName() + ".");
-      const level = activeLevel();
-      if (level && !studyMode()) {
-        addLog("The bot plays the " + level.name + " level (" + (level.plies > 0 ? level.plies + " plies on the server" :
-          "0-ply in the page") + ").");
-      } else if (level) {
-        addLog("The bot plays the " + level.name + " level: " + (level.plies > 0 ? level.plies + " plies on the server" :
-          "0-ply in the page" + (level.noise ? ", noise " + level.noise + " with noise seed " + level.seed : ", no noise")) +
-          ".");
-      } else if ($("level").value && S.levelWhy) addLog("No " + $("level").value + " level here: " + S.levelWhy + ".");
+      if (!(await loadGameModels(game))) return;
       const rules = gameRules();
       let opener, dice;
       // A rotation's match: the winner of the last game opens the next, whatever its variant (docs/rules.md 9).
@@ -718,6 +702,44 @@
     }
   }
 
+  // The current game's match equity table (a rotation's match) and model, loaded; the level said in the log. False
+  // when another game began meanwhile.
+  async function loadGameModels(game) {
+    if (S.match.rotation && !S.met) {
+      try {
+        S.met = await loadRotationMet(S.match.rotation);
+      } catch (error) { // an older server: the bot plays as in money play, and the panel says so
+        if (!(error instanceof ServerError)) throw error;
+        S.metWhy = error.message;
+      }
+      if (game !== S.game) return false;
+    }
+    let model = null;
+    try {
+      model = await loadModel(S.variant);
+      S.modelWhy = "";
+    } catch (error) { // no model for this variant: play on with the server's fixed bots, say so in the panel
+      if (!(error instanceof ServerError) || !serverFixedBots().length) throw error;
+      S.modelWhy = error.message;
+    }
+    if (game !== S.game) return false;
+    S.model = model;
+    updateStrengthChoices();
+    const record = currentRecord();
+    if (record && record !== S.openedGame) record.players.O = botLabel(); // an opened game keeps its file's players
+    if (!model) showMessage("No " + S.variant + " model in this page: the bot is " + botName() + ".");
+    const level = activeLevel();
+    if (level && !studyMode()) {
+      addLog("The bot plays the " + level.name + " level (" + (level.plies > 0 ? level.plies + " plies on the server" :
+        "0-ply in the page") + ").");
+    } else if (level) {
+      addLog("The bot plays the " + level.name + " level: " + (level.plies > 0 ? level.plies + " plies on the server" :
+        "0-ply in the page" + (level.noise ? ", noise " + level.noise + " with noise seed " + level.seed : ", no noise")) +
+        ".");
+    } else if ($("level").value && S.levelWhy) addLog("No " + $("level").value + " level here: " + S.levelWhy + ".");
+    return true;
+  }
+
   async function startTurn(game, dice) {
     S.clicks = []; // dice played by each click of this turn, for Undo
     S.turns = (S.turns || 0) + 1;
@@ -738,8 +760,11 @@
     S.chances = S.model ? evaluateBeforeRoll(S.model, S.position) : null;
     if (S.chances && S.values) S.chances.mwc = worth(S.chances.probabilities, S.values);
     const pass = S.legal.length === 1 && S.legal[0].move === "";
-    const bot = !S.moved ? "" : S.moved.text ? "The bot played " + S.moved.text + " (your numbering; orange on the board). " :
-      "The bot could not move. ";
+    // An opened file's note (openMatch) leads the message until your first turn's message has shown it.
+    const opened = S.openNote ? S.openNote + " " : "";
+    if (mover === HUMAN) S.openNote = null;
+    const bot = opened + (!S.moved ? "" : S.moved.text ? "The bot played " + S.moved.text + " (your numbering; orange on the board). " :
+      "The bot could not move. ");
     if (mover === HUMAN && S.legal.length === 1) {
       // A forced move (one legal move) or a pass: played for you after a pause, as the terminal does, and said.
       const only = S.legal[0], turn = S.turns;
@@ -761,7 +786,7 @@
       render();
     } else {
       setPhase("bot");
-      showMessage(forced + rolled("The bot", "rolled") + (pass ? ": no legal move, it passes." : "."));
+      showMessage(opened + forced + rolled("The bot", "rolled") + (pass ? ": no legal move, it passes." : "."));
       render();
       const move = await chooseMove(game);
       if (game !== S.game) return;
@@ -866,13 +891,14 @@
       text = "Both mothers are pinned: nobody scores.";
       match.lastWinner = null;
     } else {
-      match.score[result.winner] += result.points;
+      const points = result.points * (S.cube || 1); // the cube's value: 1 but in a game opened from a file
+      match.score[result.winner] += points;
       match.lastWinner = result.winner;
       const who = result.winner === HUMAN ? "You win" : "The bot wins";
       const kind = { single: "a single game", gammon: "a gammon", backgammon: "a backgammon",
         mother: result.winner === HUMAN ? "by pinning the bot's mother" : "by pinning your mother" }[result.kind];
       title = who + " " + kind;
-      text = (result.winner === HUMAN ? "X" : "O") + " scores " + result.points + (result.points === 1 ? " point." : " points.");
+      text = (result.winner === HUMAN ? "X" : "O") + " scores " + points + (points === 1 ? " point." : " points.");
     }
     match.over = match.score.X >= match.length || match.score.O >= match.length;
     if (match.over) match.winner = match.score.X >= match.length ? "X" : "O";
@@ -1002,6 +1028,173 @@
     } catch (error) {
       failed(error);
     }
+  }
+
+  // -- Open: a match file (GNU Backgammon's SGF, the .mat text) or a saved record, read by the server ---------------
+  // The page reads the file's text and sends it to the server's read_match (tapa_ai/engine/match_file_command.py):
+  // the project's one reader of match files and records replays it through the rules and answers the games as this
+  // page's own record (what Save game writes) and where the match stands. The page then shows the match: the
+  // variant or rotation, the length, the score, S.games the file's games; a finished last game is followed by the
+  // next game at that score (a finished match is said), an unfinished one goes on from its last position.
+  const MAX_REQUEST_BYTES = 65536; // the server's limit on a request (tapa_ai/engine/protocol.py MAX_REQUEST_BYTES)
+  const SGF_SKIPPED = new Set(["A", "DA", "MR", "GS", "LU", "C"]); // what the reader skips: gnubg's analysis, comments
+
+  // An SGF text without the properties the reader skips (gnubg's analysis takes 99% of an analysed match's file):
+  // sent when the whole text is over the server's limit. Values are read whole (escapes `\]` included), so nothing
+  // inside one is taken for a property.
+  function stripSgfAnalysis(text) {
+    const token = /(\[(?:[^\]\\]|\\[\s\S])*\])|([A-Za-z]+)|([\s\S])/g;
+    let out = "", dropping = false;
+    for (const m of text.matchAll(token)) {
+      if (m[1] !== undefined) { if (!dropping) out += m[1]; }
+      else if (m[2] !== undefined) { dropping = SGF_SKIPPED.has(m[2]); if (!dropping) out += m[2]; }
+      else if (!/\s/.test(m[3])) { dropping = false; out += m[3]; }
+      else if (!dropping) out += m[3];
+    }
+    return out;
+  }
+
+  // A game under way that opening a file would replace: begun (a move played) and not over.
+  function gameInProgress() {
+    const record = currentRecord();
+    return !!record && !record.result && record.history.some((e) => e.action === "move") &&
+      !["over", "stopped", "error"].includes(S.phase);
+  }
+
+  // What the page cannot play of the server's answer, in words (null: it can), and the rotation's key.
+  async function openedRotation(answer) {
+    if (answer.rotation === null || answer.rotation === undefined) {
+      return VARIANTS[answer.variant] ? { key: null } : { why: "the board has no variant " + answer.variant };
+    }
+    const data = answer.rotation;
+    if (typeof data === "string" && ROTATIONS[data]) return { key: data };
+    if (Array.isArray(data) && data.every((g) => typeof g === "string")) {
+      const preset = Object.keys(ROTATIONS).find((name) => name !== CUSTOM_ROTATION &&
+        ROTATIONS[name].games.join(",") === data.join(","));
+      if (preset) return { key: preset };
+      const found = await loadRotation(data.join(","));
+      return found.why ? { why: "its rotation " + data.join(", ") + " cannot be played here: " + found.why } : found;
+    }
+    return { why: "its rotation " + JSON.stringify(data).slice(0, 80) + " is not one the board plays" };
+  }
+
+  async function openFile(file) {
+    if (!file) return;
+    let text;
+    try {
+      text = await file.text();
+    } catch (error) {
+      showMessage("Cannot open " + file.name + ": the browser could not read it (" + error.message + ").", true);
+      return;
+    }
+    const size = (body) => new Blob([JSON.stringify(body)]).size;
+    let body = { name: file.name, text: text };
+    if (size(body) > MAX_REQUEST_BYTES && /^\ufeff?\s*\(/.test(text)) body.text = stripSgfAnalysis(text);
+    if (size(body) > MAX_REQUEST_BYTES) {
+      showMessage("Cannot open " + file.name + ": it is " + size(body).toLocaleString("en") + " bytes to send, more " +
+        "than the " + MAX_REQUEST_BYTES.toLocaleString("en") + " the server reads in one request.", true);
+      return;
+    }
+    showMessage("Opening " + file.name + "…");
+    let answer, rotation;
+    try {
+      answer = await api("read_match", body);
+      rotation = await openedRotation(answer);
+    } catch (error) {
+      showMessage("Cannot open " + file.name + ": " + (error instanceof ServerError ? "the server says: " : "") +
+        error.message, true);
+      return;
+    }
+    if (rotation.why) {
+      showMessage("Cannot open " + file.name + ": " + rotation.why + ".", true);
+      return;
+    }
+    if (gameInProgress() && !window.confirm("Replace the game in progress by the match of " + file.name +
+      "? (Save game keeps it first.)")) {
+      showMessage("Not opened: " + file.name + " would replace the game in progress, which goes on.");
+      return;
+    }
+    try {
+      await openMatch(answer, rotation.key, file.name);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  // The opened match in words: "Opened match3.sgf: backgammon match to 3, 2 games, score X 1 – O 2."
+  function openedText(answer, name) {
+    const games = answer.games + " game" + (answer.games === 1 ? "" : "s");
+    const what = S.match.rotation ? matchName(S.match.rotation) + " to " + answer.length :
+      answer.length ? answer.variant + " match to " + answer.length : answer.variant + " games (no match length)";
+    return "Opened " + name + ": " + what + ", " + games + ", score X " + answer.score.X + " – O " +
+      answer.score.O + ".";
+  }
+
+  async function openMatch(answer, rotation, name) {
+    const game = ++S.game;
+    const last = answer.game, length = Math.min(Math.max(answer.length, 1), MAX_MATCH_LENGTH);
+    const money = !answer.length; // a money session or single games: the page plays single games
+    $("variant").value = rotation || answer.variant;
+    setMatchLength(length);
+    labelLengths();
+    S.match = { length: length, score: money ? { X: 0, O: 0 } : { X: answer.score.X, O: answer.score.O },
+      lastWinner: last.over && last.result ? last.result.winner : null, over: answer.match_over,
+      rotation: rotation, winner: answer.winner };
+    if (S.met && S.met.name !== rotation) S.met = null;
+    S.games = JSON.parse(JSON.stringify(answer.record.games));
+    S.openedGame = null;
+    let note = openedText(answer, name);
+    if (last.over && answer.next && !money) { // the next game at that score, as tapa-ai play --load goes on
+      note += " Game " + answer.next.number + " begins" + (answer.next.crawford ? " (the Crawford game)" : "") + ".";
+      const started = newGame(false);
+      if (answer.next.crawford) currentRecord().crawford = true;
+      S.openNote = note;
+      addLog(note);
+      await started;
+      return;
+    }
+    resetGame(last.variant);
+    S.noiseSeed = gameNoiseSeed(S.games.length);
+    S.openedGame = currentRecord();
+    S.position = last.position;
+    S.cube = last.cube.value;
+    S.cubeOwner = last.cube.owner;
+    updateStrengthChoices();
+    if (last.over) {
+      note += answer.match_over ? " The match is over: " + answer.winner + " won it " +
+        Math.max(answer.score.X, answer.score.O) + "–" + Math.min(answer.score.X, answer.score.O) +
+        ". New game starts a new match." : " Its games are single games: New game starts a new one.";
+      S.match.over = true;
+      S.summary = last.result && last.result.winner ? last.result.winner + " won game " + last.number + " of the file (" +
+        last.result.kind + ")" : "game " + last.number + " of the file";
+      addLog(note);
+      setPhase("over");
+      showMessage(note);
+      render();
+      return;
+    }
+    const where = last.phase === "move" ? last.turn + " to move with " + last.dice.join("-") :
+      last.phase === "roll" ? last.turn + " to roll" : "";
+    const cube = gameRules().cube && last.cube.value > 1 ? ", cube " + last.cube.value +
+      (last.cube.owner ? " owned by " + last.cube.owner : "") : "";
+    const crawford = last.crawford ? ", the Crawford game" : "";
+    if (!where) { // a double waits for its answer: the page plays no cube
+      note += " Game " + last.number + " stops here: " + last.turn + " is to take or pass a double, and the board " +
+        "does not play the cube. New game starts a new match.";
+      addLog(note);
+      setPhase("stopped");
+      showMessage(note);
+      render();
+      return;
+    }
+    note += " Game " + last.number + " goes on from its last position (" + where + cube + crawford + ").";
+    addLog(note);
+    S.openNote = note;
+    showMessage(note);
+    render();
+    if (!(await loadGameModels(game))) return;
+    if (S.match.rotation) addLog(rotationGameTitle() + ".");
+    await startTurn(game, last.phase === "move" ? last.dice.slice() : [die(), die()]);
   }
 
   // -- drawing -------------------------------------------------------------------------------------
@@ -1179,7 +1372,7 @@
     const score = S.match.rotation ? matchName(S.match.rotation) + " to " + S.match.length + ": X " + S.match.score.X + " – O " +
       S.match.score.O : S.match.length > 1 ? "match to " + S.match.length + ": X " + S.match.score.X + " – O " +
       S.match.score.O : "single game";
-    $("score").textContent = score + (rules.cube ? " · cube " + S.cube : "");
+    $("score").textContent = score + (rules.cube ? " · cube " + S.cube + (S.cubeOwner ? " (" + S.cubeOwner + " owns it)" : "") : "");
     renderRotation();
     $("dice-text").textContent = !S.dice || S.phase === "over" ? "" : S.stage && !S.stage.rolled ? position.turn +
       " plays " + S.dice.join("-") + " (no roll)" : position.turn + " rolled " + S.dice.join("-");
@@ -1459,6 +1652,11 @@
     $("close-summary").addEventListener("click", () => { $("game-over").hidden = true; });
     $("measure").addEventListener("click", measure);
     $("save-game").addEventListener("click", saveGame);
+    $("open-game").addEventListener("click", () => $("open-file").click());
+    $("open-file").addEventListener("change", function () {
+      const file = $("open-file").files[0];
+      openFile(file).finally(() => { $("open-file").value = ""; }); // the same file may be opened again
+    });
     $("analyse").addEventListener("click", analyseGame);
     $("analyse-over").addEventListener("click", analyseGame);
     $("strength").addEventListener("change", () => showMessage("Bot: " + $("strength").selectedOptions[0].textContent + "."));
@@ -1575,6 +1773,7 @@
     isBearoff: isBearoff,
     record: gameRecord,
     rotationRecord: rotationRecord,
+    open: openFile, // for the console: tapaWeb.open(new File([text], "match.mat")) opens a file as the Open button does
     // The page's 0-ply choice in a rotation's match: the legal moves of `position` with `dice` (from the server),
     // ranked by the match-winning chance at `context` ({rotation, length, score: {X, O}, game}; rotation, a key of
     // tapaWeb.rotations: a preset's name, or "custom" for the URL's ?rotation=; default "tavli") as the bot ranks
