@@ -293,3 +293,32 @@ def test_the_stdin_engine_and_http_answer_it_with_the_servers_body_limit():
                                                      "65536 (a position takes about 400)"}
         status, answer = post(json.dumps({"name": "bad.mat", "text": "Game 1\n 1) 99: 1/2"}).encode())
         assert status == 400 and "\n" not in answer["error"] and answer["error"].startswith("bad.mat: ")
+
+
+def gulbara_cut_in_a_cascade(folder: Path) -> tuple[str, list]:
+    """A Gul Bara record of the arena (tapa-ai/games JSON) cut after the first stage of a cascade: the same side
+    plays the next stage with no roll. Its text and the history kept."""
+    rules = variant_rules("gulbara")
+    run_match("heuristic", "random", rules, 2, seed=3, progress=False, record_games=2).write_games(
+        folder / "gulbara.json", rules)
+    document = json.loads((folder / "gulbara.json").read_text())
+    history = document["games"][0]["history"]
+    cut = next(i for i in range(1, len(history)) if history[i]["action"] == history[i - 1]["action"] == "move" and
+               history[i]["side"] == history[i - 1]["side"])
+    game = {**document["games"][0], "history": history[:cut], "result": None}
+    return json.dumps({**document, "games": [game]}), history[:cut]
+
+
+def test_a_gul_bara_game_cut_inside_a_cascade_goes_on_with_its_next_stage(engine, tmp_path):
+    text, history = gulbara_cut_in_a_cascade(tmp_path)
+    status, answer = ask(engine, name="gulbara.json", text=text)
+    assert status == 200
+    assert history[-1] == {"action": "move", "side": "X", "dice": [5, 5], "move": "24/19 20/15 15/10 10/5"}
+    game = answer["game"]
+    assert (game["variant"], game["over"], game["phase"], game["turn"], game["dice"]) == \
+        ("gulbara", False, "move", "X", [6, 6])
+    assert game["position"]["cascade"] == {"number": 6, "steps": 4, "remainder": False}
+    assert game["position"]["turns"] == {"X": 3, "O": 3}
+    assert answer["record"]["games"][0]["history"] == history and answer["record"]["games"][0]["result"] is None
+    (tmp_path / "gulbara.json").write_text(text)
+    assert game == game_of(match_file_state(json.loads(text), "gulbara.json"))

@@ -183,3 +183,27 @@ def test_a_bad_file_is_said_and_the_game_in_progress_stays(browser, server, tmp_
     after = browser.execute_script("return [tapaWeb.record(), tapaWeb.state.match, tapaWeb.state.position]")
     assert after == before
     assert browser.execute_script("return document.body.dataset.phase") == "human"
+
+
+def test_a_gul_bara_game_opened_inside_a_cascade_goes_on_with_its_stage(browser, server, tmp_path):
+    from tests.test_protocol_match_file import gulbara_cut_in_a_cascade
+
+    text, history = gulbara_cut_in_a_cascade(tmp_path)
+    path = tmp_path / "gulbara-cascade.json"
+    path.write_text(text)
+    open_board(browser, server, variant="tapa", seed=2)
+    watch_confirm(browser, True)
+    open_file(browser, path, "Opened ")
+    wait_for(browser, "document.body.dataset.phase === 'human'")
+    assert message_of(browser).startswith(
+        "Opened gulbara-cascade.json: gulbara games (no match length), 1 game, score X 0 – O 0. Game 1 goes on from "
+        "its last position (X to move with 6-6). You play 6-6 with no roll (cascade: 6s now, the last stage).")
+    assert browser.execute_script("return [tapaWeb.state.variant, tapaWeb.state.stage.number, "
+                                  "document.getElementById('cascade-info').textContent]") == \
+        ["gulbara", 6, "cascade: 6s now, the last stage"]
+    browser.find_element("id", "bot-plays").click()
+    wait_for(browser, f"tapaWeb.record().games[0].history.length > {len(history)}")
+    record = browser.execute_script("return tapaWeb.record()")
+    assert record["variant"] == "gulbara" and record["games"][0]["history"][:len(history)] == history
+    assert record["games"][0]["history"][len(history)]["dice"] == [6, 6]
+    assert record["games"][0]["history"][len(history)]["side"] == "X"
