@@ -14,7 +14,7 @@ import pytest
 from tapa_ai.analysis.match_state import match_file_state
 from tapa_ai.analysis.records import read_saved
 from tapa_ai.matchfiles import from_record, match_text, parse_match_text, to_document
-from tapa_ai.rules.rotations import ROTATIONS
+from tapa_ai.rules.rotations import ROTATIONS, Rotation
 from tests.servers import serving
 from tests.test_web import browser, let_the_bot_play_to_the_end, message_of, open_board, wait_for  # noqa: F401
 
@@ -148,6 +148,19 @@ def test_a_tabla_match_opens_as_the_rotations_match_and_its_game_goes_on(browser
     assert [game["history"] for game in saved["games"][:2]] == read[:2]
     assert saved["games"][2]["history"][:len(read[2])] == read[2]
     assert browser.find_element("id", "rotation-info").is_displayed()
+    # a rotation of other games: the page's "custom" entry, its games from the server (GET v1/rotation-met)
+    custom = tmp_path / "tf.sgf"
+    custom.write_text(match_text(from_record(_rotation_record(Rotation.of(["tapa", "fevga"]), seed=5)), "sgf"))
+    open_file(browser, custom, "Opened ")
+    wait_for(browser, "document.body.dataset.phase === 'human'")
+    assert message_of(browser).startswith("Opened tf.sgf: Rotation match to 3, 3 games, score X 0 – O 2. Game 3 "
+                                          "goes on from its last position (X to roll).")
+    assert browser.execute_script("return [tapaWeb.state.match.rotation, tapaWeb.state.variant, "
+                                  "document.getElementById('variant').value, "
+                                  "document.getElementById('variant').selectedOptions[0].textContent]") == \
+        ["custom", "tapa", "custom", "Rotation match (Tapa, Fevga)"]
+    saved = browser.execute_script("return tapaWeb.rotationRecord()")
+    assert saved["rotation"] == ["tapa", "fevga"] and [g["variant"] for g in saved["games"]] == ["tapa", "fevga", "tapa"]
 
 
 def test_a_bad_file_is_said_and_the_game_in_progress_stays(browser, server, tmp_path):

@@ -1099,19 +1099,23 @@
     let answer, rotation;
     try {
       answer = await api("read_match", body);
-      rotation = await openedRotation(answer);
     } catch (error) {
       showMessage("Cannot open " + file.name + ": " + (error instanceof ServerError ? "the server says: " : "") +
         error.message, true);
       return;
     }
-    if (rotation.why) {
-      showMessage("Cannot open " + file.name + ": " + rotation.why + ".", true);
-      return;
-    }
     if (gameInProgress() && !window.confirm("Replace the game in progress by the match of " + file.name +
       "? (Save game keeps it first.)")) {
       showMessage("Not opened: " + file.name + " would replace the game in progress, which goes on.");
+      return;
+    }
+    try { // after the question: a custom rotation replaces the page's "custom" entry
+      rotation = await openedRotation(answer);
+    } catch (error) {
+      rotation = { why: error.message };
+    }
+    if (rotation.why) {
+      showMessage("Cannot open " + file.name + ": " + rotation.why + ".", true);
       return;
     }
     try {
@@ -1140,7 +1144,7 @@
     S.match = { length: length, score: money ? { X: 0, O: 0 } : { X: answer.score.X, O: answer.score.O },
       lastWinner: last.over && last.result ? last.result.winner : null, over: answer.match_over,
       rotation: rotation, winner: answer.winner };
-    if (S.met && S.met.name !== rotation) S.met = null;
+    S.met = null; // the rotation's table, loaded again (a "custom" rotation may be another list of games)
     S.games = JSON.parse(JSON.stringify(answer.record.games));
     S.openedGame = null;
     let note = openedText(answer, name);
