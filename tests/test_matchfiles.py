@@ -17,8 +17,8 @@ import pytest
 
 from tapa_ai.analysis.records import RecordError, read_record, record_from_json
 from tapa_ai.arena.match import run_match
-from tapa_ai.matchfiles import (from_record, is_match_file, match_text, parse_match_text, read_match_file,
-                                replay_match)
+from tapa_ai.matchfiles import (MatchFileError, from_record, is_match_file, match_text, parse_match_text,
+                                read_match_file, replay_match)
 from tapa_ai.rules.options import REGISTRY, VARIANTS, variant_rules
 from tapa_ai.rules.rotations import ROTATIONS, Rotation
 
@@ -139,11 +139,38 @@ def test_an_illegal_move_is_one_line_naming_the_game_and_the_move(tmp_path):
         read_record(path)
 
 
+@pytest.mark.parametrize("kind", ["sgf", "mat"])
+def test_a_match_of_changed_rules_round_trips_with_its_options(kind, tmp_path):
+    """Options changed from the variant's preset (a mother win worth 3 in Plakoto) are written as the extension's
+    Rules (SGF ``RU[Variant=plakoto:Rules={"mother_points":3}]``, .mat ``; [Rules "..."]``) and read back to the
+    same rule set, moves and results."""
+    rules = variant_rules("plakoto").replace(mother_points=3)
+    result = run_match("heuristic", "random", rules, 4, seed=5, progress=False, record_games=4)
+    result.write_games(tmp_path / "changed.json", rules)
+    record = read_record(tmp_path / "changed.json")
+    assert record.rules == rules
+    back, text = round_trip(record, kind)
+    assert back.rules == rules and back.rules != variant_rules("plakoto")
+    assert moves_of(back) == moves_of(record) and ends_of(back) == ends_of(record)
+    assert ('Rules={"mother_points":3}' in text) if kind == "sgf" else ('; [Rules "{"mother_points":3}"]' in text)
+    # Without its Rules the file is the preset's, where its mother win (3 points) is not what the moves make (2).
+    assert any(game.result.kind == "mother" for game in record.games)
+    plain = text.replace(':Rules={"mother_points":3}', "").replace('; [Rules "{"mother_points":3}"]\n', "")
+    with pytest.raises(MatchFileError, match=r"says . wins 3 point\(s\), but the moves end it with . winning 2"):
+        replay_match(parse_match_text(plain, f"plain.{kind}"), f"plain.{kind}", record_from_json)
+    preset = match_text(from_record(read_record(DATA / "gnubg_match3.sgf")), kind)
+    assert "Rules" not in preset  # a preset's file names no options
+
+
 @pytest.mark.parametrize("text, expected", [
     ("(;FF[4]GM[1];B[aa])", "not a backgammon game"),
     ("(;FF[4]GM[6];B[61lrqr]", "truncated"),
     ("(;FF[4]GM[6];B[6lrqr])", "is not a move"),
     ("(;FF[4]GM[6]RU[Variant=chess];B[61lrqr])", "names no variant"),
+    ("(;FF[4]GM[6]RU[Variant=plakoto:Rules={\"chess\":1}];B[61lrqr])", r"RU\[Rules=...\]: unknown rule option"),
+    ("(;FF[4]GM[6]RU[Variant=plakoto:Rules=3];B[61lrqr])", "not a JSON object of rule options"),
+    ("; [Variation \"Plakoto\"]\n; [Rules \"{\"mother_points\":-1}\"]\n 3 point match\n Game 1\n a : 0     b : 0\n"
+     "  1) 31: 8/5 6/5\n", "the Rules header: "),
     (" 3 point match\n Game 1\n a : 0   b : 0\n  1) 31 8/5 6/5\n", "cannot read"),
     ("; [Variation \"Nackgammon\"]\n 3 point match\n Game 1\n a : 0     b : 0\n  1) 31: 8/5 6/5\n",
      "not a variant this project plays"),

@@ -22,7 +22,9 @@ right column player 2 (X); each side writes its moves from its own side, 25 the
 bar and 0 off (``bar`` and ``off`` are read too). The project's extension
 (docs/match-files.md): ``; [Variation "Tapa"]`` names any variant of the family;
 ``; [Rotation "tabla"]`` makes the file a rotation's match, and each game names
-its own variant by a ``; [Variation ...]`` line after its ``Game N``; a Gul
+its own variant by a ``; [Variation ...]`` line after its ``Game N``;
+``; [Rules "{"mother_points":3}"]`` the options changed from the variant's
+preset (JSON, outside a rotation); a Gul
 Bara cascade's stages follow the roll in the same cell, each with its own dice
 (``33: 24/21(4) 44: 21/17(4) 55: ...``).
 """
@@ -34,7 +36,7 @@ from typing import Optional
 
 from ..rules.options import variant_rules
 from .model import (MatchFile, MatchFileError, MatchGame, add_opening, game_rules, own_move, rotation_of_text,
-                    rotation_text, settle, variant_of_title, variant_title)
+                    rotation_text, rules_of_text, rules_text, settle, variant_of_title, variant_title)
 
 __all__ = ["read_mat", "write_mat"]
 
@@ -202,6 +204,8 @@ def _finish(match: MatchFile, headers: dict[str, str], where: str) -> None:
     if "rotation" in headers:
         match.rotation = rotation_of_text(headers["rotation"], f"{where}: the Rotation header")
         match.variant = match.rotation.variant(1)
+    elif "rules" in headers:
+        match.rules = rules_of_text(headers["rules"], variant, f"{where}: the Rules header")
     crawford = headers.get("crawford", "on").strip().lower() not in ("off", "false", "no")
     jacoby = headers.get("jacoby", "off").strip().lower() in ("on", "true", "yes")
     players = {"O": headers.get("player 1", ""), "X": headers.get("player 2", "")}
@@ -263,7 +267,9 @@ def write_mat(match: MatchFile) -> str:
     rules = match.rules or variant_rules(match.variant)
     if match.rotation is not None:
         lines.append(f'; [Rotation "{rotation_text(match.rotation)}"]')
-    elif match.length:
+    elif rules_text(rules):
+        lines.append(f'; [Rules "{rules_text(rules)}"]')
+    if match.rotation is None and match.length:
         lines.append(f'; [Crawford "{"On" if rules.crawford else "Off"}"]')
     lines += ["", f" {match.length} point match", ""]
     for game in match.games:

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..errors import TapaError
+from ..quoting import quoted
 from ..rules.options import REGISTRY, VARIANTS, RuleOptions, variant_rules
 from ..rules.rotations import Rotation, RotationError, rotation_from_data
 
 __all__ = ["MatchFileError", "MatchGame", "MatchFile", "variant_title", "variant_of_title", "result_kind",
-           "to_document", "from_document", "from_record", "rotation_text", "rotation_of_text", "file_steps",
+           "to_document", "from_document", "from_record", "rotation_text", "rotation_of_text", "rules_text",
+           "rules_of_text", "file_steps",
            "own_move"]
 
 GAMES_FORMAT = "tapa-ai/games"
@@ -77,7 +79,8 @@ class MatchFile:
     variant: str = "backgammon"
     rotation: Optional[Rotation] = None
     rules: Optional[RuleOptions] = None
-    """The rules of a record whose options differ from its variant's preset (written only as the variant)."""
+    """The rules of a match whose options differ from its variant's preset (outside a rotation), or None: written
+    as the options changed (:func:`rules_text`, SGF ``RU[...:Rules=...]``, .mat ``; [Rules "..."]``)."""
     source: str = ""
     players: dict[str, str] = field(default_factory=dict)
     """The file's players by side, as its header names them (informational)."""
@@ -125,6 +128,26 @@ def rotation_of_text(text: str, where: str) -> Rotation:
             data = text
         return rotation_from_data(data, where)
     except (RotationError, ValueError) as error:
+        raise MatchFileError(f"{where}: {error}") from None
+
+
+def rules_text(rules: RuleOptions) -> str:
+    """The options of ``rules`` changed from its variant's preset, as a file names them: compact JSON
+    (``{"mother_points":3}``); ``""`` for the preset itself."""
+    changes = rules.changes_from(variant_rules(rules.name))
+    return json.dumps(changes, separators=(",", ":")) if changes else ""
+
+
+def rules_of_text(text: str, variant: str, where: str) -> RuleOptions:
+    """The rules a file's ``Rules`` names: ``variant``'s preset with the options of JSON object ``text`` changed."""
+    try:
+        changes = json.loads(text)
+        if not isinstance(changes, dict):
+            raise ValueError(f"{quoted(text, 40)} is not a JSON object of rule options")
+        return variant_rules(variant).replace(**changes)
+    except json.JSONDecodeError:
+        raise MatchFileError(f"{where}: {quoted(text, 40)} is not a JSON object of rule options") from None
+    except (ValueError, TypeError) as error:  # RulesError is a ValueError
         raise MatchFileError(f"{where}: {error}") from None
 
 

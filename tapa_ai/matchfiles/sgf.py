@@ -17,9 +17,11 @@ the game's index from 0 and the scores (``ws`` White's, ``bs`` Black's); ``RE``
 the result with the cube (``B+2``, ``W+1R`` resigned). Analysis (``A``, ``DA``,
 ``MR``, ``GS``, ``LU``), comments (``C``) and variations (the main line is read)
 are skipped. The writer writes a rated move's candidates as gnubg's ``A`` (in
-backgammon games, which gnubg opens) and the analysis in words as ``C``. The project's extension: ``RU[...]``, gnubg's rules words joined
-by ``:``, names a variant other than backgammon by ``Variant=tapa`` and a
-rotation's match by ``Rotation=tabla`` (each game tree names its own variant);
+backgammon games, which gnubg opens) and the analysis in words as ``C``. The
+project's extension: ``RU[...]``, gnubg's rules words joined by ``:``, names a
+variant other than backgammon by ``Variant=tapa``, a rotation's match by
+``Rotation=tabla`` (each game tree names its own variant) and options changed
+from the variant's preset by ``Rules={"mother_points":3}`` (last, JSON);
 a Gul Bara cascade's stages are nodes of the same player one after the other,
 each with its stage's dice.
 """
@@ -32,7 +34,7 @@ from typing import Any, Optional
 from .. import __version__
 from ..quoting import quoted
 from .model import (MatchFile, MatchFileError, MatchGame, add_opening, file_steps, game_rules, rotation_of_text,
-                    rotation_text, settle, variant_of_title)
+                    rotation_text, rules_of_text, rules_text, settle, variant_of_title)
 
 __all__ = ["read_sgf", "write_sgf", "parse_sgf"]
 
@@ -181,6 +183,14 @@ def read_sgf(text: str, where: str) -> MatchFile:
                 text_value = ":".join(words[position:])[len("Rotation="):]
                 match.rotation = rotation_of_text(text_value, f"{here}: RU[Rotation=...]")
                 break
+            elif word.startswith("Rules="):
+                text_value = ":".join(words[position:])[len("Rules="):]
+                rules = rules_of_text(text_value, game.variant, f"{here}: RU[Rules=...]")
+                if match.rules is not None and rules != match.rules:
+                    raise MatchFileError(f"{here}: RU[Rules=...] differs from the first game's: a match is played "
+                                         "by one rule set")
+                match.rules = rules
+                break
         if any(key in root for key in ("AB", "AW", "AE")) or any(key in _props(node) for node in nodes[1:]
                                                                  for key in ("AB", "AW", "AE")):
             raise MatchFileError(f"{here}: begins from a set-up position (AB, AW, AE): only games from the start "
@@ -274,6 +284,8 @@ def write_sgf(match: MatchFile) -> str:
             words.append(f"Variant={game.variant}")
         if match.rotation is not None:
             words.append(f"Rotation={rotation_text(match.rotation)}")
+        elif match.rules is not None and rules_text(match.rules):
+            words.append(f"Rules={rules_text(match.rules)}")
         x_score, o_score = game.score
         root = (f"(;FF[4]GM[6]CA[UTF-8]AP[tapa-ai:{__version__}]MI[length:{match.length}][game:{game.number - 1}]"
                 f"[ws:{o_score}][bs:{x_score}]PW[{_text(game.players['O'])}]PB[{_text(game.players['X'])}]")
