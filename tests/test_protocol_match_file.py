@@ -322,3 +322,22 @@ def test_a_gul_bara_game_cut_inside_a_cascade_goes_on_with_its_next_stage(engine
     assert answer["record"]["games"][0]["history"] == history and answer["record"]["games"][0]["result"] is None
     (tmp_path / "gulbara.json").write_text(text)
     assert game == game_of(match_file_state(json.loads(text), "gulbara.json"))
+
+
+def test_a_tapa_ai_play_save_of_a_tabla_match_opens_where_it_was_saved(engine, tmp_path):
+    from tapa_ai.play.saves import SavedGame, save_game
+    from tests.test_analyse_tabla import played
+
+    session = played(ROTATIONS["tabla"], 3, seed=5, games=3)
+    save_game(tmp_path / "save.json", SavedGame(session.match, human="X", bot="runner"))
+    status, answer = ask(engine, name="save.json", text=(tmp_path / "save.json").read_text())
+    assert status == 200, answer
+    match = session.match
+    assert (answer["kind"], answer["rotation"], answer["length"], answer["games"]) == ("json", "tabla", 3, 3)
+    assert answer["score"] == {"X": match.score[0], "O": match.score[1]}
+    assert answer["game"] == game_of(match.match)
+    assert [g["variant"] for g in answer["record"]["games"]] == ["backgammon", "gulbara", "tapa"]
+    assert [g["players"] for g in answer["record"]["games"]] == [{"X": "human", "O": "runner"}] * 3
+    played_games = match.played + (match.game,)
+    assert [[e for e in g["history"] if e["action"] == "move"] for g in answer["record"]["games"]] == \
+        [[e.to_dict() for e in game.history if e.action == "move"] for game in played_games]
