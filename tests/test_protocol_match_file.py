@@ -341,3 +341,16 @@ def test_a_tapa_ai_play_save_of_a_tabla_match_opens_where_it_was_saved(engine, t
     played_games = match.played + (match.game,)
     assert [[e for e in g["history"] if e["action"] == "move"] for g in answer["record"]["games"]] == \
         [[e.to_dict() for e in game.history if e.action == "move"] for game in played_games]
+
+
+def test_the_protocol_docs_example_is_the_engines_answer(engine):
+    text = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = text[text.index("### `read_match`"):]
+    request_line, answer_line = re.findall(r"```json\n(.*?)\n```", section, re.S)[:2]
+    request = json.loads(request_line)
+    status, answer = engine.respond(request)
+    assert status == 200
+    shown = json.loads(re.sub(r'"position":\{\.\.\.[^{}]*\}', '"position":"POSITION"', answer_line))
+    assert shown["game"].pop("position") == "POSITION"
+    assert answer["game"].pop("position")["turn"] == "O"
+    assert answer == shown
