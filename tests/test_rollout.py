@@ -280,3 +280,20 @@ def test_a_game_past_the_ply_limit_is_valued_by_the_evaluator(monkeypatch):
     assert ((outcomes > 0) & (outcomes < 1)).any()  # net values, not game results
     with pytest.raises(RolloutError, match="more than 3 plies"):
         ro.play_rollout(net.rules, FirstMove(), None, start, True, 36, settings, [1, 0])
+
+
+def test_a_stage_moves_rollout_goes_on_with_the_movers_next_stage():
+    """Gul Bara (docs/rules.md 10.2): a move of a cascade's stage is followed by the mover's next stage, with no
+    roll, so its rollout goes on from there, the root to move. X, with 12 checkers on its 4, 5 and 6 points and 3
+    off, plays the 4s of a cascade: bearing four off leaves the 5s and the 6s to bear off the other eight, a win
+    by a gammon in every game, two plies on; moving 6/2 four times leaves four checkers for O's roll."""
+    points = [""] * 24
+    points[3], points[4], points[5], points[12] = "XXXX", "XXXX", "XXXX", "O" * 15
+    position = position_from_json({"variant": "gulbara", "points": points, "off": {"X": 3, "O": 0}, "turn": "X",
+                                   "turns": {"X": 3, "O": 3}, "cascade": {"number": 4, "steps": 4}})
+    result = rollout_moves(position, (4, 4), "net:gulbara", RolloutSettings(games=36, seed=2),
+                           moves=["4/off 4/off 4/off 4/off", "6/2 6/2 6/2 6/2"], progress=False)
+    first, second = result.stats
+    assert first.move == "4/off 4/off 4/off 4/off"
+    assert first.equity == 2.0 and first.mean_plies == 2.0 and first.probabilities["win_gammon"] == 1.0
+    assert second.mean_plies > 2.0 and second.equity < 2.0

@@ -124,12 +124,14 @@ def _pre_roll_values(evaluator, positions: PositionBatch) -> np.ndarray:
     return pre_roll_values(evaluator, positions, 0)
 
 
-def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch, root_moves_first: bool,
-                 games: int, settings: RolloutSettings, seed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
+                 root_moves_first: bool | Sequence[bool], games: int, settings: RolloutSettings, seed
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``games`` games from each of the C positions ``starts`` (before their roll), all side by side.
 
-    ``root_moves_first``: the side to roll of ``starts`` is the root (a position rollout) or its opponent (a
-    candidate move's rollout). Game ``g`` of every start sees the same dice. Returns ``(outcomes, luck,
+    ``root_moves_first`` (one for all, or one a start): the side to move of a start is the root (a position
+    rollout; a candidate move inside a cascade, whose mover plays the next stage) or its opponent (a candidate
+    move's rollout). Game ``g`` of every start sees the same dice. Returns ``(outcomes, luck,
     plies)``: (C, games, K) outcome distributions and summed luck from the root's view (luck all 0 without
     it), and (C, games) plies played. ``evaluator`` is the :class:`~tapa_ai.net.evaluator.Evaluator` (or None)
     of luck (by its model, without the bear-off databases) and truncation (as the evaluator gives it).
@@ -137,8 +139,8 @@ def play_rollout(rules: RuleOptions, bot: Bot, evaluator, starts: PositionBatch,
     starts_count = len(starts)
     runner = _RolloutGames(rules, bot, evaluator, starts_count, games, settings, seed)
     rows = starts_count * games
-    runner.start(np.arange(rows), starts.take(np.repeat(np.arange(starts_count), games)),
-                 np.full(rows, root_moves_first))
+    first = np.broadcast_to(np.asarray(root_moves_first, dtype=bool), (starts_count,))
+    runner.start(np.arange(rows), starts.take(np.repeat(np.arange(starts_count), games)), np.repeat(first, games))
     runner.run()
     shape, classes = (starts_count, games), runner.outcomes.shape[1]
     return runner.outcomes.reshape(*shape, classes), runner.luck.reshape(*shape, classes), runner.plies.reshape(shape)
@@ -241,7 +243,8 @@ class _Player:
     seconds = 0.0
     workers = 1
 
-    def play(self, starts: list[Position], root_moves_first: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def play(self, starts: list[Position], root_moves_first: bool | Sequence[bool]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from tqdm import tqdm
 
         total = self.settings.total_games
@@ -423,7 +426,7 @@ def moves_rollout(player: _Player, position: Position, dice, chosen: list[tuple[
     dice, ranked best first (equities of the side that moves)."""
     from ..rules.outcomes import outcome_class
     from ..notation.json_position import position_to_json
-    from ..rules.position import other
+    from ..rules.reference import next_turn
 
     rules = player.rules
     _check_position(position, rules)
@@ -434,9 +437,10 @@ def moves_rollout(player: _Player, position: Position, dice, chosen: list[tuple[
     outcomes = np.zeros((len(chosen), settings.total_games, classes))
     luck = np.zeros_like(outcomes)
     plies = np.zeros((len(chosen), settings.total_games), dtype=np.int64)
-    if going_on:  # from the position after each move, the opponent to roll
-        starts = [replace(after, turn=other(after.turn)) for _, after in going_on]
-        played = player.play(starts, False)
+    if going_on:  # from the position after each move: the opponent to roll, or (inside a cascade) the mover's
+        # next stage (docs/rules.md 10.3), the root's own decision
+        starts = [next_turn(after) for _, after in going_on]
+        played = player.play(starts, [start.turn == position.turn for start in starts])
         for target, part in zip((outcomes, luck, plies), played):
             target[:len(going_on)] = part
     for k, (_, after) in enumerate(finished):  # the move ends the game: its outcome is known
