@@ -32,7 +32,8 @@ from typing import Any, Optional
 
 from ..analysis.analyzer import AnalysisError
 from ..analysis.match_state import match_file_state
-from ..analysis.records import RecordError, read_saved
+from ..analysis.records import ROTATION_MATCH_FORMAT, RecordError, read_saved
+from ..arena.recorded_games import GAMES_FORMAT
 from ..cube.met import MAX_MATCH_LENGTH
 from ..flow import MatchState
 from ..flow.rotation import RotationMatch
@@ -46,8 +47,6 @@ MAX_MATCH_TEXT_BYTES = 64 * 1024
 """The longest text read (UTF-8 bytes): the protocol's request limit (``protocol.MAX_REQUEST_BYTES``)."""
 BOARD_SOURCE = "the web board"
 """The ``source`` of the web board's own records (app.js ``gameRecord``, ``rotationRecord``)."""
-GAMES_FORMAT = "tapa-ai/games"
-ROTATION_MATCH_FORMAT = "tapa-ai/rotation-match"
 _MATCH_LINE = re.compile(r"^\s*(\d+ points? match|Game 1)\s*$", re.M | re.I)
 
 
