@@ -51,8 +51,8 @@ def test_the_search_sees_batches_within_the_budget_and_the_progress_advances_eve
     monkeypatch.setattr(search, "generate", lambda *args: batches.append(len(found := generate(*args))) or found)
     cube_batches = []
     cube_equities = bot.cube_equities
-    monkeypatch.setattr(bot, "cube_equities", lambda positions, *args: cube_batches.append(len(positions))
-                        or cube_equities(positions, *args))
+    monkeypatch.setattr(bot, "cube_equities", lambda positions, *args, **kwargs: cube_batches.append(len(positions))
+                        or cube_equities(positions, *args, **kwargs))
     steps = []
     small = analyse_record(record, bot, progress=steps.append)
 

@@ -164,3 +164,45 @@ def test_a_money_session_gnubg_plays_reads_the_same_from_its_sgf_and_mat(gnubg, 
     assert moves_of(sgf) == moves_of(mat) and results_of(sgf) == results_of(mat)
     assert [game.score for game in sgf.games] == [game.score for game in mat.games]
     assert max(game.cube for game in sgf.games) > 1
+
+
+def test_gnubg_shows_our_cube_analysis_as_its_own(gnubg, tmp_path):
+    """A money session gnubg plays (the cube turned), analysed by tapa-ai analyse --export: each rated cube
+    decision as gnubg's DA[...] property (the doubler's chances, cubeless equity and cubeful no-double and
+    double/take equities for a cube of 1), which gnubg's text export shows as its cube analysis: our numbers."""
+    import io
+    import json
+    import re
+
+    from tapa_ai.analysis.cli_analyse import analyse_command
+
+    run_gnubg(gnubg, ["set player 0 gnubg", "set player 1 gnubg", "set automatic game off", "set seed 11",
+                      "new session", "new game", "new game", f"save match {tmp_path / 'money.sgf'}"], tmp_path)
+    target, analysis = tmp_path / "analysed.sgf", tmp_path / "analysis.json"
+    analyse_command(str(tmp_path / "money.sgf"), bot="net:backgammon@0ply", quiet=True, output=io.StringIO(),
+                    export_path=str(target), json_path=str(analysis))
+    ours = []
+    for game in json.loads(analysis.read_text())["games"]:
+        for turn in game["turns"]:
+            rating = turn.get("cube") if turn["action"] == "move" else turn if turn.get("rated") else None
+            if rating:
+                ours.append(rating)
+    assert len(ours) > 20 and max(rating["cube_value"] for rating in ours) > 1
+    output = run_gnubg(gnubg, [f"load match {target}", f"export match text {tmp_path / 'shown.txt'}"], tmp_path)
+    assert said(output) == []
+    text = "".join(path.read_text() for path in sorted(tmp_path.glob("shown*.txt")))
+    blocks = re.findall(r"Cube analysis\n0-ply cubeless equity ([+-]\d\.\d{3})\n +(\d\.\d{3}) (\d\.\d{3}) .*\n"
+                        r"Cubeful equities:\n((?:\d\. .*\n){3})", text)  # the three best first
+    shown = [(cubeless, win, win_gammon, re.search(r"No double +([+-]\d\.\d{3})", lines).group(1),
+              re.search(r"Double, take +([+-]\d\.\d{3})", lines).group(1))
+             for cubeless, win, win_gammon, lines in blocks]
+    assert len(shown) == text.count("Cube analysis") == len(ours)  # the takes and drops' too
+    for rating, (cubeless, win, gammons, no_double, double_take) in zip(ours, shown):  # in the games' order
+        # gnubg shows a take's or a drop's analysis from the receiver's side: the doubler's numbers negated
+        sign, scale = (-1 if rating.get("action") in ("take", "drop") else 1), rating["cube_value"]
+        chances = rating["chances"]
+        assert float(cubeless) == pytest.approx(sign * rating["cubeless_equity"], abs=0.0006)
+        assert float(win) == pytest.approx(chances["win"] if sign > 0 else 1 - chances["win"], abs=0.0006)
+        assert float(gammons) == pytest.approx(chances["win_gammon" if sign > 0 else "lose_gammon"], abs=0.0006)
+        assert float(no_double) == pytest.approx(sign * rating["equities"]["no_double"] / scale, abs=0.0006)
+        assert float(double_take) == pytest.approx(sign * rating["equities"]["double_take"] / scale, abs=0.0006)

@@ -303,10 +303,15 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
                 raise AnalysisError(f"game {game.number}: its cube decisions cannot be rated: {error}") from None
         situations.append(CubeSituation.single(rules, Cube(turn.cube, turn.cube_owner), doubler, score))
     equities = []  # money and each match length apart: a situation holds one length
+    distributions = np.zeros((len(chunk), len(outcome_points(rules))))
     for length in sorted({s.length for s in situations}):
         index = [i for i, s in enumerate(situations) if s.length == length]
         positions = PositionBatch.from_positions([chunk[i][1].position for i in index])
-        equities.append((index, bot.cube_equities(positions, CubeSituation.joined([situations[i] for i in index]))))
+        distributions[index] = bot.pre_roll_distributions(positions)
+        equities.append((index, bot.cube_equities(positions, CubeSituation.joined([situations[i] for i in index]),
+                                                  distributions=distributions[index])))
+    chances = cumulative_probabilities(distributions)
+    cubeless = distributions @ outcome_points(rules).astype(np.float64)
     met = variant_met(rules)
     ratings: list[Optional[CubeRating]] = [None] * len(chunk)
     for index, found in equities:
@@ -332,7 +337,8 @@ def _rate_cube(bot: NetBot, chunk: list[tuple[RecordedGame, Turn]], error_mp: fl
             loss = 1000.0 * error
             mark = "blunder" if loss > blunder_mp else "error" if loss > error_mp else ""
             action = "no_double" if turn.action == "move" else turn.action
-            ratings[i] = CubeRating(action, best, nd, dt, dp, found.units, error, mark)
+            ratings[i] = CubeRating(action, best, nd, dt, dp, found.units, error, mark, turn.cube,
+                                    tuple(float(p) for p in chances[i]), float(cubeless[i]))
     return ratings
 
 

@@ -122,7 +122,8 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
 def _export(record, path: str, analysis: Optional[dict], output: TextIO) -> None:
     """Write ``record`` as .sgf or .mat (:mod:`tapa_ai.matchfiles`); in SGF each rated turn's analysis as a
     comment ``C[...]`` and, in backgammon's games, a rated move's candidates as GNU Backgammon's ``A[...]``
-    (the equities in points: a rotation's, in match-winning chances, stay in the comments)."""
+    (the equities in points: a rotation's, in match-winning chances, stay in the comments) and a rated cube
+    decision as its ``DA[...]`` (money: equities for a cube of 1; a match: match-winning chances)."""
     from ..matchfiles import from_record, write_match_file
 
     notes = {}
@@ -138,6 +139,13 @@ def _export(record, path: str, analysis: Optional[dict], output: TextIO) -> None
                                        c["equity"]) for c in candidates]
                 note["played"] = next((i for i, c in enumerate(candidates) if c["move"] == turn["move"]), 0)
                 note["plies"] = plies
+            cube = turn.get("cube") if turn.get("action") == "move" else turn if turn.get("rated") else None
+            if cube and cube.get("chances"):
+                scale = cube["cube_value"] if cube["units"] == "points" else 1  # money: per cube of 1
+                note["cube"] = {"chances": [cube["chances"][name] for name in CUMULATIVE_NAMES[:5]],
+                                "cubeless": cube["cubeless_equity"], "plies": plies,
+                                "no_double": cube["equities"]["no_double"] / scale,
+                                "double_take": cube["equities"]["double_take"] / scale}
             if note:
                 notes[(game["number"], turn["index"])] = note
     try:

@@ -36,15 +36,24 @@ class CubeRating:
     error: float
     """The equity lost against the bot's choice, normalized to a cube of 1 (points; >= 0)."""
     mark: str = ""
+    cube: int = 1
+    """The cube's value before the decision (money equities are in points with it)."""
+    chances: tuple[float, ...] = ()
+    """The doubler's cubeless chances before the roll (as :attr:`Candidate.chances`)."""
+    cubeless: float = 0.0
+    """The doubler's cubeless equity before the roll, in points for a cube of 1."""
 
     @property
     def error_mp(self) -> float:
         return 1000.0 * self.error
 
     def to_dict(self) -> dict[str, Any]:
+        from ..rules.outcomes import CUMULATIVE_NAMES
+
         return {"action": self.action, "best": self.best, "error_mp": self.error_mp, "mark": self.mark,
                 "equities": {"no_double": self.no_double, "double_take": self.double_take,
-                             "double_pass": self.double_pass}, "units": self.units}
+                             "double_pass": self.double_pass}, "units": self.units, "cube_value": self.cube,
+                "chances": dict(zip(CUMULATIVE_NAMES, self.chances)), "cubeless_equity": self.cubeless}
 
 
 @dataclass(frozen=True)

@@ -406,13 +406,17 @@ class NetBot(Bot):
         """
         return pre_roll_values(self.evaluator, positions, self.plies if plies is None else plies)
 
-    def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None):
-        """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view)."""
+    def cube_equities(self, positions: PositionBatch, situation, plies: Optional[int] = None,
+                      distributions: Optional[np.ndarray] = None):
+        """The :class:`~tapa_ai.cube.equity.CubeEquities` of positions before the roll (the roller's view);
+        ``distributions``: their :meth:`pre_roll_distributions`, where the caller has them already."""
         from ..cube.decisions import CubeSituation, cube_equities
 
         if not self.match_cube and not situation.money:
             situation = CubeSituation(situation.rules, situation.value, situation.owner)
-        return cube_equities(self.pre_roll_distributions(positions, plies), situation, self.cube_life)
+        if distributions is None:
+            distributions = self.pre_roll_distributions(positions, plies)
+        return cube_equities(distributions, situation, self.cube_life)
 
     def offer_double(self, positions: PositionBatch, situation, rng: np.random.Generator) -> np.ndarray:
         if not self.cube or len(positions) == 0:

@@ -318,8 +318,10 @@ def write_sgf(match: MatchFile) -> str:
 
 def _analysis(extra: dict[str, Any], side: str, standard: bool) -> str:
     """A move's analysis as SGF properties: GNU Backgammon's ``A[played][move E ver 3 chances equity depth]...``
-    (its five cubeless chances, the mover's; the equity in points; the depth, a cubeless evaluation: no ``C``),
-    which gnubg shows as its own, where the game is backgammon's; and the comment ``C[...]``."""
+    (its five cubeless chances, the mover's; the equity in points; the depth, a cubeless evaluation: no ``C``)
+    and ``DA[E ver 3 depthC 1 0.000000 1 chances cubeless no-double chances cubeless double-take]`` (the
+    doubler's cubeful equities: money per cube of 1, a match in match-winning chances), which gnubg shows as
+    its own, where the game is backgammon's; and the comment ``C[...]``."""
     text = ""
     if extra.get("candidates") and standard:
         values = [str(extra["played"])]
@@ -328,6 +330,11 @@ def _analysis(extra: dict[str, Any], side: str, standard: bool) -> str:
             numbers = " ".join(f"{value:.6f}" for value in (*chances[:5], equity))
             values.append(f"{letters} E ver 3 {numbers} {int(extra.get('plies', 0))} 0 1 0.000000 0")
         text += "A" + "".join(f"[{value}]" for value in values)
+    cube = extra.get("cube")
+    if cube and standard:
+        chances = " ".join(f"{value:.6f}" for value in (*cube["chances"][:5], cube["cubeless"]))
+        text += (f"DA[E ver 3 {int(cube.get('plies', 0))}C 1 0.000000 1 {chances} {cube['no_double']:.6f} "
+                 f"{chances} {cube['double_take']:.6f}]")
     if extra.get("comment"):
         text += f"C[{_text(extra['comment'])}]"
     return text
