@@ -211,7 +211,7 @@ print(json.dumps({
     "tapa_ai": tapa_ai.__file__, "sys_path": sys.path,
     "config": str(resolve_config_path("configs/quick.toml")),
     "models": {name: str(shipped_model(name)) for name in shipped_names()},
-    "cards": [str(shipped_model_card(v)) for v in ("tapa", "plakoto", "backgammon", "fevga", "narde")],
+    "cards": [str(shipped_model_card(v)) for v in ("tapa", "plakoto", "backgammon", "fevga", "narde", "gulbara")],
     "web_files": web_files(), "index": static_file("index.html")[0].decode()[:200],
     "board_model": str(ModelFiles().checkpoint("backgammon")),
 }))
@@ -265,11 +265,11 @@ def test_an_installed_wheel_has_the_models_configs_and_web_page_from_any_directo
     assert package.is_relative_to(site), f"tapa_ai imported from {data['tapa_ai']}, not the venv"
     assert not any(Path(entry or venv.cwd).resolve() == ROOT for entry in data["sys_path"])
     assert Path(data["config"]) == package / "configs" / "quick.toml"
-    for name in ("tapa", "plakoto", "backgammon", "fevga", "narde", "tapa-g3"):
+    for name in ("tapa", "plakoto", "backgammon", "fevga", "narde", "gulbara", "tapa-g3", "gulbara-g1"):
         installed = Path(data["models"][name])
         assert installed.is_relative_to(package / "models")
         assert sha256(installed) == sha256(shipped_model(name)), f"{name}: the wheel's file differs"
-    assert [Path(card).is_relative_to(package / "models") for card in data["cards"]] == [True] * 5
+    assert [Path(card).is_relative_to(package / "models") for card in data["cards"]] == [True] * 6
     assert {"index.html", "app.js", "style.css"} <= set(data["web_files"]) and "<" in data["index"]
     assert Path(data["board_model"]) == package / "models" / "backgammon.pt"
 
