@@ -113,6 +113,31 @@ def test_gnubg_match_cut_in_game_2_continues_at_its_score_and_position(cut, name
     assert resaved == again.match and resaved.score == (1, 0) and resaved.results == match.results
 
 
+@pytest.mark.parametrize("kind", ["sgf", "mat"])
+def test_a_session_saves_as_a_match_file_and_loads_it_to_the_same_state(cut, kind, tmp_path):
+    """``save FILE.sgf`` / ``save FILE.mat`` in a session writes the match file (the games played, the score, the
+    cube), which ``load`` reads back to the same match; a save that cannot be written is one line, and the game
+    goes on."""
+    target, blocked = tmp_path / f"again.{kind}", tmp_path / "a-file"
+    blocked.write_text("")
+    session = PlaySession(variant_rules("backgammon"), RunnerBot(), input=io.StringIO(
+        f"load {cut / 'cut.sgf'}\nsave {target}\nsave {blocked / f'x.{kind}'}\nquit\n"),
+        output=io.StringIO(), colour=False, advisor=Advisor(None, variant_rules("backgammon")))
+    session.run()
+    said = session.output.getvalue()
+    assert f"Saved to {target}." in said
+    assert f"Not saved: cannot write '{blocked / f'x.{kind}'}'" in said  # its folder is a file
+    assert "The game goes on." in said and "Internal error" not in said
+    text = target.read_text()
+    assert text.startswith("(;FF[4]GM[6]") if kind == "sgf" else " 3 point match" in text
+    back = load_game(read_file(target)).match
+    assert (back.length, back.score, back.game_number) == (3, (1, 0), 2)
+    assert back.game.position == session.match.game.position
+    assert (back.game.cube_value, back.game.cube_owner) == (2, "X")
+    assert [(e.action, e.side, e.dice, e.move) for e in back.game.history] == \
+        [(e.action, e.side, e.dice, e.move) for e in session.match.game.history]
+
+
 def test_a_finished_match_is_one_line(tmp_path):
     for path in (DATA / "gnubg_match3.sgf", DATA / "gnubg_match3.mat"):
         assert load_game(read_file(path)).match.is_over

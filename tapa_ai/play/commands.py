@@ -30,7 +30,7 @@ COMMANDS = {
     "double": "offer the cube before your roll",
     "take": "accept the bot's double",
     "pass": "refuse the bot's double and lose the game at the current cube",
-    "save": "save FILE: write the game to a JSON file",
+    "save": "save FILE: write the game to a JSON file (FILE.sgf, FILE.mat: GNU Backgammon's SGF, the .mat text)",
     "load": "load FILE: continue a saved game or match (a tapa-ai save, a GNU Backgammon .sgf, a .mat; or start from a JSON position)",
     "resign": "resign [single|gammon|...]: offer the bot the game at that value (it may refuse)",
     "quit": "leave",
@@ -451,7 +451,11 @@ class Commands:
         if not argument:
             session.error("save FILE: say where, e.g. save game.json")
             return
-        path = save_game(argument, session.saved_game())
+        try:
+            path = save_game(argument, session.saved_game())
+        except SaveError as error:
+            session.error(f"Not saved: {error}. The game goes on.")
+            return
         session.saved_match = session.match
         session.say(f"Saved to {path}.")
 

@@ -77,8 +77,8 @@ from ..quoting import PATH_LIMIT, quoted
 FORMAT = "tapa-ai/play"
 VERSION = 1
 
-__all__ = ["SaveError", "SavedGame", "save_game", "load_game", "read_file", "read_match_save", "match_file_state",
-           "finished_match", "MAX_FILE_BYTES", "MAX_NESTING"]
+__all__ = ["SaveError", "SavedGame", "save_game", "save_document", "load_game", "read_file", "read_match_save",
+           "match_file_state", "finished_match", "MAX_FILE_BYTES", "MAX_NESTING", "MATCH_FILE_SUFFIXES"]
 
 
 class SaveError(TapaError, ValueError):
@@ -113,8 +113,37 @@ class SavedGame:
         return isinstance(self.match, RotationMatch)
 
 
+MATCH_FILE_SUFFIXES = (".sgf", ".mat")
+"""A save to a name ending so is written as that match file (docs/match-files.md), any other as the JSON save."""
+
+
 def save_game(path: str | Path, saved: SavedGame) -> Path:
-    """Write ``saved`` to ``path`` as JSON (atomically: a temporary file renamed)."""
+    """Write ``saved`` to ``path``: as GNU Backgammon's SGF or the .mat text for a name ending in .sgf or .mat
+    (the save's games as :func:`tapa_ai.matchfiles.from_record` writes them: what gnubg opens, what ``load``
+    reads back to go on), else as JSON (atomically: a temporary file renamed)."""
+    data = save_document(saved)
+    path = Path(path)
+    if path.suffix.lower() in MATCH_FILE_SUFFIXES:
+        from ..matchfiles import MatchFileError, from_record, write_match_file
+
+        try:
+            return write_match_file(path, from_record(read_saved(data, str(path)).record))
+        except (MatchFileError, RecordError) as error:
+            raise SaveError(f"cannot write {quoted(str(path), PATH_LIMIT)} as {path.suffix.lower()[1:]}: "
+                            f"{error}") from None
+        except OSError as error:
+            raise SaveError(f"cannot write {quoted(str(path), PATH_LIMIT)}: {error.strerror or error}") from None
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        temporary.replace(path)
+    except OSError as error:
+        raise SaveError(f"cannot write {quoted(str(path), PATH_LIMIT)}: {error.strerror or error}") from None
+    return path
+
+
+def save_document(saved: SavedGame) -> dict[str, Any]:
+    """The JSON document of ``saved`` (format ``tapa-ai/play``)."""
     match = saved.match.match if saved.is_rotation else saved.match
     summary = readable_fields(match)
     del summary["history"]
@@ -138,14 +167,7 @@ def save_game(path: str | Path, saved: SavedGame) -> Path:
         data["rng"] = saved.rng
     if saved.start is not None and not saved.is_rotation:
         data["start"] = position_to_json(saved.start)
-    path = Path(path)
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        temporary.replace(path)
-    except OSError as error:
-        raise SaveError(f"cannot write {quoted(str(path), PATH_LIMIT)}: {error.strerror or error}") from None
-    return path
+    return data
 
 
 def read_file(path: str | Path) -> Any:
