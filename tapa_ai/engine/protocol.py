@@ -67,7 +67,6 @@ from typing import IO, Any, Callable
 
 from ..deadline import DeadlineExceeded, time_limit
 from .bot_move_command import FIXED_BOTS
-from .match_file_command import answer_read_match
 from .move_command import DEFAULT_HINT_COUNT, MAX_HINT_COUNT  # noqa: F401  (part of this module's interface)
 from ..errors import TapaError
 from ..notation.json_position import position_from_json, position_to_json
@@ -356,7 +355,11 @@ class Engine:
         self._playable(position)
         return answer_bot_move(request, position, self._dice(request, position))
 
-    _cmd_read_match = staticmethod(answer_read_match)  # the web board's Open; its errors: AnalysisError (docs/protocol.md)
+    def _cmd_read_match(self, request: dict) -> dict:
+        """The web board's Open (docs/protocol.md); its errors: AnalysisError."""
+        from .match_file_command import answer_read_match  # imported when asked: the match files' reader
+
+        return answer_read_match(request)
 
     # -- model commands ----------------------------------------------------------------
     def _model(self, request: dict, command: str):
