@@ -13,11 +13,12 @@ Commands (docs/protocol.md has examples):
   ``{"cmd": "bearoff", "position": {...}}`` -> ``{"X": {"home", "turns", "first_off"}, "O": {...},
   "probabilities": {...}, "equity": e, "exact": true}`` for a position with no contact left (else an error
   naming what is not home): the side to move's cubeless chances (:mod:`tapa_ai.bearoff.evaluate`)
-
 - ``{"cmd": "bot_move", "bot": "heuristic", "position": {...}, "dice": [5, 2]}`` ->
   ``{"move": ..., "position": {...}, "bot": "heuristic"}``: the move of one of the fixed bots
   (:data:`FIXED_BOTS`: ``heuristic``, ``runner``, ``random``; optional ``"seed"`` for their random tie-breaks),
   no model needed, any variant (the web board's fixed-bot opponents)
+- ``{"cmd": "read_match", "name": "m.sgf", "text": "..."}``: a match file's text or a saved game read, replayed
+  and answered as the web board's own record and where the match stands (:mod:`.match_file_command`)
 
 With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
 :mod:`tapa_ai.analysis.analyzer`):
@@ -40,20 +41,17 @@ With a model (``tapa-ai engine --bot net:tapa``, the shipped model, see
   at the level's depth without noise
 - ``{"cmd": "cube", "position": {...}, "cube": {"value": 2, "owner": "X"}, "match": {"length": 7,
   "score": {"X": 3, "O": 5}, "crawford": false}}`` -> ``{"action": "double", "response": "take",
-  "equities": {"no_double": ..., "double_take": ..., "double_pass": ...}, ...}`` (``match`` left out:
-  money play)
+  "equities": {"no_double": ..., "double_take": ..., "double_pass": ...}, ...}`` (``match`` left out: money play)
 - ``{"cmd": "analyse", "record": {...a game record...}}`` -> ``{"players": [...], "games": [{"turns": [{"move":
   ..., "best": ..., "error_mp": e, "luck": l, ...}, ...]}, ...]}``: every move's error and roll's luck
   (:mod:`tapa_ai.engine.analyse_command`, docs/analysis.md)
 
 Every request has a declared shape, ``request_<cmd>`` of ``tapa_ai/schemas/protocol.json`` (docs/schemas.md),
 checked first: unknown keys, types, ranges and lengths are refused in one line. Every request may carry an
-``"id"``, echoed in the response (when the schema allows it). Any bad input
-gets ``{"error": "..."}`` and the engine keeps serving: this module never
-lets an exception escape a request. Request lines longer than
-:data:`MAX_REQUEST_BYTES` are refused unread, and ``hint`` returns at most
-:data:`MAX_HINT_COUNT` moves, so every request is answered in bounded time
-and memory.
+``"id"``, echoed in the response (when the schema allows it). Any bad input gets ``{"error": "..."}`` and the
+engine keeps serving: this module never lets an exception escape a request. Request lines longer than
+:data:`MAX_REQUEST_BYTES` are refused unread, and ``hint`` returns at most :data:`MAX_HINT_COUNT` moves, so
+every request is answered in bounded time and memory.
 """
 
 from __future__ import annotations
@@ -355,10 +353,8 @@ class Engine:
         self._playable(position)
         return answer_bot_move(request, position, self._dice(request, position))
 
-    def _cmd_read_match(self, request: dict) -> dict:
-        """The web board's Open (docs/protocol.md); its errors: AnalysisError."""
+    def _cmd_read_match(self, request: dict) -> dict:  # the web board's Open; its errors: AnalysisError
         from .match_file_command import answer_read_match  # imported when asked: the match files' reader
-
         return answer_read_match(request)
 
     # -- model commands ----------------------------------------------------------------
