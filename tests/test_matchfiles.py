@@ -332,3 +332,17 @@ def test_player_names_with_colons_and_brackets_round_trip(arena_records, kind):
                                                       for game in record.games))
     back, _ = round_trip(renamed, kind)
     assert [game.players for game in back.games] == [names] * len(record.games)
+
+
+def test_a_server_export_with_its_first_move_in_the_right_column_and_rated_names(tmp_path):
+    """A FIBS-style export as public parsers' tests show it: the first move in the right column with the left
+    cell empty, ``name,rating`` player names, a game cut before its end."""
+    path = tmp_path / "fibs.mat"
+    path.write_text(" 3 point match\n\n Game 1\n zoonk,1666 : 0                   nori,1699 : 0\n"
+                    "  1)                             26: 24/18 13/11\n"
+                    "  2) 31: 8/5 6/5                    43: 24/21 13/9\n")
+    record = read_record(path)
+    game = record.games[0]
+    assert game.players == {"X": "nori,1699", "O": "zoonk,1666"} and game.ending == "unfinished"
+    assert [(turn.side, turn.dice, turn.move) for turn in game.turns] == [
+        ("X", (6, 2), "24/18 13/11"), ("O", (3, 1), "8/5 6/5"), ("X", (4, 3), "24/21 13/9")]
