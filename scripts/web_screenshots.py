@@ -1,13 +1,14 @@
 """Screenshots of the web board in mid-game, the in-page model's speed and the page's weight (docs/web.md).
 
-    python scripts/web_screenshots.py                 # writes docs/web/{tapa,plakoto,backgammon,fevga,narde}.png
+    python scripts/web_screenshots.py                 # writes docs/web/{tapa,plakoto,backgammon,fevga,narde,gulbara}.png
     python scripts/web_screenshots.py --out /tmp/shots --speed-ms 3000 --variants fevga
 
 Starts ``tapa-ai serve``'s server in this process (with the shipped tapa model, so the page offers tapa's
 n-ply bot), opens the page in headless Chromium (Debian's ``chromium`` and ``chromium-driver``, as
 tests/test_web.py), lets the bot play both sides with fixed dice (``?seed=``) until a turn of yours where
 the board shows what the variant is about (a pinned checker and a mother in tapa and plakoto, a checker on
-the bar in backgammon, a game well under way in fevga and narde, with the bot's last move marked), selects a
+the bar in backgammon, a game well under way in fevga and narde, a cascade's stage of yours in Gul Bara, with
+the bot's last move marked), selects a
 checker so that its targets light up (but in fevga and narde), and takes the picture. The speed is measured
 in the page (``tapaWeb.benchmark``: encode and evaluate, one after another) on the same random positions the
 tests compare with the engine, for every variant with a model in the page (``MODEL_VARIANTS``: all five).
@@ -27,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from tapa_ai.engine.http import make_server, serve_in_thread  # noqa: E402
 from tapa_ai.engine.web_board import MODEL_VARIANTS, WEB_DIR, web_files  # noqa: E402
 
-SEEDS = {"tapa": 11, "plakoto": 4, "backgammon": 2, "fevga": 3, "narde": 3}
-RUNNING = ("fevga", "narde")
+SEEDS = {"tapa": 11, "plakoto": 4, "backgammon": 2, "fevga": 3, "narde": 3, "gulbara": 3}
+RUNNING = ("fevga", "narde", "gulbara")
 
 
 def interesting(driver, variant: str) -> bool:
@@ -36,6 +37,7 @@ def interesting(driver, variant: str) -> bool:
     return driver.execute_script(
         "const s = tapaWeb.state, p = s.position;"
         "if (s.turns < 8) return false;"
+        "if (arguments[0] === 'gulbara') return s.turns >= 10 && !!s.stage && !!s.moved;"
         "if (['fevga', 'narde'].includes(arguments[0])) return s.turns >= 16 && !!s.moved;"
         "if (arguments[0] === 'backgammon') return (p.bar.X + p.bar.O) > 0 || s.turns > 24;"
         "const mother = p.points[23].split('X').length === 2 || p.points[0].split('O').length === 2;"

@@ -51,8 +51,8 @@
   // (loadVariants). The page keeps no list of its own: the Variant menu, each variant's rules and the preset rotations
   // are read from that answer, so a new entry of the registry is on the page with no edit here. VARIANTS[name]:
   // {title, rules (every rule option), cube, mothers, opening, nextOpener, parallel, model (the network that plays
-  // it: its own or, Portes, backgammon's; null where the registry names none, Gul Bara's for now: the page then asks
-  // for no model and the server's fixed bots play), points (its outcome classes' points), top (the outcome it scores above a
+  // it: its own or, Portes, backgammon's; null where the registry names none: the page then asks for no model
+  // and the server's fixed bots play), points (its outcome classes' points), top (the outcome it scores above a
   // gammon, "backgammon or mother", "mother", "backgammon", or null where it has none: Portes counts a backgammon
   // as a gammon, the running games have none), draws}. The chances line lists only the outcomes it scores.
   let VARIANTS = {};
