@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional, TextIO
 
+from ..matchfiles import WRITTEN_SUFFIXES
 from ..rules.outcomes import CUMULATIVE_NAMES
 from .analyse import (DEFAULT_BLUNDER_MP, DEFAULT_ERROR_MP, AnalysisError, analyse_record,
                       analyse_rotation_record, analysis_bot)
@@ -81,7 +82,7 @@ def analyse_command(path: str, bot: Optional[str] = None, json_path: Optional[st
         record = replace(record, games=chosen, source=f"{record.source}: game {game} of {len(record.games)}")
     if export_only and not export_path:
         raise AnalysisError("--export-only needs --export PATH (where the games go)")
-    if export_path and Path(export_path).suffix.lower() not in (".sgf", ".mat"):
+    if export_path and Path(export_path).suffix.lower() not in WRITTEN_SUFFIXES:
         raise AnalysisError(f"--export {export_path}: the name must end in .sgf (GNU Backgammon's SGF) or .mat")
     if export_only:
         _export(record, export_path, None, output)
@@ -131,8 +132,8 @@ def _export(record, path: str, analysis: Optional[dict], output: TextIO) -> None
     for game in (analysis or {}).get("games", []):
         for turn in game.get("turns", []):
             note: dict = {}
-            if _note(turn):
-                note["comment"] = _note(turn)
+            if comment := _note(turn):
+                note["comment"] = comment
             candidates = turn.get("candidates") if turn.get("units", "points") == "points" else None
             if candidates:
                 note["candidates"] = [(c["move"], [c["chances"][name] for name in CUMULATIVE_NAMES[:5]],

@@ -2,8 +2,8 @@
 
 The one replay of a match file's games through the flow, to the state at the file's end, shared by
 ``tapa-ai play --load FILE`` (:mod:`tapa_ai.play.saves`) and the engine's ``read_match`` command (the web board's
-*Open*, :mod:`tapa_ai.engine.match_file_command`). Moved here from :mod:`tapa_ai.play.saves` (which re-exports
-it) so that the engine, a layer below the terminal game, reads a file the same way.
+*Open*, :mod:`tapa_ai.engine.match_file_command`). It lives here, not in :mod:`tapa_ai.play.saves`, so that the
+engine, a layer below the terminal game, reads a file the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .records import read_saved
 __all__ = ["match_file_state"]
 
 
-def match_file_state(document: dict, where: str) -> MatchState | RotationMatch:
+def match_file_state(document: dict, where: str, record: Any = None) -> MatchState | RotationMatch:
     """The match at the end of a match file's document (:func:`tapa_ai.matchfiles.to_document`: ``tapa-ai/games``,
     or ``tapa-ai/rotation-match`` for a rotation's match).
 
@@ -30,8 +30,10 @@ def match_file_state(document: dict, where: str) -> MatchState | RotationMatch:
     the score the file gives before it (the Crawford game as the file marks it, the games after it
     post-Crawford); a rotation's match from its first game, each next game begun as the flow begins it (its
     winner opens). A game the moves do not end but the file gives a result (resigned) ends with that result, as
-    ``resign`` ends one."""
-    record = read_saved(document, where).record
+    ``resign`` ends one. ``record``: the document's :func:`~tapa_ai.analysis.records.read_saved` record where the
+    caller has replayed it already."""
+    if record is None:
+        record = read_saved(document, where).record
     items = document["games"]
     if document["format"] == GAMES_FORMAT:
         state: Optional[MatchState] = None

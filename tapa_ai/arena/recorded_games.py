@@ -62,7 +62,9 @@ def write_games(path: str | Path, document: dict[str, Any]) -> Path:
     """Write a :func:`games_document` as JSON (one game a line, so that a long file stays readable); a path ending
     in .sgf or .mat gets GNU Backgammon's SGF or the .mat text instead (:mod:`tapa_ai.matchfiles`)."""
     path = Path(path)
-    if path.suffix.lower() in (".sgf", ".mat"):
+    from ..matchfiles import WRITTEN_SUFFIXES
+
+    if path.suffix.lower() in WRITTEN_SUFFIXES:
         from ..matchfiles import from_document, write_match_file
         return write_match_file(path, from_document(document))
     path.parent.mkdir(parents=True, exist_ok=True)

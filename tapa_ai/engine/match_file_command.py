@@ -27,7 +27,6 @@ stdin).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Optional
 
 from ..analysis.analyzer import AnalysisError
@@ -37,8 +36,9 @@ from ..arena.recorded_games import GAMES_FORMAT
 from ..cube.met import MAX_MATCH_LENGTH
 from ..flow import MatchState
 from ..flow.rotation import RotationMatch
-from ..matchfiles import MatchFileError, from_record, parse_match_text, replay_match, to_document
-from ..notation.json_position import position_to_json
+from ..matchfiles import (WRITTEN_SUFFIXES, MatchFileError, from_record, parse_match_text, replay_match, text_kind,
+                          to_document)
+from ..notation.json_position import position_to_json, result_to_json
 from ..rules.options import RulesError, variant_rules
 
 __all__ = ["MatchReadError", "answer_read_match", "MAX_MATCH_TEXT_BYTES", "BOARD_SOURCE"]
@@ -47,7 +47,6 @@ MAX_MATCH_TEXT_BYTES = 64 * 1024
 """The longest text read (UTF-8 bytes): the protocol's request limit (``protocol.MAX_REQUEST_BYTES``)."""
 BOARD_SOURCE = "the web board"
 """The ``source`` of the web board's own records (app.js ``gameRecord``, ``rotationRecord``)."""
-_MATCH_LINE = re.compile(r"^\s*(\d+ points? match|Game 1)\s*$", re.M | re.I)
 
 
 class MatchReadError(AnalysisError):
@@ -57,39 +56,36 @@ class MatchReadError(AnalysisError):
 
 def _kind(name: str, text: str) -> str:
     """``sgf``, ``mat`` or ``json``: by the name's suffix, else by the text's first characters
-    (as :func:`tapa_ai.matchfiles.is_match_file` decides for a file)."""
+    (:func:`tapa_ai.matchfiles.text_kind`, as :func:`~tapa_ai.matchfiles.is_match_file` decides for a file)."""
     lower = name.lower()
-    head = text[:4096].lstrip("\ufeff \t\r\n")
     if lower.endswith(".json"):
         return "json"
-    if lower.endswith(".sgf") or lower.endswith(".mat"):
-        return "sgf" if head.startswith("(") else "mat"
-    if head.startswith("{") or head.startswith("["):
-        return "json"
-    if head.startswith("(;"):
-        return "sgf"
-    if _MATCH_LINE.search(text[:4096]):
-        return "mat"
+    if lower.endswith(WRITTEN_SUFFIXES):
+        return "sgf" if text.lstrip("\ufeff \t\r\n").startswith("(") else "mat"
+    kind = text_kind(text)
+    if kind is not None:
+        return kind
     raise MatchReadError(f"{name}: not a match file or a saved game: neither GNU Backgammon's SGF (a game tree "
                          "'(;...'), a .mat match (a 'N point match' or 'Game 1' line) nor a JSON record "
                          "(docs/match-files.md)")
 
 
-def _json_state(name: str, text: str) -> tuple[dict, MatchState | RotationMatch]:
-    """The document and the state at the end of a JSON record (read_saved, then match_file_state)."""
+def _json_state(name: str, text: str) -> tuple[dict, MatchState | RotationMatch, Any]:
+    """The document, the state at its end and its replayed record (read_saved, then match_file_state) of a JSON
+    record."""
     try:
         data = json.loads(text.lstrip("\ufeff"))
     except (ValueError, RecursionError) as error:
         raise MatchReadError(f"{name}: not valid JSON ({error})") from None
     fmt = data.get("format") if isinstance(data, dict) else None
     try:
+        saved = read_saved(data, name)
         if fmt in (GAMES_FORMAT, ROTATION_MATCH_FORMAT, "tapa-ai/tavli-match"):
             # The web board's own records and the arena's: their games as they are, played through the flow.
-            state = match_file_state(data, name)
+            state = match_file_state(data, name, saved.record)
             if fmt == "tapa-ai/tavli-match":  # the Tavli match saved before rotations were data
                 data = {**data, "format": ROTATION_MATCH_FORMAT, "rotation": "tavli"}
-            return data, state
-        saved = read_saved(data, name)
+            return data, state, saved.record
     except (RecordError, RulesError) as error:
         raise MatchReadError(str(error)) from None
     if saved.record is None:
@@ -98,7 +94,7 @@ def _json_state(name: str, text: str) -> tuple[dict, MatchState | RotationMatch]
         document = to_document(from_record(saved.record), saved.record.source)
     except MatchFileError as error:
         raise MatchReadError(f"{name}: {error}") from None
-    return document, saved.match
+    return document, saved.match, saved.record
 
 
 def _board_game(item: dict, number: int, length: int, rotation: bool) -> dict[str, Any]:
@@ -112,8 +108,7 @@ def _board_game(item: dict, number: int, length: int, rotation: bool) -> dict[st
     entry["score"] = {"X": score["X"], "O": score["O"]}
     entry["history"] = [dict(event) for event in item["history"]]
     result = item.get("result")
-    entry["result"] = None if result is None else {"winner": result.get("winner"), "kind": result.get("kind"),
-                                                   "points": result.get("points")}
+    entry["result"] = None if result is None else {key: result.get(key) for key in ("winner", "kind", "points")}
     if rotation:
         entry["variant"] = item["variant"]
     elif item.get("crawford"):
@@ -135,17 +130,15 @@ def _playable(name: str, document: dict, state: MatchState | RotationMatch) -> N
                                  "family's games, each with its variant's options")
         return
     rules = state.rules
-    if rules != variant_rules(rules.name):
-        changed = sorted(key for key, value in rules.to_dict().items()
-                         if variant_rules(rules.name).to_dict().get(key) != value)
+    changed = sorted(rules.changes_from(variant_rules(rules.name)))
+    if changed:
         raise MatchReadError(f"{name}: a {rules.name} match with rule options other than {rules.name}'s "
                              f"({', '.join(changed)}): the board plays each variant with its own options only")
 
 
 def _game_state(state: MatchState) -> dict[str, Any]:
     game = state.game
-    result = None if game.result is None else {"winner": game.result.winner, "kind": game.result.kind,
-                                               "points": game.result.points}
+    result = None if game.result is None else result_to_json(game.result)
     return {"number": state.game_number, "variant": game.rules.name, "over": game.is_over, "phase": game.phase,
             "turn": game.side_to_act if not game.is_over else None,
             "dice": list(game.dice) if game.dice is not None else None,
@@ -176,12 +169,15 @@ def answer_read_match(request: dict) -> dict[str, Any]:
         raise MatchReadError(f"{name}: the text is empty: nothing to open")
     kind = _kind(name, text)
     if kind == "json":
-        document, state = _json_state(name, text)
+        document, state, record = _json_state(name, text)
     else:
+
+        def replay(document: dict, where: str) -> tuple:
+            replayed = read_saved(document, where).record
+            return document, match_file_state(document, where, replayed), replayed
+
         try:
-            match = parse_match_text(text, name, kind)
-            document = to_document(match, f"{'an SGF' if kind == 'sgf' else 'a .mat'} match ({name})")
-            state = replay_match(match, name, match_file_state)
+            document, state, record = replay_match(parse_match_text(text, name, kind), name, replay)
         except MatchFileError as error:
             raise MatchReadError(str(error)) from None
     _playable(name, document, state)
@@ -190,11 +186,11 @@ def answer_read_match(request: dict) -> dict[str, Any]:
              if item["history"]]
     # Each game's result as the replay finds it (a game a drop ends, or that the moves end, has none in the file):
     # the board's record holds the result of every finished game.
-    replayed = {game.number: game for game in read_saved(document, name).record.games}
+    replayed = {game.number: game for game in record.games}
     for entry in games:
         game = replayed.get(entry["number"])
         if game is not None and game.result is not None:
-            entry["result"] = {"winner": game.result.winner, "kind": game.result.kind, "points": game.result.points}
+            entry["result"] = result_to_json(game.result)
     if not games:
         raise MatchReadError(f"{name}: no game has begun: nothing to open")
     if rotation:

@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ..notation.json_file import MAX_FILE_BYTES
 from .mat import read_mat, write_mat
 from .model import MatchFile, MatchFileError, MatchGame, from_document, from_record, to_document
 from .sgf import read_sgf, write_sgf
 
-__all__ = ["MatchFile", "MatchFileError", "MatchGame", "MATCH_SUFFIXES", "is_match_file", "read_match_file",
+__all__ = ["MatchFile", "MatchFileError", "MatchGame", "MATCH_SUFFIXES", "WRITTEN_SUFFIXES", "text_kind",
+           "is_match_file", "read_match_file",
            "parse_match_text", "load_record", "write_match_file", "match_text", "from_document", "from_record",
            "to_document", "read_mat", "write_mat", "read_sgf", "write_sgf"]
 
 MATCH_SUFFIXES = (".sgf", ".mat", ".txt")
+WRITTEN_SUFFIXES = (".sgf", ".mat")
+"""A file named so is a match file, read and written as SGF or the .mat text; other names are read by their text
+(:func:`text_kind`)."""
+_MAT_LINE = re.compile(r"^\s*(\d+ points? match|Game 1)\s*$", re.M | re.I)
 
 
 def _head(path: Path) -> str:
@@ -36,16 +41,23 @@ def _head(path: Path) -> str:
         return ""
 
 
+def text_kind(text: str) -> Optional[str]:
+    """What a file's text is by its first characters: ``json`` (an object or an array), ``sgf`` (a game tree
+    ``(;``), ``mat`` (a ``N point match`` or ``Game 1`` line), or None."""
+    head = text[:4096]
+    stripped = head.lstrip("\ufeff \t\r\n")
+    if stripped.startswith("{") or stripped.startswith("["):
+        return "json"
+    if stripped.startswith("(;"):
+        return "sgf"
+    return "mat" if _MAT_LINE.search(head) else None
+
+
 def is_match_file(path: str | Path) -> bool:
     """Whether ``path`` is read as a match file: by its name (.sgf, .mat), or by its first bytes for any other
-    name (.txt ...: an SGF game tree, a ``point match`` or ``Game 1`` line), never a JSON file."""
+    name (.txt ...: :func:`text_kind`), never a JSON file."""
     path = Path(path)
-    if path.suffix.lower() in (".sgf", ".mat"):
-        return True
-    head = _head(path).lstrip("\ufeff \t\r\n")
-    if head.startswith("{") or head.startswith("["):
-        return False
-    return head.startswith("(;") or bool(re.search(r"^\s*(\d+ points? match|Game 1)\s*$", head, re.M | re.I))
+    return path.suffix.lower() in WRITTEN_SUFFIXES or text_kind(_head(path)) in ("sgf", "mat")
 
 
 def parse_match_text(text: str, where: str, kind: str = "") -> MatchFile:

@@ -68,6 +68,7 @@ from ..errors import TapaError
 from ..flow import GameState, MatchState
 from ..flow.saved_state import readable_fields
 from ..flow.rotation import RotationMatch
+from ..matchfiles import WRITTEN_SUFFIXES
 from ..notation.json_file import MAX_FILE_BYTES, MAX_NESTING, JsonFileError, read_json_file
 from ..notation.json_position import position_to_json
 from ..rules.options import RuleOptions
@@ -78,7 +79,7 @@ FORMAT = "tapa-ai/play"
 VERSION = 1
 
 __all__ = ["SaveError", "SavedGame", "save_game", "save_document", "load_game", "read_file", "read_match_save",
-           "match_file_state", "finished_match", "MAX_FILE_BYTES", "MAX_NESTING", "MATCH_FILE_SUFFIXES"]
+           "finished_match", "MAX_FILE_BYTES", "MAX_NESTING"]
 
 
 class SaveError(TapaError, ValueError):
@@ -113,17 +114,13 @@ class SavedGame:
         return isinstance(self.match, RotationMatch)
 
 
-MATCH_FILE_SUFFIXES = (".sgf", ".mat")
-"""A save to a name ending so is written as that match file (docs/match-files.md), any other as the JSON save."""
-
-
 def save_game(path: str | Path, saved: SavedGame) -> Path:
     """Write ``saved`` to ``path``: as GNU Backgammon's SGF or the .mat text for a name ending in .sgf or .mat
     (the save's games as :func:`tapa_ai.matchfiles.from_record` writes them: what gnubg opens, what ``load``
     reads back to go on), else as JSON (atomically: a temporary file renamed)."""
     data = save_document(saved)
     path = Path(path)
-    if path.suffix.lower() in MATCH_FILE_SUFFIXES:
+    if path.suffix.lower() in WRITTEN_SUFFIXES:  # docs/match-files.md
         from ..matchfiles import MatchFileError, from_record, write_match_file
 
         try:
