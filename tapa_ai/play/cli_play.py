@@ -126,8 +126,8 @@ def launch(*, variant: Optional[str] = None, bot: Optional[str] = None, match_le
     if seed is not None and not 0 <= seed < 2**64:  # what a save holds (tapa_ai/schemas/saved_game.json)
         raise LaunchError(f"--seed {quoted(seed)}: must be an integer 0 to 2^64-1")
     saved = load_game(read_file(load), "file") if load else None
-    if saved is not None and finished_match(saved.match):
-        raise LaunchError(f"{load}: {finished_match(saved.match)}")
+    if saved is not None and (over := finished_match(saved.match)):
+        raise LaunchError(f"{load}: {over}")
     if saved is not None and saved.is_rotation:
         held = saved.match
         holds = f"{load} holds a {held.rotation.match_name()} to {held.length}"

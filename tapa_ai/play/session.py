@@ -336,8 +336,8 @@ class PlaySession:
 
         Returns notes for the player (another bot, another side).
         """
-        if finished_match(saved.match):
-            raise SaveError(finished_match(saved.match))
+        if over := finished_match(saved.match):
+            raise SaveError(over)
         if saved.is_rotation != self.is_rotation:
             if saved.is_rotation:
                 raise SaveError(f"it is a {saved.match.rotation.match_name()} to {saved.match.length} and "
