@@ -66,15 +66,7 @@ def _play_events(state: MatchState, item: dict, game: Any) -> MatchState:
     """``state`` with the events of a document's game played (``game``: the game as replayed, a
     :class:`~tapa_ai.analysis.records.RecordedGame`, for the result of a resigned game)."""
     for index, data in enumerate(item["history"]):
-        event = Event.from_dict(data, f"history[{index}]")
-        if event.action == "opening":
-            state = state.rolled(event.dice)
-        elif event.action == "move":
-            if state.game.phase == "roll":
-                state = state.rolled(event.dice, event.side)
-            state = state.play(event.move, event.side)
-        else:
-            state = getattr(state, event.action)(event.side)
+        state = Event.from_dict(data, f"history[{index}]").played_on(state)
     result = game.result
     if game.ending == "resigned" and not state.game.is_over and result is not None and result.winner is not None:
         over = replace(state.game, position=state.game.position.with_changes(result=result), phase="over",

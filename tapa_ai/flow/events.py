@@ -68,3 +68,15 @@ class Event:
         if cube is not None and cube not in CUBE_VALUES[1:]:
             raise SnapshotError(f"{where}.cube: must be one of {CUBE_VALUES[1:]}, got {cube!r}")
         return cls(action, side, dice, move, cube)
+
+    def played_on(self, state: Any) -> Any:
+        """``state`` (a :class:`~tapa_ai.flow.GameState`, a :class:`~tapa_ai.flow.MatchState` or a rotation's
+        match) after this event: the opening roll; a move, its roll first where the state waits for one; a cube
+        action. The flow's errors (:class:`~tapa_ai.flow.FlowError`) say what does not fit."""
+        if self.action == "opening":
+            return state.rolled(self.dice)
+        if self.action == "move":
+            if getattr(state, "game", state).phase == "roll":
+                state = state.rolled(self.dice, self.side)
+            return state.play(self.move, self.side)
+        return getattr(state, self.action)(self.side)

@@ -336,7 +336,7 @@ def settle(match: MatchFile, game: MatchGame, where: str) -> None:
     """Check a game's stated result against its moves, played through the game flow, and state the result of a
     game its moves do not end (resigned): the kind by the points the file says, divided by the cube. An illegal
     event is left for the replay (:mod:`tapa_ai.analysis.records`), which names it."""
-    from ..flow import FlowError, GameState
+    from ..flow import Event, GameState
     from ..rules.options import RulesError
 
     rules = game_rules(match, game)
@@ -344,17 +344,9 @@ def settle(match: MatchFile, game: MatchGame, where: str) -> None:
         state = GameState.new(rules, crawford=game.crawford) if game.history and \
             game.history[0]["action"] == "opening" else GameState.new(
                 rules, opener=game.history[0].get("side") if game.history else "X", crawford=game.crawford)
-        for event in game.history:
-            action = event["action"]
-            if action == "opening":
-                state = state.rolled(event["dice"])
-            elif action == "move":
-                if state.phase == "roll":
-                    state = state.rolled(event["dice"], event["side"])
-                state = state.play(event["move"], event["side"])
-            else:
-                state = getattr(state, action)(event["side"])
-    except (RulesError, KeyError, TypeError):
+        for index, event in enumerate(game.history):
+            state = Event.from_dict(event, f"history[{index}]").played_on(state)
+    except (RulesError, KeyError, TypeError):  # a FlowError (a SnapshotError too) is a RulesError
         return
     if state.is_over:
         jacoby = game.jacoby and state.cube_value == 1 and game.stated_points == (state.winner, 1)
